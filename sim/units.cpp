@@ -1,0 +1,223 @@
+#include "sim/units.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <cmath>
+#include <cstdint>
+#include <span>
+
+#include <fmt/format.h>
+
+namespace clustersim::sim {
+namespace {
+
+struct Unit {
+  std::string_view name;
+  double factor;  // base units per one of this unit
+};
+
+// Each table lists the units we print first (largest first), then input-only aliases.
+// `printable` is how many leading entries format_* may choose from.
+struct UnitFamily {
+  std::string_view what;     // "a size", used in messages
+  std::string_view example;  // "80GiB or 1.5TB"
+  std::span<const Unit> units;
+  std::size_t printable;
+  bool bare_number_allowed;  // a number without a unit is in the base unit
+  std::string_view base;     // printed for zero
+};
+
+constexpr std::array kByteUnits{
+    Unit{"PB", 1e15}, Unit{"TB", 1e12}, Unit{"GB", 1e9}, Unit{"MB", 1e6}, Unit{"KB", 1e3},
+    Unit{"B", 1.0},
+    Unit{"PiB", 1125899906842624.0}, Unit{"TiB", 1099511627776.0}, Unit{"GiB", 1073741824.0},
+    Unit{"MiB", 1048576.0}, Unit{"KiB", 1024.0}, Unit{"kB", 1e3}};
+
+constexpr std::array kBandwidthUnits{
+    Unit{"TB/s", 1e12}, Unit{"GB/s", 1e9}, Unit{"MB/s", 1e6}, Unit{"KB/s", 1e3}, Unit{"B/s", 1.0},
+    Unit{"Tbps", 1e12 / 8}, Unit{"Gbps", 1e9 / 8}, Unit{"Mbps", 1e6 / 8}, Unit{"Kbps", 1e3 / 8},
+    Unit{"bps", 1.0 / 8},
+    Unit{"Tb/s", 1e12 / 8}, Unit{"Gb/s", 1e9 / 8}, Unit{"Mb/s", 1e6 / 8}, Unit{"Kb/s", 1e3 / 8},
+    Unit{"TiB/s", 1099511627776.0}, Unit{"GiB/s", 1073741824.0}, Unit{"MiB/s", 1048576.0},
+    Unit{"KiB/s", 1024.0}, Unit{"kB/s", 1e3}};
+
+constexpr std::array kFlopUnits{
+    Unit{"EFLOPS", 1e18}, Unit{"PFLOPS", 1e15}, Unit{"TFLOPS", 1e12}, Unit{"GFLOPS", 1e9},
+    Unit{"MFLOPS", 1e6}, Unit{"FLOPS", 1.0},
+    Unit{"EFLOP/s", 1e18}, Unit{"PFLOP/s", 1e15}, Unit{"TFLOP/s", 1e12}, Unit{"GFLOP/s", 1e9},
+    Unit{"MFLOP/s", 1e6}, Unit{"FLOP/s", 1.0}};
+
+constexpr std::array kPowerUnits{Unit{"GW", 1e9}, Unit{"MW", 1e6}, Unit{"kW", 1e3}, Unit{"W", 1.0},
+                                 Unit{"KW", 1e3}};
+
+constexpr std::array kMoneyUnits{Unit{"BUSD", 1e9}, Unit{"MUSD", 1e6}, Unit{"kUSD", 1e3},
+                                 Unit{"USD", 1.0}, Unit{"KUSD", 1e3}};
+
+constexpr std::array kCountUnits{Unit{"T", 1e12}, Unit{"B", 1e9}, Unit{"M", 1e6}, Unit{"K", 1e3},
+                                 Unit{"G", 1e9}, Unit{"k", 1e3}};
+
+// Time factors are exact integers of nanoseconds; kept as doubles for the shared parser
+// and checked for integrality after scaling.
+constexpr std::array kTimeUnits{Unit{"d", 86400e9}, Unit{"h", 3600e9}, Unit{"min", 60e9},
+                                Unit{"s", 1e9},     Unit{"ms", 1e6},   Unit{"us", 1e3},
+                                Unit{"ns", 1.0},    Unit{"µs", 1e3}};
+
+constexpr UnitFamily kBytes{"a size", "80GiB or 1.5TB", kByteUnits, 6, true, "B"};
+constexpr UnitFamily kBandwidth{"a bandwidth", "400Gbps or 50GB/s", kBandwidthUnits, 5, false,
+                                "B/s"};
+constexpr UnitFamily kFlops{"a FLOP rate", "989TFLOPS", kFlopUnits, 6, false, "FLOPS"};
+constexpr UnitFamily kPower{"a power", "700W or 10.2kW", kPowerUnits, 4, false, "W"};
+constexpr UnitFamily kMoney{"an amount of money", "30000USD or 1.5MUSD", kMoneyUnits, 4, false,
+                            "USD"};
+constexpr UnitFamily kCount{"a count", "15.6T or 2048", kCountUnits, 4, true, ""};
+constexpr UnitFamily kTime{"a time", "700ns, 1.5us, 10min or 54d", kTimeUnits, 7, false, "s"};
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
+  while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
+  return s;
+}
+
+std::vector<std::string_view> unit_names(const UnitFamily& family) {
+  std::vector<std::string_view> names;
+  for (const Unit& u : family.units) names.push_back(u.name);
+  return names;
+}
+
+// Parses "<number>[ ]<unit>" into base units. Negative values are rejected: no quantity
+// in a scenario is negative.
+Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
+  const std::string_view text = trim(raw);
+  const auto fail = [&](std::string message) {
+    return Parsed<double>{std::nullopt, std::move(message)};
+  };
+  if (text.empty()) return fail(fmt::format("expected {} such as {}, got nothing", family.what, family.example));
+
+  double number = 0.0;
+  const char* first = text.data();
+  const char* last = text.data() + text.size();
+  auto [end, ec] = std::from_chars(first, last, number, std::chars_format::general);
+  if (ec != std::errc() || !std::isfinite(number)) {
+    return fail(fmt::format("expected {} such as {}, got '{}'", family.what, family.example, text));
+  }
+  if (number < 0) {
+    return fail(fmt::format("expected {} that is not negative, got '{}'", family.what, text));
+  }
+  const std::string_view unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
+  if (unit.empty()) {
+    if (family.bare_number_allowed || number == 0.0) return {number, {}};
+    return fail(fmt::format("'{}' has no unit: expected {} such as {}", text, family.what, family.example));
+  }
+  for (const Unit& u : family.units) {
+    if (u.name == unit) return {number * u.factor, {}};
+  }
+  std::string message = fmt::format("unknown unit '{}' in '{}': expected {} such as {}", unit, text,
+                                    family.what, family.example);
+  if (auto near = closest_match(unit, unit_names(family), 2)) {
+    message += fmt::format(" (did you mean '{}{}'?)",
+                           std::string_view(first, static_cast<std::size_t>(end - first)), *near);
+  }
+  return fail(std::move(message));
+}
+
+template <class Q>
+Parsed<Q> parse_quantity(const UnitFamily& family, std::string_view text) {
+  Parsed<double> p = parse_in(family, text);
+  if (!p) return {std::nullopt, std::move(p.error)};
+  return {Q::of(*p.value), {}};
+}
+
+// The largest printable unit in which `v` reads as a number >= 1 that parses back exactly.
+std::string format_in(const UnitFamily& family, double v) {
+  if (v == 0.0) return fmt::format("0{}", family.base);
+  const auto printable = family.units.first(family.printable);
+  for (const Unit& u : printable) {
+    if (std::fabs(v) < u.factor && &u != &printable.back()) continue;
+    const std::string text = fmt::format("{}{}", v / u.factor, u.name);
+    Parsed<double> back = parse_in(family, text);
+    if (back && *back.value == v) return text;
+  }
+  return fmt::format("{}{}", v / printable.back().factor, printable.back().name);
+}
+
+}  // namespace
+
+Time transfer_time(Bytes size, Bandwidth rate) { return Time::from_seconds(size / Bytes::of(rate.value())); }
+
+Parsed<Time> parse_time(std::string_view text) {
+  Parsed<double> p = parse_in(kTime, text);
+  if (!p) return {std::nullopt, std::move(p.error)};
+  const double ns = *p.value;
+  if (ns > 9.2e18) return {std::nullopt, fmt::format("'{}' is beyond the 292-year range of simulated time", trim(text))};
+  const double whole = std::round(ns);
+  if (std::fabs(ns - whole) > 1e-6 * std::max(1.0, ns)) {
+    return {std::nullopt,
+            fmt::format("'{}' is finer than the 1ns resolution of simulated time", trim(text))};
+  }
+  return {Time::from_ns(static_cast<std::int64_t>(whole)), {}};
+}
+
+Parsed<Bytes> parse_bytes(std::string_view text) { return parse_quantity<Bytes>(kBytes, text); }
+Parsed<Bandwidth> parse_bandwidth(std::string_view text) { return parse_quantity<Bandwidth>(kBandwidth, text); }
+Parsed<FlopRate> parse_flop_rate(std::string_view text) { return parse_quantity<FlopRate>(kFlops, text); }
+Parsed<Power> parse_power(std::string_view text) { return parse_quantity<Power>(kPower, text); }
+Parsed<Money> parse_money(std::string_view text) { return parse_quantity<Money>(kMoney, text); }
+Parsed<Count> parse_count(std::string_view text) { return parse_quantity<Count>(kCount, text); }
+
+std::string format_time(Time t) {
+  const std::int64_t ns = t.ns();
+  if (ns == 0) return "0s";
+  const std::int64_t mag = ns < 0 ? -ns : ns;
+  // The largest unit in which the time reads as a number >= 1 that parses back exactly.
+  for (const Unit& u : std::span(kTimeUnits).first(kTime.printable)) {
+    const auto f = static_cast<std::int64_t>(u.factor);
+    if (mag < f) continue;
+    if (ns % f == 0) return fmt::format("{}{}", ns / f, u.name);
+    const std::string text = fmt::format("{}{}", static_cast<double>(ns) / u.factor, u.name);
+    Parsed<Time> back = parse_time(text);
+    if (back && *back.value == t) return text;
+  }
+  return fmt::format("{}ns", ns);
+}
+
+std::string format_bytes(Bytes b) { return format_in(kBytes, b.value()); }
+std::string format_bandwidth(Bandwidth b) { return format_in(kBandwidth, b.value()); }
+std::string format_flop_rate(FlopRate f) { return format_in(kFlops, f.value()); }
+std::string format_power(Power p) { return format_in(kPower, p.value()); }
+std::string format_money(Money m) { return format_in(kMoney, m.value()); }
+std::string format_count(Count c) { return format_in(kCount, c.value()); }
+
+std::optional<std::string> closest_match(std::string_view word,
+                                         const std::vector<std::string_view>& candidates,
+                                         int max_distance) {
+  const auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
+  const std::size_t limit = max_distance >= 0 ? static_cast<std::size_t>(max_distance)
+                                              : std::max<std::size_t>(1, word.size() / 3);
+  std::optional<std::string> best;
+  std::size_t best_distance = limit + 1;
+  std::vector<std::size_t> row;
+  for (std::string_view cand : candidates) {
+    // Levenshtein distance, one row at a time.
+    row.resize(cand.size() + 1);
+    for (std::size_t j = 0; j <= cand.size(); ++j) row[j] = j;
+    for (std::size_t i = 1; i <= word.size(); ++i) {
+      std::size_t diag = row[0];
+      row[0] = i;
+      for (std::size_t j = 1; j <= cand.size(); ++j) {
+        const std::size_t up = row[j];
+        const std::size_t cost = lower(word[i - 1]) == lower(cand[j - 1]) ? 0 : 1;
+        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
+        diag = up;
+      }
+    }
+    if (row[cand.size()] < best_distance) {
+      best_distance = row[cand.size()];
+      best = std::string(cand);
+    }
+  }
+  return best;
+}
+
+}  // namespace clustersim::sim

@@ -1,0 +1,104 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "sim/time.hpp"
+#include "sim/units.hpp"
+
+using namespace clustersim::sim;
+
+TEST_CASE("time parses every unit to exact nanoseconds") {
+  struct Row { const char* text; std::int64_t ns; };
+  const Row rows[] = {
+      {"700ns", 700},           {"1.5us", 1'500},          {"1.5µs", 1'500},
+      {"2ms", 2'000'000},       {"0.25s", 250'000'000},    {"10min", 600'000'000'000},
+      {"4h", 14'400'000'000'000}, {"54d", 4'665'600'000'000'000}, {"0", 0},
+      {" 3 s ", 3'000'000'000},
+  };
+  for (const Row& r : rows) {
+    CAPTURE(r.text);
+    const Parsed<Time> p = parse_time(r.text);
+    REQUIRE(p);
+    CHECK(p.value->ns() == r.ns);
+  }
+}
+
+TEST_CASE("time rejects what it cannot represent, saying why") {
+  CHECK(parse_time("5").error == "'5' has no unit: expected a time such as 700ns, 1.5us, 10min or 54d");
+  CHECK(parse_time("0.5ns").error == "'0.5ns' is finer than the 1ns resolution of simulated time");
+  CHECK(parse_time("300y").error.find("unknown unit 'y'") == 0);
+  CHECK(parse_time("10mins").error.find("(did you mean '10min'?)") != std::string::npos);
+  CHECK(parse_time("-1s").error == "expected a time that is not negative, got '-1s'");
+  CHECK(parse_time("fast").error == "expected a time such as 700ns, 1.5us, 10min or 54d, got 'fast'");
+  // 300 years exceeds int64 nanoseconds (292 years).
+  CHECK(parse_time("110000d").error == "'110000d' is beyond the 292-year range of simulated time");
+}
+
+TEST_CASE("time formatting picks the largest exact unit and round-trips") {
+  CHECK(format_time(Time::from_ns(700)) == "700ns");
+  CHECK(format_time(Time::from_ns(1'500)) == "1.5us");
+  CHECK(format_time(Time::from_ns(600'000'000'000)) == "10min");
+  CHECK(format_time(Time::from_ns(4'665'600'000'000'000)) == "54d");
+  CHECK(format_time(Time::zero()) == "0s");
+  // 1 ns more than a day is not a decimal number of days that parses back exactly.
+  const Time odd = Time::from_ns(86'400'000'000'001);
+  CHECK(parse_time(format_time(odd)).value == odd);
+}
+
+TEST_CASE("sizes: decimal and binary prefixes, bare numbers are bytes") {
+  CHECK(parse_bytes("80GiB").value->value() == 80.0 * 1024 * 1024 * 1024);
+  CHECK(parse_bytes("1.5TB").value->value() == 1.5e12);
+  CHECK(parse_bytes("4096").value->value() == 4096.0);
+  CHECK(parse_bytes("80Gb").error ==
+        "unknown unit 'Gb' in '80Gb': expected a size such as 80GiB or 1.5TB (did you mean '80GB'?)");
+  CHECK(format_bytes(Bytes::of(80e9)) == "80GB");
+  CHECK(format_bytes(Bytes::of(1536)) == "1.536KB");
+}
+
+TEST_CASE("bandwidth: bits and bytes per second") {
+  // 400 Gb/s = 400e9 / 8 B/s = 50 GB/s
+  CHECK(parse_bandwidth("400Gbps").value->value() == 50e9);
+  CHECK(parse_bandwidth("400Gb/s").value->value() == 50e9);
+  CHECK(parse_bandwidth("3.35TB/s").value->value() == 3.35e12);
+  CHECK(format_bandwidth(Bandwidth::of(50e9)) == "50GB/s");
+  CHECK(parse_bandwidth("400").error == "'400' has no unit: expected a bandwidth such as 400Gbps or 50GB/s");
+  CHECK(parse_bandwidth("400GB").error.find("did you mean '400GB/s'") != std::string::npos);
+}
+
+TEST_CASE("FLOP rates, power, money and counts") {
+  CHECK(parse_flop_rate("989.4TFLOPS").value->value() == doctest::Approx(989.4e12));
+  CHECK(parse_flop_rate("2.25PFLOP/s").value->value() == doctest::Approx(2.25e15));
+  CHECK(parse_power("700W").value->value() == 700.0);
+  CHECK(parse_power("10.2kW").value->value() == doctest::Approx(10200.0));
+  CHECK(parse_money("30000USD").value->value() == 30000.0);
+  CHECK(parse_money("500MUSD").value->value() == 500e6);
+  CHECK(parse_count("15.6T").value->value() == doctest::Approx(15.6e12));
+  CHECK(parse_count("2048").value->value() == 2048.0);
+  CHECK(format_power(Power::of(10200)) == "10.2kW");
+  CHECK(format_money(Money::of(30000)) == "30kUSD");
+}
+
+TEST_CASE("every formatted quantity parses back to the same value") {
+  const double values[] = {1.0, 0.125, 3.35e12, 989.4e12, 1.0 / 3.0, 123456789.0, 7e-3};
+  for (double v : values) {
+    CAPTURE(v);
+    CHECK(parse_bytes(format_bytes(Bytes::of(v))).value == Bytes::of(v));
+    CHECK(parse_bandwidth(format_bandwidth(Bandwidth::of(v))).value == Bandwidth::of(v));
+    CHECK(parse_flop_rate(format_flop_rate(FlopRate::of(v))).value == FlopRate::of(v));
+    CHECK(parse_power(format_power(Power::of(v))).value == Power::of(v));
+    CHECK(parse_money(format_money(Money::of(v))).value == Money::of(v));
+    CHECK(parse_count(format_count(Count::of(v))).value == Count::of(v));
+  }
+}
+
+TEST_CASE("transfer time = size / bandwidth, to the nearest ns") {
+  // 1 GB at 50 GB/s = 20 ms
+  CHECK(transfer_time(Bytes::of(1e9), Bandwidth::of(50e9)) == Time::from_ns(20'000'000));
+}
+
+TEST_CASE("closest_match suggests near misses only") {
+  const std::vector<std::string_view> keys{"link_latency", "link_bandwidth", "radix", "tiers"};
+  CHECK(closest_match("link_latncy", keys) == "link_latency");
+  CHECK(closest_match("Radix", keys) == "radix");
+  CHECK_FALSE(closest_match("completely_different", keys).has_value());
+}
