@@ -142,7 +142,26 @@ std::string format_in(const UnitFamily& family, double v) {
   return fmt::format("{}{}", v / printable.back().factor, printable.back().name);
 }
 
+std::string human_in(const UnitFamily& family, double v) {
+  if (v == 0.0) return fmt::format("0{}", family.base);
+  const auto printable = family.units.first(family.printable);
+  for (const Unit& u : printable) {
+    if (std::fabs(v) >= u.factor || &u == &printable.back()) return fmt::format("{:.4g}{}", v / u.factor, u.name);
+  }
+  return fmt::format("{:.4g}{}", v, family.base);
+}
+
 }  // namespace
+
+std::string human(Time t) {
+  return human_in(kTime, static_cast<double>(t.ns()));
+}
+std::string human(Bytes b) { return human_in(kBytes, b.value()); }
+std::string human(Bandwidth b) { return human_in(kBandwidth, b.value()); }
+std::string human(FlopRate f) { return human_in(kFlops, f.value()); }
+std::string human(Power p) { return human_in(kPower, p.value()); }
+std::string human(Money m) { return human_in(kMoney, m.value()); }
+std::string human(Count c) { return human_in(kCount, c.value()); }
 
 Time transfer_time(Bytes size, Bandwidth rate) { return Time::from_seconds(size / Bytes::of(rate.value())); }
 

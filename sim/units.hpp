@@ -87,6 +87,16 @@ std::string format_power(Power p);
 std::string format_money(Money m);
 std::string format_count(Count c);
 
+/// Rounded text for people: 4 significant digits in the largest unit that keeps the number
+/// at least 1 ("10.24TB", "126.6PFLOPS", "163.2kW"). Not for round-tripping: use format_*.
+std::string human(Time t);
+std::string human(Bytes b);
+std::string human(Bandwidth b);
+std::string human(FlopRate f);
+std::string human(Power p);
+std::string human(Money m);
+std::string human(Count c);
+
 /// The candidate closest to `word` by edit distance (ignoring case), if it is close enough
 /// to be a likely typo: at most `max_distance`, or max(1, |word|/3) when that is negative.
 /// Ties go to the earliest candidate. Used for "did you mean ...?" suggestions.

@@ -1,0 +1,187 @@
+#include "models/config/decode.hpp"
+
+#include <charconv>
+#include <cmath>
+
+namespace clustersim::config {
+
+Location LoadState::where(const std::string& path) const {
+  std::string p = path;
+  for (;;) {
+    if (auto it = assigned.find(p); it != assigned.end()) return it->second;
+    if (auto it = mappings.find(p); it != mappings.end()) return it->second;
+    if (p.empty()) break;
+    const auto cut = p.find_last_of(".[");
+    p = cut == std::string::npos ? std::string() : p.substr(0, cut);
+  }
+  return Location{};
+}
+
+void LoadState::forget_below(const std::string& path) {
+  const auto below = [&](const std::string& key) {
+    return key.size() > path.size() && key.compare(0, path.size(), path) == 0 &&
+           (key[path.size()] == '.' || key[path.size()] == '[');
+  };
+  std::erase_if(assigned, [&](const auto& kv) { return below(kv.first); });
+  std::erase_if(mappings, [&](const auto& kv) { return below(kv.first); });
+}
+
+Context Context::for_set(LoadState& state, int value_column) {
+  Context ctx(state, "<command line>");
+  ctx.set_value_column_ = value_column;
+  return ctx;
+}
+
+Context Context::child(std::string_view key) const {
+  Context c = *this;
+  c.path_ = path_.empty() ? std::string(key) : fmt::format("{}.{}", path_, key);
+  return c;
+}
+
+Context Context::element(std::size_t index) const {
+  Context c = *this;
+  c.path_ = fmt::format("{}[{}]", path_, index);
+  return c;
+}
+
+Location Context::locate(const YAML::Node& node) const {
+  const YAML::Mark mark = node.Mark();
+  if (set_value_column_ > 0) {
+    return Location{file_, 1, set_value_column_ + (mark.is_null() ? 0 : mark.column)};
+  }
+  if (mark.is_null()) return Location{file_, 0, 0};
+  return Location{file_, mark.line + 1, mark.column + 1};
+}
+
+void Context::error(const YAML::Node& at, std::string message, std::string hint) const {
+  error_at(locate(at), std::move(message), std::move(hint));
+}
+
+void Context::error_at(Location at, std::string message, std::string hint) const {
+  state_->diagnostics.add(std::move(at), path_, std::move(message), std::move(hint));
+}
+
+std::string describe_node(const YAML::Node& node) {
+  switch (node.Type()) {
+    case YAML::NodeType::Map: return "a mapping";
+    case YAML::NodeType::Sequence: return "a list";
+    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined: break;
+  }
+  return "nothing";
+}
+
+bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context& ctx, std::string_view expected) {
+  if (!node.IsScalar()) {
+    ctx.error(node, fmt::format("expected {}, got {}", expected, describe_node(node)));
+    return false;
+  }
+  out = node.Scalar();
+  return true;
+}
+
+namespace {
+
+template <class Int>
+bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_view expected) {
+  std::string text;
+  if (!decode_scalar_text(n, text, ctx, expected)) return false;
+  Int value{};
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range) {
+    ctx.error(n, fmt::format("{} is out of range for {}", text, expected));
+    return false;
+  }
+  if (ec != std::errc() || ptr != end) {
+    ctx.error(n, fmt::format("expected {}, got '{}'", expected, text));
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+}  // namespace
+
+bool decode_integer(const YAML::Node& n, std::int64_t& out, const Context& ctx) {
+  return decode_int(n, out, ctx, "an integer");
+}
+
+bool decode_unsigned(const YAML::Node& n, std::uint64_t& out, const Context& ctx) {
+  return decode_int(n, out, ctx, "a non-negative integer");
+}
+
+bool decode_double(const YAML::Node& n, double& out, const Context& ctx) {
+  std::string text;
+  if (!decode_scalar_text(n, text, ctx, "a number")) return false;
+  double value = 0.0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
+    ctx.error(n, fmt::format("expected a number, got '{}'", text));
+    return false;
+  }
+  out = value;
+  return true;
+}
+
+bool decode_bool(const YAML::Node& n, bool& out, const Context& ctx) {
+  std::string text;
+  if (!decode_scalar_text(n, text, ctx, "true or false")) return false;
+  if (text == "true") {
+    out = true;
+    return true;
+  }
+  if (text == "false") {
+    out = false;
+    return true;
+  }
+  ctx.error(n, fmt::format("expected true or false, got '{}'", text));
+  return false;
+}
+
+void report_unknown_key(const YAML::Node& key_node, const std::string& key, const Context& parent,
+                        const std::vector<std::string_view>& keys) {
+  const auto near = sim::closest_match(key, keys);
+  parent.child(key).error(key_node, fmt::format("unknown key; expected one of {}", fmt::join(keys, ", ")),
+                          near ? fmt::format("did you mean '{}'?", *near) : std::string());
+}
+
+bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segments, std::string& value,
+                        int& value_column, LoadState& state) {
+  const auto eq = arg.find('=');
+  if (eq == std::string::npos || eq == 0) {
+    state.diagnostics.add(Location{"<command line>", 1, 1}, "",
+                          fmt::format("--set '{}': expected key.path=value", arg), "e.g. --set cluster.nodes=128");
+    return false;
+  }
+  std::size_t start = 0;
+  while (start <= eq) {
+    std::size_t dot = arg.find('.', start);
+    if (dot == std::string::npos || dot > eq) dot = eq;
+    if (dot == start) {
+      state.diagnostics.add(Location{"<command line>", 1, static_cast<int>(start) + 1}, "",
+                            fmt::format("--set '{}': empty key in the path", arg));
+      return false;
+    }
+    segments.push_back(PathSegment{arg.substr(start, dot - start), static_cast<int>(start) + 1});
+    start = dot + 1;
+  }
+  value = arg.substr(eq + 1);
+  value_column = static_cast<int>(eq) + 2;
+  return true;
+}
+
+bool parse_set_value(const std::string& text, int value_column, YAML::Node& out, LoadState& state) {
+  try {
+    out = YAML::Load(text);
+    return true;
+  } catch (const YAML::ParserException& e) {
+    state.diagnostics.add(Location{"<command line>", 1, value_column + std::max(0, e.mark.column)}, "",
+                          fmt::format("cannot parse the value '{}': {}", text, e.msg));
+    return false;
+  }
+}
+
+}  // namespace clustersim::config

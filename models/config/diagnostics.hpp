@@ -1,0 +1,55 @@
+// Diagnostics for user input, in the shape of compiler errors:
+//
+//   scenarios/x.yaml:14:9: fabric.radix: must be even, got 7 (did you mean 'radix: 8'?)
+//
+// Every problem found in a scenario is collected, then all are reported at once, in the
+// order they were found; the command exits with code 2 and writes nothing else.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace clustersim::config {
+
+/// Where a value was written: file, 1-based line and column. Line 0: the whole file.
+struct Location {
+  std::string file;
+  int line = 0;
+  int column = 0;
+};
+
+struct Diagnostic {
+  Location where;
+  std::string path;     ///< dotted key path, e.g. "cluster.nodes"; empty for the file itself
+  std::string message;  ///< what is wrong and what was expected
+  std::string hint;     ///< a suggestion, printed as "(did you mean ...?)"; may be empty
+
+  /// "file:line:column: path: message (hint)".
+  [[nodiscard]] std::string format() const;
+};
+
+class Diagnostics {
+ public:
+  void add(Location where, std::string path, std::string message, std::string hint = {});
+
+  [[nodiscard]] bool ok() const { return items_.empty(); }
+  [[nodiscard]] const std::vector<Diagnostic>& items() const { return items_; }
+  /// All diagnostics, one per line, each ending in a newline.
+  [[nodiscard]] std::string format() const;
+
+ private:
+  std::vector<Diagnostic> items_;
+};
+
+/// Thrown by a loader when it has collected errors; carries all of them.
+class InputError : public std::exception {
+ public:
+  explicit InputError(Diagnostics diagnostics) : diagnostics_(std::move(diagnostics)) {}
+  [[nodiscard]] const Diagnostics& diagnostics() const { return diagnostics_; }
+  [[nodiscard]] const char* what() const noexcept override { return "invalid input"; }
+
+ private:
+  Diagnostics diagnostics_;
+};
+
+}  // namespace clustersim::config

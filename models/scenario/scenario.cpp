@@ -1,0 +1,257 @@
+#include "models/scenario/scenario.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+namespace clustersim::scenario {
+namespace {
+
+namespace fs = std::filesystem;
+using config::Context;
+using config::Diagnostics;
+using config::InputError;
+using config::Location;
+using config::LoadState;
+
+constexpr std::string_view kBuiltinPrefix = "<built-in>/";
+
+/// One YAML document and the name its positions are reported under.
+struct Document {
+  std::string file;  ///< as printed in diagnostics
+  fs::path dir;      ///< where its relative paths point; empty for built-ins
+  YAML::Node root;
+};
+
+bool read_text(const std::string& path, std::string& out, std::string& why) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = std::strerror(errno);
+    return false;
+  }
+  if (fs::is_directory(path)) {
+    why = "is a directory";
+    return false;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  out = buf.str();
+  return true;
+}
+
+std::optional<Document> parse_document(const std::string& file, fs::path dir, const std::string& text,
+                                       LoadState& state) {
+  try {
+    YAML::Node root = YAML::Load(text);
+    if (!root.IsMap() && !root.IsNull()) {
+      state.diagnostics.add(Location{file, 1, 1}, "",
+                            fmt::format("expected a mapping of sections at the top of the file, got {}",
+                                        config::describe_node(root)));
+      return std::nullopt;
+    }
+    return Document{file, std::move(dir), root};
+  } catch (const YAML::ParserException& e) {
+    state.diagnostics.add(Location{file, e.mark.line + 1, e.mark.column + 1}, "",
+                          fmt::format("YAML syntax error: {}", e.msg));
+    return std::nullopt;
+  }
+}
+
+std::optional<Document> read_document(const std::string& path, LoadState& state, const Location& from,
+                                      const std::string& from_path) {
+  std::string text;
+  std::string why;
+  if (!read_text(path, text, why)) {
+    state.diagnostics.add(from.file.empty() ? Location{path, 0, 0} : from, from_path,
+                          fmt::format("cannot read '{}': {}", path, why));
+    return std::nullopt;
+  }
+  return parse_document(path, fs::path(path).parent_path(), text, state);
+}
+
+/// Reads `first` and the chain of files it extends; returns them base first.
+std::vector<Document> read_extends_chain(Document first, LoadState& state) {
+  std::vector<Document> chain{std::move(first)};
+  std::vector<std::string> seen{chain.back().file};
+  for (;;) {
+    const Document& doc = chain.back();
+    const YAML::Node ext = doc.root.IsMap() ? doc.root["extends"] : YAML::Node();
+    if (!ext || ext.IsNull()) break;
+    const Context ctx = Context(state, doc.file).child("extends");
+    std::string target;
+    if (!config::decode_scalar_text(ext, target, ctx, "a file name")) break;
+    const fs::path candidate = doc.dir.empty() ? fs::path() : doc.dir / target;
+    std::optional<Document> base;
+    if (!candidate.empty() && fs::exists(candidate)) {
+      base = read_document(candidate.lexically_normal().string(), state, ctx.locate(ext), "extends");
+    } else if (std::string_view text = builtin_scenario_text(fs::path(target).filename().string());
+               !text.empty() && fs::path(target).filename() == fs::path(target)) {
+      const std::string name = std::string(kBuiltinPrefix) + target;
+      base = parse_document(name, {}, std::string(text), state);
+    } else {
+      ctx.error(ext, fmt::format("cannot find the scenario '{}' (looked in {}, and among the built-ins: "
+                                 "quickstart.yaml)",
+                                 target, doc.dir.empty() ? std::string("the built-ins only") : doc.dir.string()));
+      break;
+    }
+    if (!base) break;
+    if (std::find(seen.begin(), seen.end(), base->file) != seen.end()) {
+      ctx.error(ext, fmt::format("'{}' extends itself through a cycle: {} -> {}", target,
+                                 fmt::join(seen, " -> "), base->file));
+      break;
+    }
+    seen.push_back(base->file);
+    chain.push_back(std::move(*base));
+  }
+  std::reverse(chain.begin(), chain.end());
+  return chain;
+}
+
+std::vector<std::string_view> names_of(const auto& map) {
+  std::vector<std::string_view> names;
+  for (const auto& entry : map) names.push_back(entry.first);
+  return names;
+}
+
+std::string did_you_mean(const std::string& word, const std::vector<std::string_view>& names) {
+  const auto near = sim::closest_match(word, names);
+  return near ? fmt::format("did you mean '{}'?", *near) : std::string();
+}
+
+/// The built-in catalog, then each of `files`; entries of later files override earlier ones.
+hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::path& base_dir,
+                               const Location& files_at, LoadState& scenario_state) {
+  hardware::Catalog catalog;
+  LoadState state;
+  std::vector<Document> docs;
+  if (auto builtin = parse_document(std::string(hardware::kBuiltinCatalogFile), {},
+                                    std::string(hardware::builtin_catalog_text()), state)) {
+    docs.push_back(std::move(*builtin));
+  }
+  for (const std::string& f : files) {
+    const fs::path p = fs::path(f).is_absolute() ? fs::path(f) : base_dir / f;
+    if (auto doc = read_document(p.lexically_normal().string(), state, files_at, "catalogs")) {
+      docs.push_back(std::move(*doc));
+    }
+  }
+  for (const Document& doc : docs) config::Codec<hardware::Catalog>::decode(doc.root, catalog, Context(state, doc.file));
+  if (state.diagnostics.ok()) config::check_required(catalog, "", state);
+  for (const auto& d : state.diagnostics.items()) scenario_state.diagnostics.add(d.where, d.path, d.message, d.hint);
+  return catalog;
+}
+
+/// Looks up the node type and its GPU type in the catalog.
+std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& cfg, const hardware::Catalog& catalog,
+                                                  LoadState& state) {
+  cluster::ResolvedNode node;
+  if (cfg.node.inline_def) {
+    node.name = "inline";
+    node.spec = *cfg.node.inline_def;
+  } else {
+    const auto it = catalog.nodes.find(cfg.node.name);
+    if (it == catalog.nodes.end()) {
+      state.diagnostics.add(state.where("cluster.node"), "cluster.node",
+                            fmt::format("unknown node type '{}'; the catalog has {}", cfg.node.name,
+                                        fmt::join(names_of(catalog.nodes), ", ")),
+                            did_you_mean(cfg.node.name, names_of(catalog.nodes)));
+      return std::nullopt;
+    }
+    node.name = it->first;
+    node.spec = it->second;
+  }
+  if (node.spec.gpu.inline_def) {
+    node.gpu_name = "inline";
+    node.gpu = *node.spec.gpu.inline_def;
+  } else {
+    const auto it = catalog.gpus.find(node.spec.gpu.name);
+    if (it == catalog.gpus.end()) {
+      const std::string path = cfg.node.inline_def ? "cluster.node.gpu" : "nodes." + node.name + ".gpu";
+      state.diagnostics.add(state.where(path), path,
+                            fmt::format("unknown GPU type '{}'; the catalog has {}", node.spec.gpu.name,
+                                        fmt::join(names_of(catalog.gpus), ", ")),
+                            did_you_mean(node.spec.gpu.name, names_of(catalog.gpus)));
+      return std::nullopt;
+    }
+    node.gpu_name = it->first;
+    node.gpu = it->second;
+  }
+  if (node.spec.nics > 0 && node.spec.nic_bandwidth.value() <= 0.0) {
+    state.diagnostics.add(state.where("cluster.node.nics"), "cluster.node.nic_bandwidth",
+                          fmt::format("the node has {} NICs but no nic_bandwidth", node.spec.nics),
+                          "add e.g. 'nic_bandwidth: 400Gbps'");
+    return std::nullopt;
+  }
+  node.scaleup_bandwidth = node.spec.scaleup_bandwidth.value_or(node.gpu.scaleup_bandwidth);
+  return node;
+}
+
+LoadedScenario load_from(Document top, const LoadOptions& options) {
+  LoadState state;
+  LoadedScenario out;
+  out.file = top.file;
+  const fs::path top_dir = top.dir;
+  std::vector<Document> chain = read_extends_chain(std::move(top), state);
+  for (const Document& doc : chain) {
+    config::Codec<Scenario>::decode(doc.root, out.config, Context(state, doc.file));
+  }
+  for (const std::string& set : options.sets) config::apply_set(out.config, set, state);
+  if (options.seed) out.config.simulation.seed = *options.seed;
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+
+  config::check_required(out.config, "", state);
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+
+  // Catalog paths are relative to the file that listed them.
+  const Location catalogs_at = state.where("catalogs");
+  fs::path catalogs_dir = top_dir;
+  for (const Document& doc : chain) {
+    if (doc.file == catalogs_at.file) catalogs_dir = doc.dir;
+  }
+  out.catalog = load_catalog(out.config.catalogs, catalogs_dir, catalogs_at, state);
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+
+  if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  return out;
+}
+
+}  // namespace
+
+LoadedScenario load_scenario(const std::string& path, const LoadOptions& options) {
+  LoadState state;
+  std::optional<Document> doc = read_document(path, state, Location{}, "");
+  if (!doc) throw InputError(std::move(state.diagnostics));
+  return load_from(std::move(*doc), options);
+}
+
+LoadedScenario load_default_scenario(const LoadOptions& options) {
+  LoadState state;
+  std::optional<Document> doc = parse_document(std::string(kBuiltinPrefix) + "quickstart.yaml", {},
+                                               std::string(builtin_scenario_text("quickstart.yaml")), state);
+  if (!doc) throw InputError(std::move(state.diagnostics));
+  return load_from(std::move(*doc), options);
+}
+
+bool describe(std::string_view section, std::vector<config::FieldDoc>& out) {
+  if (section == "catalog") {
+    out = config::describe<hardware::Catalog>();
+    return true;
+  }
+  std::vector<config::FieldDoc> all = config::describe<Scenario>();
+  if (section.empty()) {
+    out = std::move(all);
+    return true;
+  }
+  for (config::FieldDoc& doc : all) {
+    const std::string_view p = doc.path;
+    if (p == section || (p.size() > section.size() && p.substr(0, section.size()) == section &&
+                         (p[section.size()] == '.' || p[section.size()] == '['))) {
+      out.push_back(std::move(doc));
+    }
+  }
+  return !out.empty();
+}
+
+}  // namespace clustersim::scenario

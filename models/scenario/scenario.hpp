@@ -1,0 +1,89 @@
+// The scenario: one YAML file that describes a study, and the composition root that turns
+// it into configured models.
+//
+// Loading order (later layers override earlier ones key by key):
+//   1. the file named by `extends:` (recursively; relative to the extending file, or a
+//      built-in scenario such as quickstart.yaml),
+//   2. the file itself,
+//   3. each `--set key.path=value`, in command-line order, then `--seed`.
+// Then required keys are checked, catalogs are read (the built-in one, then each file in
+// `catalogs:`, later entries overriding earlier ones of the same name) and names are
+// resolved. Every problem is collected; if there is any, load_scenario throws
+// config::InputError carrying all of them and nothing is run.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "models/cluster/cluster.hpp"
+#include "models/config/decode.hpp"
+#include "models/hardware/catalog.hpp"
+
+namespace clustersim::scenario {
+
+struct SimulationConfig {
+  std::uint64_t seed = 1;
+
+  static auto fields() {
+    return std::tuple{
+        config::field("seed", &SimulationConfig::seed,
+                      "root seed of every random stream; same scenario and seed give identical results"),
+    };
+  }
+};
+
+struct Scenario {
+  std::string name;
+  std::string description;
+  std::string extends;
+  std::vector<std::string> catalogs;
+  cluster::ClusterConfig cluster;
+  SimulationConfig simulation;
+
+  static auto fields() {
+    return std::tuple{
+        config::field("name", &Scenario::name, "short name of the study"),
+        config::field("description", &Scenario::description, "what the study is about"),
+        config::field("extends", &Scenario::extends,
+                      "a scenario this one starts from (path relative to this file, or a built-in such as "
+                      "quickstart.yaml)"),
+        config::field("catalogs", &Scenario::catalogs,
+                      "extra catalog files (GPU and node types), relative to this file"),
+        config::field("cluster", &Scenario::cluster, "the machines: node type and count"),
+        config::field("simulation", &Scenario::simulation, "seed and run control"),
+    };
+  }
+};
+
+struct LoadOptions {
+  std::vector<std::string> sets;     ///< "key.path=value" overrides, applied in order
+  std::optional<std::uint64_t> seed;  ///< overrides simulation.seed
+};
+
+/// A scenario fully resolved against its catalogs: what the models are built from.
+struct LoadedScenario {
+  Scenario config;
+  hardware::Catalog catalog;
+  cluster::ResolvedNode node;
+  std::string file;  ///< the scenario's path, or the built-in's name
+};
+
+/// Loads the scenario at `path`. Throws config::InputError with every problem found.
+LoadedScenario load_scenario(const std::string& path, const LoadOptions& options);
+
+/// Loads the built-in default scenario (scenarios/quickstart.yaml, compiled in).
+LoadedScenario load_default_scenario(const LoadOptions& options);
+
+/// Built-in scenario texts by file name ("quickstart.yaml"); empty if there is none.
+std::string_view builtin_scenario_text(std::string_view file_name);
+
+/// The scenario's reference, generated from the field tables. `section` narrows it to one
+/// top-level key ("cluster") or to "catalog" (the catalog file schema); empty: everything.
+/// Returns false if there is no such section.
+bool describe(std::string_view section, std::vector<config::FieldDoc>& out);
+
+}  // namespace clustersim::scenario

@@ -1,0 +1,156 @@
+#include "tools/clustersim/report.hpp"
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <system_error>
+
+#include <fmt/format.h>
+
+#include "models/cluster/cluster.hpp"
+#include "tools/clustersim/version.hpp"
+
+namespace clustersim::tools {
+
+config::Json result_document(const scenario::LoadedScenario& loaded, const RunInfo& info) {
+  config::Json doc;
+  doc["clustersim"] = {{"version", kVersion}, {"git_commit", kGitCommit}};
+  doc["scenario_file"] = loaded.file;
+  doc["seed"] = loaded.config.simulation.seed;
+  doc["scenario"] = config::to_json(loaded.config);
+  doc["inventory"] = cluster::to_json(cluster::make_inventory(loaded.node, loaded.config.cluster.nodes));
+  doc["run_info"] = {{"wall_time_s", info.wall_time_s},
+                     {"events_processed", info.events_processed},
+                     {"events_scheduled", info.events_scheduled}};
+  return doc;
+}
+
+std::string result_table(const scenario::LoadedScenario& loaded, const RunInfo& info) {
+  const cluster::Inventory inv = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
+  const auto per_gpu = [&](auto total) { return sim::human(total / static_cast<double>(inv.gpus)); };
+  std::string out;
+  const auto row = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<22}{}\n", label, value);
+  };
+  const std::string& name = loaded.config.name.empty() ? loaded.file : loaded.config.name;
+  out += fmt::format("clustersim {} | {} | seed {}\n", kVersion, name, loaded.config.simulation.seed);
+  if (!loaded.config.description.empty()) out += fmt::format("{}\n", loaded.config.description);
+  out += "\nCluster inventory\n";
+  row("node type", fmt::format("{} ({} x {})", inv.node_type, inv.gpus_per_node, inv.gpu_type));
+  row("nodes", fmt::format("{}", inv.nodes));
+  row("GPUs", fmt::format("{}", inv.gpus));
+  row("scale-out NICs", inv.nics == 0 ? std::string("none")
+                                      : fmt::format("{} x {:.4g}Gbps", inv.nics, loaded.node.spec.nic_bandwidth.value() * 8 / 1e9));
+  row("scale-out bandwidth", sim::human(inv.scaleout_bandwidth_total) + " (sum of NIC line rates, one direction)");
+  row("HBM", fmt::format("{} ({} per GPU)", sim::human(inv.hbm_total), per_gpu(inv.hbm_total)));
+  row("HBM bandwidth", fmt::format("{} ({} per GPU)", sim::human(inv.hbm_bandwidth_total), per_gpu(inv.hbm_bandwidth_total)));
+  for (const char* dtype : {"fp64", "fp32", "tf32", "bf16", "fp16", "fp8"}) {
+    const auto it = inv.peak_flops_total.find(dtype);
+    if (it == inv.peak_flops_total.end()) continue;
+    row(fmt::format("peak {} (dense)", dtype), fmt::format("{} ({} per GPU)", sim::human(it->second), per_gpu(it->second)));
+  }
+  row("IT power at full load", fmt::format("{} (GPUs {}, hosts {})", sim::human(inv.it_power), sim::human(inv.gpu_power),
+                                           sim::human(inv.host_power)));
+  out += fmt::format("\nwall time {:.3f} s, {} events\n", info.wall_time_s, info.events_processed);
+  return out;
+}
+
+std::string result_csv(const scenario::LoadedScenario& loaded) {
+  const cluster::Inventory inv = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
+  std::string out = "section,metric,value,unit\n";
+  const auto row = [&](std::string_view metric, auto value, std::string_view unit) {
+    out += fmt::format("inventory,{},{},{}\n", metric, value, unit);
+  };
+  row("node_type", inv.node_type, "");
+  row("gpu_type", inv.gpu_type, "");
+  row("nodes", inv.nodes, "count");
+  row("gpus_per_node", inv.gpus_per_node, "count");
+  row("gpus", inv.gpus, "count");
+  row("nics", inv.nics, "count");
+  row("hbm_total", inv.hbm_total.value(), "B");
+  row("hbm_bandwidth_total", inv.hbm_bandwidth_total.value(), "B/s");
+  row("scaleout_bandwidth_total", inv.scaleout_bandwidth_total.value(), "B/s");
+  for (const auto& [dtype, rate] : inv.peak_flops_total) row("peak_flops_total_" + dtype, rate.value(), "FLOP/s");
+  row("gpu_power", inv.gpu_power.value(), "W");
+  row("host_power", inv.host_power.value(), "W");
+  row("it_power", inv.it_power.value(), "W");
+  return out;
+}
+
+std::string write_file_atomically(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  std::error_code ec;
+  if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
+  if (ec) return fmt::format("cannot create '{}': {}", target.parent_path().string(), ec.message());
+  const fs::path tmp = target.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+    if (!out) return fmt::format("cannot write '{}'", tmp.string());
+    out << text;
+    out.flush();
+    if (!out) {
+      out.close();
+      fs::remove(tmp, ec);
+      return fmt::format("cannot write '{}'", tmp.string());
+    }
+  }
+  fs::rename(tmp, target, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    return fmt::format("cannot write '{}': {}", path, ec.message());
+  }
+  return {};
+}
+
+std::string reference_text(const std::vector<config::FieldDoc>& docs) {
+  std::string out;
+  for (const config::FieldDoc& d : docs) {
+    if (d.section) {
+      out += fmt::format("\n{}  (section)\n    {}\n", d.path, d.help);
+      continue;
+    }
+    out += fmt::format("{}  {}{}\n    {}", d.path, d.type, d.required ? "  (required)" : "", d.help);
+    if (!d.required) out += fmt::format(" [default: {}]", d.default_value);
+    out += "\n";
+  }
+  return out;
+}
+
+namespace {
+
+void markdown_table(std::string& out, const std::vector<config::FieldDoc>& docs) {
+  out += "| key | type | default | description |\n|---|---|---|---|\n";
+  for (const config::FieldDoc& d : docs) {
+    const std::string def = d.section ? "" : d.required ? "**required**" : "`" + d.default_value + "`";
+    std::string type = d.section ? "section" : d.type;
+    std::string help = d.help;
+    for (std::string* s : {&type, &help}) {
+      for (std::size_t p = 0; (p = s->find('|', p)) != std::string::npos; p += 2) s->replace(p, 1, "\\|");
+    }
+    out += fmt::format("| `{}` | {} | {} | {} |\n", d.path, type, def, help);
+  }
+}
+
+}  // namespace
+
+std::string reference_markdown(const std::vector<config::FieldDoc>& docs, const std::vector<config::FieldDoc>& catalog) {
+  std::string out =
+      "# Scenario reference\n\n"
+      "Generated by `clustersim describe --format markdown` from the field tables in the code; "
+      "do not edit by hand (a test checks that it is current).\n\n"
+      "A scenario is one YAML file. Values carry units: times `700ns`, `1.5us`, `10min`, `54d`; "
+      "sizes `80GiB`, `1.5TB`; bandwidths `400Gbps`, `50GB/s`; FLOP rates `989TFLOPS`; "
+      "power `700W`, `10.2kW`; money `30000USD`, `1.5MUSD`; counts `2048`, `15.6T`. "
+      "A file may start from another with `extends:`, and any key can be overridden on the "
+      "command line with `--set key.path=value`. Unknown keys are errors.\n\n"
+      "## Scenario keys\n\n";
+  markdown_table(out, docs);
+  out += "\n## Catalog files\n\n"
+         "The built-in catalog is `models/hardware/catalog.yaml`; a scenario adds its own with "
+         "`catalogs: [file.yaml]` (entries with the same name replace built-in ones).\n\n";
+  markdown_table(out, catalog);
+  return out;
+}
+
+}  // namespace clustersim::tools

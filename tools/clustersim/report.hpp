@@ -1,0 +1,38 @@
+// What `clustersim run` reports, in each output format, and how it is written.
+//
+// The result document (JSON) holds the tool's version and commit, the scenario file, the
+// seed, the fully resolved scenario and every modelled result; everything that differs
+// from one run to the next (wall time, event counts) is under "run_info", so that the same
+// scenario and seed give byte-identical documents outside it.
+#pragma once
+
+#include <string>
+
+#include "models/config/decode.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace clustersim::tools {
+
+struct RunInfo {
+  double wall_time_s = 0.0;
+  std::uint64_t events_processed = 0;
+  std::uint64_t events_scheduled = 0;
+};
+
+config::Json result_document(const scenario::LoadedScenario& loaded, const RunInfo& info);
+
+/// The result as aligned text with units, for people.
+std::string result_table(const scenario::LoadedScenario& loaded, const RunInfo& info);
+
+/// The result as CSV rows "section,metric,value,unit".
+std::string result_csv(const scenario::LoadedScenario& loaded);
+
+/// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so that a
+/// reader never sees a half-written file. Returns an error message, empty on success.
+std::string write_file_atomically(const std::string& path, const std::string& text);
+
+/// The scenario reference: plain text, or markdown (scenarios/REFERENCE.md).
+std::string reference_text(const std::vector<config::FieldDoc>& docs);
+std::string reference_markdown(const std::vector<config::FieldDoc>& docs, const std::vector<config::FieldDoc>& catalog);
+
+}  // namespace clustersim::tools
