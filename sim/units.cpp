@@ -214,25 +214,38 @@ std::optional<std::string> closest_match(std::string_view word,
   const auto lower = [](char c) { return static_cast<char>(std::tolower(static_cast<unsigned char>(c))); };
   const std::size_t limit = max_distance >= 0 ? static_cast<std::size_t>(max_distance)
                                               : std::max<std::size_t>(1, word.size() / 3);
+  // Optimal-string-alignment distance (Levenshtein plus adjacent transpositions: "nodse"
+  // is one edit from "nodes"), three rows at a time. Ties go to the candidate whose length
+  // is closest to the word's, then to the earliest.
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
+  std::size_t best_length_gap = 0;
+  std::vector<std::size_t> prev2;
+  std::vector<std::size_t> prev;
   std::vector<std::size_t> row;
   for (std::string_view cand : candidates) {
-    // Levenshtein distance, one row at a time.
-    row.resize(cand.size() + 1);
-    for (std::size_t j = 0; j <= cand.size(); ++j) row[j] = j;
+    const std::size_t m = cand.size();
+    prev2.assign(m + 1, 0);
+    prev.resize(m + 1);
+    row.resize(m + 1);
+    for (std::size_t j = 0; j <= m; ++j) prev[j] = j;
     for (std::size_t i = 1; i <= word.size(); ++i) {
-      std::size_t diag = row[0];
       row[0] = i;
-      for (std::size_t j = 1; j <= cand.size(); ++j) {
-        const std::size_t up = row[j];
+      for (std::size_t j = 1; j <= m; ++j) {
         const std::size_t cost = lower(word[i - 1]) == lower(cand[j - 1]) ? 0 : 1;
-        row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + cost});
-        diag = up;
+        row[j] = std::min({prev[j] + 1, row[j - 1] + 1, prev[j - 1] + cost});
+        if (i > 1 && j > 1 && lower(word[i - 1]) == lower(cand[j - 2]) && lower(word[i - 2]) == lower(cand[j - 1])) {
+          row[j] = std::min(row[j], prev2[j - 2] + 1);
+        }
       }
+      std::swap(prev2, prev);
+      std::swap(prev, row);
     }
-    if (row[cand.size()] < best_distance) {
-      best_distance = row[cand.size()];
+    const std::size_t distance = prev[m];
+    const std::size_t gap = m > word.size() ? m - word.size() : word.size() - m;
+    if (distance < best_distance || (distance == best_distance && best && gap < best_length_gap)) {
+      best_distance = distance;
+      best_length_gap = gap;
       best = std::string(cand);
     }
   }

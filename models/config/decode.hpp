@@ -566,7 +566,7 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
     }
     return set_at_path(*target.inline_def, segments, next, value, ctx);
   } else {
-    ctx.error_at(at, fmt::format("is a {}, which has no key '{}'", Codec<T>::type_name(), seg.key));
+    ctx.error_at(at, fmt::format("has no key '{}': it holds a value of type {}", seg.key, Codec<T>::type_name()));
     return false;
   }
 }

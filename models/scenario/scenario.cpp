@@ -18,7 +18,8 @@ using config::LoadState;
 
 constexpr std::string_view kBuiltinPrefix = "<built-in>/";
 
-/// One YAML document and the name its positions are reported under.
+/// One YAML document and the name its positions are reported under. Copy-construct only:
+/// never assign (YAML::Node's assignment writes through to the node it refers to).
 struct Document {
   std::string file;  ///< as printed in diagnostics
   fs::path dir;      ///< where its relative paths point; empty for built-ins
@@ -105,8 +106,9 @@ std::vector<Document> read_extends_chain(Document first, LoadState& state) {
     seen.push_back(base->file);
     chain.push_back(std::move(*base));
   }
-  std::reverse(chain.begin(), chain.end());
-  return chain;
+  // Copy-constructed in reverse, not std::reverse: assigning a YAML::Node rebinds the node
+  // it refers to rather than the handle, so swapping Documents would corrupt them.
+  return std::vector<Document>(chain.rbegin(), chain.rend());
 }
 
 std::vector<std::string_view> names_of(const auto& map) {

@@ -1,0 +1,21 @@
+# Same scenario and seed give byte-identical result documents outside "run_info"; another
+# seed changes the recorded seed. Invoked by ctest with -DEXE=... -DWORKDIR=...
+function(run_json seed out_var)
+  execute_process(COMMAND "${EXE}" run scenarios/quickstart.yaml --seed ${seed} --format json
+                  WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "run failed (${rc}): ${err}")
+  endif()
+  string(JSON stripped REMOVE "${out}" run_info)
+  set(${out_var} "${stripped}" PARENT_SCOPE)
+endfunction()
+run_json(7 first)
+run_json(7 second)
+run_json(8 third)
+if(NOT first STREQUAL second)
+  message(FATAL_ERROR "two runs with seed 7 differ outside run_info")
+endif()
+string(JSON seed GET "${third}" seed)
+if(NOT seed EQUAL 8)
+  message(FATAL_ERROR "seed 8 recorded as ${seed}")
+endif()

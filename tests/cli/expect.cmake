@@ -1,0 +1,31 @@
+# Runs one clustersim command and compares its exit code, and optionally its stderr or
+# stdout, with expectations. Invoked by ctest as:
+#   cmake -DEXE=... -DARGS="a|b|c" -DRC=2 [-DSTDERR_FILE=f] [-DSTDOUT_FILE=f] [-DSTDOUT_CONTAINS=s]
+#         -DWORKDIR=... -P expect.cmake
+string(REPLACE "|" ";" ARGS "${ARGS}")
+execute_process(COMMAND "${EXE}" ${ARGS}
+                WORKING_DIRECTORY "${WORKDIR}"
+                RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+set(failed OFF)
+if(NOT rc STREQUAL RC)
+  message(SEND_ERROR "exit code ${rc}, expected ${RC}\nstderr:\n${err}")
+  set(failed ON)
+endif()
+if(DEFINED STDERR_FILE)
+  file(READ "${STDERR_FILE}" want)
+  if(NOT err STREQUAL want)
+    message(SEND_ERROR "stderr differs from ${STDERR_FILE}\n--- got:\n${err}--- expected:\n${want}")
+  endif()
+endif()
+if(DEFINED STDOUT_FILE)
+  file(READ "${STDOUT_FILE}" want)
+  if(NOT out STREQUAL want)
+    message(SEND_ERROR "stdout differs from ${STDOUT_FILE} (regenerate it if the change is intended)")
+  endif()
+endif()
+if(DEFINED STDOUT_CONTAINS)
+  string(FIND "${out}" "${STDOUT_CONTAINS}" at)
+  if(at EQUAL -1)
+    message(SEND_ERROR "stdout lacks '${STDOUT_CONTAINS}':\n${out}")
+  endif()
+endif()

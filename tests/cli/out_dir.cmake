@@ -1,0 +1,25 @@
+# --out writes results.json; a run with bad input writes nothing there.
+# Invoked by ctest with -DEXE=... -DWORKDIR=... -DTMP=...
+file(REMOVE_RECURSE "${TMP}")
+execute_process(COMMAND "${EXE}" run --out "${TMP}/good" WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc
+                OUTPUT_QUIET)
+if(NOT rc EQUAL 0 OR NOT EXISTS "${TMP}/good/results.json")
+  message(FATAL_ERROR "run --out did not write results.json (exit ${rc})")
+endif()
+file(READ "${TMP}/good/results.json" doc)
+string(JSON gpus GET "${doc}" inventory gpus)
+if(NOT gpus EQUAL 128)
+  message(FATAL_ERROR "results.json has inventory.gpus = ${gpus}, expected 128")
+endif()
+file(GLOB leftovers "${TMP}/good/*.tmp")
+if(leftovers)
+  message(FATAL_ERROR "temporary files left behind: ${leftovers}")
+endif()
+execute_process(COMMAND "${EXE}" run tests/config_errors/out_of_range.yaml --out "${TMP}/bad"
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "bad input exited ${rc}, expected 2")
+endif()
+if(EXISTS "${TMP}/bad")
+  message(FATAL_ERROR "bad input created ${TMP}/bad")
+endif()

@@ -1,0 +1,96 @@
+// Scenario loading end to end: the built-in catalog and scenario, overrides, inventory
+// arithmetic, determinism of the resolved scenario.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "models/cluster/cluster.hpp"
+#include "models/scenario/scenario.hpp"
+
+using namespace clustersim;
+
+namespace {
+const std::string kSource = CLUSTERSIM_SOURCE_DIR;
+}
+
+TEST_CASE("the built-in catalog decodes cleanly and every entry cites a source") {
+  scenario::LoadedScenario s = scenario::load_default_scenario({});
+  const std::vector<std::string> gpus{"a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm",
+                                      "b200",          "gb200",         "mi300x"};
+  const std::vector<std::string> nodes{"dgx-a100", "dgx-a100-40gb", "dgx-h100",
+                                       "dgx-h200", "hgx-b200",      "gb200-nvl72"};
+  for (const auto& g : gpus) {
+    CAPTURE(g);
+    REQUIRE(s.catalog.gpus.count(g) == 1);
+    const auto& spec = s.catalog.gpus.at(g);
+    CHECK_FALSE(spec.source.empty());
+    CHECK(spec.peak_flops.bf16.has_value());
+    CHECK(spec.hbm_capacity.value() > 0);
+  }
+  for (const auto& n : nodes) {
+    CAPTURE(n);
+    REQUIRE(s.catalog.nodes.count(n) == 1);
+    CHECK_FALSE(s.catalog.nodes.at(n).source.empty());
+    CHECK(s.catalog.gpus.count(s.catalog.nodes.at(n).gpu.name) == 1);
+  }
+  // Datasheet spot checks (NVIDIA H100 datasheet): 989.4 TFLOPS dense BF16, 80 GB, 700 W.
+  const auto& h100 = s.catalog.gpus.at("h100-sxm");
+  CHECK(h100.peak_flops.bf16->value() == doctest::Approx(989.4e12));
+  CHECK(h100.hbm_capacity.value() == 80e9);
+  CHECK(h100.tdp.value() == 700.0);
+  CHECK(s.catalog.nodes.at("gb200-nvl72").gpus == 72);
+}
+
+TEST_CASE("inventory = node count x per-node figures") {
+  scenario::LoadedScenario s = scenario::load_default_scenario({{"cluster.nodes=2048"}, std::nullopt});
+  const cluster::Inventory inv = cluster::make_inventory(s.node, s.config.cluster.nodes);
+  // 2048 DGX H100 nodes x 8 GPUs = 16,384 GPUs; x 80 GB = 1.31072 PB; x 700 W + 2048 x 4600 W.
+  CHECK(inv.gpus == 16384);
+  CHECK(inv.nics == 16384);
+  CHECK(inv.hbm_total.value() == doctest::Approx(16384 * 80e9));
+  CHECK(inv.gpu_power.value() == doctest::Approx(16384 * 700.0));
+  CHECK(inv.it_power.value() == doctest::Approx(16384 * 700.0 + 2048 * 4600.0));
+  CHECK(inv.peak_flops_total.at("bf16").value() == doctest::Approx(16384 * 989.4e12));
+  // 16,384 NICs x 400 Gb/s / 8 = 819.2 TB/s
+  CHECK(inv.scaleout_bandwidth_total.value() == doctest::Approx(819.2e12));
+}
+
+TEST_CASE("an inline node takes the GPU's scale-up bandwidth unless it sets its own") {
+  scenario::LoadedScenario s = scenario::load_default_scenario(
+      {{"cluster.node={gpu: a100-sxm-80gb, gpus: 4, nics: 2, nic_bandwidth: 200Gbps}"}, std::nullopt});
+  CHECK(s.node.name == "inline");
+  CHECK(s.node.gpu_name == "a100-sxm-80gb");
+  CHECK(s.node.scaleup_bandwidth.value() == doctest::Approx(300e9));
+  CHECK(cluster::make_inventory(s.node, s.config.cluster.nodes).gpus == 64);
+}
+
+TEST_CASE("extends, then the file, then --set, then --seed") {
+  const std::string path = kSource + "/tests/config_errors/../../scenarios/quickstart.yaml";
+  scenario::LoadedScenario s = scenario::load_scenario(path, {{"cluster.nodes=4", "cluster.nodes=5"}, 99});
+  CHECK(s.config.cluster.nodes == 5);
+  CHECK(s.config.simulation.seed == 99);
+}
+
+TEST_CASE("errors are thrown together as InputError") {
+  try {
+    scenario::load_default_scenario({{"cluster.nodes=0", "simulation.seed=-1", "cluster.node=dgx-h100"}, std::nullopt});
+    FAIL("expected an InputError");
+  } catch (const config::InputError& e) {
+    CHECK(e.diagnostics().items().size() == 2);
+    CHECK(e.diagnostics().items()[0].path == "cluster.nodes");
+    CHECK(e.diagnostics().items()[1].path == "simulation.seed");
+  }
+}
+
+TEST_CASE("the resolved scenario is the same on every load") {
+  const auto a = config::to_json(scenario::load_default_scenario({}).config).dump();
+  const auto b = config::to_json(scenario::load_default_scenario({}).config).dump();
+  CHECK(a == b);
+  CHECK(a.find("\"node\":\"dgx-h100\"") != std::string::npos);
+}
+
+TEST_CASE("the quickstart file and the built-in default are the same scenario") {
+  const auto file = config::to_json(scenario::load_scenario(kSource + "/scenarios/quickstart.yaml", {}).config);
+  const auto builtin = config::to_json(scenario::load_default_scenario({}).config);
+  CHECK(file == builtin);
+}
