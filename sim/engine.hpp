@@ -120,8 +120,9 @@ class Engine {
   };
   static_assert(sizeof(Event) == kEventBytes);
   struct EventLess {
+    // Branch-free (bitwise & and |), so the heap's child selection uses conditional moves.
     bool operator()(const Event& a, const Event& b) const {
-      return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.key < b.key;
+      return (a.time_ns < b.time_ns) | ((a.time_ns == b.time_ns) & (a.key < b.key));
     }
   };
   struct Handler {

@@ -7,11 +7,13 @@
 //
 //   operation  cost                      notes
 //   push       O(log4 n), O(1) expected  when new times are later than most pending ones
-//   pop        O(log4 n)                 ~log4(n) levels x (3 + 1) comparisons
+//   pop        O(log4 n)                 bottom-up: log4(n) levels x 3 branch-free comparisons,
+//                                        then a short sift-up
 //   top        O(1)
 //   memory     sizeof(Record) per slot   the vector grows geometrically; reserve() to pin it
 //
-// `Less` must be a strict weak order that never ties for distinct records (the engine breaks
+// `Less` must be a strict weak order, ideally branch-free (compare with & and |, not && and
+// ||) so that the child selection compiles to conditional moves, that never ties for distinct records (the engine breaks
 // time ties by a sequence number), so the pop order is fully deterministic.
 // Measured against a bare copy of itself in tools/bench/bench_engine.cpp.
 #pragma once
@@ -46,7 +48,7 @@ class QuadHeap {
     const Record result = items_.front();
     const Record last = items_.back();
     items_.pop_back();
-    if (!items_.empty()) sift_down(0, last);
+    if (!items_.empty()) sift_down_bottom_up(last);
     return result;
   }
 
@@ -61,21 +63,39 @@ class QuadHeap {
     items_[hole] = r;
   }
 
-  void sift_down(std::size_t hole, const Record& r) {
+  // The index of the smaller of two records, without a branch (a conditional move).
+  // Written as a mask rather than `?:` because compilers otherwise emit a branch here, and
+  // these comparisons are unpredictable (a misprediction per level doubled the pop cost).
+  std::size_t min_index(std::size_t a, std::size_t b) const {
+    const std::size_t take_b = std::size_t{0} - static_cast<std::size_t>(less_(items_[b], items_[a]));
+    return a ^ ((a ^ b) & take_b);
+  }
+
+  // Floyd's bottom-up deletion: walk the hole from the root down to a leaf, always through
+  // the smallest child (three branch-free comparisons per full level, none against `r`),
+  // then sift `r` (the former last record) up from there. In an event queue `r` is late and
+  // belongs near the bottom, so the sift-up is short and the walk down costs fewer
+  // comparisons than a classic sift-down.
+  void sift_down_bottom_up(const Record& r) {
     const std::size_t n = items_.size();
+    std::size_t hole = 0;
     for (;;) {
       const std::size_t first = 4 * hole + 1;
-      if (first >= n) break;
-      std::size_t best = first;
-      const std::size_t end = first + 4 < n ? first + 4 : n;
-      for (std::size_t c = first + 1; c < end; ++c) {
-        if (less_(items_[c], items_[best])) best = c;
+      if (first + 3 < n) {
+        const std::size_t best = min_index(min_index(first, first + 1), min_index(first + 2, first + 3));
+        items_[hole] = items_[best];
+        hole = best;
+        continue;
       }
-      if (!less_(items_[best], r)) break;
-      items_[hole] = items_[best];
-      hole = best;
+      if (first < n) {
+        std::size_t best = first;
+        for (std::size_t c = first + 1; c < n; ++c) best = min_index(best, c);
+        items_[hole] = items_[best];
+        hole = best;
+      }
+      break;
     }
-    items_[hole] = r;
+    sift_up(hole, r);
   }
 
   std::vector<Record> items_;

@@ -88,13 +88,13 @@ ConstraintId MaxMinSystem::add_constraint(double capacity) {
     if (c == kNone) fail_state("add_constraint", "too many constraints", c);
     constraints_.emplace_back();
     constraint_uses_.emplace_back();
-    constraint_sweep_.emplace_back();
   }
   Constraint& k = constraints_[c];
+  const bool listed = k.pending;  // the slot may still be listed from a former life
+  k = Constraint{};
   k.capacity = capacity;
-  k.usage = 0.0;
-  k.alive = true;  // `pending` is kept: the slot may still be listed from a former life
-  constraint_sweep_[c] = ConstraintSweep{};
+  k.alive = true;
+  k.pending = listed;
   ++constraint_count_;
   return ConstraintId{c};
 }
@@ -130,16 +130,14 @@ VariableId MaxMinSystem::add_variable(double weight, double bound) {
     if (v == kNone) fail_state("add_variable", "too many variables", v);
     variables_.emplace_back();
     variable_uses_.emplace_back();
-    variable_sweep_.emplace_back();
   }
   Variable& x = variables_[v];
+  const bool listed = x.pending;  // the slot may still be listed from a former life
+  x = Variable{};
   x.weight = weight;
   x.bound = bound;
-  x.value = 0.0;
-  x.level = 0.0;
-  x.bottleneck = kNone;
-  x.alive = true;  // `pending` is kept: the slot may still be listed from a former life
-  variable_sweep_[v] = VariableSweep{};
+  x.alive = true;
+  x.pending = listed;
   ++variable_count_;
   mark_pending(v);
   return VariableId{v};
@@ -163,24 +161,32 @@ void MaxMinSystem::expand(VariableId v, ConstraintId c, double coefficient) {
   check(v, "expand");
   check(c, "expand");
   if (!positive_finite(coefficient)) fail_argument("expand", "coefficient must be finite and > 0", coefficient);
+  Variable& x = variables_[v.index];
+  if (!std::isfinite(x.value)) {  // it had no constraint and no bound: it restarts from 0
+    x.value = 0.0;
+    x.level = 0.0;
+  }
+  // Usage stays the sum over the uses of coefficient * value (open_light() relies on it).
+  constraints_[c.index].usage += coefficient * x.value;
+  mark_pending(v.index);
   std::vector<VariableUse>& uses = variable_uses_[v.index];
   for (VariableUse& u : uses) {
     if (u.constraint == c.index) {
       u.coefficient += coefficient;
       constraint_uses_[c.index][u.mirror].coefficient = u.coefficient;
-      mark_pending(v.index);
       return;
     }
   }
   std::vector<ConstraintUse>& users = constraint_uses_[c.index];
   uses.push_back(VariableUse{c.index, to_u32(users.size()), coefficient});
   users.push_back(ConstraintUse{v.index, to_u32(uses.size() - 1), coefficient});
-  mark_pending(v.index);
 }
 
 void MaxMinSystem::remove_variable(VariableId v) {
   check(v, "remove_variable");
+  const double value = variables_[v.index].value;
   for (const VariableUse& u : variable_uses_[v.index]) {
+    constraints_[u.constraint].usage -= u.coefficient * value;
     std::vector<ConstraintUse>& users = constraint_uses_[u.constraint];
     const ConstraintUse last = users.back();
     users.pop_back();
@@ -244,16 +250,15 @@ void MaxMinSystem::solve_all() { sweep(true); }
 
 void MaxMinSystem::begin_epoch() {
   if (++epoch_ == 0) {  // wrapped after 2^32 solves: forget every stale stamp
-    for (ConstraintSweep& s : constraint_sweep_) s.epoch = 0;
-    for (VariableSweep& s : variable_sweep_) s.epoch = 0;
+    for (Constraint& k : constraints_) k.epoch = 0;
+    for (Variable& x : variables_) x.epoch = 0;
     epoch_ = 1;
   }
 }
 
-// One filling. In a full solve every variable is free and every constraint opened at level
-// 0. Otherwise only the modified variables are freed and only their constraints and the
-// modified constraints are opened; the rest is reached, if at all, by open_constraint() and
-// on_check() as the water rises.
+// One filling. In a full solve every variable is free and every constraint opened full at
+// level 0. Otherwise only the modified variables are freed and only their constraints and
+// the modified constraints are opened; the rest is reached, if at all, as the water rises.
 void MaxMinSystem::sweep(bool full) {
   begin_epoch();
   stats_ = MaxMinSolveStats{};
@@ -267,22 +272,19 @@ void MaxMinSystem::sweep(bool full) {
       if (variables_[v].alive) free_variable(v, 0.0);
     }
     for (std::uint32_t c = 0; c < constraints_.size(); ++c) {
-      if (constraints_[c].alive) open_constraint(c, 0.0);
+      if (constraints_[c].alive) open_full(c, 0.0);
     }
   } else {
-    // Free all modified variables first, so that opening their constraints counts them as
-    // free rather than scheduling a check of their stale values.
+    // Free all modified variables first, so that a constraint opened in full counts them
+    // all as free; then let each one's constraints know it grows.
     for (const std::uint32_t v : pending_variables_) {
       if (variables_[v].alive) free_variable(v, 0.0);
     }
     for (const std::uint32_t v : pending_variables_) {
-      if (!variables_[v].alive) continue;
-      for (const VariableUse& u : variable_uses_[v]) {
-        if (constraint_sweep_[u.constraint].epoch != epoch_) open_constraint(u.constraint, 0.0);
-      }
+      if (variables_[v].alive && variables_[v].state == VarState::kFree) start_growing(v, 0.0);
     }
     for (const std::uint32_t c : pending_constraints_) {
-      if (constraints_[c].alive && constraint_sweep_[c].epoch != epoch_) open_constraint(c, 0.0);
+      if (constraints_[c].alive && constraints_[c].epoch != epoch_ && open(c, 0.0)) schedule(c, 0.0);
     }
   }
   for (const std::uint32_t v : pending_variables_) variables_[v].pending = false;
@@ -291,38 +293,59 @@ void MaxMinSystem::sweep(bool full) {
   pending_constraints_.clear();
 
   // Raise the water: the next event is the lowest of a variable event (a check of an old
-  // value, a bound) and a constraint running full. Variable events win ties, so that a
-  // variable confirmed at its old level does not look changed.
+  // value, a bound) and a constraint entry. Constraint keys are lower bounds (levels only
+  // rise as variables get fixed), so a popped entry is re-pushed when its constraint's
+  // level has risen meanwhile. Variable events win ties, so that a variable confirmed at
+  // its old level does not look changed.
   while (!heap_.empty() || !events_.empty()) {
-    if (!events_.empty() &&
-        (heap_.empty() || events_.front().level <= constraint_sweep_[heap_.front()].level)) {
+    if (!heap_.empty()) {
+      const HeapEntry& top = heap_.front();
+      const Constraint& cs = constraints_[top.constraint];
+      if (top.stamp != cs.stamp || cs.finished) {
+        pop_constraint();
+        continue;
+      }
+    }
+    if (!events_.empty() && (heap_.empty() || events_.front().level <= heap_.front().level)) {
       const VarEvent e = pop_event();
-      const VariableSweep& s = variable_sweep_[e.variable];
+      const Variable& s = variables_[e.variable];
       if (e.kind == EventKind::kCheck) {
         if (s.state == VarState::kPending) on_check(e.variable, e.level);
       } else if (s.state == VarState::kFree) {
         fix(e.variable, e.level, kNone, e.level);
       }
+      continue;
+    }
+    const HeapEntry e = pop_constraint();
+    const double level = level_of(e.constraint, e.level);
+    if (level > e.level) {
+      if (std::isfinite(level)) push_constraint(HeapEntry{level, e.constraint, e.stamp});
+    } else if (constraints_[e.constraint].mode == Mode::kLight) {
+      open_full(e.constraint, e.level);
     } else {
-      const std::uint32_t c = heap_.front();
-      const double level = constraint_sweep_[c].level;
-      heap_remove(c);
-      saturate(c, level);
+      saturate(e.constraint, e.level);
     }
   }
 
-  // Usage is re-summed from the final values rather than accumulated, so it carries no
-  // drift from one solve to the next.
+  // A full constraint's usage is re-summed from the final values, so it carries no drift;
+  // a light one, whose variables are all fixed now, has it in its running sum.
   for (const std::uint32_t c : opened_) {
+    const Constraint& cs = constraints_[c];
+    Constraint& k = constraints_[c];
+    if (cs.mode == Mode::kLight) {
+      k.usage = k.capacity - cs.remaining;
+      continue;
+    }
     double used = 0.0;
     for (const ConstraintUse& u : constraint_uses_[c]) used += u.coefficient * variables_[u.variable].value;
-    constraints_[c].usage = used;
+    k.usage = used;
   }
 }
 
-// Variable v takes part in the filling from `level` on, whatever its old value.
-void MaxMinSystem::free_variable(std::uint32_t v, double level) {
-  VariableSweep& s = variable_sweep_[v];
+// Variable v grows with the water from level `now` on, whatever its old value. Its
+// constraints are the caller's business.
+void MaxMinSystem::free_variable(std::uint32_t v, double now) {
+  Variable& s = variables_[v];
   s.epoch = epoch_;
   s.state = VarState::kFree;
   Variable& x = variables_[v];
@@ -334,29 +357,48 @@ void MaxMinSystem::free_variable(std::uint32_t v, double level) {
     ++stats_.variables;
     return;
   }
-  if (std::isfinite(x.bound)) push_event(std::max(level, x.bound / x.weight), v, EventKind::kBound);
+  if (std::isfinite(x.bound)) push_event(std::max(now, x.bound / x.weight), v, EventKind::kBound);
 }
 
-// Recompute constraint c's sums at water level `level`. Variables fixed in this solve count
-// with their new values; untouched variables below `level` keep their values for good
-// (fact 2 of the header); untouched ones at or above it get a check at their old level.
-void MaxMinSystem::open_constraint(std::uint32_t c, double level) {
-  ConstraintSweep& cs = constraint_sweep_[c];
-  cs.epoch = epoch_;
+// Bring closed constraint c into this solve because one of its variables changes: a
+// binding constraint is replayed in full; one that fixed nobody only matters if it runs
+// full, which a light watch detects. Returns true when c is light: the caller then applies
+// its variable's change to c's sums (a full one counted it already).
+bool MaxMinSystem::open(std::uint32_t c, double now) {
+  if (constraints_[c].binding) {
+    open_full(c, now);
+    return false;
+  }
+  return open_light(c, now);
+}
+
+// Recompute constraint c's sums at water level `now` (c closed or light). Variables fixed
+// in this solve count with their new values; untouched variables below `now` keep their
+// values for good (fact 2 of the header); untouched ones at or above it get a check at
+// their old level.
+void MaxMinSystem::open_full(std::uint32_t c, double now) {
+  Constraint& cs = constraints_[c];
+  if (cs.epoch != epoch_) {
+    cs.epoch = epoch_;
+    opened_.push_back(c);
+    ++stats_.constraints;
+  }
+  ++stats_.replayed;
+  cs.mode = Mode::kFull;
   cs.finished = false;
-  cs.heap_pos = kNone;
-  opened_.push_back(c);
-  ++stats_.constraints;
+  Constraint& k = constraints_[c];
+  k.binding = false;
 
   double used = 0.0;
   double weight_sum = 0.0;
   std::uint32_t unfixed = 0;
   for (const ConstraintUse& u : constraint_uses_[c]) {
     const Variable& x = variables_[u.variable];
-    VariableSweep& s = variable_sweep_[u.variable];
+    Variable& s = variables_[u.variable];
     if (s.epoch != epoch_) {
-      if (x.level < level) {
+      if (x.level < now) {
         used += u.coefficient * x.value;
+        if (x.bottleneck == c) k.binding = true;  // keep the invariant, even off by rounding
         continue;
       }
       s.epoch = epoch_;
@@ -370,7 +412,7 @@ void MaxMinSystem::open_constraint(std::uint32_t c, double level) {
       ++unfixed;
     }
   }
-  cs.remaining = constraints_[c].capacity - used;
+  cs.remaining = k.capacity - used;
   cs.weight_sum = weight_sum;
   cs.weight_scale = weight_sum;
   cs.unfixed = unfixed;
@@ -378,86 +420,167 @@ void MaxMinSystem::open_constraint(std::uint32_t c, double level) {
     cs.finished = true;
     return;
   }
-  cs.level = std::max(level, cs.remaining / weight_sum);
-  heap_push(c);
+  schedule(c, now);
+}
+
+// Watch closed constraint c, which fixed nobody. Its sums start from its usage as of the
+// last solve (kept up to date by removals and expansions): every variable counts with its
+// old value, an upper bound of its contribution at any level below it. The caller then
+// applies the change that opened it, and later changes arrive the same way (fix(),
+// start_growing()): a variable that grows moves from the fixed part to the weight sum. The
+// level found is thus a lower bound of the level at which c could run full; reaching it
+// opens c in full. If c never gets there, nobody on it is looked at: O(1) instead of a scan.
+// Returns false when c had to be opened in full at once.
+bool MaxMinSystem::open_light(std::uint32_t c, double now) {
+  Constraint& cs = constraints_[c];
+  const Constraint& k = constraints_[c];
+  cs.epoch = epoch_;
+  opened_.push_back(c);
+  ++stats_.constraints;
+  cs.remaining = k.capacity - k.usage;
+  if (cs.remaining < 0.0) {  // already over capacity (a capacity cut): replay in full
+    open_full(c, now);
+    return false;
+  }
+  cs.mode = Mode::kLight;
+  cs.finished = false;
+  cs.weight_sum = 0.0;
+  cs.weight_scale = 0.0;
+  cs.unfixed = 0;
+  ++cs.stamp;
+  return true;
+}
+
+// Variable v, counted so far with its value of the last solve, grows from `now` on: its
+// light constraints move it to their weight sums, closed ones are opened.
+void MaxMinSystem::start_growing(std::uint32_t v, double now) {
+  const Variable& x = variables_[v];
+  for (const VariableUse& u : variable_uses_[v]) {
+    Constraint& cs = constraints_[u.constraint];
+    if (cs.epoch != epoch_) {
+      if (!open(u.constraint, now)) continue;
+    } else if (cs.mode == Mode::kFull) {
+      continue;  // a full constraint counts it as unfixed already
+    }
+    cs.remaining += u.coefficient * x.value;
+    cs.weight_sum += u.coefficient * x.weight;
+    cs.weight_scale = std::max(cs.weight_scale, cs.weight_sum);
+    ++cs.unfixed;
+    schedule(u.constraint, now);
+  }
 }
 
 // The water reached the old level of pending variable v. If the event that fixed it then
 // still stands (its bound, an unopened bottleneck, or an opened one about to run full at
-// this very level), v keeps its value; otherwise v is freed and its constraints opened.
-void MaxMinSystem::on_check(std::uint32_t v, double level) {
+// this very level), v keeps its value; otherwise v is freed and its constraints learn it.
+void MaxMinSystem::on_check(std::uint32_t v, double now) {
   const Variable& x = variables_[v];
   bool keep = true;
   if (x.bottleneck != kNone) {
-    const ConstraintSweep& b = constraint_sweep_[x.bottleneck];
-    if (b.epoch == epoch_ && !b.finished) keep = b.level <= level || same_level(b.level, level);
+    const Constraint& b = constraints_[x.bottleneck];
+    if (b.epoch == epoch_) {
+      if (b.mode == Mode::kLight) {
+        keep = false;  // cannot happen (a bottleneck is binding); replaying is always safe
+      } else if (!b.finished) {
+        const double level = level_of(x.bottleneck, now);
+        keep = level <= now || same_level(level, now);
+        if (keep) constraints_[x.bottleneck].binding = true;
+      }
+    }
   }
   if (keep) {
-    fix(v, x.level, x.bottleneck, level);
+    fix(v, x.level, x.bottleneck, now);
     return;
   }
-  free_variable(v, level);
-  for (const VariableUse& u : variable_uses_[v]) {
-    if (constraint_sweep_[u.constraint].epoch != epoch_) open_constraint(u.constraint, level);
-  }
+  free_variable(v, now);
+  start_growing(v, now);
 }
 
 // Fix variable v at `level` (x = level * w, or its bound when `bottleneck` is kNone) while
 // the water is at `now`. A pending variable that lands on its old level keeps its old
-// value exactly and its unopened constraints stay closed; otherwise the new value is
-// subtracted from its opened constraints and its other constraints are opened.
+// value exactly, and its closed constraints stay closed; otherwise its constraints learn
+// the new value, closed ones being opened.
 void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, double now) {
   Variable& x = variables_[v];
-  VariableSweep& s = variable_sweep_[v];
+  Variable& s = variables_[v];
   const bool was_pending = s.state == VarState::kPending;
   s.state = VarState::kFixed;
   ++stats_.variables;
+  const double old_value = x.value;
   const bool changed = !(was_pending && same_level(level, x.level));
   if (changed) {
     x.level = level;
     x.value = bottleneck == kNone ? x.bound : level * x.weight;
-    x.bottleneck = bottleneck;
   }
+  x.bottleneck = bottleneck;
   for (const VariableUse& u : variable_uses_[v]) {
-    const ConstraintSweep& cs = constraint_sweep_[u.constraint];
-    if (cs.epoch == epoch_) {
-      if (!cs.finished) subtract(u.constraint, u.coefficient * x.value, u.coefficient * x.weight, now);
-    } else if (changed) {
-      open_constraint(u.constraint, now);
+    Constraint& cs = constraints_[u.constraint];
+    if (cs.epoch != epoch_) {
+      // Closed: v counted there with its old value; unchanged, nothing to tell.
+      if (!changed || !open(u.constraint, now)) continue;
+    }
+    if (cs.mode == Mode::kLight && was_pending) {  // it counted with its old value
+      if (!changed) continue;
+      cs.remaining -= u.coefficient * (x.value - old_value);
+      if (cs.remaining < 0.0) {
+        open_full(u.constraint, now);  // cannot happen (a pending variable only drops)
+      } else if (x.value > old_value) {
+        schedule(u.constraint, now);
+      }
+      continue;
+    }
+    if (cs.finished) continue;
+    // It counted as growing: it leaves the sums, and the level can only rise.
+    cs.remaining -= u.coefficient * x.value;
+    cs.weight_sum -= u.coefficient * x.weight;
+    if (--cs.unfixed == 0) {
+      if (cs.mode == Mode::kFull) cs.finished = true;
+      ++cs.stamp;  // no level any more: drop its heap entry
+    } else if (cs.weight_sum <= cs.weight_scale * kWeightSumRefresh) {
+      refresh_weight_sum(u.constraint);
     }
   }
 }
 
 // Constraint c runs full at `level`: every variable still unfixed on it is fixed there.
 void MaxMinSystem::saturate(std::uint32_t c, double level) {
-  constraint_sweep_[c].finished = true;
+  constraints_[c].finished = true;
+  constraints_[c].binding = true;
   for (const ConstraintUse& u : constraint_uses_[c]) {
-    const VariableSweep& s = variable_sweep_[u.variable];
+    const Variable& s = variables_[u.variable];
     if (s.epoch == epoch_ && s.state != VarState::kFixed) fix(u.variable, level, c, level);
   }
 }
 
-// A variable using opened constraint c got fixed: it leaves the sums; c's level rises.
-void MaxMinSystem::subtract(std::uint32_t c, double used, double weight, double now) {
-  ConstraintSweep& cs = constraint_sweep_[c];
-  cs.remaining -= used;
-  cs.weight_sum -= weight;
-  if (--cs.unfixed == 0) {  // every variable fixed elsewhere: c stays below capacity
-    cs.finished = true;
-    heap_remove(c);
-    return;
+// Re-sum the weights of the variables counted growing on c, after cancellation.
+void MaxMinSystem::refresh_weight_sum(std::uint32_t c) {
+  Constraint& cs = constraints_[c];
+  double sum = 0.0;
+  for (const ConstraintUse& u : constraint_uses_[c]) {
+    const Variable& s = variables_[u.variable];
+    if (s.epoch != epoch_) continue;
+    const bool growing = cs.mode == Mode::kFull ? s.state != VarState::kFixed : s.state == VarState::kFree;
+    if (growing) sum += u.coefficient * variables_[u.variable].weight;
   }
-  if (cs.weight_sum <= cs.weight_scale * kWeightSumRefresh) {
-    double sum = 0.0;
-    for (const ConstraintUse& u : constraint_uses_[c]) {
-      const VariableSweep& s = variable_sweep_[u.variable];
-      if (s.epoch == epoch_ && s.state != VarState::kFixed) sum += u.coefficient * variables_[u.variable].weight;
-    }
-    cs.weight_sum = sum;
-    cs.weight_scale = sum;
-  }
-  const double level = cs.remaining > 0.0 ? cs.remaining / cs.weight_sum : 0.0;
-  heap_update(c, std::max(level, now));
+  cs.weight_sum = sum;
+  cs.weight_scale = sum;
+}
+
+// The level at which opened constraint c runs full given what is fixed so far, never
+// below `now`; +inf when nothing on it grows.
+double MaxMinSystem::level_of(std::uint32_t c, double now) const {
+  const Constraint& cs = constraints_[c];
+  if (cs.unfixed == 0) return kInfinity;
+  if (cs.remaining <= 0.0 || cs.weight_sum <= 0.0) return now;
+  return std::max(now, cs.remaining / cs.weight_sum);
+}
+
+// (Re)enter c in the heap at its current level; older entries become stale.
+void MaxMinSystem::schedule(std::uint32_t c, double now) {
+  Constraint& cs = constraints_[c];
+  ++cs.stamp;
+  const double level = level_of(c, now);
+  if (std::isfinite(level)) push_constraint(HeapEntry{level, c, cs.stamp});
 }
 
 bool MaxMinSystem::same_level(double a, double b) const {
@@ -480,68 +603,18 @@ MaxMinSystem::VarEvent MaxMinSystem::pop_event() {
   return e;
 }
 
-void MaxMinSystem::heap_place(std::uint32_t pos, std::uint32_t c) {
-  heap_[pos] = c;
-  constraint_sweep_[c].heap_pos = pos;
+void MaxMinSystem::push_constraint(HeapEntry e) {
+  heap_.push_back(e);
+  std::push_heap(heap_.begin(), heap_.end(),
+                 [](const HeapEntry& a, const HeapEntry& b) { return a.level > b.level; });
 }
 
-void MaxMinSystem::sift_up(std::uint32_t pos) {
-  const std::uint32_t c = heap_[pos];
-  const double key = constraint_sweep_[c].level;
-  while (pos > 0) {
-    const std::uint32_t parent = (pos - 1) / 2;
-    if (constraint_sweep_[heap_[parent]].level <= key) break;
-    heap_place(pos, heap_[parent]);
-    pos = parent;
-  }
-  heap_place(pos, c);
-}
-
-void MaxMinSystem::sift_down(std::uint32_t pos) {
-  const std::uint32_t c = heap_[pos];
-  const double key = constraint_sweep_[c].level;
-  const std::uint32_t n = to_u32(heap_.size());
-  for (;;) {
-    std::uint32_t child = 2 * pos + 1;
-    if (child >= n) break;
-    if (child + 1 < n && constraint_sweep_[heap_[child + 1]].level < constraint_sweep_[heap_[child]].level) {
-      ++child;
-    }
-    if (constraint_sweep_[heap_[child]].level >= key) break;
-    heap_place(pos, heap_[child]);
-    pos = child;
-  }
-  heap_place(pos, c);
-}
-
-void MaxMinSystem::heap_push(std::uint32_t c) {
-  heap_.push_back(c);
-  sift_up(to_u32(heap_.size() - 1));
-}
-
-void MaxMinSystem::heap_update(std::uint32_t c, double level) {
-  ConstraintSweep& cs = constraint_sweep_[c];
-  const double old = cs.level;
-  cs.level = level;
-  if (level < old) {
-    sift_up(cs.heap_pos);
-  } else {
-    sift_down(cs.heap_pos);
-  }
-}
-
-void MaxMinSystem::heap_remove(std::uint32_t c) {
-  const std::uint32_t pos = constraint_sweep_[c].heap_pos;
-  constraint_sweep_[c].heap_pos = kNone;
-  const std::uint32_t last = heap_.back();
+MaxMinSystem::HeapEntry MaxMinSystem::pop_constraint() {
+  std::pop_heap(heap_.begin(), heap_.end(),
+                [](const HeapEntry& a, const HeapEntry& b) { return a.level > b.level; });
+  const HeapEntry e = heap_.back();
   heap_.pop_back();
-  if (last == c) return;
-  heap_place(pos, last);
-  if (pos > 0 && constraint_sweep_[heap_[(pos - 1) / 2]].level > constraint_sweep_[last].level) {
-    sift_up(pos);
-  } else {
-    sift_down(pos);
-  }
+  return e;
 }
 
 }  // namespace clustersim::sim

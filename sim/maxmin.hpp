@@ -118,7 +118,8 @@ struct VariableId {
 /// What the last solve() or solve_all() revisited.
 struct MaxMinSolveStats {
   std::size_t variables = 0;    ///< variables whose value was recomputed or re-confirmed
-  std::size_t constraints = 0;  ///< constraints whose sums were recomputed
+  std::size_t constraints = 0;  ///< constraints opened: watched or replayed
+  std::size_t replayed = 0;     ///< of which replayed in full (their variables scanned)
   bool full = false;            ///< true for solve_all()
 };
 
@@ -200,11 +201,35 @@ class MaxMinSystem {
     double coefficient;
   };
 
+  // Per-solve state of a constraint: closed (stale epoch), light or full. Full: the
+  // filling's sums, where "unfixed" are the free and the pending variables. Light: only
+  // the free variables grow; every other variable counts with its current value, an upper
+  // bound of its trajectory, so the level found is a lower bound of the true one; reaching
+  // it turns the constraint full.
+  enum class Mode : std::uint8_t { kLight, kFull };
+  // kPending: untouched so far, its old value checked when the water reaches its old
+  // level; kFree: growing with the water; kFixed: final for this solve.
+  enum class VarState : std::uint8_t { kPending, kFree, kFixed };
+
+  // One cache line per constraint: what persists, then the scratch of the current solve
+  // (valid when `epoch` equals epoch_).
   struct Constraint {
     double capacity = 0.0;
-    double usage = 0.0;
+    double usage = 0.0;          // sum of coefficient * value over its uses, always
+    double remaining = 0.0;      // capacity minus the usage of the variables counted fixed
+    double weight_sum = 0.0;     // sum a_ij w_i over the variables counted growing
+    double weight_scale = 0.0;   // weight_sum when opened, to detect cancellation
+    std::uint32_t unfixed = 0;   // how many variables are counted growing
+    std::uint32_t stamp = 0;     // heap entries with another stamp are stale
+    std::uint32_t epoch = 0;
+    Mode mode = Mode::kFull;
+    bool finished = false;       // full and every variable fixed
     bool alive = false;
-    bool pending = false;  // listed in pending_constraints_
+    bool pending = false;        // listed in pending_constraints_
+    // Some variable's value may have been fixed by this constraint running full, as of the
+    // last solve that opened it. Invariant: a variable's bottleneck has this flag. A
+    // constraint without it can be opened light (see open_light()).
+    bool binding = false;
   };
   struct Variable {
     double weight = 1.0;
@@ -212,31 +237,21 @@ class MaxMinSystem {
     double value = 0.0;
     double level = 0.0;                // value / weight as fixed by the filling
     std::uint32_t bottleneck = kNone;  // constraint that fixed it; kNone: its bound
+    std::uint32_t epoch = 0;           // `state` is valid when it equals epoch_
+    VarState state = VarState::kPending;
     bool alive = false;
     bool pending = false;              // listed in pending_variables_
-  };
-
-  // Per-solve scratch, valid when `epoch` equals epoch_.
-  struct ConstraintSweep {
-    double remaining = 0.0;    // capacity minus the usage of the fixed variables
-    double weight_sum = 0.0;   // sum a_ij w_i over the unfixed variables
-    double weight_scale = 0.0; // weight_sum when opened, to detect cancellation
-    double level = 0.0;        // heap key: the level at which it runs full
-    std::uint32_t unfixed = 0;
-    std::uint32_t heap_pos = kNone;
-    std::uint32_t epoch = 0;
-    bool finished = false;
-  };
-  enum class VarState : std::uint8_t { kPending, kFree, kFixed };
-  struct VariableSweep {
-    std::uint32_t epoch = 0;
-    VarState state = VarState::kPending;
   };
   enum class EventKind : std::uint8_t { kCheck, kBound };
   struct VarEvent {
     double level;
     std::uint32_t variable;
     EventKind kind;
+  };
+  struct HeapEntry {
+    double level;  // a lower bound of the constraint's level when pushed with its stamp
+    std::uint32_t constraint;
+    std::uint32_t stamp;
   };
 
   void check(ConstraintId c, const char* what) const;
@@ -246,34 +261,33 @@ class MaxMinSystem {
 
   void sweep(bool full);
   void begin_epoch();
-  void free_variable(std::uint32_t v, double level);
-  void open_constraint(std::uint32_t c, double level);
+  void free_variable(std::uint32_t v, double now);
+  bool open(std::uint32_t c, double now);
+  void open_full(std::uint32_t c, double now);
+  bool open_light(std::uint32_t c, double now);
+  void start_growing(std::uint32_t v, double now);
+  void on_check(std::uint32_t v, double now);
   void fix(std::uint32_t v, double level, std::uint32_t bottleneck, double now);
   void saturate(std::uint32_t c, double level);
-  void on_check(std::uint32_t v, double level);
-  void subtract(std::uint32_t c, double used, double weight, double now);
+  void refresh_weight_sum(std::uint32_t c);
+  [[nodiscard]] double level_of(std::uint32_t c, double now) const;
+  void schedule(std::uint32_t c, double now);
   [[nodiscard]] bool same_level(double a, double b) const;
 
   void push_event(double level, std::uint32_t v, EventKind kind);
   VarEvent pop_event();
-  void heap_push(std::uint32_t c);
-  void heap_update(std::uint32_t c, double level);
-  void heap_remove(std::uint32_t c);
-  void sift_up(std::uint32_t pos);
-  void sift_down(std::uint32_t pos);
-  void heap_place(std::uint32_t pos, std::uint32_t c);
+  void push_constraint(HeapEntry e);
+  HeapEntry pop_constraint();
 
   double change_tolerance_;
 
   std::vector<Constraint> constraints_;
   std::vector<std::vector<ConstraintUse>> constraint_uses_;
-  std::vector<ConstraintSweep> constraint_sweep_;
   std::vector<std::uint32_t> free_constraints_;
   std::size_t constraint_count_ = 0;
 
   std::vector<Variable> variables_;
   std::vector<std::vector<VariableUse>> variable_uses_;
-  std::vector<VariableSweep> variable_sweep_;
   std::vector<std::uint32_t> free_variables_;
   std::size_t variable_count_ = 0;
 
@@ -281,7 +295,7 @@ class MaxMinSystem {
   std::vector<std::uint32_t> pending_constraints_;
 
   std::uint32_t epoch_ = 0;
-  std::vector<std::uint32_t> heap_;         // constraints, min level first
+  std::vector<HeapEntry> heap_;             // binary min-heap on level, lazy
   std::vector<VarEvent> events_;            // binary min-heap on level
   std::vector<std::uint32_t> opened_;       // constraints opened in this solve
   MaxMinSolveStats stats_;

@@ -84,7 +84,7 @@ struct Bare {
 };
 struct BareLess {
   bool operator()(const Bare& a, const Bare& b) const {
-    return a.time_ns != b.time_ns ? a.time_ns < b.time_ns : a.seq < b.seq;
+    return (a.time_ns < b.time_ns) | ((a.time_ns == b.time_ns) & (a.seq < b.seq));
   }
 };
 
