@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdio>
 #include <stdexcept>
+#include <utility>
 
 namespace clustersim::sim {
 
@@ -129,11 +130,12 @@ VariableId MaxMinSystem::add_variable(double weight, double bound) {
     v = to_u32(variables_.size());
     if (v == kNone) fail_state("add_variable", "too many variables", v);
     variables_.emplace_back();
-    variable_uses_.emplace_back();
   }
   Variable& x = variables_[v];
   const bool listed = x.pending;  // the slot may still be listed from a former life
+  std::vector<VariableUse> uses = std::move(x.uses);  // empty, but keeps its capacity
   x = Variable{};
+  x.uses = std::move(uses);
   x.weight = weight;
   x.bound = bound;
   x.alive = true;
@@ -169,7 +171,7 @@ void MaxMinSystem::expand(VariableId v, ConstraintId c, double coefficient) {
   // Usage stays the sum over the uses of coefficient * value (open_light() relies on it).
   constraints_[c.index].usage += coefficient * x.value;
   mark_pending(v.index);
-  std::vector<VariableUse>& uses = variable_uses_[v.index];
+  std::vector<VariableUse>& uses = variables_[v.index].uses;
   for (VariableUse& u : uses) {
     if (u.constraint == c.index) {
       u.coefficient += coefficient;
@@ -185,18 +187,18 @@ void MaxMinSystem::expand(VariableId v, ConstraintId c, double coefficient) {
 void MaxMinSystem::remove_variable(VariableId v) {
   check(v, "remove_variable");
   const double value = variables_[v.index].value;
-  for (const VariableUse& u : variable_uses_[v.index]) {
+  for (const VariableUse& u : variables_[v.index].uses) {
     constraints_[u.constraint].usage -= u.coefficient * value;
     std::vector<ConstraintUse>& users = constraint_uses_[u.constraint];
     const ConstraintUse last = users.back();
     users.pop_back();
     if (u.mirror < users.size()) {  // fill the hole with the former last incidence
       users[u.mirror] = last;
-      variable_uses_[last.variable][last.mirror].mirror = u.mirror;
+      variables_[last.variable].uses[last.mirror].mirror = u.mirror;
     }
     mark_pending_constraint(u.constraint);
   }
-  variable_uses_[v.index].clear();
+  variables_[v.index].uses.clear();
   variables_[v.index].alive = false;
   free_variables_.push_back(v.index);
   --variable_count_;
@@ -244,7 +246,12 @@ double MaxMinSystem::bound(VariableId v) const {
 
 // --- Solving -----------------------------------------------------------------------------
 
-void MaxMinSystem::solve() { sweep(false); }
+void MaxMinSystem::solve() {
+  // When a large part of the system is new or modified (the first solve, say), replaying
+  // it piecewise costs more than filling it once.
+  const bool most_changed = 4 * pending_variables_.size() >= variable_count_ && !pending_variables_.empty();
+  sweep(most_changed);
+}
 
 void MaxMinSystem::solve_all() { sweep(true); }
 
@@ -300,18 +307,18 @@ void MaxMinSystem::sweep(bool full) {
   while (!heap_.empty() || !events_.empty()) {
     if (!heap_.empty()) {
       const HeapEntry& top = heap_.front();
-      const Constraint& cs = constraints_[top.constraint];
-      if (top.stamp != cs.stamp || cs.finished) {
+      const Constraint& k = constraints_[top.constraint];
+      if (top.stamp != k.stamp || k.finished) {
         pop_constraint();
         continue;
       }
     }
     if (!events_.empty() && (heap_.empty() || events_.front().level <= heap_.front().level)) {
       const VarEvent e = pop_event();
-      const Variable& s = variables_[e.variable];
+      const VarState state = variables_[e.variable].state;
       if (e.kind == EventKind::kCheck) {
-        if (s.state == VarState::kPending) on_check(e.variable, e.level);
-      } else if (s.state == VarState::kFree) {
+        if (state == VarState::kPending) on_check(e.variable, e.level);
+      } else if (state == VarState::kFree) {
         fix(e.variable, e.level, kNone, e.level);
       }
       continue;
@@ -330,10 +337,9 @@ void MaxMinSystem::sweep(bool full) {
   // A full constraint's usage is re-summed from the final values, so it carries no drift;
   // a light one, whose variables are all fixed now, has it in its running sum.
   for (const std::uint32_t c : opened_) {
-    const Constraint& cs = constraints_[c];
     Constraint& k = constraints_[c];
-    if (cs.mode == Mode::kLight) {
-      k.usage = k.capacity - cs.remaining;
+    if (k.mode == Mode::kLight) {
+      k.usage = k.capacity - k.remaining;
       continue;
     }
     double used = 0.0;
@@ -342,18 +348,17 @@ void MaxMinSystem::sweep(bool full) {
   }
 }
 
-// Variable v grows with the water from level `now` on, whatever its old value. Its
-// constraints are the caller's business.
+// Variable v grows with the water from level `now` on, whatever its old value. Telling its
+// constraints is the caller's business.
 void MaxMinSystem::free_variable(std::uint32_t v, double now) {
-  Variable& s = variables_[v];
-  s.epoch = epoch_;
-  s.state = VarState::kFree;
   Variable& x = variables_[v];
-  if (variable_uses_[v].empty()) {  // nothing to share: it gets its bound
+  x.epoch = epoch_;
+  x.state = VarState::kFree;
+  if (variables_[v].uses.empty()) {  // nothing to share: it gets its bound
     x.value = x.bound;
     x.level = x.bound / x.weight;
     x.bottleneck = kNone;
-    s.state = VarState::kFixed;
+    x.state = VarState::kFixed;
     ++stats_.variables;
     return;
   }
@@ -363,7 +368,7 @@ void MaxMinSystem::free_variable(std::uint32_t v, double now) {
 // Bring closed constraint c into this solve because one of its variables changes: a
 // binding constraint is replayed in full; one that fixed nobody only matters if it runs
 // full, which a light watch detects. Returns true when c is light: the caller then applies
-// its variable's change to c's sums (a full one counted it already).
+// its variable's change to c's sums (a full one has counted it already).
 bool MaxMinSystem::open(std::uint32_t c, double now) {
   if (constraints_[c].binding) {
     open_full(c, now);
@@ -375,79 +380,76 @@ bool MaxMinSystem::open(std::uint32_t c, double now) {
 // Recompute constraint c's sums at water level `now` (c closed or light). Variables fixed
 // in this solve count with their new values; untouched variables below `now` keep their
 // values for good (fact 2 of the header); untouched ones at or above it get a check at
-// their old level.
+// their old level (fact 3). O(uses of c).
 void MaxMinSystem::open_full(std::uint32_t c, double now) {
-  Constraint& cs = constraints_[c];
-  if (cs.epoch != epoch_) {
-    cs.epoch = epoch_;
+  Constraint& k = constraints_[c];
+  if (k.epoch != epoch_) {
+    k.epoch = epoch_;
     opened_.push_back(c);
     ++stats_.constraints;
   }
   ++stats_.replayed;
-  cs.mode = Mode::kFull;
-  cs.finished = false;
-  Constraint& k = constraints_[c];
+  k.mode = Mode::kFull;
+  k.finished = false;
   k.binding = false;
 
   double used = 0.0;
   double weight_sum = 0.0;
   std::uint32_t unfixed = 0;
   for (const ConstraintUse& u : constraint_uses_[c]) {
-    const Variable& x = variables_[u.variable];
-    Variable& s = variables_[u.variable];
-    if (s.epoch != epoch_) {
+    Variable& x = variables_[u.variable];
+    if (x.epoch != epoch_) {
       if (x.level < now) {
         used += u.coefficient * x.value;
         if (x.bottleneck == c) k.binding = true;  // keep the invariant, even off by rounding
         continue;
       }
-      s.epoch = epoch_;
-      s.state = VarState::kPending;
+      x.epoch = epoch_;
+      x.state = VarState::kPending;
       push_event(x.level, u.variable, EventKind::kCheck);
     }
-    if (s.state == VarState::kFixed) {
+    if (x.state == VarState::kFixed) {
       used += u.coefficient * x.value;
     } else {
       weight_sum += u.coefficient * x.weight;
       ++unfixed;
     }
   }
-  cs.remaining = k.capacity - used;
-  cs.weight_sum = weight_sum;
-  cs.weight_scale = weight_sum;
-  cs.unfixed = unfixed;
+  k.remaining = k.capacity - used;
+  k.weight_sum = weight_sum;
+  k.weight_scale = weight_sum;
+  k.unfixed = unfixed;
   if (unfixed == 0) {
-    cs.finished = true;
+    k.finished = true;
     return;
   }
   schedule(c, now);
 }
 
-// Watch closed constraint c, which fixed nobody. Its sums start from its usage as of the
-// last solve (kept up to date by removals and expansions): every variable counts with its
-// old value, an upper bound of its contribution at any level below it. The caller then
-// applies the change that opened it, and later changes arrive the same way (fix(),
-// start_growing()): a variable that grows moves from the fixed part to the weight sum. The
-// level found is thus a lower bound of the level at which c could run full; reaching it
-// opens c in full. If c never gets there, nobody on it is looked at: O(1) instead of a scan.
+// Watch closed constraint c, which fixed nobody. Its sums start from its usage (kept equal
+// to the sum over its uses by removals and expansions): every variable counts with its old
+// value, an upper bound of its contribution at any level. The caller then applies the
+// change that opened it, and later changes arrive the same way (fix(), start_growing()): a
+// variable that grows moves from the fixed part to the weight sum. The level found is a
+// lower bound of the level at which c could run full; reaching it opens c in full. If c
+// never gets there, nobody on it was looked at: O(1) instead of a scan.
 // Returns false when c had to be opened in full at once.
 bool MaxMinSystem::open_light(std::uint32_t c, double now) {
-  Constraint& cs = constraints_[c];
-  const Constraint& k = constraints_[c];
-  cs.epoch = epoch_;
+  Constraint& k = constraints_[c];
+  k.epoch = epoch_;
   opened_.push_back(c);
   ++stats_.constraints;
-  cs.remaining = k.capacity - k.usage;
-  if (cs.remaining < 0.0) {  // already over capacity (a capacity cut): replay in full
+  k.remaining = k.capacity - k.usage;
+  if (k.remaining < 0.0) {  // already over capacity (a capacity cut): replay in full
     open_full(c, now);
     return false;
   }
-  cs.mode = Mode::kLight;
-  cs.finished = false;
-  cs.weight_sum = 0.0;
-  cs.weight_scale = 0.0;
-  cs.unfixed = 0;
-  ++cs.stamp;
+  k.mode = Mode::kLight;
+  k.finished = false;
+  k.weight_sum = 0.0;
+  k.weight_scale = 0.0;
+  k.unfixed = 0;
+  ++k.stamp;
   return true;
 }
 
@@ -455,17 +457,17 @@ bool MaxMinSystem::open_light(std::uint32_t c, double now) {
 // light constraints move it to their weight sums, closed ones are opened.
 void MaxMinSystem::start_growing(std::uint32_t v, double now) {
   const Variable& x = variables_[v];
-  for (const VariableUse& u : variable_uses_[v]) {
-    Constraint& cs = constraints_[u.constraint];
-    if (cs.epoch != epoch_) {
+  for (const VariableUse& u : variables_[v].uses) {
+    Constraint& k = constraints_[u.constraint];
+    if (k.epoch != epoch_) {
       if (!open(u.constraint, now)) continue;
-    } else if (cs.mode == Mode::kFull) {
+    } else if (k.mode == Mode::kFull) {
       continue;  // a full constraint counts it as unfixed already
     }
-    cs.remaining += u.coefficient * x.value;
-    cs.weight_sum += u.coefficient * x.weight;
-    cs.weight_scale = std::max(cs.weight_scale, cs.weight_sum);
-    ++cs.unfixed;
+    k.remaining += u.coefficient * x.value;
+    k.weight_sum += u.coefficient * x.weight;
+    k.weight_scale = std::max(k.weight_scale, k.weight_sum);
+    ++k.unfixed;
     schedule(u.constraint, now);
   }
 }
@@ -477,14 +479,14 @@ void MaxMinSystem::on_check(std::uint32_t v, double now) {
   const Variable& x = variables_[v];
   bool keep = true;
   if (x.bottleneck != kNone) {
-    const Constraint& b = constraints_[x.bottleneck];
+    Constraint& b = constraints_[x.bottleneck];
     if (b.epoch == epoch_) {
       if (b.mode == Mode::kLight) {
         keep = false;  // cannot happen (a bottleneck is binding); replaying is always safe
       } else if (!b.finished) {
         const double level = level_of(x.bottleneck, now);
         keep = level <= now || same_level(level, now);
-        if (keep) constraints_[x.bottleneck].binding = true;
+        if (keep) b.binding = true;
       }
     }
   }
@@ -502,9 +504,8 @@ void MaxMinSystem::on_check(std::uint32_t v, double now) {
 // the new value, closed ones being opened.
 void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, double now) {
   Variable& x = variables_[v];
-  Variable& s = variables_[v];
-  const bool was_pending = s.state == VarState::kPending;
-  s.state = VarState::kFixed;
+  const bool was_pending = x.state == VarState::kPending;
+  x.state = VarState::kFixed;
   ++stats_.variables;
   const double old_value = x.value;
   const bool changed = !(was_pending && same_level(level, x.level));
@@ -513,30 +514,30 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
     x.value = bottleneck == kNone ? x.bound : level * x.weight;
   }
   x.bottleneck = bottleneck;
-  for (const VariableUse& u : variable_uses_[v]) {
-    Constraint& cs = constraints_[u.constraint];
-    if (cs.epoch != epoch_) {
+  for (const VariableUse& u : variables_[v].uses) {
+    Constraint& k = constraints_[u.constraint];
+    if (k.epoch != epoch_) {
       // Closed: v counted there with its old value; unchanged, nothing to tell.
       if (!changed || !open(u.constraint, now)) continue;
     }
-    if (cs.mode == Mode::kLight && was_pending) {  // it counted with its old value
+    if (k.mode == Mode::kLight && was_pending) {  // it counted with its old value
       if (!changed) continue;
-      cs.remaining -= u.coefficient * (x.value - old_value);
-      if (cs.remaining < 0.0) {
+      k.remaining -= u.coefficient * (x.value - old_value);
+      if (k.remaining < 0.0) {
         open_full(u.constraint, now);  // cannot happen (a pending variable only drops)
       } else if (x.value > old_value) {
         schedule(u.constraint, now);
       }
       continue;
     }
-    if (cs.finished) continue;
+    if (k.finished) continue;
     // It counted as growing: it leaves the sums, and the level can only rise.
-    cs.remaining -= u.coefficient * x.value;
-    cs.weight_sum -= u.coefficient * x.weight;
-    if (--cs.unfixed == 0) {
-      if (cs.mode == Mode::kFull) cs.finished = true;
-      ++cs.stamp;  // no level any more: drop its heap entry
-    } else if (cs.weight_sum <= cs.weight_scale * kWeightSumRefresh) {
+    k.remaining -= u.coefficient * x.value;
+    k.weight_sum -= u.coefficient * x.weight;
+    if (--k.unfixed == 0) {
+      if (k.mode == Mode::kFull) k.finished = true;
+      ++k.stamp;  // no level any more: drop its heap entry
+    } else if (k.weight_sum <= k.weight_scale * kWeightSumRefresh) {
       refresh_weight_sum(u.constraint);
     }
   }
@@ -547,40 +548,40 @@ void MaxMinSystem::saturate(std::uint32_t c, double level) {
   constraints_[c].finished = true;
   constraints_[c].binding = true;
   for (const ConstraintUse& u : constraint_uses_[c]) {
-    const Variable& s = variables_[u.variable];
-    if (s.epoch == epoch_ && s.state != VarState::kFixed) fix(u.variable, level, c, level);
+    const Variable& x = variables_[u.variable];
+    if (x.epoch == epoch_ && x.state != VarState::kFixed) fix(u.variable, level, c, level);
   }
 }
 
 // Re-sum the weights of the variables counted growing on c, after cancellation.
 void MaxMinSystem::refresh_weight_sum(std::uint32_t c) {
-  Constraint& cs = constraints_[c];
+  Constraint& k = constraints_[c];
   double sum = 0.0;
   for (const ConstraintUse& u : constraint_uses_[c]) {
-    const Variable& s = variables_[u.variable];
-    if (s.epoch != epoch_) continue;
-    const bool growing = cs.mode == Mode::kFull ? s.state != VarState::kFixed : s.state == VarState::kFree;
-    if (growing) sum += u.coefficient * variables_[u.variable].weight;
+    const Variable& x = variables_[u.variable];
+    if (x.epoch != epoch_) continue;
+    const bool growing = k.mode == Mode::kFull ? x.state != VarState::kFixed : x.state == VarState::kFree;
+    if (growing) sum += u.coefficient * x.weight;
   }
-  cs.weight_sum = sum;
-  cs.weight_scale = sum;
+  k.weight_sum = sum;
+  k.weight_scale = sum;
 }
 
 // The level at which opened constraint c runs full given what is fixed so far, never
 // below `now`; +inf when nothing on it grows.
 double MaxMinSystem::level_of(std::uint32_t c, double now) const {
-  const Constraint& cs = constraints_[c];
-  if (cs.unfixed == 0) return kInfinity;
-  if (cs.remaining <= 0.0 || cs.weight_sum <= 0.0) return now;
-  return std::max(now, cs.remaining / cs.weight_sum);
+  const Constraint& k = constraints_[c];
+  if (k.unfixed == 0) return kInfinity;
+  if (k.remaining <= 0.0 || k.weight_sum <= 0.0) return now;
+  return std::max(now, k.remaining / k.weight_sum);
 }
 
 // (Re)enter c in the heap at its current level; older entries become stale.
 void MaxMinSystem::schedule(std::uint32_t c, double now) {
-  Constraint& cs = constraints_[c];
-  ++cs.stamp;
+  Constraint& k = constraints_[c];
+  ++k.stamp;
   const double level = level_of(c, now);
-  if (std::isfinite(level)) push_constraint(HeapEntry{level, c, cs.stamp});
+  if (std::isfinite(level)) push_constraint(HeapEntry{level, c, k.stamp});
 }
 
 bool MaxMinSystem::same_level(double a, double b) const {

@@ -26,7 +26,7 @@ struct ClusterConfig {
         config::field("node", &ClusterConfig::node,
                       "node type: a catalog name (e.g. dgx-h100) or an inline node definition")
             .require(),
-        config::field("nodes", &ClusterConfig::nodes, "number of nodes").require().at_least(1),
+        config::field("nodes", &ClusterConfig::nodes, "number of nodes").require().at_least(1).at_most(10'000'000),
     };
   }
 };

@@ -100,12 +100,12 @@ struct NodeSpec {
   static auto fields() {
     return std::tuple{
         field("gpu", &NodeSpec::gpu, "GPU type: a catalog name or an inline GPU definition").require(),
-        field("gpus", &NodeSpec::gpus, "GPUs in the node (the scale-up domain)").require().at_least(1),
+        field("gpus", &NodeSpec::gpus, "GPUs in the node (the scale-up domain)").require().at_least(1).at_most(100'000),
         field("scaleup", &NodeSpec::scaleup, "scale-up fabric joining the node's GPUs"),
         field("scaleup_bandwidth", &NodeSpec::scaleup_bandwidth,
               "per GPU, per direction, inside the scale-up domain (default: the GPU's)"),
         field("scaleup_latency", &NodeSpec::scaleup_latency, "one-way GPU-to-GPU latency inside the node"),
-        field("nics", &NodeSpec::nics, "scale-out NICs").at_least(0),
+        field("nics", &NodeSpec::nics, "scale-out NICs").at_least(0).at_most(100'000),
         field("nic_bandwidth", &NodeSpec::nic_bandwidth, "line rate of each scale-out NIC"),
         field("host_power", &NodeSpec::host_power, "power of everything but the GPUs, at load"),
         field("source", &NodeSpec::source, "where the numbers come from"),

@@ -53,7 +53,7 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
       return std::nullopt;
     }
     return Document{file, std::move(dir), root};
-  } catch (const YAML::ParserException& e) {
+  } catch (const YAML::Exception& e) {
     state.diagnostics.add(Location{file, e.mark.line + 1, e.mark.column + 1}, "",
                           fmt::format("YAML syntax error: {}", e.msg));
     return std::nullopt;

@@ -498,6 +498,52 @@ TEST_CASE("maxmin: a change in one component leaves the others unvisited") {
   CHECK(certificate_violations(m) == 0);
 }
 
+TEST_CASE("maxmin: a change absorbed by spare capacity revisits nobody else") {
+  // Five variables share a narrow constraint N (c = 5): 1 each. One of them, x1, also uses
+  // a wide constraint W (c = 10), which is not full.
+  MaxMinSystem s;
+  const ConstraintId narrow = s.add_constraint(5.0);
+  const ConstraintId wide = s.add_constraint(10.0);
+  const VariableId x1 = s.add_variable();
+  s.expand(x1, narrow);
+  s.expand(x1, wide);
+  std::vector<VariableId> others;
+  for (int i = 0; i < 4; ++i) {
+    others.push_back(s.add_variable());
+    s.expand(others.back(), narrow);
+  }
+  s.solve();
+  CHECK(s.value(x1) == doctest::Approx(1.0));
+  CHECK_FALSE(s.saturated(wide));
+
+  // x2 joins W alone: x1 + x2 <= 10 with x1 = 1 fixed by N, so x2 = 10 - 1 = 9. Only x2
+  // is re-solved: W watched x1 at its old value, and nobody on N had to be looked at.
+  const VariableId x2 = s.add_variable();
+  s.expand(x2, wide);
+  s.solve();
+  CHECK(s.value(x2) == doctest::Approx(9.0));
+  CHECK(s.value(x1) == doctest::Approx(1.0));
+  CHECK(s.last_solve().variables == 1);
+  CHECK_FALSE(s.last_solve().full);
+  CHECK(s.saturated(wide));
+
+  // W cut to 1.5: x1 + x2 <= 1.5 runs full first, at 1.5 / 2 = 0.75 < 5 / 5, so
+  // x1 = x2 = 0.75; then N: the others get (5 - 0.75) / 4 = 1.0625.
+  s.set_capacity(wide, 1.5);
+  s.solve();
+  CHECK(s.value(x1) == doctest::Approx(0.75));
+  CHECK(s.value(x2) == doctest::Approx(0.75));
+  CHECK(s.value(others[0]) == doctest::Approx(1.0625));
+  CHECK(s.bottleneck(x1) == wide);
+
+  // Back to 10: x1 = 1 again (N), x2 = 9, the others 1.
+  s.set_capacity(wide, 10.0);
+  s.solve();
+  CHECK(s.value(x1) == doctest::Approx(1.0));
+  CHECK(s.value(x2) == doctest::Approx(9.0));
+  CHECK(s.value(others[3]) == doctest::Approx(1.0));
+}
+
 TEST_CASE("maxmin: a coarse change tolerance keeps capacities within that tolerance") {
   // With change_tolerance = 1e-6 values may be off by ~1e-6 (relative) from the exact
   // allocation, and usage_j <= c_j (1 + 1e-6), over many incremental solves.
