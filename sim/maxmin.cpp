@@ -171,7 +171,7 @@ void MaxMinSystem::expand(VariableId v, ConstraintId c, double coefficient) {
   // Usage stays the sum over the uses of coefficient * value (open_light() relies on it).
   constraints_[c.index].usage += coefficient * x.value;
   mark_pending(v.index);
-  std::vector<VariableUse>& uses = variables_[v.index].uses;
+  std::vector<VariableUse>& uses = x.uses;
   for (VariableUse& u : uses) {
     if (u.constraint == c.index) {
       u.coefficient += coefficient;

@@ -69,11 +69,13 @@
 //                 in full; R is at most the variables of the modified components, and in
 //                 practice a small multiple of the variables whose value changes.
 //   add/remove/expand:  O(number of constraints of the variable); set_*: O(1).
-// Measured (tools/bench/bench_maxmin.cpp, 100,000 variables on 57,344 constraints with
-// 596,796 incidences, one shared 2-core x86 VM, g++ 12 -O2): solve_all() 66-90 ms;
-// removing one variable then solve() 0.76-1.2 ms on average, revisiting ~1,100
-// variables of which ~750 really change by more than 1e-9: under full load, a fat tree
-// propagates one flow's end through hundreds of rates.
+// Measured (tools/bench/bench_maxmin.cpp: 100,000 flows on a 16,384-endpoint fat tree,
+// 57,344 constraints, 596,796 incidences; a shared 2-core x86 VM, g++ 12 -O2):
+// solve_all() 66-90 ms; removing one variable then solve() 0.76-0.95 ms on average (median
+// 0.6-0.8 ms), revisiting ~1,100 variables of which ~750 really change by more than 1e-9.
+// Under full load a change legitimately moves hundreds of rates. Without the 2:1 taper
+// (98,304 constraints) the median drops to 0.15 ms but the mean is 1.6 ms: a few changes
+// cascade through ~15,000 rates.
 //
 // Storage is data-oriented: one record per constraint (one cache line: capacity, usage
 // and the scratch of a solve) and per variable (with its list of uses) in vectors, each
@@ -88,14 +90,17 @@
 // LIMITATIONS.
 //   - Rates are doubles. Capacities hold within a relative 1e-12-ish rounding error
 //     (tested at 1e-9); saturated() uses the relative tolerance kSaturationTolerance.
-//   - With change_tolerance > 0, a variable may keep a value off by that relative amount
-//     from the exact max-min one, and a constraint may end that much (relative) above its
-//     capacity. The default, 1e-12, is at the level of rounding, well below the 1e-9 the
-//     tests ask for; a larger tolerance trades exactness for a smaller re-solved region.
+//   - With change_tolerance > 0, a variable may keep a value off by about that relative
+//     amount from the exact max-min one, a few times that after many incremental solves
+//     (errors do not vanish until the variable is re-solved), and a constraint may end
+//     that much (relative) above its capacity. The default, 1e-12, is rounding level: in
+//     the benchmark, 4,000 incremental solves stay within 1e-12 of a full solve, well below
+//     the 1e-9 the tests ask for. A coarse tolerance buys little: 1e-3 saves ~30% there,
+//     because the rates that change move by more than that.
 //   - A variable without constraints gets its bound, which may be +inf.
 //   - Worst case, the incremental replay is a full re-solve of the component: a change can
 //     legitimately shift every rate of a fully loaded fabric by a little. It is then slower
-//     than solve_all() by its bookkeeping (about 2x).
+//     than solve_all() by its bookkeeping (2-3x when every rate changes).
 //   - usage() reads the last solve, minus the share of the variables removed since.
 //   - Not thread-safe; two systems in one process are independent.
 //
@@ -141,7 +146,7 @@ struct MaxMinSolveStats {
   std::size_t variables = 0;    ///< variables whose value was recomputed or re-confirmed
   std::size_t constraints = 0;  ///< constraints opened: watched or replayed
   std::size_t replayed = 0;     ///< of which replayed in full (their variables scanned)
-  bool full = false;            ///< true for solve_all()
+  bool full = false;            ///< a full solve (solve_all(), or solve() deciding so)
 };
 
 class MaxMinSystem {
@@ -255,6 +260,7 @@ class MaxMinSystem {
     // constraint without it can be opened light (see open_light()).
     bool binding = false;
   };
+  static_assert(sizeof(Constraint) <= 64, "a constraint record should fit a cache line");
   struct Variable {
     double weight = 1.0;
     double bound = kInfinity;

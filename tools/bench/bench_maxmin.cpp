@@ -17,7 +17,9 @@
 // Cases, one JSON line each:
 //   build           adding the constraints, variables and incidences
 //   full_solve      solve_all() on the loaded system (best and mean of a few runs)
-//   remove_resolve  remove one random flow, then solve() (incremental); timed together
+//   remove_resolve  remove one random flow, then solve() (incremental); timed together.
+//                   Also how many variables the solve revisited, how many constraints it
+//                   opened, and how many of those it replayed in full (see maxmin.hpp)
 //   add_resolve     add one random flow, then solve(); keeps the load steady
 //   check           incremental state against a fresh solve_all() of a copy, capacities
 //
