@@ -558,6 +558,10 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
     return ok;
   } else if constexpr (requires { typename T::mapped_type; typename T::key_type; }) {
     return set_at_path(target[seg.key], segments, next + 1, value, ctx.child(seg.key));
+  } else if constexpr (requires { target.has_value(); target.emplace(); }) {
+    // An optional section that the scenario does not have yet starts from its defaults.
+    if (!target.has_value()) target.emplace();
+    return set_at_path(*target, segments, next, value, ctx);
   } else if constexpr (requires { target.inline_def; }) {
     if (!target.inline_def) {
       ctx.error_at(at, fmt::format("is the catalog name '{}', which has no keys to set; set the whole value instead",

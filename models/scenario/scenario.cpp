@@ -3,6 +3,7 @@
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <sstream>
 
@@ -144,6 +145,64 @@ hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::
   return catalog;
 }
 
+/// Keys that belong to another topology family than fabric.topology: an error when they
+/// were written where the topology was (the same file or the command line), and dropped
+/// when they come from an earlier layer, so that a scenario can extend one with a Clos and
+/// switch to a torus without undoing the Clos keys one by one.
+void reconcile_fabric(Scenario& sc, LoadState& state) {
+  if (!sc.fabric) return;
+  fabric::FabricConfig& f = *sc.fabric;
+  using fabric::Topology;
+  const bool clos = f.topology == Topology::fat_tree || f.topology == Topology::rail_clos;
+  const fabric::FabricConfig defaults;
+  struct Key {
+    const char* name;
+    bool applies;
+    bool set;
+    std::function<void()> reset;
+  };
+  const std::vector<Key> keys = {
+      {"radix", clos, f.radix != 0, [&] { f.radix = 0; }},
+      {"tiers", clos, f.tiers != 0, [&] { f.tiers = 0; }},
+      {"oversubscription", clos, !(f.oversubscription == defaults.oversubscription),
+       [&] { f.oversubscription = {}; }},
+      {"dims", f.topology == Topology::torus, !f.dims.empty(), [&] { f.dims.clear(); }},
+      {"routers_per_group", f.topology == Topology::dragonfly, f.routers_per_group != 0, [&] { f.routers_per_group = 0; }},
+      {"hosts_per_router", f.topology == Topology::dragonfly, f.hosts_per_router != 0, [&] { f.hosts_per_router = 0; }},
+      {"global_links_per_router", f.topology == Topology::dragonfly, f.global_links_per_router != 0,
+       [&] { f.global_links_per_router = 0; }},
+      {"groups", f.topology == Topology::dragonfly, f.groups != 0, [&] { f.groups = 0; }},
+      {"routing", f.topology == Topology::dragonfly, f.routing != defaults.routing,
+       [&] { f.routing = defaults.routing; }},
+  };
+  const std::string topology_file = state.where("fabric.topology").file;
+  for (const Key& k : keys) {
+    if (k.applies || !k.set) continue;
+    const std::string path = std::string("fabric.") + k.name;
+    const Location at = state.where(path);
+    if (at.file == topology_file) {
+      state.diagnostics.add(at, path, fmt::format("does not apply to a {} fabric", config::enum_name(f.topology)),
+                            "remove it");
+    } else {
+      k.reset();
+      state.assigned.erase(path);
+    }
+  }
+}
+
+/// The built-in price table (errors in it are reported like any input's).
+fabric::PricingTable load_pricing(LoadState& scenario_state) {
+  LoadState state;
+  fabric::PricingTable table;
+  if (auto doc = parse_document(std::string(fabric::kBuiltinPricingFile), {},
+                                std::string(fabric::builtin_pricing_text()), state)) {
+    config::Codec<fabric::PricingTable>::decode(doc->root, table, Context(state, doc->file));
+    if (state.diagnostics.ok()) config::check_required(table, "", state);
+  }
+  for (const auto& d : state.diagnostics.items()) scenario_state.diagnostics.add(d.where, d.path, d.message, d.hint);
+  return table;
+}
+
 /// Looks up the node type and its GPU type in the catalog.
 std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& cfg, const hardware::Catalog& catalog,
                                                   LoadState& state) {
@@ -202,6 +261,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (options.seed) out.config.simulation.seed = *options.seed;
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
+  reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
@@ -215,6 +275,16 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+
+  out.pricing = load_pricing(state);
+  if (out.config.fabric) {
+    std::vector<fabric::FabricError> errors;
+    out.fabric = fabric::build_fabric(*out.config.fabric, out.node, out.config.cluster.nodes, errors);
+    for (fabric::FabricError& e : errors) {
+      state.diagnostics.add(state.where(e.path), e.path, std::move(e.message), std::move(e.hint));
+    }
+  }
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   return out;
 }

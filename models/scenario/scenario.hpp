@@ -21,6 +21,9 @@
 
 #include "models/cluster/cluster.hpp"
 #include "models/config/decode.hpp"
+#include "models/fabric/config.hpp"
+#include "models/fabric/fabric.hpp"
+#include "models/fabric/pricing.hpp"
 #include "models/hardware/catalog.hpp"
 
 namespace clustersim::scenario {
@@ -42,6 +45,7 @@ struct Scenario {
   std::string extends;
   std::vector<std::string> catalogs;
   cluster::ClusterConfig cluster;
+  std::optional<fabric::FabricConfig> fabric;
   SimulationConfig simulation;
 
   static auto fields() {
@@ -54,6 +58,7 @@ struct Scenario {
         config::field("catalogs", &Scenario::catalogs,
                       "extra catalog files (GPU and node types), relative to this file"),
         config::field("cluster", &Scenario::cluster, "the machines: node type and count"),
+        config::field("fabric", &Scenario::fabric, "the scale-out network joining the nodes' NICs (optional)"),
         config::field("simulation", &Scenario::simulation, "seed and run control"),
     };
   }
@@ -69,6 +74,8 @@ struct LoadedScenario {
   Scenario config;
   hardware::Catalog catalog;
   cluster::ResolvedNode node;
+  std::optional<fabric::Fabric> fabric;  ///< built when the scenario has a fabric section
+  fabric::PricingTable pricing;
   std::string file;  ///< the scenario's path, or the built-in's name
 };
 

@@ -86,6 +86,35 @@ int cmd_check(const ScenarioArgs& args) {
   return 0;
 }
 
+int cmd_topology(const ScenarioArgs& args, const std::string& format) {
+  const scenario::LoadedScenario loaded = load(args);
+  if (!loaded.fabric) {
+    std::cerr << fmt::format("{}: the scenario has no fabric section; add one, e.g.\n"
+                             "  fabric: {{topology: fat_tree, radix: 64, link_latency: 700ns}}\n",
+                             loaded.file);
+    return kExitInput;
+  }
+  if (format == "dot") {
+    constexpr std::size_t kMaxDotVertices = 2000;
+    const std::size_t vertices = static_cast<std::size_t>(loaded.fabric->switch_count() + loaded.fabric->nodes);
+    if (vertices > kMaxDotVertices) {
+      std::cerr << fmt::format("error: the fabric has {} switches and nodes; --format dot draws at most {} "
+                               "(use --format json, or --set cluster.nodes=... for a smaller instance)\n",
+                               vertices, kMaxDotVertices);
+      return kExitInput;
+    }
+    std::cout << fabric::to_dot(*loaded.fabric);
+    return 0;
+  }
+  const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing);
+  if (format == "json") {
+    std::cout << fabric::to_json(m).dump(2) << "\n";
+  } else {
+    std::cout << tools::topology_table(loaded, m);
+  }
+  return 0;
+}
+
 int cmd_describe(const std::string& section, const std::string& format) {
   std::vector<config::FieldDoc> docs;
   if (format == "markdown") {
@@ -140,6 +169,19 @@ int run_main(int argc, char** argv) {
   add_scenario_options(*check, check_args, false);
   check->footer("Example:\n  clustersim check scenarios/quickstart.yaml --set cluster.nodes=2048");
 
+  ScenarioArgs topo_args;
+  std::string topo_format = "table";
+  CLI::App* topology = app.add_subcommand("topology", "build a scenario's fabric and report its size, hops, "
+                                                      "bisection bandwidth, cost and power");
+  add_scenario_options(*topology, topo_args, false);
+  topology->add_option("--format", topo_format, "table, json, or dot (Graphviz, small fabrics)")
+      ->check(CLI::IsMember({"table", "json", "dot"}));
+  topology->footer(
+      "Examples:\n"
+      "  clustersim topology scenarios/quickstart.yaml\n"
+      "  clustersim topology scenarios/quickstart.yaml --set fabric.topology=fat_tree --format json\n"
+      "  clustersim topology scenarios/quickstart.yaml --format dot | dot -Tsvg > fabric.svg");
+
   std::string section;
   std::string describe_format = "text";
   CLI::App* describe = app.add_subcommand("describe", "print the reference of every scenario key");
@@ -162,6 +204,7 @@ int run_main(int argc, char** argv) {
   try {
     if (*run) return cmd_run(run_args, run_format, out_dir);
     if (*check) return cmd_check(check_args);
+    if (*topology) return cmd_topology(topo_args, topo_format);
     if (*describe) return cmd_describe(section, describe_format);
   } catch (const config::InputError& e) {
     return report_input_error(e);

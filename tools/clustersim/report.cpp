@@ -19,6 +19,7 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunIn
   doc["seed"] = loaded.config.simulation.seed;
   doc["scenario"] = config::to_json(loaded.config);
   doc["inventory"] = cluster::to_json(cluster::make_inventory(loaded.node, loaded.config.cluster.nodes));
+  if (loaded.fabric) doc["fabric"] = fabric::to_json(fabric::measure(*loaded.fabric, loaded.pricing));
   doc["run_info"] = {{"wall_time_s", info.wall_time_s},
                      {"events_processed", info.events_processed},
                      {"events_scheduled", info.events_scheduled}};
@@ -51,7 +52,46 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunInfo& 
   }
   row("IT power at full load", fmt::format("{} (GPUs {}, hosts {})", sim::human(inv.it_power), sim::human(inv.gpu_power),
                                            sim::human(inv.host_power)));
+  if (loaded.fabric) {
+    const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing);
+    out += "\nFabric (clustersim topology for details)\n";
+    row("topology", m.sizing);
+    row("switches", fmt::format("{}", m.switches));
+    row("bisection bandwidth", sim::human(m.bisection_bandwidth) + " one way");
+    row("capex (network)", m.capex ? sim::human(*m.capex) : std::string("not priced"));
+  }
   out += fmt::format("\nwall time {:.3f} s, {} events\n", info.wall_time_s, info.events_processed);
+  return out;
+}
+
+std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m) {
+  std::string out;
+  const auto row = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<22}{}\n", label, value);
+  };
+  out += fmt::format("Fabric of {}: {}\n\n", loaded.config.name.empty() ? loaded.file : loaded.config.name, m.sizing);
+  row("endpoints", fmt::format("{} NICs ({} nodes x {}; {} GPUs)", m.endpoints, m.nodes,
+                               m.nodes ? m.endpoints / m.nodes : 0, m.gpus));
+  std::vector<std::string> tiers;
+  for (const auto& t : m.switches_by_tier) tiers.push_back(fmt::format("{} {}", t.switches, t.tier));
+  row("switches", fmt::format("{} ({})", m.switches, fmt::join(tiers, ", ")));
+  std::vector<std::string> links;
+  for (const auto& [kind, n] : m.links) links.push_back(fmt::format("{} {}", n, kind));
+  row("links", fmt::format("{} (cables, by kind)", fmt::join(links, ", ")));
+  row("optics", fmt::format("{} transceivers", m.optics));
+  row("diameter", fmt::format("{} switch-to-switch hops", m.diameter_hops));
+  row("average hops", fmt::format("{:.3f} (uniform traffic between endpoints)", m.average_hops));
+  row("bisection bandwidth", fmt::format("{} one way ({:.4g}Tbps)", sim::human(m.bisection_bandwidth),
+                                         m.bisection_bandwidth.value() * 8 / 1e12));
+  out += "\nCost and power of the network (models/fabric/pricing.yaml)\n";
+  out += fmt::format("  {:<14}{:<20}{:>10}{:>14}{:>12}\n", "part", "model", "count", "capex", "power");
+  for (const auto& c : m.costs) {
+    out += fmt::format("  {:<14}{:<20}{:>10}{:>14}{:>12}\n", c.part, c.model, c.count, sim::human(c.capex),
+                       sim::human(c.power));
+  }
+  for (const auto& u : m.unpriced) out += fmt::format("  not priced: {}\n", u);
+  out += fmt::format("  {:<44}{:>14}{:>12}\n", "total", m.capex ? sim::human(*m.capex) : std::string("-"),
+                     m.power ? sim::human(*m.power) : std::string("-"));
   return out;
 }
 

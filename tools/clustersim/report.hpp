@@ -9,6 +9,7 @@
 #include <string>
 
 #include "models/config/decode.hpp"
+#include "models/fabric/metrics.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace clustersim::tools {
@@ -26,6 +27,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunInfo& 
 
 /// The result as CSV rows "section,metric,value,unit".
 std::string result_csv(const scenario::LoadedScenario& loaded);
+
+/// The fabric's metrics as aligned text with units (the `topology` command).
+std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m);
 
 /// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so that a
 /// reader never sees a half-written file. Returns an error message, empty on success.

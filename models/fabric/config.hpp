@@ -1,0 +1,126 @@
+// The fabric's configuration: which topology, its sizes and link parameters.
+//
+// Keys (see scenarios/REFERENCE.md):
+//   topology: fat_tree | rail_clos | torus | dragonfly
+//   fat_tree / rail_clos: radix, tiers (2 or 3; default: the fewest that fit),
+//     oversubscription ("1:7" = uplink:downlink bandwidth at the top tier, or a list of
+//     ratios per tier from the leaves up)
+//   torus: dims ([8, 8, 8])
+//   dragonfly: routers_per_group (a), hosts_per_router (p), global_links_per_router (h),
+//     groups (g; default and maximum a*h + 1), routing (minimal | valiant | ugal)
+//   all: link_bandwidth (default: the node's NIC line rate), link_latency
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "models/config/decode.hpp"
+#include "sim/time.hpp"
+#include "sim/units.hpp"
+
+namespace clustersim::fabric {
+
+enum class Topology { fat_tree, rail_clos, torus, dragonfly };
+
+constexpr std::array<std::pair<Topology, std::string_view>, 4> enum_names(Topology) {
+  return {{{Topology::fat_tree, "fat_tree"},
+           {Topology::rail_clos, "rail_clos"},
+           {Topology::torus, "torus"},
+           {Topology::dragonfly, "dragonfly"}}};
+}
+
+/// Dragonfly routing policy (Kim et al., ISCA'08): minimal (local-global-local), Valiant
+/// (through a random intermediate group), or UGAL (minimal unless the load seen at the
+/// source makes Valiant cheaper).
+enum class Routing { minimal, valiant, ugal };
+
+constexpr std::array<std::pair<Routing, std::string_view>, 3> enum_names(Routing) {
+  return {{{Routing::minimal, "minimal"}, {Routing::valiant, "valiant"}, {Routing::ugal, "ugal"}}};
+}
+
+/// Uplink to downlink bandwidth at one tier, written "up:down": "1:7" means the uplinks
+/// carry 1/7 of what the downlinks can bring in (Meta's Llama 3 cluster at its
+/// aggregation layer); "1:1" is full bisection.
+struct Ratio {
+  std::int64_t up = 1;
+  std::int64_t down = 1;
+  friend bool operator==(const Ratio&, const Ratio&) = default;
+};
+
+/// Oversubscription: one ratio for the top tier, or one per tier from the leaves up.
+struct Oversubscription {
+  std::optional<Ratio> top;
+  std::vector<Ratio> per_tier;
+  friend bool operator==(const Oversubscription&, const Oversubscription&) = default;
+};
+
+struct FabricConfig {
+  Topology topology = Topology::fat_tree;
+  std::int64_t radix = 0;
+  std::int64_t tiers = 0;
+  Oversubscription oversubscription;
+  std::optional<sim::Bandwidth> link_bandwidth;
+  sim::Time link_latency;
+  std::vector<std::int64_t> dims;
+  std::int64_t routers_per_group = 0;
+  std::int64_t hosts_per_router = 0;
+  std::int64_t global_links_per_router = 0;
+  std::int64_t groups = 0;
+  Routing routing = Routing::minimal;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{
+        field("topology", &FabricConfig::topology, "network topology").require(),
+        field("radix", &FabricConfig::radix, "switch ports (fat_tree, rail_clos)").at_least(0).at_most(4096),
+        field("tiers", &FabricConfig::tiers, "switch tiers, 2 or 3 (fat_tree, rail_clos); 0: the fewest that fit")
+            .at_least(0)
+            .at_most(3),
+        field("oversubscription", &FabricConfig::oversubscription,
+              "uplink:downlink bandwidth, \"1:7\" at the top tier or a list per tier from the leaves up"),
+        field("link_bandwidth", &FabricConfig::link_bandwidth,
+              "line rate of each switch-to-switch link, per direction (default: the node's NIC rate)"),
+        field("link_latency", &FabricConfig::link_latency, "latency of one hop: cable plus switch").require(),
+        field("dims", &FabricConfig::dims, "torus dimensions, e.g. [8, 8, 8] (torus)"),
+        field("routers_per_group", &FabricConfig::routers_per_group, "a: routers in a group (dragonfly)")
+            .at_least(0)
+            .at_most(4096),
+        field("hosts_per_router", &FabricConfig::hosts_per_router, "p: endpoints on each router (dragonfly)")
+            .at_least(0)
+            .at_most(4096),
+        field("global_links_per_router", &FabricConfig::global_links_per_router,
+              "h: global links on each router (dragonfly)")
+            .at_least(0)
+            .at_most(4096),
+        field("groups", &FabricConfig::groups, "g: groups (dragonfly); 0: as many as the endpoints need")
+            .at_least(0),
+        field("routing", &FabricConfig::routing, "routing policy (dragonfly)"),
+    };
+  }
+};
+
+}  // namespace clustersim::fabric
+
+namespace clustersim::config {
+
+template <>
+struct Codec<fabric::Ratio> {
+  static bool decode(const YAML::Node& n, fabric::Ratio& out, const Context& ctx);
+  static Json encode(const fabric::Ratio& r) { return text(r); }
+  static std::string type_name() { return "ratio \"up:down\" (e.g. \"1:7\")"; }
+  static std::string text(const fabric::Ratio& r) { return fmt::format("{}:{}", r.up, r.down); }
+};
+
+template <>
+struct Codec<fabric::Oversubscription> {
+  static bool decode(const YAML::Node& n, fabric::Oversubscription& out, const Context& ctx);
+  static Json encode(const fabric::Oversubscription& o);
+  static std::string type_name() { return "ratio \"up:down\" for the top tier, or a list of ratios per tier"; }
+};
+
+}  // namespace clustersim::config

@@ -1,0 +1,711 @@
+#include "models/fabric/fabric.hpp"
+
+#include <algorithm>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "models/fabric/graph.hpp"
+#include "sim/check.hpp"
+
+namespace clustersim::fabric {
+
+const char* name(VertexKind k) {
+  switch (k) {
+    case VertexKind::gpu: return "gpu";
+    case VertexKind::nic: return "nic";
+    case VertexKind::scaleup: return "scaleup";
+    case VertexKind::leaf: return "leaf";
+    case VertexKind::spine: return "spine";
+    case VertexKind::core: return "core";
+    case VertexKind::router: return "router";
+  }
+  return "?";
+}
+
+const char* name(LinkKind k) {
+  switch (k) {
+    case LinkKind::nvlink: return "nvlink";
+    case LinkKind::host: return "host";
+    case LinkKind::access: return "access";
+    case LinkKind::leaf_spine: return "leaf_spine";
+    case LinkKind::spine_core: return "spine_core";
+    case LinkKind::local: return "local";
+    case LinkKind::global: return "global";
+    case LinkKind::torus: return "torus";
+  }
+  return "?";
+}
+
+const char* name(Medium m) {
+  switch (m) {
+    case Medium::internal: return "internal";
+    case Medium::copper: return "copper";
+    case Medium::optical: return "optical";
+  }
+  return "?";
+}
+
+std::uint64_t flow_hash(std::uint64_t flow, std::int64_t src, std::int64_t dst) {
+  std::uint64_t z = flow * 0x9e3779b97f4a7c15ULL ^ (static_cast<std::uint64_t>(src) << 32) ^
+                    static_cast<std::uint64_t>(dst) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+std::int64_t ClosLayout::leaf_of(std::int64_t node, std::int64_t nic, std::int64_t nics_per_node) const {
+  if (rail) return (node / d1) * nics_per_node + nic;
+  return (node * nics_per_node + nic) / d1;
+}
+
+std::int64_t Fabric::endpoint_of_gpu(std::int64_t global_gpu) const {
+  const std::int64_t node = global_gpu / gpus_per_node;
+  const std::int64_t i = global_gpu % gpus_per_node;
+  return node * nics_per_node + i * nics_per_node / gpus_per_node;
+}
+
+std::int64_t Fabric::switch_count() const {
+  std::int64_t n = 0;
+  for (const TierCount& t : tiers) n += t.switches;
+  return n;
+}
+
+void Fabric::fail_link(LinkId link) {
+  if (link_failed.empty()) link_failed.assign(links.size(), false);
+  link_failed[link.value] = true;
+  link_failed[links[link.value].reverse.value] = true;
+}
+
+namespace {
+
+using u32 = std::uint32_t;
+
+u32 to_u32(std::int64_t v) { return static_cast<u32>(v); }
+
+/// Builds vertices and links in a fixed order so that link ids are arithmetic.
+class Builder {
+ public:
+  explicit Builder(Fabric& f) : f_(f) {}
+
+  u32 add_vertices(VertexKind kind, std::int64_t count) {
+    const auto first = to_u32(static_cast<std::int64_t>(f_.vertex_kind.size()));
+    f_.vertex_kind.insert(f_.vertex_kind.end(), static_cast<std::size_t>(count), kind);
+    return first;
+  }
+
+  /// Adds the cable a <-> b as links (a->b, b->a) with ids (x, x+1); returns x.
+  u32 add_cable(u32 a, u32 b, LinkKind kind, Medium medium, sim::Bandwidth bw, sim::Time latency) {
+    const auto id = to_u32(static_cast<std::int64_t>(f_.links.size()));
+    f_.links.push_back(Link{{a}, {b}, {id + 1}, kind, medium, bw, latency});
+    f_.links.push_back(Link{{b}, {a}, {id}, kind, medium, bw, latency});
+    return id;
+  }
+
+  /// Adds a directed link whose reverse is set later.
+  u32 add_link(u32 a, u32 b, LinkKind kind, Medium medium, sim::Bandwidth bw, sim::Time latency) {
+    const auto id = to_u32(static_cast<std::int64_t>(f_.links.size()));
+    f_.links.push_back(Link{{a}, {b}, {id}, kind, medium, bw, latency});
+    return id;
+  }
+
+ private:
+  Fabric& f_;
+};
+
+/// The largest m dividing `ports` with count * m <= radix: parallel links per pair.
+std::int64_t parallel_links(std::int64_t ports, std::int64_t count, std::int64_t radix) {
+  for (std::int64_t m = ports; m >= 1; --m) {
+    if (ports % m == 0 && count * m <= radix) return m;
+  }
+  return 0;
+}
+
+struct Split {
+  std::int64_t down = 0;
+  std::int64_t up = 0;
+};
+
+// Down and up ports of a radix-k switch for an up:down ratio; false if not whole ports.
+bool split_ports(std::int64_t k, Ratio r, Split& out) {
+  const std::int64_t parts = r.up + r.down;
+  if (k % parts != 0) return false;
+  out.up = k / parts * r.up;
+  out.down = k / parts * r.down;
+  return out.up >= 1 && out.down >= 1;
+}
+
+Ratio tier_ratio(const Oversubscription& o, std::int64_t tier, std::int64_t tiers) {
+  if (!o.per_tier.empty()) return o.per_tier[static_cast<std::size_t>(tier)];
+  if (o.top && tier == tiers - 2) return *o.top;
+  return Ratio{};
+}
+
+bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth bw, std::vector<FabricError>& errors) {
+  const std::int64_t k = cfg.radix;
+  if (k < 2) {
+    errors.push_back({"fabric.radix", fmt::format("{} needs a switch radix of at least 2, got {}",
+                                                  config::enum_name(cfg.topology), k), "add e.g. 'radix: 64'"});
+    return false;
+  }
+  if (!cfg.dims.empty() || cfg.routers_per_group || cfg.hosts_per_router || cfg.global_links_per_router || cfg.groups) {
+    errors.push_back({"fabric.topology", fmt::format("{} takes radix, tiers and oversubscription; dims and the "
+                                                     "dragonfly keys do not apply", config::enum_name(cfg.topology))});
+    return false;
+  }
+  ClosLayout c;
+  c.rail = cfg.topology == Topology::rail_clos;
+  c.radix = k;
+  const std::int64_t E = f.endpoints();
+  const std::int64_t C = f.nics_per_node;
+
+  // Tiers: as given, else the fewest that hold the endpoints.
+  std::int64_t tiers = cfg.tiers;
+  const auto fits = [&](std::int64_t t, std::string& why) {
+    Split s1;
+    if (!split_ports(k, tier_ratio(cfg.oversubscription, 0, t), s1)) {
+      why = fmt::format("radix {} cannot be split into whole down and up ports at {}", k,
+                        config::Codec<Ratio>::text(tier_ratio(cfg.oversubscription, 0, t)));
+      return false;
+    }
+    const std::int64_t leaves = c.rail ? (f.nodes + s1.down - 1) / s1.down * C : (E + s1.down - 1) / s1.down;
+    if (t == 2) {
+      if (leaves * 1 > k) {
+        why = fmt::format("2 tiers of radix {} hold {} leaves of {} endpoints ({} endpoints); this cluster needs {}",
+                          k, k, s1.down, k * s1.down, leaves);
+        return false;
+      }
+      return true;
+    }
+    Split s2;
+    if (!split_ports(k, tier_ratio(cfg.oversubscription, 1, t), s2)) {
+      why = fmt::format("radix {} cannot be split into whole down and up ports at {}", k,
+                        config::Codec<Ratio>::text(tier_ratio(cfg.oversubscription, 1, t)));
+      return false;
+    }
+    if (s2.down < s1.up) {
+      why = fmt::format("a pod needs {} aggregation switches (one per leaf uplink) but they have only {} down ports",
+                        s1.up, s2.down);
+    }
+    const std::int64_t pods = (leaves + s2.down - 1) / s2.down;
+    if (pods > k) {
+      why = fmt::format("3 tiers of radix {} hold {} pods of {} leaves ({} endpoints); this cluster needs {} pods",
+                        k, k, s2.down, k * s2.down * s1.down, pods);
+      return false;
+    }
+    return true;
+  };
+  if (!cfg.oversubscription.per_tier.empty() && tiers == 0) {
+    errors.push_back({"fabric.tiers", "a list of oversubscription ratios needs the tier count",
+                      "add 'tiers: 2' or 'tiers: 3'"});
+    return false;
+  }
+  std::string why;
+  if (tiers == 0) {
+    std::string why2;
+    tiers = fits(2, why2) ? 2 : 3;
+  }
+  if (tiers < 2) {
+    errors.push_back({"fabric.tiers", fmt::format("a Clos has 2 or 3 tiers, got {}", tiers)});
+    return false;
+  }
+  if (!cfg.oversubscription.per_tier.empty() &&
+      static_cast<std::int64_t>(cfg.oversubscription.per_tier.size()) != tiers - 1) {
+    errors.push_back({"fabric.oversubscription",
+                      fmt::format("{} tiers have {} levels of uplinks, so the list needs {} ratios, got {}", tiers,
+                                  tiers - 1, tiers - 1, cfg.oversubscription.per_tier.size())});
+    return false;
+  }
+  if (!fits(tiers, why)) {
+    errors.push_back({"fabric.radix", fmt::format("the fabric is too small for {} nodes x {} NICs: {}", f.nodes, C, why),
+                      tiers == 2 && cfg.tiers == 2 ? "try 'tiers: 3' or a larger radix" : "try a larger radix"});
+    return false;
+  }
+  c.tiers = tiers;
+  Split s1;
+  split_ports(k, tier_ratio(cfg.oversubscription, 0, tiers), s1);
+  c.d1 = s1.down;
+  c.u1 = s1.up;
+  c.leaves = c.rail ? (f.nodes + c.d1 - 1) / c.d1 * C : (E + c.d1 - 1) / c.d1;
+  if (tiers == 3) {
+    Split s2;
+    split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);
+    c.d2 = s2.down;
+    c.u2 = s2.up;
+    c.pods = (c.leaves + c.d2 - 1) / c.d2;
+    c.parallel = parallel_links(c.u2, c.pods, k);
+    c.top_per_plane = c.u2 / c.parallel;
+    c.top_switches = c.top_per_plane * c.u1;
+  } else {
+    c.parallel = parallel_links(c.u1, c.leaves, k);
+    c.top_switches = c.u1 / c.parallel;
+  }
+
+  // Vertices: leaves, then (3 tiers) u1 aggregation switches per pod, then the top tier.
+  c.leaf_base = b.add_vertices(VertexKind::leaf, c.leaves);
+  if (tiers == 3) c.agg_base = b.add_vertices(VertexKind::spine, c.pods * c.u1);
+  c.top_base = b.add_vertices(tiers == 3 ? VertexKind::core : VertexKind::spine, c.top_switches);
+
+  // Access links: NIC e plugs into its leaf.
+  f.access_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  for (std::int64_t n = 0; n < f.nodes; ++n) {
+    for (std::int64_t j = 0; j < C; ++j) {
+      const u32 leaf = c.leaf_base + to_u32(c.leaf_of(n, j, C));
+      b.add_cable(f.nic(n * C + j).value, leaf, LinkKind::access, Medium::optical, f.links[f.host_base].bandwidth,
+                  cfg.link_latency);
+    }
+  }
+  // Leaf uplinks: to spine k / m (2 tiers) or to aggregation switch k of the pod (3 tiers).
+  c.leaf_up_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  for (std::int64_t l = 0; l < c.leaves; ++l) {
+    for (std::int64_t up = 0; up < c.u1; ++up) {
+      const u32 above = tiers == 2 ? c.top_base + to_u32(up / c.parallel)
+                                   : c.agg_base + to_u32((l / c.d2) * c.u1 + up);
+      b.add_cable(c.leaf_base + to_u32(l), above, LinkKind::leaf_spine, Medium::optical, bw, cfg.link_latency);
+    }
+  }
+  if (tiers == 3) {
+    // Aggregation switch j of pod P, uplink k: core k / m of plane j.
+    c.agg_up_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+    for (std::int64_t a = 0; a < c.pods * c.u1; ++a) {
+      const std::int64_t plane = a % c.u1;
+      for (std::int64_t up = 0; up < c.u2; ++up) {
+        const u32 core = c.top_base + to_u32(plane * c.top_per_plane + up / c.parallel);
+        b.add_cable(c.agg_base + to_u32(a), core, LinkKind::spine_core, Medium::optical, bw, cfg.link_latency);
+      }
+    }
+  }
+  f.tiers = {{"leaf", c.leaves}};
+  if (tiers == 3) f.tiers.push_back({"spine", c.pods * c.u1});
+  f.tiers.push_back({tiers == 3 ? "core" : "spine", c.top_switches});
+  f.sizing_note = fmt::format(
+      "{} {}-tier Clos of radix-{} switches: {} leaves ({} down, {} up ports){}{}; {} endpoints of {} usable",
+      c.rail ? "rail-optimized" : "folded", tiers, k, c.leaves, c.d1, c.u1,
+      tiers == 3 ? fmt::format(", {} pods of up to {} leaves with {} aggregation switches ({} down, {} up)", c.pods,
+                               c.d2, c.u1, c.d2, c.u2)
+                 : std::string(),
+      fmt::format(", {} {} switch{} with {} parallel link{} to each switch below", c.top_switches,
+                  tiers == 3 ? "core" : "spine", c.top_switches == 1 ? "" : "es", c.parallel, c.parallel == 1 ? "" : "s"),
+      E, tiers == 3 ? k * c.d2 * c.d1 : k / c.parallel * c.d1);
+  f.layout = std::move(c);
+  return true;
+}
+
+bool build_torus(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth bw, std::vector<FabricError>& errors) {
+  if (cfg.dims.empty()) {
+    errors.push_back({"fabric.dims", "a torus needs its dimensions", "add e.g. 'dims: [8, 8, 8]'"});
+    return false;
+  }
+  TorusLayout t;
+  t.dims = cfg.dims;
+  t.routers = 1;
+  for (std::int64_t d : t.dims) {
+    if (d < 2) {
+      errors.push_back({"fabric.dims", fmt::format("every torus dimension needs at least 2 vertices, got {}", d)});
+      return false;
+    }
+    t.strides.push_back(t.routers);
+    if (t.routers > (std::int64_t{1} << 40) / d) {
+      errors.push_back({"fabric.dims", "the torus has more than 2^40 vertices"});
+      return false;
+    }
+    t.routers *= d;
+  }
+  if (t.routers < f.nodes) {
+    errors.push_back({"fabric.dims", fmt::format("the torus has {} vertices for {} nodes", t.routers, f.nodes),
+                      "enlarge dims so that their product is at least cluster.nodes"});
+    return false;
+  }
+  t.router_base = b.add_vertices(VertexKind::router, t.routers);
+  f.access_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  for (std::int64_t e = 0; e < f.endpoints(); ++e) {
+    b.add_cable(f.nic(e).value, t.router_base + to_u32(e / f.nics_per_node), LinkKind::access, Medium::copper,
+                f.links[f.host_base].bandwidth, cfg.link_latency);
+  }
+  const auto D = static_cast<std::int64_t>(t.dims.size());
+  t.link_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  for (std::int64_t r = 0; r < t.routers; ++r) {
+    for (std::int64_t d = 0; d < D; ++d) {
+      const std::int64_t x = (r / t.strides[static_cast<std::size_t>(d)]) % t.dims[static_cast<std::size_t>(d)];
+      const std::int64_t next = r + ((x + 1) % t.dims[static_cast<std::size_t>(d)] - x) * t.strides[static_cast<std::size_t>(d)];
+      b.add_cable(t.router_base + to_u32(r), t.router_base + to_u32(next), LinkKind::torus, Medium::copper, bw,
+                  cfg.link_latency);
+    }
+  }
+  f.tiers = {{"router", t.routers}};
+  std::string shape;
+  for (std::size_t i = 0; i < t.dims.size(); ++i) shape += fmt::format("{}{}", i ? "x" : "", t.dims[i]);
+  f.sizing_note = fmt::format("{} torus with wraparound: {} routers, {} occupied by nodes", shape, t.routers, f.nodes);
+  f.layout = std::move(t);
+  return true;
+}
+
+std::int64_t tri_index(std::int64_t a, std::int64_t r1, std::int64_t r2) {
+  // Position of the pair (r1 < r2) in the row-major upper triangle of an a x a matrix.
+  return r1 * (2 * a - r1 - 1) / 2 + (r2 - r1 - 1);
+}
+
+bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth bw,
+                     std::vector<FabricError>& errors) {
+  DragonflyLayout d;
+  d.a = cfg.routers_per_group;
+  d.p = cfg.hosts_per_router;
+  d.h = cfg.global_links_per_router;
+  d.routing = cfg.routing;
+  for (const auto& [value, key] : {std::pair{d.a, "routers_per_group"}, std::pair{d.p, "hosts_per_router"},
+                                   std::pair{d.h, "global_links_per_router"}}) {
+    if (value < 1) {
+      errors.push_back({fmt::format("fabric.{}", key), fmt::format("a dragonfly needs {} of at least 1", key),
+                        "e.g. routers_per_group: 8, hosts_per_router: 4, global_links_per_router: 4"});
+    }
+  }
+  if (!errors.empty()) return false;
+  const std::int64_t max_groups = d.a * d.h + 1;
+  const std::int64_t per_group = d.a * d.p;
+  d.g = cfg.groups ? cfg.groups : std::max<std::int64_t>(2, (f.endpoints() + per_group - 1) / per_group);
+  if (d.g > max_groups) {
+    errors.push_back({cfg.groups ? "fabric.groups" : "fabric.routers_per_group",
+                      fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups ({} endpoints); "
+                                  "this cluster needs {} groups for {} endpoints",
+                                  d.a, d.h, max_groups, max_groups * per_group, d.g, f.endpoints()),
+                      "raise routers_per_group, hosts_per_router or global_links_per_router"});
+    return false;
+  }
+  if (d.g < 2) {
+    errors.push_back({"fabric.groups", "a dragonfly needs at least 2 groups"});
+    return false;
+  }
+  if (d.g * per_group < f.endpoints()) {
+    errors.push_back({"fabric.groups", fmt::format("{} groups of {} endpoints hold {}, fewer than the cluster's {}", d.g,
+                                                   per_group, d.g * per_group, f.endpoints())});
+    return false;
+  }
+  d.links_per_pair = d.a * d.h / (d.g - 1);
+  const std::int64_t routers = d.a * d.g;
+  d.router_base = b.add_vertices(VertexKind::router, routers);
+  f.access_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  for (std::int64_t e = 0; e < f.endpoints(); ++e) {
+    b.add_cable(f.nic(e).value, d.router_base + to_u32(e / d.p), LinkKind::access, Medium::copper,
+                f.links[f.host_base].bandwidth, cfg.link_latency);
+  }
+  d.local_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  for (std::int64_t G = 0; G < d.g; ++G) {
+    for (std::int64_t r1 = 0; r1 < d.a; ++r1) {
+      for (std::int64_t r2 = r1 + 1; r2 < d.a; ++r2) {
+        b.add_cable(d.router_base + to_u32(G * d.a + r1), d.router_base + to_u32(G * d.a + r2), LinkKind::local,
+                    Medium::copper, bw, cfg.link_latency);
+      }
+    }
+  }
+  // Global links, one directed link per (group, port); dark ports get a self-link placeholder
+  // that no route uses, so that ids stay arithmetic. Reverse ids are filled in afterwards.
+  d.global_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  const std::int64_t ports = d.a * d.h;
+  const std::int64_t used = d.links_per_pair * (d.g - 1);
+  for (std::int64_t G = 0; G < d.g; ++G) {
+    for (std::int64_t q = 0; q < ports; ++q) {
+      const u32 from = d.router_base + to_u32(G * d.a + q / d.h);
+      if (q >= used) {
+        b.add_link(from, from, LinkKind::global, Medium::optical, sim::Bandwidth::of(0), cfg.link_latency);
+        continue;
+      }
+      const std::int64_t m = q % (d.g - 1);
+      const std::int64_t copy = q / (d.g - 1);
+      const std::int64_t H = (G + 1 + m) % d.g;
+      const std::int64_t q2 = copy * (d.g - 1) + (d.g - 2 - m);
+      b.add_link(from, d.router_base + to_u32(H * d.a + q2 / d.h), LinkKind::global, Medium::optical, bw,
+                 cfg.link_latency);
+    }
+  }
+  for (std::int64_t G = 0; G < d.g; ++G) {
+    for (std::int64_t q = 0; q < used; ++q) {
+      const std::int64_t m = q % (d.g - 1);
+      const std::int64_t H = (G + 1 + m) % d.g;
+      const std::int64_t q2 = (q / (d.g - 1)) * (d.g - 1) + (d.g - 2 - m);
+      f.links[static_cast<std::size_t>(d.global_base + to_u32(G * ports + q))].reverse = {d.global_base + to_u32(H * ports + q2)};
+    }
+  }
+  f.tiers = {{"router", routers}};
+  f.sizing_note = fmt::format(
+      "dragonfly of {} groups x {} routers (p={} endpoints, h={} global links each; radix {}); {} global link{} "
+      "between each pair of groups{}",
+      d.g, d.a, d.p, d.h, d.p + d.a - 1 + d.h, d.links_per_pair, d.links_per_pair == 1 ? "" : "s",
+      used < ports ? fmt::format(", {} dark global ports per group", ports - used) : std::string());
+  f.layout = std::move(d);
+  return true;
+}
+
+}  // namespace
+
+std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::ResolvedNode& node, std::int64_t nodes,
+                                   std::vector<FabricError>& errors) {
+  if (node.spec.nics < 1) {
+    errors.push_back({"cluster.node.nics", fmt::format("node type '{}' has no scale-out NICs to attach to a fabric",
+                                                       node.name)});
+    return std::nullopt;
+  }
+  const sim::Bandwidth bw = cfg.link_bandwidth.value_or(node.spec.nic_bandwidth);
+  if (bw.value() <= 0.0) {
+    errors.push_back({"fabric.link_bandwidth", "the fabric's links need a line rate above 0"});
+    return std::nullopt;
+  }
+  Fabric f;
+  f.topology = cfg.topology;
+  f.nodes = nodes;
+  f.link_bandwidth = bw;
+  f.gpus_per_node = node.spec.gpus;
+  f.nics_per_node = node.spec.nics;
+  Builder b(f);
+  f.gpu_base = b.add_vertices(VertexKind::gpu, f.gpus());
+  f.nic_base = b.add_vertices(VertexKind::nic, f.endpoints());
+  f.has_nvlink = node.spec.gpus > 1 && node.spec.scaleup != hardware::ScaleUp::none;
+  f.scaleup_base = f.has_nvlink ? b.add_vertices(VertexKind::scaleup, nodes) : 0;
+  f.links.reserve(static_cast<std::size_t>(f.gpus() * 4 + f.endpoints() * 8));
+  // Node-level links: GPU <-> scale-up switch (NVLink), GPU <-> its NIC (host path).
+  f.nvlink_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  if (f.has_nvlink) {
+    for (std::int64_t g = 0; g < f.gpus(); ++g) {
+      b.add_cable(f.gpu(g).value, f.scaleup_base + to_u32(g / f.gpus_per_node), LinkKind::nvlink, Medium::internal,
+                  node.scaleup_bandwidth, node.spec.scaleup_latency);
+    }
+  }
+  f.host_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  for (std::int64_t g = 0; g < f.gpus(); ++g) {
+    b.add_cable(f.gpu(g).value, f.nic(f.endpoint_of_gpu(g)).value, LinkKind::host, Medium::internal,
+                node.spec.nic_bandwidth, sim::Time::zero());
+  }
+  bool ok = false;
+  switch (cfg.topology) {
+    case Topology::fat_tree:
+    case Topology::rail_clos: ok = build_clos(cfg, f, b, bw, errors); break;
+    case Topology::torus: ok = build_torus(cfg, f, b, bw, errors); break;
+    case Topology::dragonfly: ok = build_dragonfly(cfg, f, b, bw, errors); break;
+  }
+  if (!ok) return std::nullopt;
+  return f;
+}
+
+// ---------------------------------------------------------------------------------------
+// Routing.
+
+namespace {
+
+LinkId rev(const Fabric& f, LinkId l) { return f.links[l.value].reverse; }
+
+void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int64_t dst, std::uint64_t flow,
+                std::vector<LinkId>& out) {
+  const std::int64_t C = f.nics_per_node;
+  const std::int64_t l1 = c.leaf_of(src / C, src % C, C);
+  const std::int64_t l2 = c.leaf_of(dst / C, dst % C, C);
+  out.push_back(f.access_up(src));
+  if (l1 != l2) {
+    const std::uint64_t h = flow_hash(flow, src, dst);
+    const auto leaf_up = [&](std::int64_t leaf, std::int64_t k) {
+      return LinkId{c.leaf_up_base + 2 * to_u32(leaf * c.u1 + k)};
+    };
+    const std::int64_t j = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(c.u1));
+    if (c.tiers == 2 || l1 / c.d2 == l2 / c.d2) {
+      // Up to spine (or aggregation switch) j / m by parallel link j % m, and down the same way.
+      out.push_back(leaf_up(l1, j));
+      out.push_back(rev(f, leaf_up(l2, j)));
+    } else {
+      const std::int64_t k = static_cast<std::int64_t>((h >> 32) % static_cast<std::uint64_t>(c.u2));
+      const auto agg_up = [&](std::int64_t pod, std::int64_t plane) {
+        return LinkId{c.agg_up_base + 2 * to_u32((pod * c.u1 + plane) * c.u2 + k)};
+      };
+      out.push_back(leaf_up(l1, j));
+      out.push_back(agg_up(l1 / c.d2, j));
+      out.push_back(rev(f, agg_up(l2 / c.d2, j)));
+      out.push_back(rev(f, leaf_up(l2, j)));
+    }
+  }
+  out.push_back(rev(f, f.access_up(dst)));
+}
+
+std::int64_t clos_hops(const ClosLayout& c, std::int64_t l1, std::int64_t l2) {
+  if (l1 == l2) return 0;
+  if (c.tiers == 2 || l1 / c.d2 == l2 / c.d2) return 2;
+  return 4;
+}
+
+void route_torus(const Fabric& f, const TorusLayout& t, std::int64_t src, std::int64_t dst, std::vector<LinkId>& out) {
+  const std::int64_t r1 = src / f.nics_per_node;
+  const std::int64_t r2 = dst / f.nics_per_node;
+  out.push_back(f.access_up(src));
+  std::int64_t cur = r1;
+  const auto D = static_cast<std::int64_t>(t.dims.size());
+  for (std::int64_t d = 0; d < D; ++d) {
+    const std::int64_t k = t.dims[static_cast<std::size_t>(d)];
+    const std::int64_t stride = t.strides[static_cast<std::size_t>(d)];
+    const std::int64_t x1 = (cur / stride) % k;
+    const std::int64_t x2 = (r2 / stride) % k;
+    const std::int64_t delta = ((x2 - x1) % k + k) % k;
+    if (delta == 0) continue;
+    const bool plus = delta <= k / 2;
+    const std::int64_t steps = plus ? delta : k - delta;
+    std::int64_t x = x1;
+    for (std::int64_t s = 0; s < steps; ++s) {
+      if (plus) {
+        out.push_back(LinkId{t.link_base + 2 * to_u32(cur * D + d)});
+        const std::int64_t nx = (x + 1) % k;
+        cur += (nx - x) * stride;
+        x = nx;
+      } else {
+        const std::int64_t px = (x - 1 + k) % k;
+        const std::int64_t prev = cur + (px - x) * stride;
+        out.push_back(rev(f, LinkId{t.link_base + 2 * to_u32(prev * D + d)}));
+        cur = prev;
+        x = px;
+      }
+    }
+  }
+  out.push_back(rev(f, f.access_up(dst)));
+}
+
+std::int64_t ring_distance(std::int64_t a, std::int64_t b, std::int64_t k) {
+  const std::int64_t d = ((b - a) % k + k) % k;
+  return std::min(d, k - d);
+}
+
+struct DragonflyHop {
+  std::int64_t port;     ///< global port q in the source group
+  std::int64_t exit;     ///< router (within its group) owning the port
+  std::int64_t arrival;  ///< router (within the destination group) where the link lands
+};
+
+// The global link from group gs to group gd, copy `copy` of links_per_pair.
+DragonflyHop dragonfly_global(const DragonflyLayout& d, std::int64_t gs, std::int64_t gd, std::int64_t copy) {
+  const std::int64_t m = ((gd - gs - 1) % d.g + d.g) % d.g;
+  const std::int64_t q = copy * (d.g - 1) + m;
+  const std::int64_t q2 = copy * (d.g - 1) + (d.g - 2 - m);
+  return {q, q / d.h, q2 / d.h};
+}
+
+LinkId dragonfly_local(const DragonflyLayout& d, std::int64_t group, std::int64_t r1, std::int64_t r2) {
+  const std::int64_t lo = std::min(r1, r2);
+  const std::int64_t hi = std::max(r1, r2);
+  const LinkId up{d.local_base + 2 * to_u32(group * (d.a * (d.a - 1) / 2) + tri_index(d.a, lo, hi))};
+  return r1 < r2 ? up : LinkId{up.value + 1};
+}
+
+// Appends the minimal route between routers (group, index) and returns its router hops.
+std::int64_t dragonfly_minimal(const DragonflyLayout& d, std::int64_t gs, std::int64_t rs, std::int64_t gd,
+                               std::int64_t rd, std::uint64_t h, std::vector<LinkId>* out) {
+  if (gs == gd) {
+    if (rs == rd) return 0;
+    if (out) out->push_back(dragonfly_local(d, gs, rs, rd));
+    return 1;
+  }
+  const DragonflyHop hop = dragonfly_global(d, gs, gd, static_cast<std::int64_t>(h % static_cast<std::uint64_t>(d.links_per_pair)));
+  std::int64_t hops = 1;
+  if (rs != hop.exit) {
+    if (out) out->push_back(dragonfly_local(d, gs, rs, hop.exit));
+    ++hops;
+  }
+  if (out) out->push_back(LinkId{d.global_base + to_u32(gs * d.a * d.h + hop.port)});
+  if (hop.arrival != rd) {
+    if (out) out->push_back(dragonfly_local(d, gd, hop.arrival, rd));
+    ++hops;
+  }
+  return hops;
+}
+
+void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src, std::int64_t dst, std::uint64_t flow,
+                     std::vector<LinkId>& out, LoadView load) {
+  const std::int64_t R1 = src / d.p;
+  const std::int64_t R2 = dst / d.p;
+  const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
+  const std::uint64_t h = flow_hash(flow, src, dst);
+  out.push_back(f.access_up(src));
+  bool valiant = d.routing == Routing::valiant && gs != gd && d.g > 2;
+  // Intermediate group: uniformly among the groups other than source and destination.
+  std::int64_t gi = static_cast<std::int64_t>((h >> 20) % static_cast<std::uint64_t>(std::max<std::int64_t>(1, d.g - 2)));
+  for (std::int64_t skip : {std::min(gs, gd), std::max(gs, gd)}) {
+    if (gi >= skip) ++gi;
+  }
+  if (d.routing == Routing::ugal && gs != gd && d.g > 2 && load.load) {
+    // UGAL-L (Kim et al.): compare hops x (1 + load of the first fabric link) of both choices.
+    std::vector<LinkId> minimal_links;
+    std::vector<LinkId> valiant_links;
+    const std::int64_t hm = dragonfly_minimal(d, gs, rs, gd, rd, h, &minimal_links);
+    const DragonflyHop first = dragonfly_global(d, gs, gi, 0);
+    const std::int64_t hv = dragonfly_minimal(d, gs, rs, gi, first.arrival, h, &valiant_links) +
+                            dragonfly_minimal(d, gi, first.arrival, gd, rd, h >> 8, nullptr);
+    const double lm = static_cast<double>(hm) * (1.0 + load.load(load.context, minimal_links.front()));
+    const double lv = static_cast<double>(hv) * (1.0 + load.load(load.context, valiant_links.front()));
+    valiant = lv < lm;
+  }
+  if (valiant) {
+    const DragonflyHop first = dragonfly_global(d, gs, gi, 0);
+    dragonfly_minimal(d, gs, rs, gi, first.arrival, h, &out);
+    dragonfly_minimal(d, gi, first.arrival, gd, rd, h >> 8, &out);
+  } else {
+    dragonfly_minimal(d, gs, rs, gd, rd, h, &out);
+  }
+  out.push_back(rev(f, f.access_up(dst)));
+}
+
+}  // namespace
+
+void Fabric::route_endpoints(std::int64_t src, std::int64_t dst, std::uint64_t flow, std::vector<LinkId>& out,
+                             LoadView load) const {
+  if (src == dst) return;
+  std::visit(
+      [&](const auto& l) {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, ClosLayout>) route_clos(*this, l, src, dst, flow, out);
+        if constexpr (std::is_same_v<L, TorusLayout>) route_torus(*this, l, src, dst, out);
+        if constexpr (std::is_same_v<L, DragonflyLayout>) route_dragonfly(*this, l, src, dst, flow, out, load);
+      },
+      layout);
+}
+
+bool Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow, std::vector<LinkId>& out,
+                   LoadView load) const {
+  if (src == dst) return true;
+  const std::size_t start = out.size();
+  const std::int64_t n1 = src / gpus_per_node;
+  const std::int64_t n2 = dst / gpus_per_node;
+  if (n1 == n2 && has_nvlink) {
+    out.push_back(LinkId{nvlink_base + 2 * static_cast<std::uint32_t>(src)});
+    out.push_back(LinkId{nvlink_base + 2 * static_cast<std::uint32_t>(dst) + 1});
+  } else {
+    const std::int64_t e1 = endpoint_of_gpu(src);
+    const std::int64_t e2 = endpoint_of_gpu(dst);
+    out.push_back(LinkId{host_base + 2 * static_cast<std::uint32_t>(src)});
+    route_endpoints(e1, e2, flow, out, load);
+    out.push_back(LinkId{host_base + 2 * static_cast<std::uint32_t>(dst) + 1});
+  }
+  if (link_failed.empty()) return true;
+  bool blocked = false;
+  for (std::size_t i = start; i < out.size(); ++i) blocked = blocked || failed(out[i]);
+  if (!blocked) return true;
+  out.resize(start);
+  return shortest_route(*this, gpu(src), gpu(dst), out);
+}
+
+std::int64_t Fabric::switch_hops(std::int64_t src, std::int64_t dst) const {
+  return std::visit(
+      [&](const auto& l) -> std::int64_t {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, ClosLayout>) {
+          const std::int64_t C = nics_per_node;
+          return clos_hops(l, l.leaf_of(src / C, src % C, C), l.leaf_of(dst / C, dst % C, C));
+        } else if constexpr (std::is_same_v<L, TorusLayout>) {
+          std::int64_t hops = 0;
+          const std::int64_t r1 = src / nics_per_node;
+          const std::int64_t r2 = dst / nics_per_node;
+          for (std::size_t d = 0; d < l.dims.size(); ++d) {
+            hops += ring_distance((r1 / l.strides[d]) % l.dims[d], (r2 / l.strides[d]) % l.dims[d], l.dims[d]);
+          }
+          return hops;
+        } else {
+          const std::int64_t R1 = src / l.p;
+          const std::int64_t R2 = dst / l.p;
+          return dragonfly_minimal(l, R1 / l.a, R1 % l.a, R2 / l.a, R2 % l.a, 0, nullptr);
+        }
+      },
+      layout);
+}
+
+}  // namespace clustersim::fabric

@@ -1,0 +1,400 @@
+#include "models/fabric/metrics.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace clustersim::fabric {
+
+const std::pair<const std::string, SwitchPrice>* cheapest_switch(const PricingTable& t, std::int64_t ports,
+                                                                 sim::Bandwidth rate) {
+  const std::pair<const std::string, SwitchPrice>* best = nullptr;
+  for (const auto& entry : t.switches) {
+    const SwitchPrice& s = entry.second;
+    if (s.ports < ports || s.port_bandwidth < rate) continue;
+    if (!best || s.price < best->second.price) best = &entry;
+  }
+  return best;
+}
+
+const std::pair<const std::string, PartPrice>* cheapest_part(const std::map<std::string, PartPrice>& parts,
+                                                             sim::Bandwidth rate, std::string_view prefix) {
+  const std::pair<const std::string, PartPrice>* best = nullptr;
+  for (const auto& entry : parts) {
+    if (!prefix.empty() && entry.first.compare(0, prefix.size(), prefix) != 0) continue;
+    if (entry.second.bandwidth < rate) continue;
+    if (!best || entry.second.price < best->second.price) best = &entry;
+  }
+  return best;
+}
+
+namespace {
+
+double sq(double x) { return x * x; }
+
+struct Hops {
+  std::int64_t diameter = 0;
+  double total = 0.0;  // sum over ordered pairs of distinct endpoints
+};
+
+std::vector<std::int64_t> leaf_occupancy(const Fabric& f, const ClosLayout& c) {
+  std::vector<std::int64_t> n(static_cast<std::size_t>(c.leaves), 0);
+  for (std::int64_t node = 0; node < f.nodes; ++node) {
+    for (std::int64_t j = 0; j < f.nics_per_node; ++j) ++n[static_cast<std::size_t>(c.leaf_of(node, j, f.nics_per_node))];
+  }
+  return n;
+}
+
+Hops clos_hops(const Fabric& f, const ClosLayout& c) {
+  const std::vector<std::int64_t> n = leaf_occupancy(f, c);
+  const auto E = static_cast<double>(f.endpoints());
+  double s_leaf = 0.0;
+  std::vector<double> pod(static_cast<std::size_t>(c.pods), 0.0);
+  std::int64_t occupied_leaves = 0;
+  for (std::size_t l = 0; l < n.size(); ++l) {
+    s_leaf += sq(static_cast<double>(n[l]));
+    if (n[l] > 0) ++occupied_leaves;
+    pod[c.tiers == 3 ? l / static_cast<std::size_t>(c.d2) : 0] += static_cast<double>(n[l]);
+  }
+  double s_pod = 0.0;
+  std::int64_t occupied_pods = 0;
+  for (double p : pod) {
+    s_pod += sq(p);
+    if (p > 0) ++occupied_pods;
+  }
+  Hops h;
+  // Pairs on one leaf: 0 hops; same pod, other leaf: 2 (leaf-agg-leaf); other pod: 4.
+  h.total = 2.0 * (s_pod - s_leaf) + (c.tiers == 3 ? 4.0 * (sq(E) - s_pod) : 0.0);
+  h.diameter = occupied_pods > 1 ? 4 : occupied_leaves > 1 ? 2 : 0;
+  return h;
+}
+
+std::int64_t ring(std::int64_t x, std::int64_t y, std::int64_t k) {
+  const std::int64_t d = ((y - x) % k + k) % k;
+  return std::min(d, k - d);
+}
+
+Hops torus_hops(const Fabric& f, const TorusLayout& t) {
+  Hops h;
+  const auto C = static_cast<double>(f.nics_per_node);
+  for (std::size_t d = 0; d < t.dims.size(); ++d) {
+    const std::int64_t k = t.dims[d];
+    std::vector<double> hist(static_cast<std::size_t>(k), 0.0);
+    for (std::int64_t node = 0; node < f.nodes; ++node) hist[static_cast<std::size_t>((node / t.strides[d]) % k)] += C;
+    std::int64_t max_d = 0;
+    for (std::int64_t x = 0; x < k; ++x) {
+      for (std::int64_t y = 0; y < k; ++y) {
+        const double w = hist[static_cast<std::size_t>(x)] * hist[static_cast<std::size_t>(y)];
+        h.total += w * static_cast<double>(ring(x, y, k));
+        if (w > 0) max_d = std::max(max_d, ring(x, y, k));
+      }
+    }
+    h.diameter += max_d;  // exact when the occupied vertices form a product set (a full torus)
+  }
+  return h;
+}
+
+Hops dragonfly_hops(const Fabric& f, const DragonflyLayout& d) {
+  const auto w = [&](std::int64_t group, std::int64_t r) {
+    const std::int64_t first = (group * d.a + r) * d.p;
+    return static_cast<double>(std::clamp<std::int64_t>(f.endpoints() - first, 0, d.p));
+  };
+  std::vector<double> W(static_cast<std::size_t>(d.g), 0.0);
+  Hops h;
+  for (std::int64_t G = 0; G < d.g; ++G) {
+    double s = 0.0;
+    std::int64_t occupied = 0;
+    for (std::int64_t r = 0; r < d.a; ++r) {
+      W[static_cast<std::size_t>(G)] += w(G, r);
+      s += sq(w(G, r));
+      if (w(G, r) > 0) ++occupied;
+    }
+    h.total += sq(W[static_cast<std::size_t>(G)]) - s;  // same group, other router: 1 hop
+    if (occupied > 1) h.diameter = std::max<std::int64_t>(h.diameter, 1);
+  }
+  for (std::int64_t gs = 0; gs < d.g; ++gs) {
+    const double ws = W[static_cast<std::size_t>(gs)];
+    if (ws == 0) continue;
+    for (std::int64_t gd = 0; gd < d.g; ++gd) {
+      const double wd = W[static_cast<std::size_t>(gd)];
+      if (gd == gs || wd == 0) continue;
+      for (std::int64_t k = 0; k < d.links_per_pair; ++k) {
+        // Minimal route: local hop unless already on the exit router, global hop, local hop
+        // unless the link lands on the destination router. ECMP spreads flows over copies.
+        const std::int64_t m = ((gd - gs - 1) % d.g + d.g) % d.g;
+        const std::int64_t exit = (k * (d.g - 1) + m) / d.h;
+        const std::int64_t arrival = (k * (d.g - 1) + (d.g - 2 - m)) / d.h;
+        h.total += (ws * wd + (ws - w(gs, exit)) * wd + ws * (wd - w(gd, arrival))) /
+                   static_cast<double>(d.links_per_pair);
+        const std::int64_t hops = 1 + (ws > w(gs, exit) ? 1 : 0) + (wd > w(gd, arrival) ? 1 : 0);
+        h.diameter = std::max(h.diameter, hops);
+      }
+    }
+  }
+  return h;
+}
+
+// Endpoints per side and the one-way capacity of the natural bisection's cut.
+double bisection(const Fabric& f, std::vector<std::int64_t>* side_a, std::vector<std::int64_t>* side_b) {
+  const double b_acc = f.links[f.access_base].bandwidth.value();
+  std::vector<int> side(static_cast<std::size_t>(f.endpoints()), 0);
+  double cap = 0.0;
+  std::visit(
+      [&](const auto& l) {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, ClosLayout>) {
+          const double b = f.link_bandwidth.value();
+          const std::vector<std::int64_t> n = leaf_occupancy(f, l);
+          // Units to split: pods (3 tiers, several pods), else leaves, else the one leaf's ports.
+          const bool by_pod = l.tiers == 3 && l.pods > 1;
+          const std::int64_t units = by_pod ? l.pods : l.leaves;
+          std::vector<double> cap_of(static_cast<std::size_t>(units), 0.0);
+          std::vector<std::int64_t> count(static_cast<std::size_t>(units), 0);
+          for (std::int64_t leaf = 0; leaf < l.leaves; ++leaf) {
+            const std::size_t u = static_cast<std::size_t>(by_pod ? leaf / l.d2 : leaf);
+            const double up = std::min(static_cast<double>(n[static_cast<std::size_t>(leaf)]) * b_acc,
+                                       static_cast<double>(l.u1) * b);
+            cap_of[u] += up;
+            count[u] += n[static_cast<std::size_t>(leaf)];
+          }
+          if (by_pod) {
+            for (double& c : cap_of) c = std::min(c, static_cast<double>(l.u1 * l.u2) * b);
+          }
+          const auto unit_of = [&](std::int64_t e) {
+            const std::int64_t leaf = l.leaf_of(e / f.nics_per_node, e % f.nics_per_node, f.nics_per_node);
+            return by_pod ? leaf / l.d2 : leaf;
+          };
+          if (units == 1) {
+            // One leaf: it is non-blocking; split its endpoints in half.
+            for (std::int64_t e = f.endpoints() / 2; e < f.endpoints(); ++e) side[static_cast<std::size_t>(e)] = 1;
+            cap = static_cast<double>(f.endpoints() / 2) * b_acc;
+            return;
+          }
+          // The unit boundary closest to half of the endpoints.
+          std::int64_t best = 1;
+          std::int64_t acc = 0;
+          double best_gap = -1;
+          for (std::int64_t u = 0; u + 1 < units; ++u) {
+            acc += count[static_cast<std::size_t>(u)];
+            const double gap = std::fabs(static_cast<double>(acc) - static_cast<double>(f.endpoints()) / 2);
+            if (best_gap < 0 || gap < best_gap) {
+              best_gap = gap;
+              best = u + 1;
+            }
+          }
+          double a = 0.0;
+          double bb = 0.0;
+          for (std::int64_t u = 0; u < units; ++u) (u < best ? a : bb) += cap_of[static_cast<std::size_t>(u)];
+          for (std::int64_t e = 0; e < f.endpoints(); ++e) side[static_cast<std::size_t>(e)] = unit_of(e) < best ? 0 : 1;
+          cap = std::min(a, bb);
+        } else if constexpr (std::is_same_v<L, TorusLayout>) {
+          const double b = f.link_bandwidth.value();
+          std::size_t dmax = 0;
+          for (std::size_t d = 1; d < l.dims.size(); ++d) {
+            if (l.dims[d] > l.dims[dmax]) dmax = d;
+          }
+          const std::int64_t k = l.dims[dmax];
+          // Halves of the largest dimension; the cut crosses 2 cables per row (one each way
+          // round the ring).
+          double a = 0.0;
+          double bb = 0.0;
+          for (std::int64_t e = 0; e < f.endpoints(); ++e) {
+            const std::int64_t x = ((e / f.nics_per_node) / l.strides[dmax]) % k;
+            side[static_cast<std::size_t>(e)] = x < k / 2 ? 0 : 1;
+          }
+          const double router_out = 2.0 * static_cast<double>(l.dims.size()) * b;
+          for (std::int64_t node = 0; node < f.nodes; ++node) {
+            const std::int64_t x = (node / l.strides[dmax]) % k;
+            (x < k / 2 ? a : bb) += std::min(static_cast<double>(f.nics_per_node) * b_acc, router_out);
+          }
+          cap = std::min({a, bb, 2.0 * static_cast<double>(l.routers / k) * b});
+        } else {
+          const double b = f.link_bandwidth.value();
+          const std::int64_t half = l.g / 2;
+          double a = 0.0;
+          double bb = 0.0;
+          for (std::int64_t e = 0; e < f.endpoints(); ++e) {
+            const bool in_a = e / (l.a * l.p) < half;
+            side[static_cast<std::size_t>(e)] = in_a ? 0 : 1;
+            (in_a ? a : bb) += b_acc;
+          }
+          cap = std::min({a, bb, static_cast<double>(half * (l.g - half) * l.links_per_pair) * b});
+        }
+      },
+      f.layout);
+  for (std::int64_t e = 0; e < f.endpoints(); ++e) {
+    if (side[static_cast<std::size_t>(e)] == 0 && side_a) side_a->push_back(e);
+    if (side[static_cast<std::size_t>(e)] == 1 && side_b) side_b->push_back(e);
+  }
+  return cap;
+}
+
+std::int64_t switch_ports(const Fabric& f) {
+  return std::visit(
+      [&](const auto& l) -> std::int64_t {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, ClosLayout>) return l.radix;
+        if constexpr (std::is_same_v<L, TorusLayout>) return 2 * static_cast<std::int64_t>(l.dims.size()) + f.nics_per_node;
+        if constexpr (std::is_same_v<L, DragonflyLayout>) return l.p + l.a - 1 + l.h;
+      },
+      f.layout);
+}
+
+}  // namespace
+
+void bisection_halves(const Fabric& f, std::vector<std::int64_t>& a, std::vector<std::int64_t>& b) {
+  bisection(f, &a, &b);
+}
+
+FabricMetrics measure(const Fabric& f, const PricingTable& prices) {
+  FabricMetrics m;
+  m.endpoints = f.endpoints();
+  m.gpus = f.gpus();
+  m.nodes = f.nodes;
+  m.switches = f.switch_count();
+  m.switches_by_tier = f.tiers;
+  m.sizing = f.sizing_note;
+
+  // Cables by kind and medium (each cable is two directed links: count one direction).
+  struct Group {
+    std::int64_t cables = 0;
+    Medium medium = Medium::internal;
+    sim::Bandwidth rate;
+  };
+  std::map<std::pair<int, double>, Group> groups;  // (kind, rate) -> cables
+  for (std::size_t i = 0; i < f.links.size(); ++i) {
+    const Link& l = f.links[i];
+    if (l.src == l.dst || l.reverse.value < i) continue;  // dark port, or the other direction
+    ++m.links[name(l.kind)];
+    if (l.medium == Medium::optical) m.optics += 2;
+    Group& g = groups[{static_cast<int>(l.kind), l.bandwidth.value()}];
+    ++g.cables;
+    g.medium = l.medium;
+    g.rate = l.bandwidth;
+  }
+
+  const Hops h = std::visit(
+      [&](const auto& l) {
+        using L = std::decay_t<decltype(l)>;
+        if constexpr (std::is_same_v<L, ClosLayout>) return clos_hops(f, l);
+        if constexpr (std::is_same_v<L, TorusLayout>) return torus_hops(f, l);
+        if constexpr (std::is_same_v<L, DragonflyLayout>) return dragonfly_hops(f, l);
+      },
+      f.layout);
+  m.diameter_hops = h.diameter;
+  const auto E = static_cast<double>(f.endpoints());
+  m.average_hops = E > 1 ? h.total / (E * (E - 1)) : 0.0;
+  m.bisection_bandwidth = sim::Bandwidth::of(bisection(f, nullptr, nullptr));
+
+  // Capex and power.
+  bool priced = true;
+  const auto add_line = [&](std::string part, std::string model, std::int64_t count, sim::Money unit_price,
+                            sim::Power unit_power) {
+    const auto n = static_cast<double>(count);
+    for (CostLine& line : m.costs) {
+      if (line.part == part && line.model == model) {
+        line.count += count;
+        line.capex += unit_price * n;
+        line.power += unit_power * n;
+        return;
+      }
+    }
+    m.costs.push_back(CostLine{std::move(part), std::move(model), count, unit_price * n, unit_power * n});
+  };
+  const sim::Bandwidth switch_rate = f.link_bandwidth;
+  if (const auto* s = cheapest_switch(prices, switch_ports(f), switch_rate)) {
+    add_line("switches", s->first, m.switches, s->second.price, s->second.power);
+  } else {
+    priced = false;
+    m.unpriced.push_back(fmt::format("no priced switch has {} ports at {}", switch_ports(f), sim::human(switch_rate)));
+  }
+  const sim::Bandwidth nic_rate = f.links[f.access_base].bandwidth;
+  if (const auto* n = cheapest_part(prices.nics, nic_rate)) {
+    add_line("nics", n->first, f.endpoints(), n->second.price, n->second.power);
+  } else {
+    priced = false;
+    m.unpriced.push_back(fmt::format("no priced NIC runs at {}", sim::human(nic_rate)));
+  }
+  for (const auto& [key, g] : groups) {
+    if (g.medium == Medium::internal) continue;
+    const bool optical = g.medium == Medium::optical;
+    if (const auto* c = cheapest_part(prices.cables, g.rate, optical ? "fiber" : "dac")) {
+      add_line("cables", c->first, g.cables, c->second.price, c->second.power);
+    } else {
+      priced = false;
+      m.unpriced.push_back(fmt::format("no priced {} cable at {}", optical ? "fibre" : "copper", sim::human(g.rate)));
+    }
+    if (!optical) continue;
+    if (const auto* t = cheapest_part(prices.transceivers, g.rate)) {
+      add_line("transceivers", t->first, 2 * g.cables, t->second.price, t->second.power);
+    } else {
+      priced = false;
+      m.unpriced.push_back(fmt::format("no priced transceiver at {}", sim::human(g.rate)));
+    }
+  }
+  if (priced) {
+    sim::Money capex;
+    sim::Power power;
+    for (const CostLine& line : m.costs) {
+      capex += line.capex;
+      power += line.power;
+    }
+    m.capex = capex;
+    m.power = power;
+  }
+  return m;
+}
+
+config::Json to_json(const FabricMetrics& m) {
+  config::Json j;
+  j["sizing"] = m.sizing;
+  j["endpoints"] = m.endpoints;
+  j["gpus"] = m.gpus;
+  j["nodes"] = m.nodes;
+  config::Json tiers = config::Json::object();
+  for (const TierCount& t : m.switches_by_tier) tiers[t.tier] = t.switches;
+  j["switches"] = {{"total", m.switches}, {"by_tier", tiers}};
+  config::Json links = config::Json::object();
+  for (const auto& [kind, n] : m.links) links[kind] = n;
+  j["links"] = links;
+  j["optics"] = m.optics;
+  j["diameter_hops"] = m.diameter_hops;
+  j["average_hops"] = m.average_hops;
+  j["bisection_bandwidth"] = m.bisection_bandwidth.value();
+  j["capex_usd"] = m.capex ? config::Json(m.capex->value()) : config::Json(nullptr);
+  j["power_w"] = m.power ? config::Json(m.power->value()) : config::Json(nullptr);
+  config::Json costs = config::Json::array();
+  for (const CostLine& c : m.costs) {
+    costs.push_back({{"part", c.part}, {"model", c.model}, {"count", c.count}, {"capex_usd", c.capex.value()},
+                     {"power_w", c.power.value()}});
+  }
+  j["costs"] = costs;
+  j["unpriced"] = m.unpriced;
+  return j;
+}
+
+std::string to_dot(const Fabric& f) {
+  std::string out = "graph fabric {\n  node [shape=ellipse, fontsize=10];\n";
+  for (std::size_t v = 0; v < f.vertex_kind.size(); ++v) {
+    const VertexKind k = f.vertex_kind[v];
+    if (k == VertexKind::gpu || k == VertexKind::nic || k == VertexKind::scaleup) continue;
+    out += fmt::format("  v{} [label=\"{} {}\"];\n", v, name(k), v);
+  }
+  for (std::int64_t n = 0; n < f.nodes; ++n) out += fmt::format("  n{} [shape=box, label=\"node {}\"];\n", n, n);
+  for (std::size_t i = 0; i < f.links.size(); ++i) {
+    const Link& l = f.links[i];
+    if (l.src == l.dst || l.reverse.value < i) continue;
+    if (l.kind == LinkKind::nvlink || l.kind == LinkKind::host) continue;
+    if (l.kind == LinkKind::access) {
+      const std::int64_t node = (l.src.value - f.nic_base) / static_cast<std::uint32_t>(f.nics_per_node);
+      out += fmt::format("  n{} -- v{} [color=gray];\n", node, l.dst.value);
+      continue;
+    }
+    out += fmt::format("  v{} -- v{};\n", l.src.value, l.dst.value);
+  }
+  out += "}\n";
+  return out;
+}
+
+}  // namespace clustersim::fabric

@@ -1,0 +1,73 @@
+// What a fabric is and what it costs: counts, hop metrics, bisection bandwidth, capex and
+// power.
+//
+// Definitions:
+// - hops: switch-to-switch links between the switches (leaves, routers) two endpoints plug
+//   into, on the route the routing policy takes (minimal on the dragonfly). diameter_hops is
+//   the largest over endpoint pairs, average_hops the mean over ordered pairs of distinct
+//   endpoints (uniform traffic; endpoints on the same switch count 0). Both exact, from
+//   closed forms: O(leaves) on a Clos, O(sum of dims^2) on a torus, O(groups^2) on a dragonfly.
+// - bisection_bandwidth: the capacity, in bytes/s one way, of the cut between the two halves
+//   of the endpoints split at the topology's natural boundary (halves of the pods or of the
+//   leaves on a Clos, of the largest dimension on a torus, of the groups on a dragonfly),
+//   counting the endpoints' own links. Exact for those cuts (checked against push-relabel
+//   max-flow on small instances in the tests); on a fabric whose natural halves are unequal
+//   (an odd number of pods) it is the cut nearest to half, not the minimum over all cuts.
+// - capex and power: switches priced by the cheapest class with enough ports at the link
+//   rate, one NIC per endpoint, a transceiver at each end of an optical link and a cable per
+//   link (fibre or copper). Scale-up (NVLink) hardware is part of the node, not the fabric.
+//
+// LIMITATIONS: capex covers the scale-out network only (no racks, PDUs, cable trays or
+// labour); prices are list/street prices of one date (see models/fabric/pricing.yaml).
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/config/decode.hpp"
+#include "models/fabric/fabric.hpp"
+#include "models/fabric/pricing.hpp"
+
+namespace clustersim::fabric {
+
+struct CostLine {
+  std::string part;   ///< "switches", "nics", "transceivers", "cables"
+  std::string model;  ///< the priced class, e.g. "ib-ndr-64x400g"
+  std::int64_t count = 0;
+  sim::Money capex;
+  sim::Power power;
+};
+
+struct FabricMetrics {
+  std::int64_t endpoints = 0;
+  std::int64_t gpus = 0;
+  std::int64_t nodes = 0;
+  std::int64_t switches = 0;
+  std::vector<TierCount> switches_by_tier;
+  std::map<std::string, std::int64_t> links;  ///< cables by kind
+  std::int64_t optics = 0;                    ///< transceivers: two per optical cable
+  std::int64_t diameter_hops = 0;
+  double average_hops = 0.0;
+  sim::Bandwidth bisection_bandwidth;
+  std::vector<CostLine> costs;
+  std::optional<sim::Money> capex;  ///< absent when a part has no priced class
+  std::optional<sim::Power> power;
+  std::vector<std::string> unpriced;  ///< parts without a priced class, for people
+  std::string sizing;
+};
+
+FabricMetrics measure(const Fabric& f, const PricingTable& prices);
+
+/// The endpoints on each side of the natural bisection (see above).
+void bisection_halves(const Fabric& f, std::vector<std::int64_t>& a, std::vector<std::int64_t>& b);
+
+/// JSON with SI values and units in keys where they are not plain counts.
+config::Json to_json(const FabricMetrics& m);
+
+/// Graphviz text of the fabric's switches and their cables (and the nodes, as one box each).
+std::string to_dot(const Fabric& f);
+
+}  // namespace clustersim::fabric

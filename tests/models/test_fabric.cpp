@@ -1,0 +1,383 @@
+// Fabrics: sizes of the textbook instances, closed-form routes against Boost.Graph shortest
+// paths, hop metrics against brute force, bisection against max-flow, failures.
+#include <doctest/doctest.h>
+
+#include <set>
+
+#include "models/fabric/fabric.hpp"
+#include "models/fabric/graph.hpp"
+#include "models/fabric/metrics.hpp"
+#include "models/scenario/scenario.hpp"
+#include "sim/random.hpp"
+
+using namespace clustersim;
+using namespace clustersim::fabric;
+
+namespace {
+
+cluster::ResolvedNode make_node(std::int64_t gpus, std::int64_t nics) {
+  cluster::ResolvedNode n;
+  n.name = "test";
+  n.spec.gpus = gpus;
+  n.spec.nics = nics;
+  n.spec.nic_bandwidth = sim::Bandwidth::of(50e9);  // 400 Gb/s
+  n.spec.scaleup = hardware::ScaleUp::nvswitch;
+  n.scaleup_bandwidth = sim::Bandwidth::of(450e9);
+  return n;
+}
+
+Fabric build(const FabricConfig& cfg, std::int64_t nodes, std::int64_t gpus = 8, std::int64_t nics = 8) {
+  std::vector<FabricError> errors;
+  std::optional<Fabric> f = build_fabric(cfg, make_node(gpus, nics), nodes, errors);
+  INFO((errors.empty() ? std::string() : errors.front().message));
+  REQUIRE(f.has_value());
+  return std::move(*f);
+}
+
+FabricConfig clos(Topology t, std::int64_t radix, std::int64_t tiers) {
+  FabricConfig c;
+  c.topology = t;
+  c.radix = radix;
+  c.tiers = tiers;
+  c.link_latency = sim::Time::from_ns(700);
+  return c;
+}
+
+FabricConfig torus(std::vector<std::int64_t> dims) {
+  FabricConfig c;
+  c.topology = Topology::torus;
+  c.dims = std::move(dims);
+  c.link_latency = sim::Time::from_ns(100);
+  return c;
+}
+
+FabricConfig dragonfly(std::int64_t a, std::int64_t p, std::int64_t h, std::int64_t g = 0) {
+  FabricConfig c;
+  c.topology = Topology::dragonfly;
+  c.routers_per_group = a;
+  c.hosts_per_router = p;
+  c.global_links_per_router = h;
+  c.groups = g;
+  c.link_latency = sim::Time::from_ns(100);
+  return c;
+}
+
+bool is_switch(const Fabric& f, VertexId v) {
+  const VertexKind k = f.vertex_kind[v.value];
+  return k == VertexKind::leaf || k == VertexKind::spine || k == VertexKind::core || k == VertexKind::router;
+}
+
+// Checks a route is a connected walk from src to dst that never revisits a vertex; returns
+// its switch-to-switch hops.
+std::int64_t check_walk(const Fabric& f, VertexId src, VertexId dst, const std::vector<LinkId>& path) {
+  std::set<std::uint32_t> seen{src.value};
+  VertexId at = src;
+  std::int64_t switch_hops = 0;
+  for (LinkId l : path) {
+    const Link& link = f.links[l.value];
+    REQUIRE(link.src == at);
+    CHECK(seen.insert(link.dst.value).second);
+    if (is_switch(f, link.src) && is_switch(f, link.dst)) ++switch_hops;
+    at = link.dst;
+  }
+  CHECK(at == dst);
+  return switch_hops;
+}
+
+// For `samples` random endpoint pairs: the route is a valid walk whose switch hops equal
+// the closed form, and equal (or, on the dragonfly, are at least) the BFS distance.
+void check_routes(const Fabric& f, int samples, bool minimal_is_shortest) {
+  sim::RandomStream rng = sim::make_stream(3, "routes");
+  std::vector<LinkId> path;
+  for (int i = 0; i < samples; ++i) {
+    const auto a = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(f.endpoints())));
+    const auto b = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(f.endpoints())));
+    if (a == b) continue;
+    path.clear();
+    f.route_endpoints(a, b, static_cast<std::uint64_t>(i), path);
+    const std::int64_t hops = check_walk(f, f.nic(a), f.nic(b), path);
+    CHECK(hops == f.switch_hops(a, b));
+    const std::vector<std::int64_t> dist = switch_distances(f, f.attachment(a));
+    const std::int64_t bfs = dist[f.attachment(b).value];
+    REQUIRE(bfs >= 0);
+    if (minimal_is_shortest) {
+      CHECK(hops == bfs);
+    } else {
+      CHECK(hops >= bfs);
+    }
+  }
+}
+
+// Average of switch_hops over all ordered pairs of distinct endpoints, by brute force.
+double brute_average_hops(const Fabric& f) {
+  double total = 0.0;
+  for (std::int64_t a = 0; a < f.endpoints(); ++a) {
+    for (std::int64_t b = 0; b < f.endpoints(); ++b) {
+      if (a != b) total += static_cast<double>(f.switch_hops(a, b));
+    }
+  }
+  const auto e = static_cast<double>(f.endpoints());
+  return total / (e * (e - 1));
+}
+
+const PricingTable& prices() {
+  static const PricingTable table = scenario::load_default_scenario({}).pricing;
+  return table;
+}
+
+}  // namespace
+
+TEST_CASE("k=16 three-tier fat tree: 1,024 endpoints, 320 switches") {
+  // k-ary fat tree (Al-Fares et al.): k^3/4 = 1024 hosts; k^2/2 = 128 edge, 128 aggregation
+  // and (k/2)^2 = 64 core switches.
+  const Fabric f = build(clos(Topology::fat_tree, 16, 3), 128);
+  CHECK(f.endpoints() == 1024);
+  CHECK(f.switch_count() == 320);
+  REQUIRE(f.tiers.size() == 3);
+  CHECK(f.tiers[0].switches == 128);
+  CHECK(f.tiers[1].switches == 128);
+  CHECK(f.tiers[2].switches == 64);
+  const FabricMetrics m = measure(f, prices());
+  CHECK(m.diameter_hops == 4);
+  // Full bisection: half the endpoints at 400 Gb/s each = 512 x 50 GB/s.
+  CHECK(m.bisection_bandwidth.value() == doctest::Approx(512 * 50e9));
+  check_routes(f, 300, true);
+}
+
+TEST_CASE("two-tier fat tree of 64-port switches holds 2,048 endpoints, and not one more node") {
+  // k^2/2 = 2048 endpoints: 64 leaves of 32 down ports, 32 spines.
+  const Fabric f = build(clos(Topology::fat_tree, 64, 2), 256);
+  CHECK(f.endpoints() == 2048);
+  CHECK(f.switch_count() == 96);
+  check_routes(f, 200, true);
+  std::vector<FabricError> errors;
+  CHECK_FALSE(build_fabric(clos(Topology::fat_tree, 64, 2), make_node(8, 8), 257, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].path == "fabric.radix");
+  CHECK(errors[0].message.find("2 tiers of radix 64 hold 64 leaves of 32 endpoints (2048 endpoints)") !=
+        std::string::npos);
+  // Without a tier count the builder sizes a third tier itself.
+  const Fabric bigger = build(clos(Topology::fat_tree, 64, 0), 257);
+  CHECK(std::get<ClosLayout>(bigger.layout).tiers == 3);
+}
+
+TEST_CASE("oversubscription 1:7 at the top tier: 56 down and 8 up ports, bisection / 7") {
+  FabricConfig cfg = clos(Topology::rail_clos, 64, 3);
+  cfg.oversubscription.top = Ratio{1, 7};
+  const Fabric f = build(cfg, 1024);
+  const auto& c = std::get<ClosLayout>(f.layout);
+  CHECK(c.d1 == 32);
+  CHECK(c.u1 == 32);
+  CHECK(c.d2 == 56);
+  CHECK(c.u2 == 8);
+  // Pods: 8192 endpoints / 32 = 256 leaves, / 56 per pod = 5 pods (4 full, one of 32).
+  CHECK(c.pods == 5);
+  const FabricMetrics m = measure(f, prices());
+  // Pod-aligned halves: pods {0,1} (112 leaves) vs {2,3,4}; each pod's uplinks are
+  // 32 aggs x 8 x 50 GB/s = 12.8 TB/s, so the cut is 2 pods' worth.
+  CHECK(m.bisection_bandwidth.value() == doctest::Approx(2 * 32 * 8 * 50e9));
+  check_routes(f, 200, true);
+}
+
+TEST_CASE("rail-optimized Clos: NIC r of every node in a group plugs into rail switch r") {
+  const Fabric f = build(clos(Topology::rail_clos, 16, 2), 16);
+  const auto& c = std::get<ClosLayout>(f.layout);
+  // d1 = 8 nodes per group, 2 groups x 8 rails = 16 leaves.
+  CHECK(c.leaves == 16);
+  for (std::int64_t node = 0; node < 16; ++node) {
+    for (std::int64_t r = 0; r < 8; ++r) {
+      CHECK(f.attachment(node * 8 + r).value == c.leaf_base + static_cast<std::uint32_t>((node / 8) * 8 + r));
+    }
+  }
+  check_routes(f, 200, true);
+}
+
+TEST_CASE("8x8x8 torus: diameter 12, dimension-order routes are shortest") {
+  const Fabric f = build(torus({8, 8, 8}), 512, 1, 1);
+  const FabricMetrics m = measure(f, prices());
+  CHECK(m.diameter_hops == 12);
+  CHECK(m.switches == 512);
+  // Each dimension of a ring of 8 averages (0+1+2+3+4+3+2+1)/8 = 2 hops over all pairs
+  // including self pairs: 3 x 2 x 512^2 / (512 x 511).
+  CHECK(m.average_hops == doctest::Approx(6.0 * 512.0 / 511.0));
+  // The cut across the largest dimension: 2 x 64 rows of 50 GB/s.
+  CHECK(m.bisection_bandwidth.value() == doctest::Approx(2 * 64 * 50e9));
+  check_routes(f, 300, true);
+}
+
+TEST_CASE("dragonfly a=8, p=4, h=4: 33 groups, 264 routers, 1,056 hosts, minimal routes <= 3 hops") {
+  const Fabric f = build(dragonfly(8, 4, 4), 132);
+  const auto& d = std::get<DragonflyLayout>(f.layout);
+  CHECK(d.g == 33);
+  CHECK(f.switch_count() == 264);
+  CHECK(f.endpoints() == 1056);
+  CHECK(d.links_per_pair == 1);
+  // Every global port is used once, and each link's reverse is the other group's port.
+  for (std::int64_t q = 0; q < 33 * 32; ++q) {
+    const Link& l = f.links[d.global_base + static_cast<std::uint32_t>(q)];
+    CHECK(f.links[l.reverse.value].reverse.value == d.global_base + static_cast<std::uint32_t>(q));
+    CHECK(f.links[l.reverse.value].src == l.dst);
+  }
+  const FabricMetrics m = measure(f, prices());
+  CHECK(m.diameter_hops == 3);
+  check_routes(f, 400, false);
+  sim::RandomStream rng = sim::make_stream(5, "pairs");
+  for (int i = 0; i < 500; ++i) {
+    const auto a = static_cast<std::int64_t>(rng.uniform_int(1056));
+    const auto b = static_cast<std::int64_t>(rng.uniform_int(1056));
+    CHECK(f.switch_hops(a, b) <= 3);
+  }
+}
+
+TEST_CASE("dragonfly Valiant routes go through another group and take at most 5 router hops") {
+  FabricConfig cfg = dragonfly(4, 2, 2);
+  cfg.routing = Routing::valiant;
+  const Fabric f = build(cfg, 9, 8, 8);  // 9 groups of 8 endpoints
+  std::vector<LinkId> path;
+  for (std::int64_t a = 0; a < f.endpoints(); a += 3) {
+    for (std::int64_t b = 0; b < f.endpoints(); b += 5) {
+      if (a / 8 == b / 8) continue;  // same group: minimal
+      path.clear();
+      f.route_endpoints(a, b, 17, path);
+      const std::int64_t hops = check_walk(f, f.nic(a), f.nic(b), path);
+      CHECK(hops <= 5);
+      std::int64_t globals = 0;
+      for (LinkId l : path) globals += f.links[l.value].kind == LinkKind::global ? 1 : 0;
+      CHECK(globals == 2);
+    }
+  }
+}
+
+TEST_CASE("average hops: the closed forms equal brute force on every topology") {
+  const std::vector<std::pair<const char*, Fabric>> fabrics = [] {
+    std::vector<std::pair<const char*, Fabric>> v;
+    v.emplace_back("fat tree, partial last pod", build(clos(Topology::fat_tree, 8, 3), 13, 8, 4));
+    v.emplace_back("rail clos 2 tiers", build(clos(Topology::rail_clos, 8, 2), 6, 4, 4));
+    v.emplace_back("torus 4x3x2", build(torus({4, 3, 2}), 24, 2, 2));
+    v.emplace_back("dragonfly, partial last group", build(dragonfly(4, 2, 2), 15, 4, 4));
+    v.emplace_back("dragonfly, 2 links per group pair", build(dragonfly(4, 2, 2, 5), 10, 4, 4));
+    return v;
+  }();
+  for (const auto& [label, f] : fabrics) {
+    CAPTURE(label);
+    CHECK(measure(f, prices()).average_hops == doctest::Approx(brute_average_hops(f)).epsilon(1e-12));
+  }
+}
+
+TEST_CASE("bisection bandwidth equals push-relabel max-flow across the same halves") {
+  const std::vector<std::pair<const char*, Fabric>> fabrics = [] {
+    std::vector<std::pair<const char*, Fabric>> v;
+    v.emplace_back("fat tree k=8, 3 tiers", build(clos(Topology::fat_tree, 8, 3), 16, 8, 8));
+    FabricConfig over = clos(Topology::fat_tree, 8, 2);
+    over.oversubscription.top = Ratio{1, 3};
+    v.emplace_back("fat tree 2 tiers 1:3", build(over, 12, 4, 4));
+    v.emplace_back("rail clos 3 tiers", build(clos(Topology::rail_clos, 8, 3), 16, 8, 8));
+    v.emplace_back("torus 4x4", build(torus({4, 4}), 16, 2, 2));
+    v.emplace_back("torus 6x3 with 1 NIC", build(torus({6, 3}), 18, 1, 1));
+    v.emplace_back("dragonfly 4/2/2", build(dragonfly(4, 2, 2), 18, 4, 4));
+    return v;
+  }();
+  for (const auto& [label, f] : fabrics) {
+    CAPTURE(label);
+    std::vector<std::int64_t> a;
+    std::vector<std::int64_t> b;
+    bisection_halves(f, a, b);
+    CHECK(a.size() + b.size() == static_cast<std::size_t>(f.endpoints()));
+    CHECK(measure(f, prices()).bisection_bandwidth.value() == doctest::Approx(max_flow(f, a, b)));
+  }
+}
+
+TEST_CASE("a failed link reroutes around it; a failed access link makes the GPU unreachable") {
+  const Fabric healthy = build(clos(Topology::fat_tree, 8, 2), 4, 4, 4);
+  Fabric f = healthy;
+  std::vector<LinkId> path;
+  // GPU 0 (node 0) to GPU 12 (node 3): GPU -> NIC -> leaf -> spine -> leaf -> NIC -> GPU.
+  REQUIRE(f.route(0, 12, 1, path));
+  CHECK(path.size() == 6);
+  const LinkId up = path[2];  // the leaf's uplink
+  REQUIRE(f.links[up.value].kind == LinkKind::leaf_spine);
+  f.fail_link(up);
+  CHECK(f.failed(up));
+  CHECK(f.failed(f.links[up.value].reverse));
+  std::vector<LinkId> detour;
+  REQUIRE(f.route(0, 12, 1, detour));
+  CHECK(detour.size() == 6);  // another spine, same length
+  for (LinkId l : detour) CHECK_FALSE(f.failed(l));
+  check_walk(f, f.gpu(0), f.gpu(12), detour);
+  // Fail GPU 12's NIC uplink: its node's NIC is cut off from the fabric.
+  f.fail_link(f.access_up(f.endpoint_of_gpu(12)));
+  std::vector<LinkId> none{LinkId{42}};
+  CHECK_FALSE(f.route(0, 12, 1, none));
+  CHECK(none.size() == 1);  // left as it was
+}
+
+TEST_CASE("every pair of GPUs is reachable, inside a node over NVLink") {
+  const Fabric f = build(clos(Topology::fat_tree, 8, 2), 3, 4, 2);
+  std::vector<LinkId> path;
+  for (std::int64_t a = 0; a < f.gpus(); ++a) {
+    for (std::int64_t b = 0; b < f.gpus(); ++b) {
+      path.clear();
+      REQUIRE(f.route(a, b, 7, path));
+      if (a == b) {
+        CHECK(path.empty());
+        continue;
+      }
+      check_walk(f, f.gpu(a), f.gpu(b), path);
+      if (a / 4 == b / 4) {
+        REQUIRE(path.size() == 2);
+        CHECK(f.links[path[0].value].kind == LinkKind::nvlink);
+      }
+    }
+  }
+}
+
+TEST_CASE("same flow, same path; ECMP spreads flows over the spines") {
+  const Fabric f = build(clos(Topology::fat_tree, 16, 2), 16, 8, 8);
+  std::vector<LinkId> p1;
+  std::vector<LinkId> p2;
+  f.route_endpoints(0, 100, 5, p1);
+  f.route_endpoints(0, 100, 5, p2);
+  CHECK(p1 == p2);
+  std::set<std::uint32_t> spines;
+  for (std::uint64_t flow = 0; flow < 200; ++flow) {
+    std::vector<LinkId> p;
+    f.route_endpoints(0, 100, flow, p);
+    spines.insert(f.links[p[1].value].dst.value);
+  }
+  CHECK(spines.size() == 8);  // u1 = 8 spines, all used
+}
+
+TEST_CASE("configuration mistakes are reported at their keys") {
+  std::vector<FabricError> errors;
+  FabricConfig t = torus({8, 8});
+  CHECK_FALSE(build_fabric(t, make_node(8, 8), 65, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].path == "fabric.dims");
+  CHECK(errors[0].message == "the torus has 64 vertices for 65 nodes");
+  errors.clear();
+  CHECK_FALSE(build_fabric(dragonfly(2, 2, 1), make_node(8, 8), 64, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message.find("at most a*h+1 = 3 groups") != std::string::npos);
+  errors.clear();
+  FabricConfig odd = clos(Topology::fat_tree, 10, 2);
+  odd.oversubscription.top = Ratio{1, 3};
+  CHECK_FALSE(build_fabric(odd, make_node(8, 8), 2, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message.find("radix 10 cannot be split into whole down and up ports at 1:3") != std::string::npos);
+}
+
+TEST_CASE("capex and power add up the priced parts") {
+  const Fabric f = build(clos(Topology::fat_tree, 16, 3), 128);
+  const FabricMetrics m = measure(f, prices());
+  REQUIRE(m.capex.has_value());
+  double capex = 0.0;
+  std::int64_t transceivers = 0;
+  for (const CostLine& c : m.costs) {
+    capex += c.capex.value();
+    if (c.part == "transceivers") transceivers += c.count;
+  }
+  CHECK(m.capex->value() == doctest::Approx(capex));
+  // Optical cables: 1024 access + 1024 leaf-agg + 1024 agg-core; two transceivers each.
+  CHECK(m.optics == 2 * 3072);
+  CHECK(transceivers == m.optics);
+}
