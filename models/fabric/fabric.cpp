@@ -77,6 +77,12 @@ void Fabric::fail_link(LinkId link) {
   link_failed[links[link.value].reverse.value] = true;
 }
 
+void Fabric::fail_vertex(VertexId v) {
+  for (std::uint32_t i = 0; i < links.size(); ++i) {
+    if (links[i].src == v || links[i].dst == v) fail_link(LinkId{i});
+  }
+}
+
 namespace {
 
 using u32 = std::uint32_t;

@@ -182,6 +182,7 @@ class Fabric {
   [[nodiscard]] std::int64_t switch_hops(std::int64_t src_endpoint, std::int64_t dst_endpoint) const;
 
   void fail_link(LinkId link);  ///< fails both directions of its cable
+  void fail_vertex(VertexId v);  ///< fails every cable of a switch (or NIC, GPU)
   [[nodiscard]] bool failed(LinkId link) const { return !link_failed.empty() && link_failed[link.value]; }
 };
 

@@ -381,3 +381,65 @@ TEST_CASE("capex and power add up the priced parts") {
   CHECK(m.optics == 2 * 3072);
   CHECK(transceivers == m.optics);
 }
+
+TEST_CASE("a failed spine: routes avoid it; with every spine failed, leaves are cut off") {
+  // 12 nodes of 4 GPUs and 2 NICs: 6 leaves of 4 endpoints (leaf 0 holds nodes 0-1, leaf 1
+  // nodes 2-3, ...), 4 spines.
+  Fabric f = build(clos(Topology::fat_tree, 8, 2), 12, 4, 2);
+  const auto& c = std::get<ClosLayout>(f.layout);
+  REQUIRE(c.leaves == 6);
+  REQUIRE(c.top_switches == 4);
+  f.fail_vertex(VertexId{c.top_base});
+  std::vector<LinkId> path;
+  for (std::int64_t a = 0; a < f.gpus(); ++a) {
+    for (std::int64_t b = 0; b < f.gpus(); b += 3) {
+      path.clear();
+      REQUIRE(f.route(a, b, static_cast<std::uint64_t>(a * 31 + b), path));
+      for (LinkId l : path) {
+        CHECK(f.links[l.value].dst.value != c.top_base);
+        CHECK_FALSE(f.failed(l));
+      }
+    }
+  }
+  for (std::int64_t s = 1; s < c.top_switches; ++s) f.fail_vertex(VertexId{c.top_base + static_cast<std::uint32_t>(s)});
+  path.clear();
+  // GPU 0 (node 0, leaf 0) and GPU 12 (node 3, leaf 1): unreachable now.
+  CHECK_FALSE(f.route(0, 12, 1, path));
+  // GPU 4 (node 1) shares leaf 0 with GPU 0: still reachable.
+  CHECK(f.route(0, 4, 1, path));
+  CHECK(path.size() == 4);
+}
+
+namespace {
+// A load view where only the listed links are busy.
+struct BusyLinks {
+  std::set<std::uint32_t> busy;
+  static double load(const void* self, LinkId l) {
+    return static_cast<const BusyLinks*>(self)->busy.count(l.value) ? 100.0 : 0.0;
+  }
+};
+}  // namespace
+
+TEST_CASE("UGAL routes minimally when idle and through another group when the minimal path is busy") {
+  FabricConfig cfg = dragonfly(4, 2, 2);
+  cfg.routing = Routing::ugal;
+  const Fabric f = build(cfg, 9, 8, 8);
+  // Endpoint 0 (group 0) to endpoint 40 (group 5).
+  std::vector<LinkId> idle;
+  BusyLinks none;
+  f.route_endpoints(0, 40, 3, idle, LoadView{&BusyLinks::load, &none});
+  std::vector<LinkId> minimal;
+  FabricConfig min_cfg = cfg;
+  min_cfg.routing = Routing::minimal;
+  build(min_cfg, 9, 8, 8).route_endpoints(0, 40, 3, minimal);
+  CHECK(idle == minimal);
+  // Make the minimal route's first fabric link busy: UGAL takes the Valiant detour.
+  BusyLinks busy;
+  busy.busy.insert(minimal[1].value);
+  std::vector<LinkId> detour;
+  f.route_endpoints(0, 40, 3, detour, LoadView{&BusyLinks::load, &busy});
+  std::int64_t globals = 0;
+  for (LinkId l : detour) globals += f.links[l.value].kind == LinkKind::global ? 1 : 0;
+  CHECK(globals == 2);
+  check_walk(f, f.nic(0), f.nic(40), detour);
+}
