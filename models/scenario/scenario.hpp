@@ -25,6 +25,7 @@
 #include "models/fabric/fabric.hpp"
 #include "models/fabric/pricing.hpp"
 #include "models/hardware/catalog.hpp"
+#include "models/network/config.hpp"
 
 namespace clustersim::scenario {
 
@@ -46,6 +47,7 @@ struct Scenario {
   std::vector<std::string> catalogs;
   cluster::ClusterConfig cluster;
   std::optional<fabric::FabricConfig> fabric;
+  network::NetworkConfig network;
   SimulationConfig simulation;
 
   static auto fields() {
@@ -59,6 +61,7 @@ struct Scenario {
                       "extra catalog files (GPU and node types), relative to this file"),
         config::field("cluster", &Scenario::cluster, "the machines: node type and count"),
         config::field("fabric", &Scenario::fabric, "the scale-out network joining the nodes' NICs (optional)"),
+        config::field("network", &Scenario::network, "the network model: level of detail and calibration"),
         config::field("simulation", &Scenario::simulation, "seed and run control"),
     };
   }

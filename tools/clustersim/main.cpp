@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "models/config/diagnostics.hpp"
+#include "models/network/network.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/check.hpp"
 #include "tools/clustersim/report.hpp"
@@ -115,6 +116,115 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
   return 0;
 }
 
+// "1KiB:8GiB" (doubling) or "1MiB,64MiB,1GiB"; bare numbers are bytes.
+bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::string& why) {
+  const auto colon = text.find(':');
+  if (colon != std::string::npos) {
+    const auto lo = sim::parse_bytes(text.substr(0, colon));
+    const auto hi = sim::parse_bytes(text.substr(colon + 1));
+    if (!lo || !hi) {
+      why = !lo ? lo.error : hi.error;
+      return false;
+    }
+    if (lo.value->value() < 1 || *hi.value < *lo.value) {
+      why = fmt::format("'{}': expected a range a:b with 1 <= a <= b", text);
+      return false;
+    }
+    for (double s = lo.value->value(); s <= hi.value->value(); s *= 2) out.push_back(sim::Bytes::of(s));
+    return true;
+  }
+  std::size_t start = 0;
+  while (start <= text.size()) {
+    const auto comma = std::min(text.find(',', start), text.size());
+    const auto p = sim::parse_bytes(text.substr(start, comma - start));
+    if (!p) {
+      why = p.error;
+      return false;
+    }
+    out.push_back(*p.value);
+    start = comma + 1;
+  }
+  return true;
+}
+
+struct CollectiveArgs {
+  std::string op = "all_reduce";
+  std::int64_t gpus = 0;
+  std::string sizes = "1KiB:1GiB";
+  std::string algo = "auto";
+  std::string model;
+  std::string format = "table";
+};
+
+int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
+  const scenario::LoadedScenario loaded = load(args);
+  if (!loaded.fabric) {
+    std::cerr << fmt::format("{}: the scenario has no fabric section; collectives need one\n", loaded.file);
+    return kExitInput;
+  }
+  const fabric::Fabric& fab = *loaded.fabric;
+  network::NetworkConfig cfg = loaded.config.network;
+  if (!c.model.empty()) cfg.model = c.model == "flow" ? network::Model::flow : network::Model::analytical;
+  const std::int64_t n = c.gpus == 0 ? fab.gpus() : c.gpus;
+  if (n < 2 || n > fab.gpus()) {
+    std::cerr << fmt::format("error: --gpus {}: the cluster has {} GPUs; choose 2 to {}\n", n, fab.gpus(), fab.gpus());
+    return kExitInput;
+  }
+  std::vector<sim::Bytes> sizes;
+  std::string why;
+  if (!parse_sizes(c.sizes, sizes, why)) {
+    std::cerr << fmt::format("error: --sizes: {}\n", why);
+    return kExitInput;
+  }
+  network::Op op = network::Op::all_reduce;
+  for (const auto& [value, name] : enum_names(network::Op{})) {
+    if (name == c.op) op = value;
+  }
+  std::vector<std::int64_t> ranks(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) ranks[static_cast<std::size_t>(i)] = i;
+
+  config::Json rows = config::Json::array();
+  const char* model_name = cfg.model == network::Model::flow ? "flow" : "analytical";
+  std::string table = fmt::format(
+      "# clustersim collective: {} on {} GPUs ({} nodes of {}), {} model, scenario {}\n"
+      "# {:>12} {:>12} {:>6} {:>17} {:>12} {:>12} {:>12}\n",
+      c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, loaded.node.name, model_name, loaded.file,
+      "size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
+  std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps\n";
+  for (sim::Bytes size : sizes) {
+    network::Algorithm algo = network::Algorithm::automatic;
+    for (const auto& [value, name] : enum_names(network::Algorithm{})) {
+      if (name == c.algo) algo = value;
+    }
+    if (algo == network::Algorithm::automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
+    network::Schedule schedule;
+    if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, schedule, why)) {
+      std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);
+      return kExitInput;
+    }
+    const sim::Time t = cfg.model == network::Model::flow ? network::flow_time(fab, cfg, schedule)
+                                                          : network::analytical_time(fab, cfg, schedule);
+    const double algbw = size.value() / t.seconds() / 1e9;
+    const double busbw = algbw * network::bus_factor(op, n);
+    const std::string_view algo_name = config::enum_name(algo);
+    rows.push_back({{"op", c.op}, {"algo", algo_name}, {"model", model_name}, {"gpus", n},
+                    {"size_bytes", size.value()}, {"time_s", t.seconds()}, {"algbw_GBps", algbw},
+                    {"busbw_GBps", busbw}});
+    table += fmt::format("  {:>12.0f} {:>12.0f} {:>6} {:>17} {:>12.2f} {:>12.2f} {:>12.2f}\n", size.value(),
+                         size.value() / 4, "float", algo_name, t.seconds() * 1e6, algbw, busbw);
+    csv += fmt::format("{},{},{},{},{:.0f},{},{},{}\n", c.op, algo_name, model_name, n, size.value(), t.seconds(),
+                       algbw, busbw);
+  }
+  if (c.format == "json") {
+    std::cout << rows.dump(2) << "\n";
+  } else if (c.format == "csv") {
+    std::cout << csv;
+  } else {
+    std::cout << table;
+  }
+  return 0;
+}
+
 int cmd_describe(const std::string& section, const std::string& format) {
   std::vector<config::FieldDoc> docs;
   if (format == "markdown") {
@@ -182,6 +292,29 @@ int run_main(int argc, char** argv) {
       "  clustersim topology scenarios/quickstart.yaml --set fabric.topology=fat_tree --format json\n"
       "  clustersim topology scenarios/quickstart.yaml --format dot | dot -Tsvg > fabric.svg");
 
+  ScenarioArgs coll_args;
+  CollectiveArgs coll;
+  CLI::App* collective = app.add_subcommand(
+      "collective", "time a collective on the scenario's fabric over a range of sizes, like nccl-tests");
+  add_scenario_options(*collective, coll_args, false);
+  std::vector<std::string> ops;
+  for (const auto& entry : enum_names(network::Op{})) ops.emplace_back(entry.second);
+  std::vector<std::string> algos;
+  for (const auto& entry : enum_names(network::Algorithm{})) algos.emplace_back(entry.second);
+  collective->add_option("--op", coll.op, "the collective")->check(CLI::IsMember(ops));
+  collective->add_option("--gpus", coll.gpus, "ranks: the first N GPUs in node order (default: all)");
+  collective->add_option("--sizes", coll.sizes, "a:b (doubling) or a comma list; units optional (bytes)");
+  collective->add_option("--algo", coll.algo, "algorithm, or auto (fastest by the analytical model)")
+      ->check(CLI::IsMember(algos));
+  collective->add_option("--model", coll.model, "network model (default: the scenario's network.model)")
+      ->check(CLI::IsMember({"analytical", "flow"}));
+  collective->add_option("--format", coll.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  collective->footer(
+      "Examples:\n"
+      "  clustersim collective scenarios/quickstart.yaml --op all_reduce --gpus 64 --sizes 1KiB:8GiB\n"
+      "  clustersim collective scenarios/fat-tree-k16.yaml --op all_gather --sizes 1MiB,1GiB --model flow\n"
+      "  clustersim collective scenarios/quickstart.yaml --algo hierarchical --format json");
+
   std::string section;
   std::string describe_format = "text";
   CLI::App* describe = app.add_subcommand("describe", "print the reference of every scenario key");
@@ -205,6 +338,7 @@ int run_main(int argc, char** argv) {
     if (*run) return cmd_run(run_args, run_format, out_dir);
     if (*check) return cmd_check(check_args);
     if (*topology) return cmd_topology(topo_args, topo_format);
+    if (*collective) return cmd_collective(coll_args, coll);
     if (*describe) return cmd_describe(section, describe_format);
   } catch (const config::InputError& e) {
     return report_input_error(e);

@@ -1,0 +1,214 @@
+#include "models/network/collective.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace clustersim::network {
+
+double Schedule::bytes_sent() const {
+  double total = 0.0;
+  for (const Phase& p : phases) {
+    double phase = 0.0;
+    for (const Transfer& t : p.transfers) phase += t.bytes;
+    total += phase * static_cast<double>(p.repeat);
+  }
+  return total;
+}
+
+std::int64_t Schedule::steps() const {
+  std::int64_t n = 0;
+  for (const Phase& p : phases) n += p.repeat;
+  return n;
+}
+
+double bus_factor(Op op, std::int64_t n) {
+  const auto nn = static_cast<double>(n);
+  switch (op) {
+    case Op::all_reduce: return 2.0 * (nn - 1) / nn;
+    case Op::reduce_scatter:
+    case Op::all_gather:
+    case Op::all_to_all: return (nn - 1) / nn;
+    case Op::broadcast:
+    case Op::send_recv: return 1.0;
+  }
+  return 1.0;
+}
+
+namespace {
+
+constexpr double kChunkBytes = 512.0 * 1024;
+
+std::int64_t chunks_for(double bytes) {
+  return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(bytes / kChunkBytes)), 1, 1024);
+}
+
+// One step of a ring over `ranks`: rank i sends `bytes` to rank i+1.
+Phase ring_step(const std::vector<std::int64_t>& ranks, double bytes, std::int64_t repeat) {
+  Phase p;
+  p.repeat = repeat;
+  const std::size_t n = ranks.size();
+  for (std::size_t i = 0; i < n; ++i) p.transfers.push_back({ranks[i], ranks[(i + 1) % n], bytes});
+  return p;
+}
+
+bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
+  if (g <= 1 || ranks.size() % static_cast<std::size_t>(g) != 0) return false;
+  // Ranks come node by node, each node's GPUs in order.
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] / g != ranks[i - i % static_cast<std::size_t>(g)] / g) return false;
+    if (i % static_cast<std::size_t>(g) != static_cast<std::size_t>(ranks[i] % g)) return false;
+  }
+  return true;
+}
+
+bool power_of_two(std::size_t n) { return n > 0 && (n & (n - 1)) == 0; }
+
+}  // namespace
+
+std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node) {
+  std::vector<Algorithm> out;
+  switch (op) {
+    case Op::all_reduce:
+      out = {Algorithm::ring, Algorithm::tree};
+      if (power_of_two(ranks.size())) out.push_back(Algorithm::halving_doubling);
+      if (whole_nodes(ranks, gpus_per_node) && static_cast<std::int64_t>(ranks.size()) > gpus_per_node) {
+        out.push_back(Algorithm::hierarchical);
+      }
+      break;
+    case Op::reduce_scatter:
+    case Op::all_gather:
+      out = {Algorithm::ring};
+      if (power_of_two(ranks.size())) out.push_back(Algorithm::halving_doubling);
+      break;
+    case Op::broadcast: out = {Algorithm::ring}; break;
+    case Op::all_to_all:
+    case Op::send_recv: out = {Algorithm::direct}; break;
+  }
+  return out;
+}
+
+bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
+          std::int64_t gpus_per_node, Schedule& out, std::string& why) {
+  out = Schedule{op, algorithm, {}};
+  const std::size_t n = ranks.size();
+  const double S = size.value();
+  const auto nn = static_cast<double>(n);
+  const auto allowed = algorithms_for(op, ranks, gpus_per_node);
+  if (std::find(allowed.begin(), allowed.end(), algorithm) == allowed.end()) {
+    std::vector<std::string_view> names;
+    for (Algorithm a : allowed) names.push_back(config::enum_name(a));
+    why = fmt::format("{} cannot run {} on {} ranks; it can run {}", config::enum_name(algorithm), config::enum_name(op), n,
+                      fmt::join(names, ", "));
+    return false;
+  }
+  if (n < 2) {
+    why = "a collective needs at least 2 ranks";
+    return false;
+  }
+  const auto sn = static_cast<std::int64_t>(n);
+  switch (algorithm) {
+    case Algorithm::ring:
+      if (op == Op::all_reduce) out.phases.push_back(ring_step(ranks, S / nn, 2 * (sn - 1)));
+      if (op == Op::reduce_scatter || op == Op::all_gather) out.phases.push_back(ring_step(ranks, S / nn, sn - 1));
+      if (op == Op::broadcast) {
+        // Pipelined along the ring from rank 0: the link into rank 0 stays idle.
+        const std::int64_t chunks = chunks_for(S);
+        Phase p = ring_step(ranks, S / static_cast<double>(chunks), sn - 2 + chunks);
+        p.transfers.pop_back();
+        out.phases.push_back(std::move(p));
+      }
+      break;
+    case Algorithm::tree: {
+      // Double binary tree: tree 1 is the heap-ordered binary tree over the ranks (parent of
+      // position i is (i-1)/2), tree 2 the same over the ranks in reverse order.
+      std::int64_t depth = 0;
+      while ((std::int64_t{1} << (depth + 1)) - 1 < sn) ++depth;
+      const std::int64_t chunks = chunks_for(S / 2);
+      const double chunk = S / 2 / static_cast<double>(chunks);
+      Phase up;
+      Phase down;
+      up.repeat = down.repeat = depth + chunks - 1;
+      for (int tree = 0; tree < 2; ++tree) {
+        for (std::size_t i = 1; i < n; ++i) {
+          const std::size_t parent = (i - 1) / 2;
+          const std::int64_t child_rank = tree == 0 ? ranks[i] : ranks[n - 1 - i];
+          const std::int64_t parent_rank = tree == 0 ? ranks[parent] : ranks[n - 1 - parent];
+          up.transfers.push_back({child_rank, parent_rank, chunk});
+          down.transfers.push_back({parent_rank, child_rank, chunk});
+        }
+      }
+      out.phases.push_back(std::move(up));
+      out.phases.push_back(std::move(down));
+      break;
+    }
+    case Algorithm::halving_doubling: {
+      // Reduce-scatter by recursive halving: at step k, partners 2^k apart exchange half of
+      // what they still hold; the all-gather mirrors it.
+      std::vector<Phase> rs;
+      double bytes = S / 2;
+      for (std::size_t dist = n / 2; dist >= 1; dist /= 2) {
+        Phase p;
+        for (std::size_t i = 0; i < n; ++i) p.transfers.push_back({ranks[i], ranks[i ^ dist], bytes});
+        rs.push_back(std::move(p));
+        bytes /= 2;
+      }
+      if (op == Op::reduce_scatter || op == Op::all_reduce) {
+        for (const Phase& p : rs) out.phases.push_back(p);
+      }
+      if (op == Op::all_gather || op == Op::all_reduce) {
+        for (auto it = rs.rbegin(); it != rs.rend(); ++it) out.phases.push_back(*it);
+      }
+      break;
+    }
+    case Algorithm::hierarchical: {
+      const std::int64_t g = gpus_per_node;
+      const std::int64_t nodes = sn / g;
+      Phase intra;
+      intra.repeat = g - 1;
+      for (std::int64_t node = 0; node < nodes; ++node) {
+        for (std::int64_t i = 0; i < g; ++i) {
+          intra.transfers.push_back({ranks[static_cast<std::size_t>(node * g + i)],
+                                     ranks[static_cast<std::size_t>(node * g + (i + 1) % g)],
+                                     S / static_cast<double>(g)});
+        }
+      }
+      Phase inter;
+      inter.repeat = 2 * (nodes - 1);
+      for (std::int64_t node = 0; node < nodes; ++node) {
+        for (std::int64_t i = 0; i < g; ++i) {
+          inter.transfers.push_back({ranks[static_cast<std::size_t>(node * g + i)],
+                                     ranks[static_cast<std::size_t>(((node + 1) % nodes) * g + i)],
+                                     S / static_cast<double>(g) / static_cast<double>(nodes)});
+        }
+      }
+      out.phases.push_back(intra);
+      out.phases.push_back(std::move(inter));
+      out.phases.push_back(std::move(intra));
+      break;
+    }
+    case Algorithm::direct: {
+      Phase p;
+      if (op == Op::send_recv) {
+        p.transfers.push_back({ranks[0], ranks[1], S});
+      } else {
+        if (n > 4096) {
+          why = fmt::format("direct all-to-all plans n(n-1) transfers; {} ranks is beyond the 4,096 supported", n);
+          return false;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+          for (std::size_t j = 0; j < n; ++j) {
+            if (i != j) p.transfers.push_back({ranks[i], ranks[j], S / nn});
+          }
+        }
+      }
+      out.phases.push_back(std::move(p));
+      break;
+    }
+    case Algorithm::automatic: why = "automatic is resolved by the network model"; return false;
+  }
+  return true;
+}
+
+}  // namespace clustersim::network

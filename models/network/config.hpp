@@ -1,0 +1,62 @@
+// The network model's configuration (scenario section `network`): which level of detail,
+// and the calibration parameters that turn line rates into achieved rates.
+//
+// Defaults and their sources (until calibration profiles replace them):
+// - scaleout_efficiency 0.94: NCCL reaches 46-48 GB/s per 400 Gb/s (50 GB/s) InfiniBand NDR
+//   NIC (NVIDIA maintainers, NVIDIA/nccl-tests issue #290): 47 / 50.
+// - scaleup_efficiency 0.93: one 8-GPU B200 node reaches an all-reduce bus bandwidth of
+//   839 GB/s at 16 GiB over 900 GB/s NVLink per direction (ml-engineering, network
+//   benchmarks): 839 / 900.
+// - call_overhead 8.4us: NCCL's base latency of a ring collective with the Simple protocol
+//   (NVIDIA/nccl src/graph/tuning.cc, baseLat).
+// - step_latency 0: software latency per algorithm step beyond the links' own latency; a
+//   calibration parameter, fitted from measurements (nccl-tests logs).
+#pragma once
+
+#include <array>
+#include <string_view>
+#include <tuple>
+#include <utility>
+
+#include "models/config/decode.hpp"
+#include "sim/time.hpp"
+
+namespace clustersim::network {
+
+/// analytical: alpha-beta per transfer from its path, links shared equally among the
+/// transfers of a phase; flow: every transfer a flow, links shared max-min fairly, rates
+/// re-solved as flows start and end (events on the engine).
+enum class Model { analytical, flow };
+
+constexpr std::array<std::pair<Model, std::string_view>, 2> enum_names(Model) {
+  return {{{Model::analytical, "analytical"}, {Model::flow, "flow"}}};
+}
+
+struct NetworkConfig {
+  Model model = Model::analytical;
+  double scaleup_efficiency = 0.93;
+  double scaleout_efficiency = 0.94;
+  sim::Time call_overhead = sim::Time::from_ns(8'400);
+  sim::Time step_latency = sim::Time::zero();
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{
+        field("model", &NetworkConfig::model, "level of detail: analytical (alpha-beta) or flow (max-min flows)"),
+        field("scaleup_efficiency", &NetworkConfig::scaleup_efficiency,
+              "share of NVLink / scale-up line rate a collective achieves (0.93: B200 node, 839 of 900 GB/s)")
+            .at_least(0.01)
+            .at_most(1.0),
+        field("scaleout_efficiency", &NetworkConfig::scaleout_efficiency,
+              "share of NIC and fabric line rate achieved (0.94: NCCL 47 of 50 GB/s on NDR, nccl-tests #290)")
+            .at_least(0.01)
+            .at_most(1.0),
+        field("call_overhead", &NetworkConfig::call_overhead,
+              "fixed cost of one collective call (8.4us: NCCL ring/Simple base latency)"),
+        field("step_latency", &NetworkConfig::step_latency,
+              "software latency of each algorithm step, on top of the links' latency"),
+    };
+  }
+};
+
+}  // namespace clustersim::network

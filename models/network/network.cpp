@@ -1,0 +1,230 @@
+#include "models/network/network.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "sim/check.hpp"
+
+namespace clustersim::network {
+
+double link_capacity(const fabric::Link& link, const NetworkConfig& cfg) {
+  const double eff = link.kind == fabric::LinkKind::nvlink ? cfg.scaleup_efficiency : cfg.scaleout_efficiency;
+  return link.bandwidth.value() * eff;
+}
+
+double LinkLoad::utilisation(const fabric::Fabric& f, const NetworkConfig& cfg, fabric::LinkId l,
+                             sim::Time duration) const {
+  if (duration <= sim::Time::zero() || bytes.empty()) return 0.0;
+  return bytes[l.value] / (link_capacity(f.links[l.value], cfg) * duration.seconds());
+}
+
+namespace {
+
+sim::Time path_latency(const fabric::Fabric& f, const std::vector<fabric::LinkId>& path) {
+  sim::Time t = sim::Time::zero();
+  for (fabric::LinkId l : path) t += f.links[l.value].latency;
+  return t;
+}
+
+void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out) {
+  out.clear();
+  CLUSTERSIM_CHECK(f.route(t.src, t.dst, flow, out), "a collective's transfer has no route on the fabric");
+}
+
+}  // namespace
+
+sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load) {
+  std::vector<std::uint32_t> count(f.links.size(), 0);
+  std::vector<std::vector<fabric::LinkId>> paths;
+  if (load) load->bytes.assign(f.links.size(), 0.0);
+  double total = cfg.call_overhead.seconds();
+  for (const Phase& phase : s.phases) {
+    paths.resize(phase.transfers.size());
+    for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
+      route_or_fail(f, phase.transfers[i], i, paths[i]);
+      for (fabric::LinkId l : paths[i]) ++count[l.value];
+    }
+    double step = 0.0;
+    for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
+      const Transfer& t = phase.transfers[i];
+      double rate = std::numeric_limits<double>::infinity();
+      for (fabric::LinkId l : paths[i]) {
+        rate = std::min(rate, link_capacity(f.links[l.value], cfg) / count[l.value]);
+        if (load) load->bytes[l.value] += t.bytes * static_cast<double>(phase.repeat);
+      }
+      const double time = cfg.step_latency.seconds() + path_latency(f, paths[i]).seconds() +
+                          (paths[i].empty() ? 0.0 : t.bytes / rate);
+      step = std::max(step, time);
+    }
+    for (const auto& path : paths) {
+      for (fabric::LinkId l : path) count[l.value] = 0;
+    }
+    total += step * static_cast<double>(phase.repeat);
+  }
+  return sim::Time::from_seconds(total);
+}
+
+FlowNetwork::FlowNetwork(sim::Engine& engine, const fabric::Fabric& fabric, const NetworkConfig& cfg)
+    : engine_(engine), fabric_(fabric), cfg_(cfg), link_constraint_(fabric.links.size(), 0) {
+  load_.bytes.assign(fabric.links.size(), 0.0);
+  drain_id_ = engine_.add_handler<&FlowNetwork::on_drain>(*this);
+  arrival_id_ = engine_.add_handler<&FlowNetwork::on_arrival>(*this);
+  step_id_ = engine_.add_handler<&FlowNetwork::on_step>(*this);
+  last_update_ = engine_.now();
+}
+
+sim::ConstraintId FlowNetwork::constraint_for(fabric::LinkId l) {
+  std::uint32_t& slot = link_constraint_[l.value];
+  if (slot == 0) {
+    constraints_.push_back(solver_.add_constraint(link_capacity(fabric_.links[l.value], cfg_)));
+    slot = static_cast<std::uint32_t>(constraints_.size());
+  }
+  return constraints_[slot - 1];
+}
+
+void FlowNetwork::start(const Schedule& s, sim::HandlerId done, std::uint64_t arg) {
+  const auto owner = static_cast<std::uint32_t>(running_.size());
+  running_.push_back(Running{&s, 0, 0, 0, engine_.now(), done, arg, true});
+  engine_.schedule_after(cfg_.call_overhead, step_id_, owner);
+}
+
+void FlowNetwork::on_step(sim::Engine&, std::uint64_t owner) { start_step(static_cast<std::uint32_t>(owner)); }
+
+void FlowNetwork::start_step(std::uint32_t owner) {
+  Running& r = running_[owner];
+  if (r.phase >= r.schedule->phases.size()) {
+    r.active = false;
+    engine_.schedule_after(sim::Time::zero(), r.done, r.arg);
+    return;
+  }
+  advance_to(engine_.now());
+  const Phase& phase = r.schedule->phases[r.phase];
+  r.step_start = engine_.now();
+  r.outstanding = static_cast<std::int64_t>(phase.transfers.size());
+  for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
+    const Transfer& t = phase.transfers[i];
+    route_or_fail(fabric_, t, i, scratch_);
+    const sim::Time latency = cfg_.step_latency + path_latency(fabric_, scratch_);
+    for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes;
+    if (scratch_.empty() || t.bytes <= 0.0) {
+      engine_.schedule_after(latency, arrival_id_, owner);
+      continue;
+    }
+    Flow flow;
+    flow.var = solver_.add_variable();
+    for (fabric::LinkId l : scratch_) solver_.expand(flow.var, constraint_for(l));
+    flow.remaining = t.bytes;
+    flow.latency = latency;
+    flow.owner = owner;
+    flows_.push_back(flow);
+    ++flows_started_;
+  }
+  resolve_and_schedule();
+}
+
+void FlowNetwork::advance_to(sim::Time now) {
+  const double dt = (now - last_update_).seconds();
+  if (dt > 0) {
+    for (Flow& f : flows_) f.remaining -= f.rate * dt;
+  }
+  last_update_ = now;
+}
+
+void FlowNetwork::resolve_and_schedule() {
+  if (next_drain_.seq != 0) engine_.cancel(next_drain_);
+  next_drain_ = {};
+  if (flows_.empty()) return;
+  solver_.solve();
+  ++solves_;
+  double soonest = std::numeric_limits<double>::infinity();
+  for (Flow& f : flows_) {
+    f.rate = solver_.value(f.var);
+    CLUSTERSIM_CHECK(f.rate > 0 && std::isfinite(f.rate), "a flow got no rate");
+    soonest = std::min(soonest, std::max(0.0, f.remaining) / f.rate);
+  }
+  for (sim::ConstraintId c : constraints_) {
+    max_link_ratio_ = std::max(max_link_ratio_, solver_.usage(c) / solver_.capacity(c));
+  }
+  // Round up to the next nanosecond so that the flow has drained when the event fires.
+  const auto ns = static_cast<std::int64_t>(std::ceil(soonest * 1e9));
+  next_drain_ = engine_.schedule_after(sim::Time::from_ns(std::max<std::int64_t>(ns, 1)), drain_id_, 0);
+}
+
+void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
+  next_drain_ = {};
+  advance_to(e.now());
+  // A flow has drained when what is left would take under a nanosecond at its rate.
+  for (std::size_t i = 0; i < flows_.size();) {
+    Flow& f = flows_[i];
+    if (f.remaining <= f.rate * 1e-9 + 1e-6) {
+      solver_.remove_variable(f.var);
+      e.schedule_after(f.latency, arrival_id_, f.owner);
+      f = flows_.back();
+      flows_.pop_back();
+    } else {
+      ++i;
+    }
+  }
+  resolve_and_schedule();
+}
+
+void FlowNetwork::on_arrival(sim::Engine& e, std::uint64_t owner_arg) {
+  const auto owner = static_cast<std::uint32_t>(owner_arg);
+  Running& r = running_[owner];
+  if (--r.outstanding > 0) return;
+  const Phase& phase = r.schedule->phases[r.phase];
+  const sim::Time step = e.now() - r.step_start;
+  const auto alone = std::count_if(running_.begin(), running_.end(), [](const Running& x) { return x.active; }) == 1;
+  if (r.rep == 0 && phase.repeat > 1 && alone && flows_.empty()) {
+    // Alone on an idle network: the other repetitions are the same step again.
+    const std::int64_t more = phase.repeat - 1;
+    for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
+      route_or_fail(fabric_, phase.transfers[i], i, scratch_);
+      for (fabric::LinkId l : scratch_) load_.bytes[l.value] += phase.transfers[i].bytes * static_cast<double>(more);
+    }
+    r.rep = 0;
+    ++r.phase;
+    e.schedule_after(step * more, step_id_, owner);
+    return;
+  }
+  if (++r.rep >= phase.repeat) {
+    r.rep = 0;
+    ++r.phase;
+  }
+  start_step(owner);
+}
+
+sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load,
+                    double* max_link_ratio) {
+  sim::Engine engine;
+  FlowNetwork net(engine, f, cfg);
+  struct Done {
+    void on_done(sim::Engine& e, std::uint64_t) { at = e.now(); }
+    sim::Time at;
+  } done;
+  const sim::HandlerId id = engine.add_handler<&Done::on_done>(done);
+  net.start(s, id, 0);
+  engine.run();
+  if (load) *load = net.load();
+  if (max_link_ratio) *max_link_ratio = net.max_link_ratio();
+  return done.at;
+}
+
+Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,
+                           const std::vector<std::int64_t>& ranks, sim::Bytes size) {
+  Algorithm best = Algorithm::ring;
+  sim::Time best_time = sim::Time::max();
+  for (Algorithm a : algorithms_for(op, ranks, f.gpus_per_node)) {
+    Schedule s;
+    std::string why;
+    if (!plan(op, a, ranks, size, f.gpus_per_node, s, why)) continue;
+    const sim::Time t = analytical_time(f, cfg, s);
+    if (t < best_time) {
+      best_time = t;
+      best = a;
+    }
+  }
+  return best;
+}
+
+}  // namespace clustersim::network

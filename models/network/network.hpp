@@ -1,0 +1,126 @@
+// The network model: how long transfers and collectives take on a fabric.
+//
+// Two levels, one interface (a Schedule of phases of transfers, models/network/collective.hpp):
+//
+// Analytical (alpha-beta with link sharing). Every transfer t of a phase is routed; each
+// directed link l carries n_l of the phase's transfers and offers c_l = line rate x
+// efficiency (scale-up efficiency on NVLink, scale-out efficiency elsewhere). Then
+//     time(t) = step_latency + sum_{l in path} latency_l + bytes_t / min_{l in path} (c_l / n_l)
+// and the phase takes max_t time(t); a schedule takes call_overhead + sum of phase times x
+// repeats. Without contention (n_l = 1) this is the textbook alpha-beta cost.
+//
+// Flow level. Every transfer is a flow on its routed path; each directed link is a
+// constraint of the engine's max-min solver (sim/maxmin.hpp) with capacity c_l, each flow a
+// variable over its links. Rates are re-solved whenever flows start or drain; the solver
+// re-solves incrementally. A flow's data has drained when its bytes have been sent at its
+// (piecewise-constant) rates; it arrives latency_path later, and the phase step ends when
+// its last flow arrives. Drains and arrivals are engine events. Without contention both
+// levels give the same time (a test checks it on every topology).
+//
+// Reuse of repeated phases: when one collective runs alone on the network, the repetitions
+// of a phase see exactly the same flows on the same idle links, so the first repetition is
+// simulated and the others take the same time (a 1 GiB ring all-reduce over 16,384 GPUs is
+// 32,766 identical steps: one is solved). With several collectives at once nothing is
+// reused: every step runs against the others' traffic.
+//
+// LIMITATIONS: a flow's latency is added after it drains (no store-and-forward pipelining
+// effects on rates); no packet-level effects (incast, congestion control, ECMP collisions
+// beyond the deterministic hash); per-link protocol efficiency is one number per class.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/fabric/fabric.hpp"
+#include "models/network/collective.hpp"
+#include "models/network/config.hpp"
+#include "sim/engine.hpp"
+#include "sim/maxmin.hpp"
+
+namespace clustersim::network {
+
+/// Achieved rate of a link: line rate x the efficiency of its class (bytes/s).
+double link_capacity(const fabric::Link& link, const NetworkConfig& cfg);
+
+/// Per-link traffic of a run: bytes carried by each directed link.
+struct LinkLoad {
+  std::vector<double> bytes;  ///< indexed by LinkId
+  [[nodiscard]] double utilisation(const fabric::Fabric& f, const NetworkConfig& cfg, fabric::LinkId l,
+                                   sim::Time duration) const;
+};
+
+/// Time of `s` alone on an idle fabric, analytical model. O(sum over phases of transfers x
+/// hops). Fills `load` when given.
+sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
+                          LinkLoad* load = nullptr);
+
+/// The flow-level network: flows on the fabric, advanced by an engine.
+class FlowNetwork {
+ public:
+  FlowNetwork(sim::Engine& engine, const fabric::Fabric& fabric, const NetworkConfig& cfg);
+
+  /// Starts `s` now; when its last transfer arrives, `done(arg)` is scheduled on the engine.
+  /// `s` must outlive the run.
+  void start(const Schedule& s, sim::HandlerId done, std::uint64_t arg);
+
+  [[nodiscard]] const LinkLoad& load() const { return load_; }
+  /// Flows started so far and rate re-solves done.
+  [[nodiscard]] std::uint64_t flows_started() const { return flows_started_; }
+  [[nodiscard]] std::uint64_t solves() const { return solves_; }
+  /// Largest usage/capacity ratio seen on any link at any solve (<= 1 up to rounding).
+  [[nodiscard]] double max_link_ratio() const { return max_link_ratio_; }
+
+ private:
+  struct Flow {
+    sim::VariableId var;
+    double remaining = 0.0;
+    double rate = 0.0;
+    sim::Time latency;
+    std::uint32_t owner = 0;
+  };
+  struct Running {
+    const Schedule* schedule = nullptr;
+    std::size_t phase = 0;
+    std::int64_t rep = 0;
+    std::int64_t outstanding = 0;
+    sim::Time step_start;
+    sim::HandlerId done;
+    std::uint64_t arg = 0;
+    bool active = false;
+  };
+
+  void on_drain(sim::Engine& e, std::uint64_t);
+  void on_arrival(sim::Engine& e, std::uint64_t owner);
+  void on_step(sim::Engine& e, std::uint64_t owner);
+  void start_step(std::uint32_t owner);
+  void advance_to(sim::Time now);
+  void resolve_and_schedule();
+  sim::ConstraintId constraint_for(fabric::LinkId l);
+
+  sim::Engine& engine_;
+  const fabric::Fabric& fabric_;
+  NetworkConfig cfg_;
+  sim::MaxMinSystem solver_;
+  std::vector<std::uint32_t> link_constraint_;  // LinkId -> constraint index + 1 (0: none)
+  std::vector<sim::ConstraintId> constraints_;
+  std::vector<Flow> flows_;  // flows still sending
+  std::vector<Running> running_;
+  LinkLoad load_;
+  sim::HandlerId drain_id_, arrival_id_, step_id_;
+  sim::EventHandle next_drain_;
+  sim::Time last_update_;
+  std::vector<fabric::LinkId> scratch_;
+  std::uint64_t flows_started_ = 0;
+  std::uint64_t solves_ = 0;
+  double max_link_ratio_ = 0.0;
+};
+
+/// Time of `s` alone on the flow-level model (a fresh engine). Fills `load` when given.
+sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load = nullptr,
+                    double* max_link_ratio = nullptr);
+
+/// The fastest algorithm for `op` by the analytical model ("auto"), among algorithms_for().
+Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,
+                           const std::vector<std::int64_t>& ranks, sim::Bytes size);
+
+}  // namespace clustersim::network

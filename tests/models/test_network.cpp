@@ -1,0 +1,232 @@
+// The network model: alpha-beta equations, max-min sharing, agreement of the analytical and
+// flow levels, oversubscription, conservation of bytes, capacity.
+#include <doctest/doctest.h>
+
+#include <map>
+
+#include "models/network/network.hpp"
+
+using namespace clustersim;
+using namespace clustersim::network;
+using fabric::FabricConfig;
+using fabric::Topology;
+
+namespace {
+
+cluster::ResolvedNode node(std::int64_t gpus, std::int64_t nics) {
+  cluster::ResolvedNode n;
+  n.spec.gpus = gpus;
+  n.spec.nics = nics;
+  n.spec.nic_bandwidth = sim::Bandwidth::of(50e9);
+  n.spec.scaleup = hardware::ScaleUp::nvswitch;
+  n.spec.scaleup_latency = sim::Time::from_ns(600);
+  n.scaleup_bandwidth = sim::Bandwidth::of(450e9);
+  return n;
+}
+
+fabric::Fabric build(const FabricConfig& cfg, std::int64_t nodes, std::int64_t gpus, std::int64_t nics) {
+  std::vector<fabric::FabricError> errors;
+  auto f = fabric::build_fabric(cfg, node(gpus, nics), nodes, errors);
+  INFO((errors.empty() ? std::string() : errors.front().message));
+  REQUIRE(f.has_value());
+  return std::move(*f);
+}
+
+FabricConfig clos(std::int64_t radix, std::int64_t tiers, fabric::Ratio top = {}) {
+  FabricConfig c;
+  c.topology = Topology::fat_tree;
+  c.radix = radix;
+  c.tiers = tiers;
+  c.oversubscription.top = top;
+  c.link_latency = sim::Time::from_ns(700);
+  return c;
+}
+
+// No fixed costs: times are the links' alone.
+NetworkConfig bare() {
+  NetworkConfig c;
+  c.call_overhead = sim::Time::zero();
+  c.step_latency = sim::Time::zero();
+  return c;
+}
+
+Schedule planned(Op op, Algorithm a, const std::vector<std::int64_t>& ranks, double bytes, std::int64_t g) {
+  Schedule s;
+  std::string why;
+  INFO(why);
+  REQUIRE(plan(op, a, ranks, sim::Bytes::of(bytes), g, s, why));
+  return s;
+}
+
+std::vector<std::int64_t> iota(std::int64_t n) {
+  std::vector<std::int64_t> v(static_cast<std::size_t>(n));
+  for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
+  return v;
+}
+
+}  // namespace
+
+TEST_CASE("one transfer over NVLink: latency + size / (line rate x efficiency)") {
+  const fabric::Fabric f = build(clos(4, 2), 2, 8, 1);
+  const NetworkConfig cfg = bare();
+  // GPU 0 -> GPU 1 of the same node: two NVLink hops of 600 ns, 450 GB/s x 0.93.
+  const Schedule s = planned(Op::send_recv, Algorithm::direct, {0, 1}, 1e9, 8);
+  const double expected = 2 * 600e-9 + 1e9 / (450e9 * 0.93);
+  CHECK(analytical_time(f, cfg, s).seconds() == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(flow_time(f, cfg, s).seconds() == doctest::Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("two transfers into one GPU share its link: half each") {
+  const fabric::Fabric f = build(clos(4, 2), 1, 8, 1);
+  const NetworkConfig cfg = bare();
+  Schedule s;
+  s.phases.push_back(Phase{{{0, 2, 1e9}, {1, 2, 1e9}}, 1});
+  // Both cross the NVSwitch -> GPU 2 link: 2 x 1 GB at 418.5 GB/s.
+  const double expected = 2 * 600e-9 + 2e9 / (450e9 * 0.93);
+  CHECK(analytical_time(f, cfg, s).seconds() == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(flow_time(f, cfg, s).seconds() == doctest::Approx(expected).epsilon(1e-6));
+}
+
+TEST_CASE("ring all-reduce behind one non-blocking switch: 2(n-1)/n S/B + 2(n-1) alpha") {
+  // 8 single-GPU nodes on one radix-16 leaf: every transfer is GPU -> NIC -> leaf -> NIC -> GPU.
+  const fabric::Fabric f = build(clos(16, 2), 8, 1, 1);
+  const NetworkConfig cfg = bare();
+  const double S = 256e6;
+  const double n = 8;
+  const double B = 50e9 * 0.94;
+  const double alpha = 2 * 700e-9;  // two access links; host links have no latency
+  const Schedule s = planned(Op::all_reduce, Algorithm::ring, iota(8), S, 1);
+  const double expected = 2 * (n - 1) / n * S / B + 2 * (n - 1) * alpha;
+  CHECK(analytical_time(f, cfg, s).seconds() == doctest::Approx(expected).epsilon(1e-6));
+  CHECK(flow_time(f, cfg, s).seconds() == doctest::Approx(expected).epsilon(1e-3));
+}
+
+TEST_CASE("analytical and flow levels agree within 1% without contention, on every topology") {
+  FabricConfig torus;
+  torus.topology = Topology::torus;
+  torus.dims = {4, 2};
+  torus.link_latency = sim::Time::from_ns(100);
+  FabricConfig dragonfly;
+  dragonfly.topology = Topology::dragonfly;
+  dragonfly.routers_per_group = 2;
+  dragonfly.hosts_per_router = 4;
+  dragonfly.global_links_per_router = 2;
+  dragonfly.link_latency = sim::Time::from_ns(100);
+  FabricConfig rail = clos(16, 2);
+  rail.topology = Topology::rail_clos;
+  const std::vector<std::pair<const char*, FabricConfig>> fabrics{
+      {"fat tree", clos(16, 3)}, {"rail clos", rail}, {"torus", torus}, {"dragonfly", dragonfly}};
+  for (const auto& [label, cfg] : fabrics) {
+    CAPTURE(label);
+    const fabric::Fabric f = build(cfg, 8, 4, 4);
+    NetworkConfig net;  // with the default overheads
+    for (Algorithm a : {Algorithm::ring, Algorithm::hierarchical}) {
+      CAPTURE(static_cast<int>(a));
+      const Schedule s = planned(Op::all_reduce, a, iota(32), 64e6, 4);
+      const double an = analytical_time(f, net, s).seconds();
+      const double fl = flow_time(f, net, s).seconds();
+      CHECK(fl == doctest::Approx(an).epsilon(0.01));
+    }
+  }
+}
+
+TEST_CASE("an oversubscribed 2:1 Clos slows a ring across leaves by the ratio, not one inside a leaf") {
+  // Radix 3 at 1:2: each leaf has 2 endpoints and 1 uplink.
+  const fabric::Fabric f = build(clos(3, 2, fabric::Ratio{1, 2}), 4, 1, 1);
+  const NetworkConfig cfg = bare();
+  const double S = 100e6;
+  // Inside a leaf: ranks 0 and 1 share leaf 0.
+  const Schedule inside = planned(Op::all_gather, Algorithm::ring, {0, 1}, S, 1);
+  // Across leaves, alternating: 0 (leaf 0), 2 (leaf 1), 1 (leaf 0), 3 (leaf 1): every step
+  // sends both of a leaf's endpoints up its one uplink.
+  const Schedule across = planned(Op::all_gather, Algorithm::ring, {0, 2, 1, 3}, S, 1);
+  const double B = 50e9 * 0.94;
+  // all-gather ring: (n-1) steps of S/n.
+  CHECK(flow_time(f, cfg, inside).seconds() == doctest::Approx(S / 2 / B + 2 * 700e-9).epsilon(1e-3));
+  const double step_across = flow_time(f, cfg, across).seconds() / 3;
+  const double step_alone = S / 4 / B;
+  CHECK(step_across == doctest::Approx(2 * step_alone + 4 * 700e-9).epsilon(1e-3));
+  CHECK(analytical_time(f, cfg, across).seconds() == doctest::Approx(3 * (2 * step_alone + 4 * 700e-9)).epsilon(1e-6));
+}
+
+TEST_CASE("every collective: each rank sends and receives what its algorithm prescribes, bytes conserved") {
+  const std::vector<std::int64_t> ranks = iota(16);
+  const double S = 64e6;
+  struct Case {
+    Op op;
+    Algorithm a;
+    double per_rank;  // bytes each rank sends (= receives)
+  };
+  const double n = 16;
+  const Case cases[] = {
+      {Op::all_reduce, Algorithm::ring, 2 * (n - 1) / n * S},
+      {Op::all_reduce, Algorithm::halving_doubling, 2 * (n - 1) / n * S},
+      {Op::all_reduce, Algorithm::hierarchical, 2 * 3.0 / 4 * S + 2 * (4 - 1) * S / 4 / 4},
+      {Op::reduce_scatter, Algorithm::ring, (n - 1) / n * S},
+      {Op::all_gather, Algorithm::halving_doubling, (n - 1) / n * S},
+      {Op::all_to_all, Algorithm::direct, (n - 1) / n * S},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(static_cast<int>(c.op));
+    CAPTURE(static_cast<int>(c.a));
+    const Schedule s = planned(c.op, c.a, ranks, S, 4);
+    std::map<std::int64_t, double> sent;
+    std::map<std::int64_t, double> received;
+    for (const Phase& p : s.phases) {
+      for (const Transfer& t : p.transfers) {
+        sent[t.src] += t.bytes * static_cast<double>(p.repeat);
+        received[t.dst] += t.bytes * static_cast<double>(p.repeat);
+      }
+    }
+    for (std::int64_t r : ranks) {
+      CHECK(sent[r] == doctest::Approx(c.per_rank));
+      CHECK(received[r] == doctest::Approx(c.per_rank));
+    }
+  }
+  // The double binary tree: C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4 for
+  // 16 ranks; up and down phases each repeat d + C - 1 = 65 times and move one chunk on each
+  // of the 2 x (n-1) tree edges: 2 x 2(n-1) x (S/2/C) x 65 bytes.
+  const Schedule tree = planned(Op::all_reduce, Algorithm::tree, ranks, S, 4);
+  REQUIRE(tree.phases.size() == 2);
+  CHECK(tree.phases[0].repeat == 65);
+  CHECK(tree.bytes_sent() == doctest::Approx(2 * 2 * (n - 1) * (S / 2 / 62) * 65));
+}
+
+TEST_CASE("no link is ever above capacity in the flow model, even under contention") {
+  const fabric::Fabric f = build(clos(8, 2, fabric::Ratio{1, 3}), 12, 4, 2);
+  NetworkConfig cfg;
+  const Schedule s = planned(Op::all_to_all, Algorithm::direct, iota(48), 48e6, 4);
+  double ratio = 0.0;
+  LinkLoad load;
+  flow_time(f, cfg, s, &load, &ratio);
+  CHECK(ratio > 0.99);  // something saturated
+  CHECK(ratio <= 1.0 + 1e-9);
+  double bytes = 0.0;
+  for (double b : load.bytes) bytes += b;
+  CHECK(bytes > 0.0);
+}
+
+TEST_CASE("bus bandwidth factors are nccl-tests'") {
+  CHECK(bus_factor(Op::all_reduce, 8) == doctest::Approx(2.0 * 7 / 8));
+  CHECK(bus_factor(Op::all_gather, 8) == doctest::Approx(7.0 / 8));
+  CHECK(bus_factor(Op::reduce_scatter, 4) == doctest::Approx(3.0 / 4));
+  CHECK(bus_factor(Op::broadcast, 8) == 1.0);
+}
+
+TEST_CASE("auto picks the fastest algorithm; unsupported algorithms are refused with a reason") {
+  const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
+  NetworkConfig cfg;
+  const auto ranks = iota(32);
+  const Algorithm large = choose_algorithm(f, cfg, Op::all_reduce, ranks, sim::Bytes::of(1e9));
+  Schedule s;
+  std::string why;
+  sim::Time best = sim::Time::max();
+  for (Algorithm a : algorithms_for(Op::all_reduce, ranks, 8)) {
+    REQUIRE(plan(Op::all_reduce, a, ranks, sim::Bytes::of(1e9), 8, s, why));
+    best = std::min(best, analytical_time(f, cfg, s));
+  }
+  REQUIRE(plan(Op::all_reduce, large, ranks, sim::Bytes::of(1e9), 8, s, why));
+  CHECK(analytical_time(f, cfg, s) == best);
+  CHECK_FALSE(plan(Op::all_reduce, Algorithm::halving_doubling, iota(12), sim::Bytes::of(1e6), 8, s, why));
+  CHECK(why == "halving_doubling cannot run all_reduce on 12 ranks; it can run ring, tree");
+}
