@@ -77,6 +77,12 @@ void Fabric::fail_link(LinkId link) {
   link_failed[links[link.value].reverse.value] = true;
 }
 
+std::string describe_link(const Fabric& f, LinkId l) {
+  const Link& link = f.links[l.value];
+  return fmt::format("{} {}#{} -> {}#{}", name(link.kind), name(f.vertex_kind[link.src.value]), link.src.value,
+                     name(f.vertex_kind[link.dst.value]), link.dst.value);
+}
+
 void Fabric::fail_vertex(VertexId v) {
   for (std::uint32_t i = 0; i < links.size(); ++i) {
     if (links[i].src == v || links[i].dst == v) fail_link(LinkId{i});

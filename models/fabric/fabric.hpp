@@ -186,6 +186,9 @@ class Fabric {
   [[nodiscard]] bool failed(LinkId link) const { return !link_failed.empty() && link_failed[link.value]; }
 };
 
+/// "leaf_spine leaf#1040 -> spine#1200": a link's kind and its two ends, for reports.
+std::string describe_link(const Fabric& f, LinkId l);
+
 /// A problem with the fabric's configuration, at a key path of the scenario.
 struct FabricError {
   std::string path;  ///< e.g. "fabric.radix"

@@ -110,8 +110,26 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
   const auto sn = static_cast<std::int64_t>(n);
   switch (algorithm) {
     case Algorithm::ring:
-      if (op == Op::all_reduce) out.phases.push_back(ring_step(ranks, S / nn, 2 * (sn - 1)));
-      if (op == Op::reduce_scatter || op == Op::all_gather) out.phases.push_back(ring_step(ranks, S / nn, sn - 1));
+      if (op == Op::all_reduce || op == Op::reduce_scatter || op == Op::all_gather) {
+        // Channels: on whole nodes, g rings run side by side, each carrying S/g; ring c
+        // visits each node's GPUs starting from GPU c, so that it leaves every node by a
+        // different GPU (and NIC), as NCCL's channels do.
+        const std::int64_t channels = whole_nodes(ranks, gpus_per_node) ? gpus_per_node : 1;
+        const std::int64_t repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
+        Phase p;
+        p.repeat = repeat;
+        for (std::int64_t c = 0; c < channels; ++c) {
+          std::vector<std::int64_t> order(n);
+          for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t g = static_cast<std::size_t>(channels);
+            const std::size_t base = i - i % g;
+            order[i] = ranks[base + (i % g + static_cast<std::size_t>(c)) % g];
+          }
+          const Phase ring = ring_step(order, S / nn / static_cast<double>(channels), repeat);
+          p.transfers.insert(p.transfers.end(), ring.transfers.begin(), ring.transfers.end());
+        }
+        out.phases.push_back(std::move(p));
+      }
       if (op == Op::broadcast) {
         // Pipelined along the ring from rank 0: the link into rank 0 stays idle.
         const std::int64_t chunks = chunks_for(S);

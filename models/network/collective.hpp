@@ -13,7 +13,9 @@
 // send/recv, so that busbw compares with the hardware's link bandwidth whatever n.
 //
 // Algorithms (time on an idle network with per-step cost alpha and link bandwidth B):
-//   ring all-reduce          2(n-1) steps of S/n:  2(n-1) alpha + 2(n-1)/n S/B
+//   ring all-reduce          2(n-1) steps of S/n:  2(n-1) alpha + 2(n-1)/n S/B. On whole
+//                            nodes of g GPUs, g channels (rings) run at once, each with S/g,
+//                            ring c entering every node at GPU c: every NIC carries one ring
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
 //   ring broadcast           pipelined in C chunks along the ring: n-2+C steps of S/C
 //   tree all-reduce          double binary tree (two binary trees, the second over the ranks

@@ -18,6 +18,22 @@ double LinkLoad::utilisation(const fabric::Fabric& f, const NetworkConfig& cfg, 
   return bytes[l.value] / (link_capacity(f.links[l.value], cfg) * duration.seconds());
 }
 
+std::vector<std::pair<fabric::LinkId, double>> hottest_links(const fabric::Fabric& f, const NetworkConfig& cfg,
+                                                             const LinkLoad& load, sim::Time duration,
+                                                             std::size_t count) {
+  std::vector<std::pair<fabric::LinkId, double>> all;
+  for (std::uint32_t i = 0; i < load.bytes.size(); ++i) {
+    if (load.bytes[i] > 0) all.emplace_back(fabric::LinkId{i}, load.utilisation(f, cfg, fabric::LinkId{i}, duration));
+  }
+  const auto busier = [](const auto& a, const auto& b) {
+    return a.second != b.second ? a.second > b.second : a.first < b.first;
+  };
+  const std::size_t k = std::min(count, all.size());
+  std::partial_sort(all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k), all.end(), busier);
+  all.resize(k);
+  return all;
+}
+
 namespace {
 
 sim::Time path_latency(const fabric::Fabric& f, const std::vector<fabric::LinkId>& path) {

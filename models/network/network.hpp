@@ -49,6 +49,12 @@ struct LinkLoad {
                                    sim::Time duration) const;
 };
 
+/// The `count` busiest links of a run lasting `duration`: (link, utilisation in [0, 1]),
+/// busiest first; ties broken by link id.
+std::vector<std::pair<fabric::LinkId, double>> hottest_links(const fabric::Fabric& f, const NetworkConfig& cfg,
+                                                             const LinkLoad& load, sim::Time duration,
+                                                             std::size_t count);
+
 /// Time of `s` alone on an idle fabric, analytical model. O(sum over phases of transfers x
 /// hops). Fills `load` when given.
 sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,

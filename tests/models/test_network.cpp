@@ -230,3 +230,29 @@ TEST_CASE("auto picks the fastest algorithm; unsupported algorithms are refused 
   CHECK_FALSE(plan(Op::all_reduce, Algorithm::halving_doubling, iota(12), sim::Bytes::of(1e6), 8, s, why));
   CHECK(why == "halving_doubling cannot run all_reduce on 12 ranks; it can run ring, tree");
 }
+
+TEST_CASE("two data-parallel rings on an oversubscribed Clos slow each other down; apart they do not") {
+  // Radix 4 at 1:1 would be non-blocking; at 1:3 each leaf has 3 endpoints and 1 uplink.
+  const fabric::Fabric f = build(clos(4, 2, fabric::Ratio{1, 3}), 6, 1, 1);
+  const NetworkConfig cfg = bare();
+  // Ring A: ranks 0 (leaf 0) and 3 (leaf 1); ring B: ranks 1 (leaf 0) and 4 (leaf 1). Both
+  // cross leaf 0's single uplink in both directions.
+  const Schedule a = planned(Op::all_gather, Algorithm::ring, {0, 3}, 100e6, 1);
+  const Schedule b = planned(Op::all_gather, Algorithm::ring, {1, 4}, 100e6, 1);
+  const double alone = flow_time(f, cfg, a).seconds();
+  sim::Engine engine;
+  FlowNetwork net(engine, f, cfg);
+  struct Done {
+    void on(sim::Engine& e, std::uint64_t which) { at[which] = e.now().seconds(); }
+    double at[2] = {0, 0};
+  } done;
+  const sim::HandlerId id = engine.add_handler<&Done::on>(done);
+  net.start(a, id, 0);
+  net.start(b, id, 1);
+  engine.run();
+  // Sharing the uplink halves each ring's rate: twice the bandwidth time (latency aside).
+  const double latency = 2 * 700e-9 + 2 * 700e-9;
+  CHECK(done.at[0] - latency == doctest::Approx(2 * (alone - latency)).epsilon(1e-3));
+  CHECK(done.at[1] == doctest::Approx(done.at[0]).epsilon(1e-6));
+  CHECK(net.max_link_ratio() <= 1.0 + 1e-9);
+}

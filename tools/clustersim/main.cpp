@@ -191,6 +191,8 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
       c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, loaded.node.name, model_name, loaded.file,
       "size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
   std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps\n";
+  network::LinkLoad last_load;
+  sim::Time last_time;
   for (sim::Bytes size : sizes) {
     network::Algorithm algo = network::Algorithm::automatic;
     for (const auto& [value, name] : enum_names(network::Algorithm{})) {
@@ -202,8 +204,11 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
       std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);
       return kExitInput;
     }
-    const sim::Time t = cfg.model == network::Model::flow ? network::flow_time(fab, cfg, schedule)
-                                                          : network::analytical_time(fab, cfg, schedule);
+    network::LinkLoad load;
+    const sim::Time t = cfg.model == network::Model::flow ? network::flow_time(fab, cfg, schedule, &load)
+                                                          : network::analytical_time(fab, cfg, schedule, &load);
+    last_load = std::move(load);
+    last_time = t;
     const double algbw = size.value() / t.seconds() / 1e9;
     const double busbw = algbw * network::bus_factor(op, n);
     const std::string_view algo_name = config::enum_name(algo);
@@ -220,6 +225,11 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   } else if (c.format == "csv") {
     std::cout << csv;
   } else {
+    table += fmt::format("# busiest links at {} (utilisation of line rate x efficiency over the collective):\n",
+                         sim::human(sizes.back()));
+    for (const auto& [link, u] : network::hottest_links(fab, cfg, last_load, last_time, 5)) {
+      table += fmt::format("#   {:>5.1f}%  {}\n", u * 100, fabric::describe_link(fab, link));
+    }
     std::cout << table;
   }
   return 0;
