@@ -91,6 +91,11 @@ void Fabric::fail_vertex(VertexId v) {
 
 namespace {
 
+std::int64_t tri_index(std::int64_t a, std::int64_t r1, std::int64_t r2) {
+  // Position of the pair (r1 < r2) in the row-major upper triangle of an a x a matrix.
+  return r1 * (2 * a - r1 - 1) / 2 + (r2 - r1 - 1);
+}
+
 using u32 = std::uint32_t;
 
 u32 to_u32(std::int64_t v) { return static_cast<u32>(v); }
@@ -317,11 +322,7 @@ bool build_torus(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth 
       return false;
     }
     t.strides.push_back(t.routers);
-    if (t.routers > (std::int64_t{1} << 40) / d) {
-      errors.push_back({"fabric.dims", "the torus has more than 2^40 vertices"});
-      return false;
-    }
-    t.routers *= d;
+    t.routers *= d;  // bounded by build_fabric's size check
   }
   if (t.routers < f.nodes) {
     errors.push_back({"fabric.dims", fmt::format("the torus has {} vertices for {} nodes", t.routers, f.nodes),
@@ -350,11 +351,6 @@ bool build_torus(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth 
   f.sizing_note = fmt::format("{} torus with wraparound: {} routers, {} occupied by nodes", shape, t.routers, f.nodes);
   f.layout = std::move(t);
   return true;
-}
-
-std::int64_t tri_index(std::int64_t a, std::int64_t r1, std::int64_t r2) {
-  // Position of the pair (r1 < r2) in the row-major upper triangle of an a x a matrix.
-  return r1 * (2 * a - r1 - 1) / 2 + (r2 - r1 - 1);
 }
 
 bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth bw,
@@ -461,6 +457,55 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
     errors.push_back({"fabric.link_bandwidth", "the fabric's links need a line rate above 0"});
     return std::nullopt;
   }
+  // Sizes first, in 64-bit arithmetic, so that an impossible fabric is refused before any
+  // allocation and no 32-bit id can overflow.
+  constexpr std::int64_t kMaxGpus = std::int64_t{1} << 22;
+  constexpr std::int64_t kMaxLinks = std::int64_t{1} << 31;
+  const std::int64_t gpus = nodes * node.spec.gpus;
+  if (gpus > kMaxGpus || nodes * node.spec.nics > kMaxGpus) {
+    errors.push_back({"cluster.nodes", fmt::format("the fabric model holds at most {} GPUs and NICs; this cluster has "
+                                                   "{} GPUs and {} NICs",
+                                                   kMaxGpus, gpus, nodes * node.spec.nics)});
+    return std::nullopt;
+  }
+  std::int64_t fabric_links = 0;  // switch-to-switch cables, estimated from the configuration
+  if (cfg.topology == Topology::torus) {
+    std::int64_t routers = 1;
+    for (std::int64_t d : cfg.dims) {
+      if (d < 1 || routers > kMaxGpus / std::max<std::int64_t>(d, 1)) {
+        errors.push_back({"fabric.dims", fmt::format("the torus has more than {} vertices", kMaxGpus)});
+        return std::nullopt;
+      }
+      routers *= d;
+    }
+    fabric_links = routers * static_cast<std::int64_t>(cfg.dims.size());
+  } else if (cfg.topology == Topology::dragonfly) {
+    const std::int64_t a = cfg.routers_per_group;
+    const std::int64_t h = cfg.global_links_per_router;
+    const std::int64_t g = cfg.groups ? cfg.groups : a * h + 1;
+    if (a * h > kMaxGpus || g > kMaxGpus || a * g > kMaxGpus) {
+      errors.push_back({"fabric.routers_per_group", "the dragonfly has more routers or global links than supported"});
+      return std::nullopt;
+    }
+    fabric_links = g * (a * (a - 1) / 2 + a * h);
+  } else {
+    fabric_links = 2 * nodes * node.spec.nics;  // leaf and spine uplinks, at most one per endpoint each
+  }
+  const std::int64_t mesh = node.spec.gpus * (node.spec.gpus - 1) / 2;
+  const std::int64_t links = 2 * (gpus + gpus + nodes * node.spec.nics + fabric_links) +
+                             (node.spec.scaleup == hardware::ScaleUp::infinity_fabric ? 2 * nodes * mesh : 0);
+  if (links > kMaxLinks) {
+    errors.push_back({"cluster.nodes", fmt::format("the fabric would have about {} directed links; at most {} are "
+                                                   "supported", links, kMaxLinks)});
+    return std::nullopt;
+  }
+  if (node.spec.gpus > 1 && node.spec.scaleup != hardware::ScaleUp::none && node.scaleup_bandwidth.value() <= 0.0) {
+    errors.push_back({"cluster.node.scaleup_bandwidth",
+                      fmt::format("node type '{}' joins {} GPUs by {} but has no scale-up bandwidth", node.name,
+                                  node.spec.gpus, config::enum_name(node.spec.scaleup)),
+                      "set scaleup_bandwidth on the node or its GPU, or 'scaleup: none'"});
+    return std::nullopt;
+  }
   Fabric f;
   f.topology = cfg.topology;
   f.nodes = nodes;
@@ -471,11 +516,25 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   f.gpu_base = b.add_vertices(VertexKind::gpu, f.gpus());
   f.nic_base = b.add_vertices(VertexKind::nic, f.endpoints());
   f.has_nvlink = node.spec.gpus > 1 && node.spec.scaleup != hardware::ScaleUp::none;
-  f.scaleup_base = f.has_nvlink ? b.add_vertices(VertexKind::scaleup, nodes) : 0;
+  f.scaleup_mesh = f.has_nvlink && node.spec.scaleup == hardware::ScaleUp::infinity_fabric;
+  f.scaleup_base = f.has_nvlink && !f.scaleup_mesh ? b.add_vertices(VertexKind::scaleup, nodes) : 0;
   f.links.reserve(static_cast<std::size_t>(f.gpus() * 4 + f.endpoints() * 8));
   // Node-level links: GPU <-> scale-up switch (NVLink), GPU <-> its NIC (host path).
   f.nvlink_base = to_u32(static_cast<std::int64_t>(f.links.size()));
-  if (f.has_nvlink) {
+  if (f.scaleup_mesh) {
+    // Infinity Fabric: every pair of a node's GPUs has its own link, sharing the GPU's
+    // scale-up bandwidth equally among its g - 1 peers.
+    const std::int64_t G = f.gpus_per_node;
+    const sim::Bandwidth per_peer = node.scaleup_bandwidth / static_cast<double>(G - 1);
+    for (std::int64_t n = 0; n < nodes; ++n) {
+      for (std::int64_t i = 0; i < G; ++i) {
+        for (std::int64_t j = i + 1; j < G; ++j) {
+          b.add_cable(f.gpu(n * G + i).value, f.gpu(n * G + j).value, LinkKind::nvlink, Medium::internal, per_peer,
+                      node.spec.scaleup_latency);
+        }
+      }
+    }
+  } else if (f.has_nvlink) {
     for (std::int64_t g = 0; g < f.gpus(); ++g) {
       b.add_cable(f.gpu(g).value, f.scaleup_base + to_u32(g / f.gpus_per_node), LinkKind::nvlink, Medium::internal,
                   node.scaleup_bandwidth, node.spec.scaleup_latency);
@@ -600,15 +659,22 @@ LinkId dragonfly_local(const DragonflyLayout& d, std::int64_t group, std::int64_
   return r1 < r2 ? up : LinkId{up.value + 1};
 }
 
-// Appends the minimal route between routers (group, index) and returns its router hops.
+// The copy of the L global links between two groups that routers R1 and R2 (global ids)
+// use: a function of the pair, so that hop counts are too.
+std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2) {
+  return (R1 + R2) % d.links_per_pair;
+}
+
+// Appends (when `out` is given) the minimal route between routers (group, index) over global
+// link copy `copy`, and returns its router hops.
 std::int64_t dragonfly_minimal(const DragonflyLayout& d, std::int64_t gs, std::int64_t rs, std::int64_t gd,
-                               std::int64_t rd, std::uint64_t h, std::vector<LinkId>* out) {
+                               std::int64_t rd, std::int64_t copy, std::vector<LinkId>* out) {
   if (gs == gd) {
     if (rs == rd) return 0;
     if (out) out->push_back(dragonfly_local(d, gs, rs, rd));
     return 1;
   }
-  const DragonflyHop hop = dragonfly_global(d, gs, gd, static_cast<std::int64_t>(h % static_cast<std::uint64_t>(d.links_per_pair)));
+  const DragonflyHop hop = dragonfly_global(d, gs, gd, copy);
   std::int64_t hops = 1;
   if (rs != hop.exit) {
     if (out) out->push_back(dragonfly_local(d, gs, rs, hop.exit));
@@ -620,6 +686,18 @@ std::int64_t dragonfly_minimal(const DragonflyLayout& d, std::int64_t gs, std::i
     ++hops;
   }
   return hops;
+}
+
+// Valiant: minimally to intermediate group gi (copy (R1 + gi) mod L), then minimally from
+// the router the link lands on. Returns the router hops.
+std::int64_t dragonfly_valiant(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2, std::int64_t gi,
+                               std::vector<LinkId>* out) {
+  const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
+  const std::int64_t copy = (R1 + gi) % d.links_per_pair;
+  const DragonflyHop first = dragonfly_global(d, gs, gi, copy);
+  const std::int64_t X = gi * d.a + first.arrival;
+  return dragonfly_minimal(d, gs, rs, gi, first.arrival, copy, out) +
+         dragonfly_minimal(d, gi, first.arrival, gd, rd, dragonfly_copy(d, X, R2), out);
 }
 
 void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src, std::int64_t dst, std::uint64_t flow,
@@ -639,20 +717,16 @@ void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src
     // UGAL-L (Kim et al.): compare hops x (1 + load of the first fabric link) of both choices.
     std::vector<LinkId> minimal_links;
     std::vector<LinkId> valiant_links;
-    const std::int64_t hm = dragonfly_minimal(d, gs, rs, gd, rd, h, &minimal_links);
-    const DragonflyHop first = dragonfly_global(d, gs, gi, 0);
-    const std::int64_t hv = dragonfly_minimal(d, gs, rs, gi, first.arrival, h, &valiant_links) +
-                            dragonfly_minimal(d, gi, first.arrival, gd, rd, h >> 8, nullptr);
+    const std::int64_t hm = dragonfly_minimal(d, gs, rs, gd, rd, dragonfly_copy(d, R1, R2), &minimal_links);
+    const std::int64_t hv = dragonfly_valiant(d, R1, R2, gi, &valiant_links);
     const double lm = static_cast<double>(hm) * (1.0 + load.load(load.context, minimal_links.front()));
     const double lv = static_cast<double>(hv) * (1.0 + load.load(load.context, valiant_links.front()));
     valiant = lv < lm;
   }
   if (valiant) {
-    const DragonflyHop first = dragonfly_global(d, gs, gi, 0);
-    dragonfly_minimal(d, gs, rs, gi, first.arrival, h, &out);
-    dragonfly_minimal(d, gi, first.arrival, gd, rd, h >> 8, &out);
+    dragonfly_valiant(d, R1, R2, gi, &out);
   } else {
-    dragonfly_minimal(d, gs, rs, gd, rd, h, &out);
+    dragonfly_minimal(d, gs, rs, gd, rd, dragonfly_copy(d, R1, R2), &out);
   }
   out.push_back(rev(f, f.access_up(dst)));
 }
@@ -678,7 +752,13 @@ bool Fabric::route(std::int64_t src, std::int64_t dst, std::uint64_t flow, std::
   const std::size_t start = out.size();
   const std::int64_t n1 = src / gpus_per_node;
   const std::int64_t n2 = dst / gpus_per_node;
-  if (n1 == n2 && has_nvlink) {
+  if (n1 == n2 && scaleup_mesh) {
+    const std::int64_t i = std::min(src, dst) % gpus_per_node;
+    const std::int64_t j = std::max(src, dst) % gpus_per_node;
+    const std::int64_t pairs = gpus_per_node * (gpus_per_node - 1) / 2;
+    const auto id = nvlink_base + 2 * static_cast<std::uint32_t>(n1 * pairs + tri_index(gpus_per_node, i, j));
+    out.push_back(LinkId{src < dst ? id : id + 1});
+  } else if (n1 == n2 && has_nvlink) {
     out.push_back(LinkId{nvlink_base + 2 * static_cast<std::uint32_t>(src)});
     out.push_back(LinkId{nvlink_base + 2 * static_cast<std::uint32_t>(dst) + 1});
   } else {
@@ -714,7 +794,7 @@ std::int64_t Fabric::switch_hops(std::int64_t src, std::int64_t dst) const {
         } else {
           const std::int64_t R1 = src / l.p;
           const std::int64_t R2 = dst / l.p;
-          return dragonfly_minimal(l, R1 / l.a, R1 % l.a, R2 / l.a, R2 % l.a, 0, nullptr);
+          return dragonfly_minimal(l, R1 / l.a, R1 % l.a, R2 / l.a, R2 % l.a, dragonfly_copy(l, R1, R2), nullptr);
         }
       },
       layout);

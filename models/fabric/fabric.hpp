@@ -31,9 +31,14 @@
 //
 // Routing: up-down with ECMP on Clos (a deterministic hash of the flow id picks the uplinks),
 // dimension order on the torus (shortest direction; ties at k/2 go the + way), minimal,
-// Valiant or UGAL on the dragonfly. All closed form: O(hops) array lookups. When links have
+// Valiant or UGAL on the dragonfly (when a pair of groups has L > 1 global links, routers
+// r1 and r2 use copy (r1 + r2) mod L, global router ids, so that a router pair always takes
+// the same link and hop counts are a function of the pair). All closed form: O(hops) array lookups. When links have
 // failed, routes that cross them are recomputed by breadth-first search on the surviving
 // graph (models/fabric/graph.hpp), or reported unreachable.
+//
+// Size limits: at most 2^22 GPUs (4,194,304) and 2^31 directed links, checked before
+// anything is allocated (ids are 32-bit).
 //
 // LIMITATIONS: one node type per cluster; all switch-to-switch links share one line rate
 // and latency; no adaptive routing on the Clos (ECMP only); UGAL uses the local load only.
@@ -150,6 +155,10 @@ class Fabric {
   std::uint32_t gpu_base = 0, nic_base = 0, scaleup_base = 0;
   std::uint32_t nvlink_base = 0, host_base = 0, access_base = 0;
   bool has_nvlink = false;
+  /// Infinity-Fabric-style scale-up: a full mesh of direct GPU-to-GPU links, each with
+  /// scaleup_bandwidth / (g - 1), instead of a switch (link GPU i -> j, i < j, of node n:
+  /// nvlink_base + 2 (n g(g-1)/2 + tri(i, j)); the j -> i direction is the next id).
+  bool scaleup_mesh = false;
 
   [[nodiscard]] std::int64_t gpus() const { return nodes * gpus_per_node; }
   [[nodiscard]] std::int64_t endpoints() const { return nodes * nics_per_node; }

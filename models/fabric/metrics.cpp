@@ -119,16 +119,28 @@ Hops dragonfly_hops(const Fabric& f, const DragonflyLayout& d) {
     for (std::int64_t gd = 0; gd < d.g; ++gd) {
       const double wd = W[static_cast<std::size_t>(gd)];
       if (gd == gs || wd == 0) continue;
-      for (std::int64_t k = 0; k < d.links_per_pair; ++k) {
+      const std::int64_t m = ((gd - gs - 1) % d.g + d.g) % d.g;
+      const auto exit_of = [&](std::int64_t k) { return (k * (d.g - 1) + m) / d.h; };
+      const auto arrival_of = [&](std::int64_t k) { return (k * (d.g - 1) + (d.g - 2 - m)) / d.h; };
+      if (d.links_per_pair == 1) {
         // Minimal route: local hop unless already on the exit router, global hop, local hop
-        // unless the link lands on the destination router. ECMP spreads flows over copies.
-        const std::int64_t m = ((gd - gs - 1) % d.g + d.g) % d.g;
-        const std::int64_t exit = (k * (d.g - 1) + m) / d.h;
-        const std::int64_t arrival = (k * (d.g - 1) + (d.g - 2 - m)) / d.h;
-        h.total += (ws * wd + (ws - w(gs, exit)) * wd + ws * (wd - w(gd, arrival))) /
-                   static_cast<double>(d.links_per_pair);
-        const std::int64_t hops = 1 + (ws > w(gs, exit) ? 1 : 0) + (wd > w(gd, arrival) ? 1 : 0);
-        h.diameter = std::max(h.diameter, hops);
+        // unless the link lands on the destination router.
+        const std::int64_t exit = exit_of(0);
+        const std::int64_t arrival = arrival_of(0);
+        h.total += ws * wd + (ws - w(gs, exit)) * wd + ws * (wd - w(gd, arrival));
+        h.diameter = std::max<std::int64_t>(h.diameter, 1 + (ws > w(gs, exit) ? 1 : 0) + (wd > w(gd, arrival) ? 1 : 0));
+        continue;
+      }
+      // Several links per pair: the copy depends on the router pair, O(a^2) per group pair.
+      for (std::int64_t rs = 0; rs < d.a; ++rs) {
+        if (w(gs, rs) == 0) continue;
+        for (std::int64_t rd = 0; rd < d.a; ++rd) {
+          if (w(gd, rd) == 0) continue;
+          const std::int64_t k = (gs * d.a + rs + gd * d.a + rd) % d.links_per_pair;
+          const std::int64_t hops = 1 + (rs != exit_of(k) ? 1 : 0) + (rd != arrival_of(k) ? 1 : 0);
+          h.total += w(gs, rs) * w(gd, rd) * static_cast<double>(hops);
+          h.diameter = std::max(h.diameter, hops);
+        }
       }
     }
   }

@@ -38,6 +38,9 @@ double bus_factor(Op op, std::int64_t n) {
 
 namespace {
 
+// NCCL's default channel buffer (NCCL_BUFFSIZE = 4 MiB) is split into NCCL_STEPS = 8 slots
+// (NVIDIA/nccl src/include/device.h): 512 KiB moves per pipeline step. The cap bounds the
+// step count of huge messages; beyond it chunks grow instead.
 constexpr double kChunkBytes = 512.0 * 1024;
 
 std::int64_t chunks_for(double bytes) {
@@ -112,8 +115,10 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     case Algorithm::ring:
       if (op == Op::all_reduce || op == Op::reduce_scatter || op == Op::all_gather) {
         // Channels: on whole nodes, g rings run side by side, each carrying S/g; ring c
-        // visits each node's GPUs starting from GPU c, so that it leaves every node by a
-        // different GPU (and NIC), as NCCL's channels do.
+        // visits each node's GPUs starting from GPU c, so that every ring leaves a node by a
+        // different GPU and NIC (as NCCL's channels spread over NICs). NCCL's PXN, which
+        // keeps inter-node hops on one rail of a rail-optimized network, is not modelled:
+        // here the hop from GPU c-1 to GPU c of the next node changes rail.
         const std::int64_t channels = whole_nodes(ranks, gpus_per_node) ? gpus_per_node : 1;
         const std::int64_t repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
         Phase p;
@@ -131,9 +136,12 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         out.phases.push_back(std::move(p));
       }
       if (op == Op::broadcast) {
-        // Pipelined along the ring from rank 0: the link into rank 0 stays idle.
-        const std::int64_t chunks = chunks_for(S);
-        Phase p = ring_step(ranks, S / static_cast<double>(chunks), sn - 2 + chunks);
+        // Pipelined along the ring from rank 0 in C chunks: n-2+C steps. Each edge carries
+        // the whole S once, so each step moves S/(n-2+C) on every edge (the fill and drain
+        // steps' idle edges are spread over the steps rather than charged extra): time
+        // (n-2+C) alpha + S/B, the pipelined broadcast's cost. The link into rank 0 stays idle.
+        const std::int64_t steps = sn - 2 + chunks_for(S);
+        Phase p = ring_step(ranks, S / static_cast<double>(steps), steps);
         p.transfers.pop_back();
         out.phases.push_back(std::move(p));
       }
@@ -143,11 +151,13 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       // position i is (i-1)/2), tree 2 the same over the ranks in reverse order.
       std::int64_t depth = 0;
       while ((std::int64_t{1} << (depth + 1)) - 1 < sn) ++depth;
-      const std::int64_t chunks = chunks_for(S / 2);
-      const double chunk = S / 2 / static_cast<double>(chunks);
+      // Pipelined in C chunks: d+C-1 steps up and as many down; every edge carries S/2 each
+      // way in total, spread evenly over the steps (see broadcast above).
+      const std::int64_t steps = depth + chunks_for(S / 2) - 1;
+      const double chunk = S / 2 / static_cast<double>(steps);
       Phase up;
       Phase down;
-      up.repeat = down.repeat = depth + chunks - 1;
+      up.repeat = down.repeat = steps;
       for (int tree = 0; tree < 2; ++tree) {
         for (std::size_t i = 1; i < n; ++i) {
           const std::size_t parent = (i - 1) / 2;

@@ -17,11 +17,13 @@
 //                            nodes of g GPUs, g channels (rings) run at once, each with S/g,
 //                            ring c entering every node at GPU c: every NIC carries one ring
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
-//   ring broadcast           pipelined in C chunks along the ring: n-2+C steps of S/C
+//   ring broadcast           pipelined in C chunks along the ring: n-2+C steps, each edge
+//                            carrying S in all: (n-2+C) alpha + S/B
 //   tree all-reduce          double binary tree (two binary trees, the second over the ranks
 //                            in reverse order so that one tree's leaves are the other's inner
 //                            ranks; each carries S/2), pipelined in C chunks: reduce up
-//                            d+C-1 steps, broadcast down d+C-1 steps, d = tree depth
+//                            d+C-1 steps, broadcast down d+C-1 steps, d = tree depth; each
+//                            edge carries S/2 each way in all
 //   halving_doubling         recursive halving reduce-scatter then doubling all-gather,
 //                            2 log2(n) steps (n a power of two)
 //   hierarchical all-reduce  ring reduce-scatter inside each node (NVLink), ring all-reduce
@@ -30,7 +32,9 @@
 //   direct all-to-all        one phase, every rank sends S/n to every other
 //   send/recv                one transfer of S from rank 0 to rank 1
 // Chunks: C = ceil(S' / 512 KiB) for the pipelined algorithms (S' the bytes one tree or
-// the ring carries), capped at 1024.
+// the ring carries; 512 KiB is NCCL's per-step slot), capped at 1024. A pipelined schedule
+// spreads each edge's bytes evenly over its steps, so bytes are exact and time is
+// steps x alpha + S'/B, without the pipeline's fill and drain bandwidth.
 //
 // LIMITATIONS: steps are synchronous (a phase waits for its slowest transfer), which is
 // exact for rings on symmetric hardware and pessimistic when one link lags; no NVLS / SHARP

@@ -42,9 +42,16 @@ sim::Time path_latency(const fabric::Fabric& f, const std::vector<fabric::LinkId
   return t;
 }
 
-void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out) {
+void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out,
+                   fabric::LoadView load = {}) {
   out.clear();
-  CLUSTERSIM_CHECK(f.route(t.src, t.dst, flow, out), "a collective's transfer has no route on the fabric");
+  CLUSTERSIM_CHECK(f.route(t.src, t.dst, flow, out, load), "a collective's transfer has no route on the fabric");
+}
+
+// Load seen by adaptive routing (UGAL): transfers already on each link.
+template <class Count>
+double count_load(const void* counts, fabric::LinkId l) {
+  return static_cast<double>((*static_cast<const std::vector<Count>*>(counts))[l.value]);
 }
 
 }  // namespace
@@ -57,7 +64,7 @@ sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, con
   for (const Phase& phase : s.phases) {
     paths.resize(phase.transfers.size());
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
-      route_or_fail(f, phase.transfers[i], i, paths[i]);
+      route_or_fail(f, phase.transfers[i], i, paths[i], fabric::LoadView{&count_load<std::uint32_t>, &count});
       for (fabric::LinkId l : paths[i]) ++count[l.value];
     }
     double step = 0.0;
@@ -77,11 +84,13 @@ sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, con
     }
     total += step * static_cast<double>(phase.repeat);
   }
+  CLUSTERSIM_CHECK(total < 9.2e9, "a collective longer than 292 years");
   return sim::Time::from_seconds(total);
 }
 
 FlowNetwork::FlowNetwork(sim::Engine& engine, const fabric::Fabric& fabric, const NetworkConfig& cfg)
-    : engine_(engine), fabric_(fabric), cfg_(cfg), link_constraint_(fabric.links.size(), 0) {
+    : engine_(engine), fabric_(fabric), cfg_(cfg), link_constraint_(fabric.links.size(), 0),
+      link_flows_(fabric.links.size(), 0) {
   load_.bytes.assign(fabric.links.size(), 0.0);
   drain_id_ = engine_.add_handler<&FlowNetwork::on_drain>(*this);
   arrival_id_ = engine_.add_handler<&FlowNetwork::on_arrival>(*this);
@@ -100,7 +109,8 @@ sim::ConstraintId FlowNetwork::constraint_for(fabric::LinkId l) {
 
 void FlowNetwork::start(const Schedule& s, sim::HandlerId done, std::uint64_t arg) {
   const auto owner = static_cast<std::uint32_t>(running_.size());
-  running_.push_back(Running{&s, 0, 0, 0, engine_.now(), done, arg, true});
+  running_.push_back(Running{&s, 0, 0, 0, engine_.now(), done, arg, true, false, 0});
+  ++steps_started_;  // a newcomer invalidates any step in progress as a template
   engine_.schedule_after(cfg_.call_overhead, step_id_, owner);
 }
 
@@ -116,10 +126,17 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   advance_to(engine_.now());
   const Phase& phase = r.schedule->phases[r.phase];
   r.step_start = engine_.now();
+  // The step may stand for its repetitions only if no other traffic shares the network for
+  // its whole duration: nothing else in flight now, and no step of another collective
+  // starting before it ends (steps_started_ counts them all).
+  r.alone = flows_.empty() &&
+            std::count_if(running_.begin(), running_.end(), [](const Running& x) { return x.active; }) == 1;
+  r.mark = ++steps_started_;
+  if (flows_.empty()) flow_links_.clear();
   r.outstanding = static_cast<std::int64_t>(phase.transfers.size());
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
-    route_or_fail(fabric_, t, i, scratch_);
+    route_or_fail(fabric_, t, i, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
     const sim::Time latency = cfg_.step_latency + path_latency(fabric_, scratch_);
     for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes;
     if (scratch_.empty() || t.bytes <= 0.0) {
@@ -128,7 +145,13 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     }
     Flow flow;
     flow.var = solver_.add_variable();
-    for (fabric::LinkId l : scratch_) solver_.expand(flow.var, constraint_for(l));
+    flow.first_link = static_cast<std::uint32_t>(flow_links_.size());
+    flow.link_count = static_cast<std::uint32_t>(scratch_.size());
+    for (fabric::LinkId l : scratch_) {
+      solver_.expand(flow.var, constraint_for(l));
+      ++link_flows_[l.value];
+      flow_links_.push_back(l);
+    }
     flow.remaining = t.bytes;
     flow.latency = latency;
     flow.owner = owner;
@@ -161,6 +184,7 @@ void FlowNetwork::resolve_and_schedule() {
   for (sim::ConstraintId c : constraints_) {
     max_link_ratio_ = std::max(max_link_ratio_, solver_.usage(c) / solver_.capacity(c));
   }
+  CLUSTERSIM_CHECK(soonest < 9.2e9, "a flow would take longer than 292 years");
   // Round up to the next nanosecond so that the flow has drained when the event fires.
   const auto ns = static_cast<std::int64_t>(std::ceil(soonest * 1e9));
   next_drain_ = engine_.schedule_after(sim::Time::from_ns(std::max<std::int64_t>(ns, 1)), drain_id_, 0);
@@ -172,8 +196,10 @@ void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
   // A flow has drained when what is left would take under a nanosecond at its rate.
   for (std::size_t i = 0; i < flows_.size();) {
     Flow& f = flows_[i];
+    // 1e-6 bytes absorbs the rounding of remaining -= rate x dt over many updates.
     if (f.remaining <= f.rate * 1e-9 + 1e-6) {
       solver_.remove_variable(f.var);
+      for (std::uint32_t k = 0; k < f.link_count; ++k) --link_flows_[flow_links_[f.first_link + k].value];
       e.schedule_after(f.latency, arrival_id_, f.owner);
       f = flows_.back();
       flows_.pop_back();
@@ -190,8 +216,8 @@ void FlowNetwork::on_arrival(sim::Engine& e, std::uint64_t owner_arg) {
   if (--r.outstanding > 0) return;
   const Phase& phase = r.schedule->phases[r.phase];
   const sim::Time step = e.now() - r.step_start;
-  const auto alone = std::count_if(running_.begin(), running_.end(), [](const Running& x) { return x.active; }) == 1;
-  if (r.rep == 0 && phase.repeat > 1 && alone && flows_.empty()) {
+  const bool alone = r.alone && r.mark == steps_started_ && flows_.empty();
+  if (r.rep == 0 && phase.repeat > 1 && alone) {
     // Alone on an idle network: the other repetitions are the same step again.
     const std::int64_t more = phase.repeat - 1;
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
@@ -228,9 +254,12 @@ sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Sch
 
 Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,
                            const std::vector<std::int64_t>& ranks, sim::Bytes size) {
-  Algorithm best = Algorithm::ring;
+  const std::vector<Algorithm> candidates = algorithms_for(op, ranks, f.gpus_per_node);
+  // When none can plan (e.g. direct all-to-all beyond its rank limit), the first candidate
+  // is returned and plan() explains why it cannot run.
+  Algorithm best = candidates.empty() ? Algorithm::ring : candidates.front();
   sim::Time best_time = sim::Time::max();
-  for (Algorithm a : algorithms_for(op, ranks, f.gpus_per_node)) {
+  for (Algorithm a : candidates) {
     Schedule s;
     std::string why;
     if (!plan(op, a, ranks, size, f.gpus_per_node, s, why)) continue;

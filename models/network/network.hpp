@@ -83,6 +83,8 @@ class FlowNetwork {
     double rate = 0.0;
     sim::Time latency;
     std::uint32_t owner = 0;
+    std::uint32_t first_link = 0;  // into flow_links_
+    std::uint32_t link_count = 0;
   };
   struct Running {
     const Schedule* schedule = nullptr;
@@ -93,6 +95,8 @@ class FlowNetwork {
     sim::HandlerId done;
     std::uint64_t arg = 0;
     bool active = false;
+    bool alone = false;       // nothing else in flight when the current step started
+    std::uint64_t mark = 0;   // steps_started_ when it started
   };
 
   void on_drain(sim::Engine& e, std::uint64_t);
@@ -110,6 +114,9 @@ class FlowNetwork {
   std::vector<std::uint32_t> link_constraint_;  // LinkId -> constraint index + 1 (0: none)
   std::vector<sim::ConstraintId> constraints_;
   std::vector<Flow> flows_;  // flows still sending
+  std::vector<fabric::LinkId> flow_links_;  // paths of the flows, cleared when none is left
+  std::vector<std::uint32_t> link_flows_;   // flows on each link (UGAL's load)
+  std::uint64_t steps_started_ = 0;
   std::vector<Running> running_;
   LinkLoad load_;
   sim::HandlerId drain_id_, arrival_id_, step_id_;

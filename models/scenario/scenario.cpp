@@ -23,8 +23,9 @@ constexpr std::string_view kBuiltinPrefix = "<built-in>/";
 /// never assign (YAML::Node's assignment writes through to the node it refers to).
 struct Document {
   std::string file;  ///< as printed in diagnostics
-  fs::path dir;      ///< where its relative paths point; empty for built-ins
+  fs::path dir;      ///< where its relative paths point
   YAML::Node root;
+  bool builtin = false;  ///< compiled in: relative paths resolve to built-ins only
 };
 
 bool read_text(const std::string& path, std::string& out, std::string& why) {
@@ -53,7 +54,7 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
                                         config::describe_node(root)));
       return std::nullopt;
     }
-    return Document{file, std::move(dir), root};
+    return Document{file, std::move(dir), root, false};
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(Location{file, e.mark.line + 1, e.mark.column + 1}, "",
                           fmt::format("YAML syntax error: {}", e.msg));
@@ -70,7 +71,8 @@ std::optional<Document> read_document(const std::string& path, LoadState& state,
                           fmt::format("cannot read '{}': {}", path, why));
     return std::nullopt;
   }
-  return parse_document(path, fs::path(path).parent_path(), text, state);
+  const fs::path parent = fs::path(path).parent_path();
+  return parse_document(path, parent.empty() ? fs::path(".") : parent, text, state);
 }
 
 /// Reads `first` and the chain of files it extends; returns them base first.
@@ -84,7 +86,7 @@ std::vector<Document> read_extends_chain(Document first, LoadState& state) {
     const Context ctx = Context(state, doc.file).child("extends");
     std::string target;
     if (!config::decode_scalar_text(ext, target, ctx, "a file name")) break;
-    const fs::path candidate = doc.dir.empty() ? fs::path() : doc.dir / target;
+    const fs::path candidate = doc.builtin ? fs::path() : doc.dir / target;
     std::optional<Document> base;
     if (!candidate.empty() && fs::exists(candidate)) {
       base = read_document(candidate.lexically_normal().string(), state, ctx.locate(ext), "extends");
@@ -92,10 +94,11 @@ std::vector<Document> read_extends_chain(Document first, LoadState& state) {
                !text.empty() && fs::path(target).filename() == fs::path(target)) {
       const std::string name = std::string(kBuiltinPrefix) + target;
       base = parse_document(name, {}, std::string(text), state);
+      if (base) base->builtin = true;
     } else {
       ctx.error(ext, fmt::format("cannot find the scenario '{}' (looked in {}, and among the built-ins: "
                                  "quickstart.yaml)",
-                                 target, doc.dir.empty() ? std::string("the built-ins only") : doc.dir.string()));
+                                 target, doc.builtin ? std::string("the built-ins only") : doc.dir.string()));
       break;
     }
     if (!base) break;
@@ -139,8 +142,16 @@ hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::
       docs.push_back(std::move(*doc));
     }
   }
-  for (const Document& doc : docs) config::Codec<hardware::Catalog>::decode(doc.root, catalog, Context(state, doc.file));
-  if (state.diagnostics.ok()) config::check_required(catalog, "", state);
+  // Each file is decoded and checked on its own; its entries then replace same-name ones.
+  for (const Document& doc : docs) {
+    hardware::Catalog part;
+    LoadState file_state;
+    config::Codec<hardware::Catalog>::decode(doc.root, part, Context(file_state, doc.file));
+    if (file_state.diagnostics.ok()) config::check_required(part, "", file_state);
+    for (const auto& d : file_state.diagnostics.items()) state.diagnostics.add(d.where, d.path, d.message, d.hint);
+    for (auto& [name, gpu] : part.gpus) catalog.gpus[name] = std::move(gpu);
+    for (auto& [name, node] : part.nodes) catalog.nodes[name] = std::move(node);
+  }
   for (const auto& d : state.diagnostics.items()) scenario_state.diagnostics.add(d.where, d.path, d.message, d.hint);
   return catalog;
 }
@@ -158,29 +169,26 @@ void reconcile_fabric(Scenario& sc, LoadState& state) {
   struct Key {
     const char* name;
     bool applies;
-    bool set;
     std::function<void()> reset;
   };
+  const bool dragonfly = f.topology == Topology::dragonfly;
   const std::vector<Key> keys = {
-      {"radix", clos, f.radix != 0, [&] { f.radix = 0; }},
-      {"tiers", clos, f.tiers != 0, [&] { f.tiers = 0; }},
-      {"oversubscription", clos, !(f.oversubscription == defaults.oversubscription),
-       [&] { f.oversubscription = {}; }},
-      {"dims", f.topology == Topology::torus, !f.dims.empty(), [&] { f.dims.clear(); }},
-      {"routers_per_group", f.topology == Topology::dragonfly, f.routers_per_group != 0, [&] { f.routers_per_group = 0; }},
-      {"hosts_per_router", f.topology == Topology::dragonfly, f.hosts_per_router != 0, [&] { f.hosts_per_router = 0; }},
-      {"global_links_per_router", f.topology == Topology::dragonfly, f.global_links_per_router != 0,
-       [&] { f.global_links_per_router = 0; }},
-      {"groups", f.topology == Topology::dragonfly, f.groups != 0, [&] { f.groups = 0; }},
-      {"routing", f.topology == Topology::dragonfly, f.routing != defaults.routing,
-       [&] { f.routing = defaults.routing; }},
+      {"radix", clos, [&] { f.radix = 0; }},
+      {"tiers", clos, [&] { f.tiers = 0; }},
+      {"oversubscription", clos, [&] { f.oversubscription = {}; }},
+      {"dims", f.topology == Topology::torus, [&] { f.dims.clear(); }},
+      {"routers_per_group", dragonfly, [&] { f.routers_per_group = 0; }},
+      {"hosts_per_router", dragonfly, [&] { f.hosts_per_router = 0; }},
+      {"global_links_per_router", dragonfly, [&] { f.global_links_per_router = 0; }},
+      {"groups", dragonfly, [&] { f.groups = 0; }},
+      {"routing", dragonfly, [&] { f.routing = defaults.routing; }},
   };
   const std::string topology_file = state.where("fabric.topology").file;
   for (const Key& k : keys) {
-    if (k.applies || !k.set) continue;
     const std::string path = std::string("fabric.") + k.name;
+    if (k.applies || !state.assigned.count(path)) continue;
     const Location at = state.where(path);
-    if (at.file == topology_file) {
+    if (at.file == topology_file || at.file == "<command line>") {
       state.diagnostics.add(at, path, fmt::format("does not apply to a {} fabric", config::enum_name(f.topology)),
                             "remove it");
     } else {
@@ -303,6 +311,7 @@ LoadedScenario load_default_scenario(const LoadOptions& options) {
   std::optional<Document> doc = parse_document(std::string(kBuiltinPrefix) + "quickstart.yaml", {},
                                                std::string(builtin_scenario_text("quickstart.yaml")), state);
   if (!doc) throw InputError(std::move(state.diagnostics));
+  doc->builtin = true;
   return load_from(std::move(*doc), options);
 }
 

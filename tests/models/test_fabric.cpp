@@ -443,3 +443,69 @@ TEST_CASE("UGAL routes minimally when idle and through another group when the mi
   CHECK(globals == 2);
   check_walk(f, f.nic(0), f.nic(40), detour);
 }
+
+TEST_CASE("dragonfly with 2 global links per group pair: routes, hop counts and Valiant agree") {
+  FabricConfig cfg = dragonfly(4, 2, 2, 5);
+  const Fabric f = build(cfg, 10, 4, 4);
+  REQUIRE(std::get<DragonflyLayout>(f.layout).links_per_pair == 2);
+  std::vector<LinkId> path;
+  for (std::int64_t a = 0; a < f.endpoints(); ++a) {
+    for (std::int64_t b = 0; b < f.endpoints(); ++b) {
+      if (a == b) continue;
+      path.clear();
+      f.route_endpoints(a, b, static_cast<std::uint64_t>(a * 7 + b), path);
+      CHECK(check_walk(f, f.nic(a), f.nic(b), path) == f.switch_hops(a, b));
+    }
+  }
+  cfg.routing = Routing::valiant;
+  const Fabric v = build(cfg, 10, 4, 4);
+  for (std::int64_t a = 0; a < v.endpoints(); a += 3) {
+    for (std::int64_t b = 1; b < v.endpoints(); b += 2) {
+      path.clear();
+      v.route_endpoints(a, b, static_cast<std::uint64_t>(a + b), path);
+      CHECK(check_walk(v, v.nic(a), v.nic(b), path) <= 5);
+      for (std::size_t i = 1; i < path.size(); ++i) {
+        // never two local hops in a row
+        CHECK_FALSE((v.links[path[i - 1].value].kind == LinkKind::local && v.links[path[i].value].kind == LinkKind::local));
+      }
+    }
+  }
+}
+
+TEST_CASE("Infinity Fabric nodes are a full mesh: a GPU pair gets its own link") {
+  cluster::ResolvedNode n = make_node(8, 8);
+  n.spec.scaleup = hardware::ScaleUp::infinity_fabric;
+  n.scaleup_bandwidth = sim::Bandwidth::of(448e9);  // MI300X: 7 links x 64 GB/s
+  std::vector<FabricError> errors;
+  const auto f = build_fabric(clos(Topology::fat_tree, 16, 2), n, 2, errors);
+  REQUIRE(f.has_value());
+  std::vector<LinkId> path;
+  for (std::int64_t a = 0; a < 8; ++a) {
+    for (std::int64_t b = 0; b < 8; ++b) {
+      if (a == b) continue;
+      path.clear();
+      REQUIRE(f->route(a, b, 0, path));
+      REQUIRE(path.size() == 1);
+      CHECK(f->links[path[0].value].src == f->gpu(a));
+      CHECK(f->links[path[0].value].dst == f->gpu(b));
+      CHECK(f->links[path[0].value].bandwidth.value() == doctest::Approx(64e9));
+    }
+  }
+}
+
+TEST_CASE("impossible sizes are refused before anything is allocated") {
+  std::vector<FabricError> errors;
+  CHECK_FALSE(build_fabric(clos(Topology::fat_tree, 64, 3), make_node(8, 8), 1'000'000, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].path == "cluster.nodes");
+  errors.clear();
+  CHECK_FALSE(build_fabric(torus({1 << 20, 1 << 20}), make_node(1, 1), 4, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].path == "fabric.dims");
+  errors.clear();
+  cluster::ResolvedNode no_scaleup = make_node(2, 1);
+  no_scaleup.scaleup_bandwidth = sim::Bandwidth::of(0);
+  CHECK_FALSE(build_fabric(clos(Topology::fat_tree, 8, 2), no_scaleup, 2, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].path == "cluster.node.scaleup_bandwidth");
+}

@@ -184,12 +184,15 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
     }
   }
   // The double binary tree: C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4 for
-  // 16 ranks; up and down phases each repeat d + C - 1 = 65 times and move one chunk on each
-  // of the 2 x (n-1) tree edges: 2 x 2(n-1) x (S/2/C) x 65 bytes.
+  // 16 ranks; up and down phases each take d + C - 1 = 65 steps, and each of the 2 x (n-1)
+  // tree edges carries S/2 each way in all: 2 x 2(n-1) x S/2 bytes.
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, ranks, S, 4);
   REQUIRE(tree.phases.size() == 2);
   CHECK(tree.phases[0].repeat == 65);
-  CHECK(tree.bytes_sent() == doctest::Approx(2 * 2 * (n - 1) * (S / 2 / 62) * 65));
+  CHECK(tree.bytes_sent() == doctest::Approx(2 * 2 * (n - 1) * (S / 2)));
+  // Broadcast: every ring edge but the one into the root carries S once.
+  const Schedule bcast = planned(Op::broadcast, Algorithm::ring, ranks, S, 4);
+  CHECK(bcast.bytes_sent() == doctest::Approx((n - 1) * S));
 }
 
 TEST_CASE("no link is ever above capacity in the flow model, even under contention") {
@@ -255,4 +258,30 @@ TEST_CASE("two data-parallel rings on an oversubscribed Clos slow each other dow
   CHECK(done.at[0] - latency == doctest::Approx(2 * (alone - latency)).epsilon(1e-3));
   CHECK(done.at[1] == doctest::Approx(done.at[0]).epsilon(1e-6));
   CHECK(net.max_link_ratio() <= 1.0 + 1e-9);
+}
+
+TEST_CASE("a repeated step slowed by other traffic is not reused as the template of the others") {
+  // Radix 3 at 1:2: leaves of 2 endpoints and 1 uplink. A 2-rank ring across the uplink
+  // (2 steps of S/2) and, at the same time, a shorter send/recv over the same uplink.
+  const fabric::Fabric f = build(clos(3, 2, fabric::Ratio{1, 2}), 4, 1, 1);
+  const NetworkConfig cfg = bare();
+  const Schedule ring = planned(Op::all_reduce, Algorithm::ring, {0, 2}, 200e6, 1);
+  const Schedule burst = planned(Op::send_recv, Algorithm::direct, {1, 3}, 25e6, 1);
+  sim::Engine engine;
+  FlowNetwork net(engine, f, cfg);
+  struct Done {
+    void on(sim::Engine& e, std::uint64_t which) { at[which] = e.now().seconds(); }
+    double at[2] = {0, 0};
+  } done;
+  const sim::HandlerId id = engine.add_handler<&Done::on>(done);
+  net.start(ring, id, 0);
+  net.start(burst, id, 1);
+  engine.run();
+  const double B = 50e9 * 0.94;
+  const double lat = 4 * 700e-9;
+  // Step 1: 100 MB shares the uplink with 25 MB until the burst drains (after 2 x 25 MB at
+  // B/2 each), then runs alone: (25e6 x 2 + 75e6) / B. Step 2 runs alone: 100e6 / B.
+  const double step1 = (2 * 25e6 + 75e6) / B + lat;
+  const double step2 = 100e6 / B + lat;
+  CHECK(done.at[0] == doctest::Approx(step1 + step2).epsilon(1e-4));
 }

@@ -40,7 +40,10 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
   cmd.add_option("--set", args.sets, "override a key: --set cluster.nodes=128 (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  cmd.add_option("--seed", args.seed, "override simulation.seed");
+  cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")
+      ->check([](const std::string& v) {
+        return !v.empty() && v.front() == '-' ? std::string("the seed must not be negative") : std::string();
+      });
 }
 
 scenario::LoadedScenario load(const ScenarioArgs& args) {
@@ -116,8 +119,15 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
   return 0;
 }
 
-// "1KiB:8GiB" (doubling) or "1MiB,64MiB,1GiB"; bare numbers are bytes.
+// "1KiB:8GiB" (doubling) or "1MiB,64MiB,1GiB"; bare numbers are bytes. Each size from 1 B
+// to 1 PiB (far beyond any GPU's memory; it keeps every simulated time within range).
 bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::string& why) {
+  const sim::Bytes max = sim::Bytes::of(1125899906842624.0);
+  const auto in_range = [&](sim::Bytes b) {
+    if (b.value() >= 1 && b <= max) return true;
+    why = fmt::format("'{}': each size must be from 1B to 1PiB, got {}", text, sim::format_bytes(b));
+    return false;
+  };
   const auto colon = text.find(':');
   if (colon != std::string::npos) {
     const auto lo = sim::parse_bytes(text.substr(0, colon));
@@ -126,8 +136,9 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
       why = !lo ? lo.error : hi.error;
       return false;
     }
-    if (lo.value->value() < 1 || *hi.value < *lo.value) {
-      why = fmt::format("'{}': expected a range a:b with 1 <= a <= b", text);
+    if (!in_range(*lo.value) || !in_range(*hi.value)) return false;
+    if (*hi.value < *lo.value) {
+      why = fmt::format("'{}': expected a range a:b with a <= b", text);
       return false;
     }
     for (double s = lo.value->value(); s <= hi.value->value(); s *= 2) out.push_back(sim::Bytes::of(s));
@@ -141,6 +152,7 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
       why = p.error;
       return false;
     }
+    if (!in_range(*p.value)) return false;
     out.push_back(*p.value);
     start = comma + 1;
   }
