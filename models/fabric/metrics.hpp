@@ -13,6 +13,8 @@
 //   counting the endpoints' own links. Exact for those cuts (checked against push-relabel
 //   max-flow on small instances in the tests); on a fabric whose natural halves are unequal
 //   (an odd number of pods) it is the cut nearest to half, not the minimum over all cuts.
+//   A torus or dragonfly that the nodes fill only partly can have unequal halves, or an
+//   empty one (then the bisection reads 0): size dims and groups to the cluster.
 // - capex and power: switches priced by the cheapest class with enough ports at the link
 //   rate, one NIC per endpoint, a transceiver at each end of an optical link and a cable per
 //   link (fibre or copper). Scale-up (NVLink) hardware is part of the node, not the fabric.
