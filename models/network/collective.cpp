@@ -87,6 +87,11 @@ std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ra
       break;
     case Op::broadcast: out = {Algorithm::ring}; break;
     case Op::all_to_all:
+      out = {Algorithm::direct};
+      if (whole_nodes(ranks, gpus_per_node) && static_cast<std::int64_t>(ranks.size()) > gpus_per_node) {
+        out.push_back(Algorithm::hierarchical);
+      }
+      break;
     case Op::send_recv: out = {Algorithm::direct}; break;
   }
   return out;
@@ -193,6 +198,39 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     case Algorithm::hierarchical: {
       const std::int64_t g = gpus_per_node;
       const std::int64_t nodes = sn / g;
+      if (op == Op::all_to_all) {
+        // Rank (a, i) holds S/n for every rank (b, j). Inside each node, (a, i) hands (a, j)
+        // everything bound for local rank j anywhere: nodes x S/n. Then, rail by rail,
+        // (a, j) sends (b, j) what its node has for it: g x S/n. Data for the own node
+        // arrives in the first phase.
+        if (sn * (nodes - 1) > (std::int64_t{1} << 24)) {
+          why = fmt::format("hierarchical all-to-all plans n(nodes-1) = {} transfers; at most 2^24 are supported",
+                            sn * (nodes - 1));
+          return false;
+        }
+        Phase intra;
+        Phase inter;
+        for (std::int64_t a = 0; a < nodes; ++a) {
+          for (std::int64_t i = 0; i < g; ++i) {
+            const std::int64_t from = ranks[static_cast<std::size_t>(a * g + i)];
+            for (std::int64_t j = 0; j < g; ++j) {
+              if (j != i) {
+                intra.transfers.push_back({from, ranks[static_cast<std::size_t>(a * g + j)],
+                                           static_cast<double>(nodes) * S / nn});
+              }
+            }
+            for (std::int64_t b = 0; b < nodes; ++b) {
+              if (b != a) {
+                inter.transfers.push_back({from, ranks[static_cast<std::size_t>(b * g + i)],
+                                           static_cast<double>(g) * S / nn});
+              }
+            }
+          }
+        }
+        out.phases.push_back(std::move(intra));
+        out.phases.push_back(std::move(inter));
+        break;
+      }
       Phase intra;
       intra.repeat = g - 1;
       for (std::int64_t node = 0; node < nodes; ++node) {

@@ -30,6 +30,10 @@
 //                            across nodes among the GPUs of the same local rank (one ring
 //                            per rail, S/g each), ring all-gather inside each node
 //   direct all-to-all        one phase, every rank sends S/n to every other
+//   hierarchical all-to-all  inside each node, GPU i hands GPU j all it has for local rank j
+//                            (nodes x S/n); then rail by rail, GPU j of node a sends GPU j
+//                            of node b its node's data for it (g x S/n): fewer, larger
+//                            messages on the network
 //   send/recv                one transfer of S from rank 0 to rank 1
 // Chunks: C = ceil(S' / 512 KiB) for the pipelined algorithms (S' the bytes one tree or
 // the ring carries; 512 KiB is NCCL's per-step slot), capped at 1024. A pipelined schedule

@@ -165,6 +165,8 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
       {Op::reduce_scatter, Algorithm::ring, (n - 1) / n * S},
       {Op::all_gather, Algorithm::halving_doubling, (n - 1) / n * S},
       {Op::all_to_all, Algorithm::direct, (n - 1) / n * S},
+      // 4 nodes of 4: (g-1) x nodes x S/n inside the node + (nodes-1) x g x S/n across.
+      {Op::all_to_all, Algorithm::hierarchical, 3 * 4 * S / n + 3 * 4 * S / n},
   };
   for (const Case& c : cases) {
     CAPTURE(static_cast<int>(c.op));
@@ -284,4 +286,27 @@ TEST_CASE("a repeated step slowed by other traffic is not reused as the template
   const double step1 = (2 * 25e6 + 75e6) / B + lat;
   const double step2 = 100e6 / B + lat;
   CHECK(done.at[0] == doctest::Approx(step1 + step2).epsilon(1e-4));
+}
+
+TEST_CASE("hierarchical all-to-all delivers every rank's data and sends fewer network messages") {
+  const auto ranks = iota(32);
+  const Schedule direct = planned(Op::all_to_all, Algorithm::direct, ranks, 32e6, 8);
+  const Schedule hier = planned(Op::all_to_all, Algorithm::hierarchical, ranks, 32e6, 8);
+  std::size_t direct_network = 0;
+  std::size_t hier_network = 0;
+  for (const Transfer& t : direct.phases[0].transfers) direct_network += t.src / 8 != t.dst / 8 ? 1 : 0;
+  for (const Phase& p : hier.phases) {
+    for (const Transfer& t : p.transfers) hier_network += t.src / 8 != t.dst / 8 ? 1 : 0;
+  }
+  // Direct: 32 x 24 messages leave their node; hierarchical: 32 x 3 (one per other node).
+  CHECK(direct_network == 32 * 24);
+  CHECK(hier_network == 32 * 3);
+  // Both move the same bytes across the network: 32 ranks x 24 peers x S/32.
+  double direct_bytes = 0.0;
+  double hier_bytes = 0.0;
+  for (const Transfer& t : direct.phases[0].transfers) direct_bytes += t.src / 8 != t.dst / 8 ? t.bytes : 0.0;
+  for (const Phase& p : hier.phases) {
+    for (const Transfer& t : p.transfers) hier_bytes += t.src / 8 != t.dst / 8 ? t.bytes : 0.0;
+  }
+  CHECK(hier_bytes == doctest::Approx(direct_bytes));
 }
