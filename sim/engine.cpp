@@ -1,5 +1,9 @@
 #include "sim/engine.hpp"
 
+#include <bit>
+#include <memory>
+#include <utility>
+
 namespace clustersim::sim {
 
 HandlerId Engine::add_handler(HandlerFn fn, void* context) {
@@ -17,20 +21,21 @@ bool Engine::cancel(EventHandle handle) {
   if (t < last_time_ns_ || (t == last_time_ns_ && (handle.seq << 16) <= (last_key_ & ~std::uint64_t{0xFFFF}))) {
     return false;
   }
-  return cancelled_.insert(handle.seq).second;
+  return cancelled_.insert(handle.seq);
 }
 
 template <bool kBounded>
 void Engine::run_loop(Time horizon) {
   stopped_ = false;
-  while (!queue_.empty() && !stopped_) {
-    if constexpr (kBounded) {
-      if (queue_.top().time_ns > horizon.ns()) break;
-    }
-    const Event ev = queue_.pop();
+  // Every pending time is >= now() >= 0, so a negative horizon fires nothing (and the clock
+  // stays, being past it).
+  if (kBounded && horizon.ns() < 0) return;
+  const std::uint64_t limit = kBounded ? static_cast<std::uint64_t>(horizon.ns()) : ~std::uint64_t{0};
+  Event ev;
+  while (!stopped_ && queue_.pop_not_after(limit, ev)) {
     last_time_ns_ = ev.time_ns;
     last_key_ = ev.key;
-    if (!cancelled_.empty() && cancelled_.erase(ev.key >> 16) > 0) continue;
+    if (!cancelled_.empty() && cancelled_.erase(ev.key >> 16)) continue;
     now_ = Time::from_ns(ev.time_ns);
     ++processed_;
     const Handler& h = handlers_[ev.key & 0xFFFF];
@@ -46,9 +51,58 @@ void Engine::run() { run_loop<false>(Time::max()); }
 void Engine::run_until(Time horizon) { run_loop<true>(horizon); }
 
 double Engine::bytes_per_pending_event() const {
-  const std::size_t n = queue_.size();
+  const std::size_t n = pending();
   if (n == 0) return 0.0;
-  return static_cast<double>(queue_.capacity() * kEventBytes) / static_cast<double>(n);
+  return static_cast<double>(queue_.allocated_bytes() + cancelled_.allocated_bytes()) / static_cast<double>(n);
+}
+
+bool Engine::SeqSet::insert(std::uint64_t key) {
+  if (2 * (size_ + 1) > capacity_) grow();
+  const std::size_t mask = capacity_ - 1;
+  for (std::size_t i = home(key);; i = (i + 1) & mask) {
+    if (slots_[i] == key) return false;
+    if (slots_[i] == 0) {
+      slots_[i] = key;
+      ++size_;
+      return true;
+    }
+  }
+}
+
+bool Engine::SeqSet::erase(std::uint64_t key) {
+  if (size_ == 0) return false;
+  const std::size_t mask = capacity_ - 1;
+  std::size_t i = home(key);
+  while (slots_[i] != key) {
+    if (slots_[i] == 0) return false;
+    i = (i + 1) & mask;
+  }
+  // Backward-shift deletion: a later member of the probe run moves into the hole when the
+  // hole lies cyclically between its home slot and its slot, i.e. when its distance from
+  // home is at least its distance from the hole.
+  std::size_t hole = i;
+  for (std::size_t j = (i + 1) & mask; slots_[j] != 0; j = (j + 1) & mask) {
+    const std::size_t h = home(slots_[j]);
+    if (((j - h) & mask) >= ((j - hole) & mask)) {
+      slots_[hole] = slots_[j];
+      hole = j;
+    }
+  }
+  slots_[hole] = 0;
+  --size_;
+  return true;
+}
+
+void Engine::SeqSet::grow() {
+  const std::size_t old_capacity = capacity_;
+  std::unique_ptr<std::uint64_t[]> old = std::move(slots_);
+  capacity_ = old_capacity == 0 ? 16 : 2 * old_capacity;
+  shift_ = 64 - static_cast<unsigned>(std::countr_zero(capacity_));
+  slots_ = std::make_unique<std::uint64_t[]>(capacity_);
+  size_ = 0;
+  for (std::size_t i = 0; i < old_capacity; ++i) {
+    if (old[i] != 0) insert(old[i]);
+  }
 }
 
 }  // namespace clustersim::sim

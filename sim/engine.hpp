@@ -18,10 +18,15 @@
 // argument. Events at the same time fire in the order they were scheduled (time, then
 // sequence number), so a run is deterministic.
 //
-// Cancellation is lazy: `cancel(handle)` records the event's sequence number, and the event
-// is dropped when it reaches the top of the heap. A model that cancels very often (a timer
-// re-armed on every step) can instead keep a generation counter in its payload and ignore
-// stale events; both are O(1) to issue.
+// The pending events are a RadixQueue (sim/radix_queue.hpp): since no event is scheduled
+// before now(), the queue files events by the leading digits in which their time differs
+// from the clock, and schedule and dispatch are O(1) amortized whatever the number pending
+// (about 25-30 bytes per pending event; bytes_per_pending_event() reports it).
+//
+// Cancellation is lazy: `cancel(handle)` records the event's sequence number in a hash set,
+// and the event is dropped when it reaches the front of the queue. A model that cancels very
+// often (a timer re-armed on every step) can instead keep a generation counter in its payload
+// and ignore stale events; both are O(1) to issue.
 //
 // LIMITATIONS: at most 65,536 handlers per engine and 2^48 (2.8e14) events per run; a
 // handler must not call run() or run_until() re-entrantly. One Engine per simulation, no
@@ -30,11 +35,11 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <unordered_set>
+#include <memory>
 #include <vector>
 
 #include "sim/check.hpp"
-#include "sim/event_queue.hpp"
+#include "sim/radix_queue.hpp"
 #include "sim/time.hpp"
 
 namespace clustersim::sim {
@@ -70,7 +75,7 @@ class Engine {
                        &object);
   }
 
-  /// Schedules `handler(arg)` at absolute time `t` >= now(). O(log n).
+  /// Schedules `handler(arg)` at absolute time `t` >= now(). O(1) amortized.
   EventHandle schedule_at(Time t, HandlerId handler, std::uint64_t arg = 0) {
     CLUSTERSIM_CHECK(t >= now_, "event scheduled in the past");
     CLUSTERSIM_CHECK(handler.value < handlers_.size(), "unknown handler id");
@@ -104,12 +109,14 @@ class Engine {
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
   [[nodiscard]] std::uint64_t events_scheduled() const { return next_seq_ - 1; }
 
-  /// Reserves room for n pending events so the heap does not reallocate during a run.
+  /// Reserves room for n pending events so the queue does not allocate during a run.
   void reserve(std::size_t n) { queue_.reserve(n); }
-  /// Bytes the pending-event set occupies per pending event (allocated capacity / pending).
+  /// Bytes allocated by the pending-event set per pending (not cancelled) event: every
+  /// buffer of the queue at its capacity, its fixed part, and the cancellation set. 0 when
+  /// nothing is pending.
   [[nodiscard]] double bytes_per_pending_event() const;
 
-  /// The size of one event record in the heap.
+  /// The size of one event record in the queue.
   static constexpr std::size_t kEventBytes = 24;
 
  private:
@@ -119,6 +126,9 @@ class Engine {
     std::uint64_t arg;
   };
   static_assert(sizeof(Event) == kEventBytes);
+  struct EventTime {
+    std::uint64_t operator()(const Event& e) const { return static_cast<std::uint64_t>(e.time_ns); }
+  };
   struct EventLess {
     // Branch-free (bitwise & and |), so the heap's child selection uses conditional moves.
     bool operator()(const Event& a, const Event& b) const {
@@ -130,12 +140,38 @@ class Engine {
     void* context;
   };
 
+  // The sequence numbers of cancelled pending events (never 0): open addressing with
+  // linear probing, Fibonacci hashing, load <= 1/2 and deletion by backward shift (no
+  // tombstones), so insert and erase are O(1) expected, nothing is allocated per event
+  // (the table only doubles), and its memory is exactly capacity x 8 bytes.
+  class SeqSet {
+   public:
+    [[nodiscard]] bool empty() const { return size_ == 0; }
+    [[nodiscard]] std::size_t size() const { return size_; }
+    [[nodiscard]] std::size_t allocated_bytes() const { return capacity_ * sizeof(std::uint64_t); }
+    /// Returns false if `key` was already present. Precondition: key != 0.
+    bool insert(std::uint64_t key);
+    /// Returns false if `key` was absent.
+    bool erase(std::uint64_t key);
+
+   private:
+    [[nodiscard]] std::size_t home(std::uint64_t key) const {
+      return static_cast<std::size_t>((key * 0x9e3779b97f4a7c15ULL) >> shift_);
+    }
+    void grow();
+
+    std::unique_ptr<std::uint64_t[]> slots_;  // 0: empty slot
+    std::size_t capacity_ = 0;                // 0 or a power of two
+    std::size_t size_ = 0;
+    unsigned shift_ = 64;                     // 64 - log2(capacity)
+  };
+
   template <bool kBounded>
   void run_loop(Time horizon);
 
-  QuadHeap<Event, EventLess> queue_;
+  RadixQueue<Event, EventTime, EventLess> queue_;
   std::vector<Handler> handlers_;
-  std::unordered_set<std::uint64_t> cancelled_;
+  SeqSet cancelled_;
   Time now_ = Time::zero();
   std::int64_t last_time_ns_ = -1;  // (time, key) of the last event popped
   std::uint64_t last_key_ = 0;

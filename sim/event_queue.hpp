@@ -1,4 +1,6 @@
-// A 4-ary min-heap over small trivially-copyable records: the engine's pending-event set.
+// A 4-ary min-heap over small trivially-copyable records. The engine's RadixQueue uses it
+// for the few events scheduled into the range it is currently sorting (its side heap), and
+// bench_engine runs it bare as the reference an event loop is measured against.
 //
 // Why a 4-ary implicit heap: it keeps records contiguous in one array (no node per event,
 // no pointer chasing), a node's four children share one or two cache lines, and the tree

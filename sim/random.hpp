@@ -18,8 +18,10 @@
 // The continuous distributions below are exact compositions of IEEE basic operations and
 // `std::log`, `std::log1p`, `std::exp`, `std::pow`, `std::cos`; those libm functions are
 // not required to be correctly rounded, so on a different libm a draw may differ in
-// its last bit or so (LIMITATION; every draw still consumes the same number of words,
-// so the streams never drift apart).
+// its last bit or so (LIMITATION). Every draw still consumes the same number of words on
+// every platform, so the streams never drift apart: the only draw with a variable count,
+// the ziggurat exponential, decides accept or reject with IEEE basic operations and tables
+// built from them at compile time, never with libm.
 //
 // Algorithms:
 //   - Generator: xoshiro256** (Blackman & Vigna 2018), 256-bit state, period 2^256 - 1,
@@ -31,7 +33,12 @@
 //   - uniform01: the top 53 bits of one word times 2^-53, so every value is a multiple
 //     of 2^-53 in [0, 1).
 //   - uniform_int: Lemire's multiply-and-reject method (Lemire 2019), unbiased.
-//   - exponential, Weibull, Pareto: inversion of the CDF, one word per draw.
+//   - exponential: the ziggurat method (Marsaglia & Tsang 2000) with 256 layers, the layer
+//     and the abscissa taken from disjoint bits of one word (Doornik 2005): one word in
+//     97.8% of draws, 1.034 on average; about twice as fast as inversion (~6 ns vs ~13 ns
+//     here), which matters to an event loop drawing one per event. Exact up to its tables
+//     (within 5e-13 of a 50-digit evaluation of the layer recurrence).
+//   - Weibull, Pareto: inversion of the CDF, one word per draw.
 //   - normal: Box-Muller (Box & Muller 1958), two words per draw; the second variate
 //     of the pair is discarded, so a stream holds no cached state and copying a stream
 //     copies its future exactly. Lognormal is exp(normal).
@@ -41,14 +48,18 @@
 //     interpolation as the type-7 quantile in stats.hpp).
 //
 // LIMITATIONS: not cryptographic; inversion from 53-bit uniforms truncates the far
-// tail (an exponential never exceeds about 36.7 means, a Pareto never exceeds
-// scale * 2^(53/shape)); streams derived from distinct names are independent only in
+// tail (an exponential never exceeds about 44.4 means: the ziggurat's base 7.7 plus an
+// inverted tail of at most 36.7, a Weibull (-ln(1 - U))^(1/shape) <= 36.7^(1/shape) scales,
+// a Pareto never exceeds scale * 2^(53/shape)); streams derived from distinct names are
+// independent only in
 // the statistical sense of a good hash (a 64-bit seed collision is possible in
 // principle, with probability about 2^-64 per pair).
 //
 // Validation: tests/sim/test_random.cpp checks the published xoshiro256**, splitmix64
 // and FNV-1a vectors, pins the first draws of make_stream(42, "x"), and compares the
-// sample moments of every distribution with the analytic ones.
+// sample moments of every distribution with the analytic ones; the exponential is also
+// checked bin by bin (chi-square on equiprobable bins), beyond the ziggurat's base, and
+// for its word count.
 //
 // References:
 //   D. Blackman, S. Vigna, "Scrambled linear pseudorandom number generators", 2018
@@ -56,6 +67,10 @@
 //   G. Steele, D. Lea, C. Flood, "Fast splittable pseudorandom number generators",
 //     OOPSLA 2014.
 //   D. Lemire, "Fast random integer generation in an interval", ACM TOMACS 29(1), 2019.
+//   G. Marsaglia, W. W. Tsang, "The ziggurat method for generating random variables",
+//     J. Statistical Software 5(8), 2000.
+//   J. A. Doornik, "An improved ziggurat method to generate normal random samples",
+//     University of Oxford, 2005.
 //   M. D. Vose, "A linear algorithm for generating random numbers with a given
 //     distribution", IEEE TSE 17(9), 1991.
 //   G. E. P. Box, M. E. Muller, "A note on the generation of random normal deviates",
@@ -119,9 +134,13 @@ class RandomStream {
   /// words < 2. Precondition: n > 0.
   std::uint64_t uniform_int(std::uint64_t n);
 
-  /// Exponential with the given mean (rate 1/mean): -mean * ln(1 - U). One word.
+  /// Exponential with the given mean (rate 1/mean): mean * standard_exponential().
   /// Precondition: mean > 0, finite.
   double exponential(double mean);
+
+  /// Exponential with mean 1, by the ziggurat method (see random.cpp for the layers).
+  /// One word in 97.8% of draws, 1.034 on average, the same count on every platform.
+  double standard_exponential();
 
   /// Weibull, CDF 1 - exp(-(x/scale)^shape): scale * (-ln(1 - U))^(1/shape). One word.
   /// Precondition: shape > 0, scale > 0, both finite.

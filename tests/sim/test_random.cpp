@@ -88,11 +88,20 @@ TEST_CASE("golden: the first draws of make_stream(42, \"x\") never change") {
   CHECK(u.uniform01() == 0x1.a5d14a6a2268dp-1);
   CHECK(u.uniform01() == 0x1.7cf4f07b33cd8p-2);
 
-  // Through libm: equal up to its last-bit differences. Cross-checked with Python's math
-  // module on the three uniforms above: -2 log1p(-u1) and sqrt(-2 log(1 - u2)) cos(2 pi u3).
+  // The ziggurat exponential (IEEE operations only: exact). The first word 0x5a50aa37e104cacc
+  // picks layer 0xcc = 204 and u = word >> 11, under that layer's fast-accept threshold, so
+  // the draw is 2 u x_204 2^-53. Cross-checked with an independent 50-digit evaluation of
+  // the layers (Python mpmath): 0.579168568346255 (agrees to 1e-14, the tables' accuracy).
   RandomStream e = make_stream(42, "x");
-  CHECK(e.exponential(2.0) == doctest::Approx(0.87017927319735988).epsilon(1e-14));
-  CHECK(e.normal(0.0, 1.0) == doctest::Approx(-1.2929246904040754).epsilon(1e-14));
+  const double x = e.exponential(2.0);
+  CHECK(x == 0x1.2888c857d629dp-1);
+  CHECK(x == doctest::Approx(0.579168568346255).epsilon(1e-13));
+  // Through libm: equal up to its last-bit differences. Cross-checked with Python's math
+  // module on the uniforms of words 2 and 3 (the exponential took one word):
+  // sqrt(-2 log(1 - u2)) cos(2 pi u3).
+  RandomStream n = make_stream(42, "x");
+  n.next_u64();
+  CHECK(n.normal(0.0, 1.0) == doctest::Approx(-1.2929246904040754).epsilon(1e-14));
 }
 
 TEST_CASE("named streams: same name same draws, other names and indices other draws") {
@@ -291,6 +300,54 @@ TEST_CASE("distributions: tail and median probabilities") {
     const double p = row.p_above;
     CHECK(std::abs(above - n * p) < 4.0 * std::sqrt(n * p * (1.0 - p)));
   }
+}
+
+TEST_CASE("exponential (ziggurat): bin by bin, beyond the base layer, words per draw") {
+  // exponential(m) is m times the standard draw, from the same words.
+  RandomStream a = make_stream(14, "zig");
+  RandomStream b = a;
+  for (int i = 0; i < 1000; ++i) CHECK(a.exponential(3.5) == 3.5 * b.standard_exponential());
+
+  // 1000 equiprobable bins, bin = floor(1000 (1 - e^-x)): each holds n / 1000 draws in
+  // expectation, and the chi-square statistic has 999 degrees of freedom (mean 999, sd
+  // sqrt(2 * 999) = 44.7). A correct generator exceeds mean + 6 sd with probability < 1e-6;
+  // a wrong layer, threshold or wedge shows up as a bin off by far more.
+  const int n = 1000000;
+  const int bins = 1000;
+  std::vector<int> count(bins, 0);
+  int beyond_8 = 0;  // the ziggurat's base ends at r = 7.697: beyond 8, only the tail path
+  bool in_support = true;
+  RandomStream r = make_stream(15, "zig");
+  for (int i = 0; i < n; ++i) {
+    const double x = r.standard_exponential();
+    in_support = in_support && x >= 0.0 && std::isfinite(x);
+    const int bin = std::min(bins - 1, static_cast<int>(-std::expm1(-x) * bins));
+    ++count[static_cast<std::size_t>(bin)];
+    beyond_8 += x > 8.0 ? 1 : 0;
+  }
+  CHECK(in_support);
+  const double expected = static_cast<double>(n) / bins;
+  double chi2 = 0.0;
+  for (int c : count) chi2 += (c - expected) * (c - expected) / expected;
+  CHECK(chi2 < 999.0 + 6.0 * std::sqrt(2.0 * 999.0));
+  // P(X > 8) = e^-8: a binomial proportion within 4 standard errors.
+  const double p8 = std::exp(-8.0);
+  CHECK(std::abs(beyond_8 - n * p8) < 4.0 * std::sqrt(n * p8 * (1.0 - p8)));
+
+  // Words per draw: an attempt leaves the fast path with probability
+  // p_w = 1 - (1/256) sum_i x_{i+1} / x_i = 0.02222 (one more word) and is accepted with
+  // probability p_a = 1 / (256 v) = 0.98901 (the share of the layers' area under e^-x), so
+  // a draw takes (1 + p_w) / p_a = 1.0336 words in expectation (sd about 0.19 per draw).
+  RandomStream w = make_stream(16, "zig");
+  RandomStream words = w;
+  const int draws = 100000;
+  for (int i = 0; i < draws; ++i) w.standard_exponential();
+  long consumed = 0;
+  while (!(words == w)) {
+    words.next_u64();
+    ++consumed;
+  }
+  CHECK(static_cast<double>(consumed) / draws == doctest::Approx(1.0336).epsilon(0.003));
 }
 
 TEST_CASE("distributions: degenerate parameters and rejected ones") {
