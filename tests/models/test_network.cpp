@@ -58,6 +58,23 @@ Schedule planned(Op op, Algorithm a, const std::vector<std::int64_t>& ranks, dou
   return s;
 }
 
+// Starts every schedule at time 0 on one flow-level network; returns when each finished (s).
+std::vector<double> run_together(const fabric::Fabric& f, const NetworkConfig& cfg,
+                                 const std::vector<const Schedule*>& schedules, double* max_ratio = nullptr) {
+  sim::Engine engine;
+  FlowNetwork net(engine, f, cfg);
+  struct Done {
+    void on(sim::Engine& e, std::uint64_t which) { at[which] = e.now().seconds(); }
+    std::vector<double> at;
+  } done;
+  done.at.assign(schedules.size(), 0.0);
+  const sim::HandlerId id = engine.add_handler<&Done::on>(done);
+  for (std::size_t i = 0; i < schedules.size(); ++i) net.start(*schedules[i], id, i);
+  engine.run();
+  if (max_ratio) *max_ratio = net.max_link_ratio();
+  return done.at;
+}
+
 std::vector<std::int64_t> iota(std::int64_t n) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
@@ -245,21 +262,13 @@ TEST_CASE("two data-parallel rings on an oversubscribed Clos slow each other dow
   const Schedule a = planned(Op::all_gather, Algorithm::ring, {0, 3}, 100e6, 1);
   const Schedule b = planned(Op::all_gather, Algorithm::ring, {1, 4}, 100e6, 1);
   const double alone = flow_time(f, cfg, a).seconds();
-  sim::Engine engine;
-  FlowNetwork net(engine, f, cfg);
-  struct Done {
-    void on(sim::Engine& e, std::uint64_t which) { at[which] = e.now().seconds(); }
-    double at[2] = {0, 0};
-  } done;
-  const sim::HandlerId id = engine.add_handler<&Done::on>(done);
-  net.start(a, id, 0);
-  net.start(b, id, 1);
-  engine.run();
+  double max_ratio = 0.0;
+  const std::vector<double> done = run_together(f, cfg, {&a, &b}, &max_ratio);
   // Sharing the uplink halves each ring's rate: twice the bandwidth time (latency aside).
   const double latency = 2 * 700e-9 + 2 * 700e-9;
-  CHECK(done.at[0] - latency == doctest::Approx(2 * (alone - latency)).epsilon(1e-3));
-  CHECK(done.at[1] == doctest::Approx(done.at[0]).epsilon(1e-6));
-  CHECK(net.max_link_ratio() <= 1.0 + 1e-9);
+  CHECK(done[0] - latency == doctest::Approx(2 * (alone - latency)).epsilon(1e-3));
+  CHECK(done[1] == doctest::Approx(done[0]).epsilon(1e-6));
+  CHECK(max_ratio <= 1.0 + 1e-9);
 }
 
 TEST_CASE("a repeated step slowed by other traffic is not reused as the template of the others") {
@@ -269,23 +278,14 @@ TEST_CASE("a repeated step slowed by other traffic is not reused as the template
   const NetworkConfig cfg = bare();
   const Schedule ring = planned(Op::all_reduce, Algorithm::ring, {0, 2}, 200e6, 1);
   const Schedule burst = planned(Op::send_recv, Algorithm::direct, {1, 3}, 25e6, 1);
-  sim::Engine engine;
-  FlowNetwork net(engine, f, cfg);
-  struct Done {
-    void on(sim::Engine& e, std::uint64_t which) { at[which] = e.now().seconds(); }
-    double at[2] = {0, 0};
-  } done;
-  const sim::HandlerId id = engine.add_handler<&Done::on>(done);
-  net.start(ring, id, 0);
-  net.start(burst, id, 1);
-  engine.run();
+  const std::vector<double> done = run_together(f, cfg, {&ring, &burst});
   const double B = 50e9 * 0.94;
   const double lat = 4 * 700e-9;
   // Step 1: 100 MB shares the uplink with 25 MB until the burst drains (after 2 x 25 MB at
   // B/2 each), then runs alone: (25e6 x 2 + 75e6) / B. Step 2 runs alone: 100e6 / B.
   const double step1 = (2 * 25e6 + 75e6) / B + lat;
   const double step2 = 100e6 / B + lat;
-  CHECK(done.at[0] == doctest::Approx(step1 + step2).epsilon(1e-4));
+  CHECK(done[0] == doctest::Approx(step1 + step2).epsilon(1e-4));
 }
 
 TEST_CASE("hierarchical all-to-all delivers every rank's data and sends fewer network messages") {
