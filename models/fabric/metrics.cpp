@@ -394,16 +394,25 @@ std::string to_dot(const Fabric& f) {
     out += fmt::format("  v{} [label=\"{} {}\"];\n", v, name(k), v);
   }
   for (std::int64_t n = 0; n < f.nodes; ++n) out += fmt::format("  n{} [shape=box, label=\"node {}\"];\n", n, n);
+  // One edge per pair of ends, labelled with the number of parallel cables.
+  std::map<std::pair<std::string, std::string>, std::pair<int, bool>> edges;  // -> (cables, access)
   for (std::size_t i = 0; i < f.links.size(); ++i) {
     const Link& l = f.links[i];
     if (l.src == l.dst || l.reverse.value < i) continue;
     if (l.kind == LinkKind::nvlink || l.kind == LinkKind::host) continue;
     if (l.kind == LinkKind::access) {
       const std::int64_t node = (l.src.value - f.nic_base) / static_cast<std::uint32_t>(f.nics_per_node);
-      out += fmt::format("  n{} -- v{} [color=gray];\n", node, l.dst.value);
+      auto& e = edges[{fmt::format("n{}", node), fmt::format("v{}", l.dst.value)}];
+      ++e.first;
+      e.second = true;
       continue;
     }
-    out += fmt::format("  v{} -- v{};\n", l.src.value, l.dst.value);
+    ++edges[{fmt::format("v{}", l.src.value), fmt::format("v{}", l.dst.value)}].first;
+  }
+  for (const auto& [ends, e] : edges) {
+    std::string attrs = e.second ? "color=gray" : "";
+    if (e.first > 1) attrs += fmt::format("{}label=\"x{}\"", attrs.empty() ? "" : ", ", e.first);
+    out += fmt::format("  {} -- {}{};\n", ends.first, ends.second, attrs.empty() ? "" : " [" + attrs + "]");
   }
   out += "}\n";
   return out;
