@@ -61,10 +61,10 @@ int report_input_error(const config::InputError& e) {
 int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir) {
   const auto start = std::chrono::steady_clock::now();
   const scenario::LoadedScenario loaded = load(args);
-  tools::RunInfo info;
-  // No model schedules events yet: the run is the resolved inventory.
-  info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const config::Json doc = tools::result_document(loaded, info);
+  // No model schedules events yet: the run is the resolved inventory and fabric.
+  tools::RunResult result = tools::compute_run(loaded);
+  result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const config::Json doc = tools::result_document(loaded, result);
   if (!out_dir.empty()) {
     const std::string err = tools::write_file_atomically(out_dir + "/results.json", doc.dump(2) + "\n");
     if (!err.empty()) {
@@ -75,9 +75,9 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
   } else if (format == "csv") {
-    std::cout << tools::result_csv(loaded);
+    std::cout << tools::result_csv(result);
   } else {
-    std::cout << tools::result_table(loaded, info);
+    std::cout << tools::result_table(loaded, result);
     if (!out_dir.empty()) std::cout << fmt::format("results written to {}/results.json\n", out_dir);
   }
   return 0;

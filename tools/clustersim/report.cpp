@@ -12,22 +12,31 @@
 
 namespace clustersim::tools {
 
-config::Json result_document(const scenario::LoadedScenario& loaded, const RunInfo& info) {
+RunResult compute_run(const scenario::LoadedScenario& loaded) {
+  RunResult r;
+  r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
+  if (loaded.fabric) r.fabric = fabric::measure(*loaded.fabric, loaded.pricing);
+  return r;
+}
+
+config::Json result_document(const scenario::LoadedScenario& loaded, const RunResult& result) {
+  const RunInfo& info = result.info;
   config::Json doc;
   doc["clustersim"] = {{"version", kVersion}, {"git_commit", kGitCommit}};
   doc["scenario_file"] = loaded.file;
   doc["seed"] = loaded.config.simulation.seed;
   doc["scenario"] = config::to_json(loaded.config);
-  doc["inventory"] = cluster::to_json(cluster::make_inventory(loaded.node, loaded.config.cluster.nodes));
-  if (loaded.fabric) doc["fabric"] = fabric::to_json(fabric::measure(*loaded.fabric, loaded.pricing));
+  doc["inventory"] = cluster::to_json(result.inventory);
+  if (result.fabric) doc["fabric"] = fabric::to_json(*result.fabric);
   doc["run_info"] = {{"wall_time_s", info.wall_time_s},
                      {"events_processed", info.events_processed},
                      {"events_scheduled", info.events_scheduled}};
   return doc;
 }
 
-std::string result_table(const scenario::LoadedScenario& loaded, const RunInfo& info) {
-  const cluster::Inventory inv = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
+std::string result_table(const scenario::LoadedScenario& loaded, const RunResult& result) {
+  const cluster::Inventory& inv = result.inventory;
+  const RunInfo& info = result.info;
   const auto per_gpu = [&](auto total) { return sim::human(total / static_cast<double>(inv.gpus)); };
   std::string out;
   const auto row = [&](std::string_view label, const std::string& value) {
@@ -52,8 +61,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunInfo& 
   }
   row("IT power at full load", fmt::format("{} (GPUs {}, hosts {})", sim::human(inv.it_power), sim::human(inv.gpu_power),
                                            sim::human(inv.host_power)));
-  if (loaded.fabric) {
-    const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing);
+  if (result.fabric) {
+    const fabric::FabricMetrics& m = *result.fabric;
     out += "\nFabric (clustersim topology for details)\n";
     row("topology", m.sizing);
     row("switches", fmt::format("{}", m.switches));
@@ -95,8 +104,8 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   return out;
 }
 
-std::string result_csv(const scenario::LoadedScenario& loaded) {
-  const cluster::Inventory inv = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
+std::string result_csv(const RunResult& result) {
+  const cluster::Inventory& inv = result.inventory;
   std::string out = "section,metric,value,unit\n";
   const auto row = [&](std::string_view metric, auto value, std::string_view unit) {
     out += fmt::format("inventory,{},{},{}\n", metric, value, unit);
@@ -114,6 +123,20 @@ std::string result_csv(const scenario::LoadedScenario& loaded) {
   row("gpu_power", inv.gpu_power.value(), "W");
   row("host_power", inv.host_power.value(), "W");
   row("it_power", inv.it_power.value(), "W");
+  if (result.fabric) {
+    const fabric::FabricMetrics& m = *result.fabric;
+    const auto frow = [&](std::string_view metric, auto value, std::string_view unit) {
+      out += fmt::format("fabric,{},{},{}\n", metric, value, unit);
+    };
+    frow("endpoints", m.endpoints, "count");
+    frow("switches", m.switches, "count");
+    frow("optics", m.optics, "count");
+    frow("diameter_hops", m.diameter_hops, "hops");
+    frow("average_hops", m.average_hops, "hops");
+    frow("bisection_bandwidth", m.bisection_bandwidth.value(), "B/s");
+    if (m.capex) frow("capex", m.capex->value(), "USD");
+    if (m.power) frow("power", m.power->value(), "W");
+  }
   return out;
 }
 

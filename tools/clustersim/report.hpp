@@ -6,8 +6,10 @@
 // scenario and seed give byte-identical documents outside it.
 #pragma once
 
+#include <optional>
 #include <string>
 
+#include "models/cluster/cluster.hpp"
 #include "models/config/decode.hpp"
 #include "models/fabric/metrics.hpp"
 #include "models/scenario/scenario.hpp"
@@ -20,13 +22,22 @@ struct RunInfo {
   std::uint64_t events_scheduled = 0;
 };
 
-config::Json result_document(const scenario::LoadedScenario& loaded, const RunInfo& info);
+/// What a run computed, once, for every output format.
+struct RunResult {
+  cluster::Inventory inventory;
+  std::optional<fabric::FabricMetrics> fabric;
+  RunInfo info;
+};
+
+RunResult compute_run(const scenario::LoadedScenario& loaded);
+
+config::Json result_document(const scenario::LoadedScenario& loaded, const RunResult& result);
 
 /// The result as aligned text with units, for people.
-std::string result_table(const scenario::LoadedScenario& loaded, const RunInfo& info);
+std::string result_table(const scenario::LoadedScenario& loaded, const RunResult& result);
 
 /// The result as CSV rows "section,metric,value,unit".
-std::string result_csv(const scenario::LoadedScenario& loaded);
+std::string result_csv(const RunResult& result);
 
 /// The fabric's metrics as aligned text with units (the `topology` command).
 std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m);
