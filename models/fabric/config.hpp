@@ -7,7 +7,8 @@
 //     ratios per tier from the leaves up)
 //   torus: dims ([8, 8, 8])
 //   dragonfly: routers_per_group (a), hosts_per_router (p), global_links_per_router (h),
-//     groups (g; default and maximum a*h + 1), routing (minimal | valiant | ugal)
+//     groups (g; default and maximum a*h + 1; the nodes fill the first groups),
+//     routing (minimal | valiant | ugal)
 //   all: link_bandwidth (default: the node's NIC line rate), link_latency
 #pragma once
 
@@ -97,7 +98,7 @@ struct FabricConfig {
               "h: global links on each router (dragonfly)")
             .at_least(0)
             .at_most(4096),
-        field("groups", &FabricConfig::groups, "g: groups (dragonfly); 0: as many as the endpoints need")
+        field("groups", &FabricConfig::groups, "g: groups (dragonfly); 0: the maximum, a*h + 1")
             .at_least(0),
         field("routing", &FabricConfig::routing, "routing policy (dragonfly)"),
     };

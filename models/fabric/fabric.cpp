@@ -370,20 +370,27 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   if (!errors.empty()) return false;
   const std::int64_t max_groups = d.a * d.h + 1;
   const std::int64_t per_group = d.a * d.p;
-  d.g = cfg.groups ? cfg.groups : std::max<std::int64_t>(2, (f.endpoints() + per_group - 1) / per_group);
-  if (d.g > max_groups) {
-    errors.push_back({cfg.groups ? "fabric.groups" : "fabric.routers_per_group",
+  const std::int64_t needed = (f.endpoints() + per_group - 1) / per_group;
+  if (needed > max_groups) {
+    errors.push_back({"fabric.routers_per_group",
                       fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups ({} endpoints); "
                                   "this cluster needs {} groups for {} endpoints",
-                                  d.a, d.h, max_groups, max_groups * per_group, d.g, f.endpoints()),
+                                  d.a, d.h, max_groups, max_groups * per_group, needed, f.endpoints()),
                       "raise routers_per_group, hosts_per_router or global_links_per_router"});
+    return false;
+  }
+  // Default: the full dragonfly, a*h + 1 groups (Kim et al.); the nodes fill the first ones.
+  d.g = cfg.groups ? cfg.groups : max_groups;
+  if (d.g > max_groups) {
+    errors.push_back({"fabric.groups", fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups, got {}",
+                                                   d.a, d.h, max_groups, d.g)});
     return false;
   }
   if (d.g < 2) {
     errors.push_back({"fabric.groups", "a dragonfly needs at least 2 groups"});
     return false;
   }
-  if (d.g * per_group < f.endpoints()) {
+  if (d.g < needed) {
     errors.push_back({"fabric.groups", fmt::format("{} groups of {} endpoints hold {}, fewer than the cluster's {}", d.g,
                                                    per_group, d.g * per_group, f.endpoints())});
     return false;
@@ -436,9 +443,9 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   f.tiers = {{"router", routers}};
   f.sizing_note = fmt::format(
       "dragonfly of {} groups x {} routers (p={} endpoints, h={} global links each; radix {}); {} global link{} "
-      "between each pair of groups{}",
+      "between each pair of groups{}; the nodes fill {} of the groups",
       d.g, d.a, d.p, d.h, d.p + d.a - 1 + d.h, d.links_per_pair, d.links_per_pair == 1 ? "" : "s",
-      used < ports ? fmt::format(", {} dark global ports per group", ports - used) : std::string());
+      used < ports ? fmt::format(", {} dark global ports per group", ports - used) : std::string(), needed);
   f.layout = std::move(d);
   return true;
 }

@@ -509,3 +509,15 @@ TEST_CASE("impossible sizes are refused before anything is allocated") {
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].path == "cluster.node.scaleup_bandwidth");
 }
+
+TEST_CASE("a dragonfly defaults to its maximum a*h+1 groups; the nodes fill the first ones") {
+  // 100 nodes x 8 NICs = 800 endpoints need 25 groups of 32, but the fabric has all 33.
+  const Fabric f = build(dragonfly(8, 4, 4), 100);
+  CHECK(std::get<DragonflyLayout>(f.layout).g == 33);
+  CHECK(f.switch_count() == 264);
+  CHECK(f.sizing_note.find("the nodes fill 25 of the groups") != std::string::npos);
+  std::vector<FabricError> errors;
+  CHECK_FALSE(build_fabric(dragonfly(8, 4, 4, 34), make_node(8, 8), 100, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].message == "a dragonfly with a=8 and h=4 has at most a*h+1 = 33 groups, got 34");
+}

@@ -59,6 +59,7 @@ fabric::FabricConfig config_for(const char* name) {
     c.routers_per_group = 32;
     c.hosts_per_router = 16;
     c.global_links_per_router = 16;
+    c.groups = 256;  // of at most a*h + 1 = 513: 131,072 endpoints exactly
   } else {
     c.topology = fabric::Topology::torus;
     c.dims = {32, 32, 16};
