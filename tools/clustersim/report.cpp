@@ -107,8 +107,9 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
 std::string result_csv(const RunResult& result) {
   const cluster::Inventory& inv = result.inventory;
   std::string out = "section,metric,value,unit\n";
+  std::string_view section = "inventory";
   const auto row = [&](std::string_view metric, auto value, std::string_view unit) {
-    out += fmt::format("inventory,{},{},{}\n", metric, value, unit);
+    out += fmt::format("{},{},{},{}\n", section, metric, value, unit);
   };
   row("node_type", inv.node_type, "");
   row("gpu_type", inv.gpu_type, "");
@@ -125,17 +126,15 @@ std::string result_csv(const RunResult& result) {
   row("it_power", inv.it_power.value(), "W");
   if (result.fabric) {
     const fabric::FabricMetrics& m = *result.fabric;
-    const auto frow = [&](std::string_view metric, auto value, std::string_view unit) {
-      out += fmt::format("fabric,{},{},{}\n", metric, value, unit);
-    };
-    frow("endpoints", m.endpoints, "count");
-    frow("switches", m.switches, "count");
-    frow("optics", m.optics, "count");
-    frow("diameter_hops", m.diameter_hops, "hops");
-    frow("average_hops", m.average_hops, "hops");
-    frow("bisection_bandwidth", m.bisection_bandwidth.value(), "B/s");
-    if (m.capex) frow("capex", m.capex->value(), "USD");
-    if (m.power) frow("power", m.power->value(), "W");
+    section = "fabric";
+    row("endpoints", m.endpoints, "count");
+    row("switches", m.switches, "count");
+    row("optics", m.optics, "count");
+    row("diameter_hops", m.diameter_hops, "hops");
+    row("average_hops", m.average_hops, "hops");
+    row("bisection_bandwidth", m.bisection_bandwidth.value(), "B/s");
+    if (m.capex) row("capex", m.capex->value(), "USD");
+    if (m.power) row("power", m.power->value(), "W");
   }
   return out;
 }
