@@ -149,6 +149,9 @@ void MaxMinSystem::set_weight(VariableId v, double weight) {
   check(v, "set_weight");
   if (!positive_finite(weight)) fail_argument("set_weight", "weight must be finite and > 0", weight);
   variables_[v.index].weight = weight;
+  for (const VariableUse& u : variables_[v.index].uses) {
+    constraint_uses_[u.constraint][u.mirror].weighted = u.coefficient * weight;
+  }
   mark_pending(v.index);
 }
 
@@ -176,12 +179,13 @@ void MaxMinSystem::expand(VariableId v, ConstraintId c, double coefficient) {
     if (u.constraint == c.index) {
       u.coefficient += coefficient;
       constraint_uses_[c.index][u.mirror].coefficient = u.coefficient;
+      constraint_uses_[c.index][u.mirror].weighted = u.coefficient * x.weight;
       return;
     }
   }
   std::vector<ConstraintUse>& users = constraint_uses_[c.index];
   uses.push_back(VariableUse{c.index, to_u32(users.size()), coefficient});
-  users.push_back(ConstraintUse{v.index, to_u32(uses.size() - 1), coefficient});
+  users.push_back(ConstraintUse{v.index, to_u32(uses.size() - 1), coefficient, coefficient * x.weight});
 }
 
 void MaxMinSystem::remove_variable(VariableId v) {
@@ -275,12 +279,18 @@ void MaxMinSystem::sweep(bool full) {
   events_.clear();
 
   if (full) {
+    // Every variable and constraint enters at level 0: append the heap entries, then
+    // heapify once (O(n) rather than O(n log n)).
+    bulk_ = true;
     for (std::uint32_t v = 0; v < variables_.size(); ++v) {
       if (variables_[v].alive) free_variable(v, 0.0);
     }
     for (std::uint32_t c = 0; c < constraints_.size(); ++c) {
       if (constraints_[c].alive) open_full(c, 0.0);
     }
+    bulk_ = false;
+    std::make_heap(events_.begin(), events_.end(), kEventAfter);
+    std::make_heap(heap_.begin(), heap_.end(), kEntryAfter);
   } else {
     // Free all modified variables first, so that a constraint opened in full counts them
     // all as free; then let each one's constraints know it grows.
@@ -334,17 +344,12 @@ void MaxMinSystem::sweep(bool full) {
     }
   }
 
-  // A full constraint's usage is re-summed from the final values, so it carries no drift;
-  // a light one, whose variables are all fixed now, has it in its running sum.
+  // A full constraint's usage is a fresh sum of its variables' final values (open_full()
+  // summed the fixed ones, fix() added the others), so it carries no drift; a light one,
+  // whose variables are all fixed now, has it in its running sum.
   for (const std::uint32_t c : opened_) {
     Constraint& k = constraints_[c];
-    if (k.mode == Mode::kLight) {
-      k.usage = k.capacity - k.remaining;
-      continue;
-    }
-    double used = 0.0;
-    for (const ConstraintUse& u : constraint_uses_[c]) used += u.coefficient * variables_[u.variable].value;
-    k.usage = used;
+    if (k.mode == Mode::kLight) k.usage = k.capacity - k.remaining;
   }
 }
 
@@ -396,6 +401,19 @@ void MaxMinSystem::open_full(std::uint32_t c, double now) {
   double used = 0.0;
   double weight_sum = 0.0;
   std::uint32_t unfixed = 0;
+  if (bulk_) {
+    // The start of a full sweep: every variable on c is free (one without constraints
+    // is on none), so c's sums need no look at the variables.
+    for (const ConstraintUse& u : constraint_uses_[c]) weight_sum += u.weighted;
+    k.remaining = k.capacity;
+    k.usage = 0.0;
+    k.weight_sum = weight_sum;
+    k.weight_scale = weight_sum;
+    k.unfixed = to_u32(constraint_uses_[c].size());
+    k.finished = k.unfixed == 0;
+    if (!k.finished) schedule(c, now);
+    return;
+  }
   for (const ConstraintUse& u : constraint_uses_[c]) {
     Variable& x = variables_[u.variable];
     if (x.epoch != epoch_) {
@@ -416,6 +434,7 @@ void MaxMinSystem::open_full(std::uint32_t c, double now) {
     }
   }
   k.remaining = k.capacity - used;
+  k.usage = used;  // the fixed part; fix() adds the others as they are fixed
   k.weight_sum = weight_sum;
   k.weight_scale = weight_sum;
   k.unfixed = unfixed;
@@ -530,6 +549,8 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
       }
       continue;
     }
+    // A full constraint counted it as unfixed: its usage gains its final value.
+    if (k.mode == Mode::kFull) k.usage += u.coefficient * x.value;
     if (k.finished) continue;
     // It counted as growing: it leaves the sums, and the level can only rise.
     k.remaining -= u.coefficient * x.value;
@@ -590,15 +611,14 @@ bool MaxMinSystem::same_level(double a, double b) const {
 
 // --- Heaps -------------------------------------------------------------------------------
 
+// While bulk_ (the start of a full sweep), entries are only appended; sweep() heapifies.
 void MaxMinSystem::push_event(double level, std::uint32_t v, EventKind kind) {
   events_.push_back(VarEvent{level, v, kind});
-  std::push_heap(events_.begin(), events_.end(),
-                 [](const VarEvent& a, const VarEvent& b) { return a.level > b.level; });
+  if (!bulk_) std::push_heap(events_.begin(), events_.end(), kEventAfter);
 }
 
 MaxMinSystem::VarEvent MaxMinSystem::pop_event() {
-  std::pop_heap(events_.begin(), events_.end(),
-                [](const VarEvent& a, const VarEvent& b) { return a.level > b.level; });
+  std::pop_heap(events_.begin(), events_.end(), kEventAfter);
   const VarEvent e = events_.back();
   events_.pop_back();
   return e;
@@ -606,13 +626,11 @@ MaxMinSystem::VarEvent MaxMinSystem::pop_event() {
 
 void MaxMinSystem::push_constraint(HeapEntry e) {
   heap_.push_back(e);
-  std::push_heap(heap_.begin(), heap_.end(),
-                 [](const HeapEntry& a, const HeapEntry& b) { return a.level > b.level; });
+  if (!bulk_) std::push_heap(heap_.begin(), heap_.end(), kEntryAfter);
 }
 
 MaxMinSystem::HeapEntry MaxMinSystem::pop_constraint() {
-  std::pop_heap(heap_.begin(), heap_.end(),
-                [](const HeapEntry& a, const HeapEntry& b) { return a.level > b.level; });
+  std::pop_heap(heap_.begin(), heap_.end(), kEntryAfter);
   const HeapEntry e = heap_.back();
   heap_.pop_back();
   return e;

@@ -77,6 +77,14 @@
 // (98,304 constraints) the median drops to 0.15 ms but the mean is 1.6 ms: a few changes
 // cascade through ~15,000 rates.
 //
+// tools/bench/bench_network.cpp (the fabric model's own constraints: 100,000 flows, 98,040
+// constraints, 587,178 incidences, every link at the same 47 GB/s): solve_all() 93-156 ms
+// depending on the shared machine's load; an incremental solve after one removal 2.0-2.9 ms,
+// revisiting ~1,500 variables of which ~1,230 change by more than 1e-9 (relative): with
+// every link equally loaded, one change re-balances a large part of the fabric, and an
+// exact re-solve must write each of those values. A full solve opens every constraint from
+// its incidences alone (ConstraintUse::weighted), heapifies once, and sums usages as it goes.
+//
 // Storage is data-oriented: one record per constraint (one cache line: capacity, usage
 // and the scratch of a solve) and per variable (with its list of uses) in vectors, each
 // incidence stored at both ends with its mirror's position for O(1) removal; ids are
@@ -174,6 +182,7 @@ class MaxMinSystem {
   /// variable is proportional to it. `bound` >= 0, +inf for none. Its value reads 0 until
   /// the next solve.
   VariableId add_variable(double weight = 1.0, double bound = kInfinity);
+  /// O(number of constraints of v).
   void set_weight(VariableId v, double weight);
   void set_bound(VariableId v, double bound);
   /// Variable `v` uses constraint `c` with `coefficient` (finite, > 0): adds
@@ -223,6 +232,7 @@ class MaxMinSystem {
     std::uint32_t variable;
     std::uint32_t mirror;
     double coefficient;
+    double weighted;  // coefficient x the variable's weight: a full sweep opens c from these alone
   };
   struct VariableUse {
     std::uint32_t constraint;
@@ -310,7 +320,12 @@ class MaxMinSystem {
   void push_constraint(HeapEntry e);
   HeapEntry pop_constraint();
 
+  // Heap orders (min-heaps on level).
+  static constexpr auto kEventAfter = [](const VarEvent& a, const VarEvent& b) { return a.level > b.level; };
+  static constexpr auto kEntryAfter = [](const HeapEntry& a, const HeapEntry& b) { return a.level > b.level; };
+
   double change_tolerance_;
+  bool bulk_ = false;  // appending heap entries at the start of a full sweep, heapified after
 
   std::vector<Constraint> constraints_;
   std::vector<std::vector<ConstraintUse>> constraint_uses_;

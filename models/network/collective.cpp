@@ -68,9 +68,23 @@ bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
 
 bool power_of_two(std::size_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
+// All ranks in one node (one scale-up domain), none twice.
+bool one_node(const std::vector<std::int64_t>& ranks, std::int64_t g) {
+  if (g <= 1 || ranks.size() < 2 || ranks.size() > static_cast<std::size_t>(g)) return false;
+  std::vector<std::int64_t> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return false;
+  return sorted.front() / g == sorted.back() / g;
+}
+
 }  // namespace
 
 std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node) {
+  return algorithms_for(op, ranks, gpus_per_node, InNetwork{});
+}
+
+std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node,
+                                      const InNetwork& in) {
   std::vector<Algorithm> out;
   switch (op) {
     case Op::all_reduce:
@@ -78,6 +92,10 @@ std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ra
       if (power_of_two(ranks.size())) out.push_back(Algorithm::halving_doubling);
       if (whole_nodes(ranks, gpus_per_node) && static_cast<std::int64_t>(ranks.size()) > gpus_per_node) {
         out.push_back(Algorithm::hierarchical);
+      }
+      if (in.nvls && one_node(ranks, gpus_per_node)) out.push_back(Algorithm::nvls);
+      if (in.sharp && whole_nodes(ranks, gpus_per_node) && static_cast<std::int64_t>(ranks.size()) > gpus_per_node) {
+        out.push_back(Algorithm::sharp);
       }
       break;
     case Op::reduce_scatter:
@@ -99,11 +117,16 @@ std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ra
 
 bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
           std::int64_t gpus_per_node, Schedule& out, std::string& why) {
+  return plan(op, algorithm, ranks, size, gpus_per_node, InNetwork{}, out, why);
+}
+
+bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
+          std::int64_t gpus_per_node, const InNetwork& in, Schedule& out, std::string& why) {
   out = Schedule{op, algorithm, {}};
   const std::size_t n = ranks.size();
   const double S = size.value();
   const auto nn = static_cast<double>(n);
-  const auto allowed = algorithms_for(op, ranks, gpus_per_node);
+  const auto allowed = algorithms_for(op, ranks, gpus_per_node, in);
   if (std::find(allowed.begin(), allowed.end(), algorithm) == allowed.end()) {
     std::vector<std::string_view> names;
     for (Algorithm a : allowed) names.push_back(config::enum_name(a));
@@ -267,6 +290,42 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
           for (std::size_t j = 0; j < n; ++j) {
             if (i != j) p.transfers.push_back({ranks[i], ranks[j], S / nn});
           }
+        }
+      }
+      out.phases.push_back(std::move(p));
+      break;
+    }
+    case Algorithm::nvls: {
+      // Every rank sends its S into the switch and receives the reduced S from it, in one
+      // pipelined phase (see the header).
+      Phase p;
+      for (std::int64_t r : ranks) {
+        p.transfers.push_back({r, r, S, Hop::scaleup_in});
+        p.transfers.push_back({r, r, S, Hop::scaleup_out});
+      }
+      out.phases.push_back(std::move(p));
+      break;
+    }
+    case Algorithm::sharp: {
+      // NCCL's CollNet Direct as one pipelined phase (see the header): inside each node a
+      // reduce-scatter and an all-gather over NVLink (S/g each way between every ordered
+      // pair: one transfer of 2S/g), and each GPU's reduced slice S/g into the aggregation
+      // tree and back. The hop into the tree names the same local rank on the last node (on
+      // node 0 for the last node itself): its route's latency stands for the climb up the
+      // tree and the descent.
+      const std::int64_t g = gpus_per_node;
+      const std::int64_t nodes = sn / g;
+      const double slice = S / static_cast<double>(g);
+      Phase p;
+      for (std::int64_t a = 0; a < nodes; ++a) {
+        const std::int64_t far = a == nodes - 1 ? 0 : nodes - 1;
+        for (std::int64_t i = 0; i < g; ++i) {
+          const std::int64_t me = ranks[static_cast<std::size_t>(a * g + i)];
+          for (std::int64_t j = 0; j < g; ++j) {
+            if (j != i) p.transfers.push_back({me, ranks[static_cast<std::size_t>(a * g + j)], 2 * slice});
+          }
+          p.transfers.push_back({me, ranks[static_cast<std::size_t>(far * g + i)], slice, Hop::fabric_in});
+          p.transfers.push_back({me, me, slice, Hop::fabric_out});
         }
       }
       out.phases.push_back(std::move(p));

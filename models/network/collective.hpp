@@ -40,10 +40,43 @@
 // spreads each edge's bytes evenly over its steps, so bytes are exact and time is
 // steps x alpha + S'/B, without the pipeline's fill and drain bandwidth.
 //
+//   nvls all-reduce          NVLink SHARP (Hopper and later NVSwitch), ranks of one
+//                            scale-up domain: one phase in which every rank sends its S to
+//                            the switch, which reduces, and the switch multicasts the S of
+//                            the result to every rank (hops into and out of the switch;
+//                            the two directions of each NVLink overlap, as NCCL pipelines
+//                            them). Each GPU's NVLink carries S per direction instead of the
+//                            ring's 2(n-1)/n S; the rate is bounded by the switch's
+//                            reduction rate (NetworkConfig::nvls_efficiency x the NVLink
+//                            line rate): time = alpha + S / (B_nvlink x e_nvls), busbw =
+//                            2(n-1)/n x B_nvlink x e_nvls.
+//   sharp all-reduce         InfiniBand SHARP on whole nodes (NCCL's CollNet Direct), one
+//                            pipelined phase: GPU (a, i) sends each GPU (a, j) of its node
+//                            the slice j of its buffer (reduce-scatter over NVLink, S/g) and
+//                            later the reduced slice i (all-gather, S/g): one transfer of
+//                            2S/g per ordered pair of the node; GPU (a, i) sends its reduced
+//                            slice (S/g) up into the fabric's aggregation tree and receives
+//                            the global result (S/g) back, through its NIC. Each NIC carries
+//                            S/g per direction instead of the ring's 2(n-1)/n S/g; the tree's
+//                            switch-to-switch links carry one reduced stream each and are not
+//                            modelled. time = alpha + max(2(g-1)/g S / B_nvlink,
+//                            S / (g B_nic e_sharp)).
+// Hops into and out of a switch (Transfer::hop) carry data to a switch that reduces it or
+// from one that multicasts it: such a transfer is sent by a GPU (into) or received by one
+// (out of), not both.
+//
 // LIMITATIONS: steps are synchronous (a phase waits for its slowest transfer), which is
-// exact for rings on symmetric hardware and pessimistic when one link lags; no NVLS / SHARP
-// in-network reduction yet; no protocol (LL / LL128 / Simple) distinction beyond the
-// efficiency and overhead parameters.
+// exact for rings on symmetric hardware and pessimistic when one link lags; no protocol
+// (LL / LL128 / Simple) distinction beyond the efficiency and overhead parameters. NVLS
+// and SHARP are modelled for all-reduce only (not reduce-scatter / all-gather), NVLS
+// within one scale-up domain only (NCCL's NVLS across nodes, NVLS Tree, and SHARP with
+// NVLS inside the nodes are not modelled); their pipelines are one concurrent phase, so
+// the slowest stage sets the rate and the pipeline's fill is not charged; SHARP's
+// aggregation tree is the routes' switches, not a configured tree, and its latency is
+// taken as the route from each GPU to a GPU of the farthest-numbered node (up the tree and
+// down again). Whether the hardware has NVLS (an NVSwitch of Hopper or later: A100's has
+// no SHARP engine) is the scenario's statement (network.nvls), checked only for an
+// NVSwitch-style scale-up switch.
 #pragma once
 
 #include <array>
@@ -59,7 +92,7 @@
 namespace clustersim::network {
 
 enum class Op { all_reduce, reduce_scatter, all_gather, broadcast, all_to_all, send_recv };
-enum class Algorithm { automatic, ring, tree, hierarchical, halving_doubling, direct };
+enum class Algorithm { automatic, ring, tree, hierarchical, halving_doubling, direct, nvls, sharp };
 
 constexpr std::array<std::pair<Op, std::string_view>, 6> enum_names(Op) {
   return {{{Op::all_reduce, "all_reduce"},
@@ -70,20 +103,46 @@ constexpr std::array<std::pair<Op, std::string_view>, 6> enum_names(Op) {
            {Op::send_recv, "send_recv"}}};
 }
 
-constexpr std::array<std::pair<Algorithm, std::string_view>, 6> enum_names(Algorithm) {
+constexpr std::array<std::pair<Algorithm, std::string_view>, 8> enum_names(Algorithm) {
   return {{{Algorithm::automatic, "auto"},
            {Algorithm::ring, "ring"},
            {Algorithm::tree, "tree"},
            {Algorithm::hierarchical, "hierarchical"},
            {Algorithm::halving_doubling, "halving_doubling"},
-           {Algorithm::direct, "direct"}}};
+           {Algorithm::direct, "direct"},
+           {Algorithm::nvls, "nvls"},
+           {Algorithm::sharp, "sharp"}}};
 }
+
+/// Where a transfer goes besides GPU to GPU: into or out of a switch that reduces
+/// (in-network reduction).
+enum class Hop : std::uint8_t {
+  gpu,           ///< GPU src to GPU dst along the fabric's route
+  scaleup_in,    ///< GPU src into its node's scale-up switch (NVLS); dst = src
+  scaleup_out,   ///< the scale-up switch out to GPU dst (NVLS multicast); src = dst
+  fabric_in,     ///< GPU src through its NIC into the fabric's aggregation tree (SHARP);
+                 ///< dst: a GPU of another node, whose route sets the tree's latency
+  fabric_out,    ///< the aggregation tree out through GPU dst's NIC to dst; src = dst
+};
 
 struct Transfer {
   std::int64_t src = 0;  ///< global GPU index
   std::int64_t dst = 0;
   double bytes = 0.0;
+  Hop hop = Hop::gpu;
   friend bool operator==(const Transfer&, const Transfer&) = default;
+
+  /// Bytes a GPU sends (received by a GPU, `receives`): a hop into a switch is received by
+  /// the switch, a hop out of one is sent by it.
+  [[nodiscard]] bool sent_by_gpu() const { return hop != Hop::scaleup_out && hop != Hop::fabric_out; }
+  [[nodiscard]] bool received_by_gpu() const { return hop != Hop::scaleup_in && hop != Hop::fabric_in; }
+};
+
+/// In-network reduction the hardware offers and the scenario enables (NetworkConfig's
+/// nvls and sharp, where the fabric can: network::in_network()).
+struct InNetwork {
+  bool nvls = false;   ///< NVLink SHARP in the scale-up switches
+  bool sharp = false;  ///< SHARP in the fabric's switches
 };
 
 struct Phase {
@@ -108,10 +167,17 @@ double bus_factor(Op op, std::int64_t n);
 /// The algorithms that can run `op` on these ranks (e.g. halving_doubling needs a power of
 /// two, hierarchical needs whole nodes).
 std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node);
+/// The same, with the in-network reductions `in` offers: nvls (all-reduce, every rank in
+/// one scale-up domain), sharp (all-reduce on whole nodes, more than one).
+std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node,
+                                      const InNetwork& in);
 
 /// Plans `op` of `size` bytes over `ranks` (global GPU indices, in communicator order) with
 /// `algorithm` (not automatic). Returns false and a reason when the algorithm cannot run it.
 bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
           std::int64_t gpus_per_node, Schedule& out, std::string& why);
+/// The same, where the in-network reductions of `in` may be planned (nvls, sharp).
+bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
+          std::int64_t gpus_per_node, const InNetwork& in, Schedule& out, std::string& why);
 
 }  // namespace clustersim::network

@@ -11,6 +11,19 @@
 //   (NVIDIA/nccl src/graph/tuning.cc, baseLat).
 // - step_latency 0: software latency per algorithm step beyond the links' own latency; a
 //   calibration parameter, fitted from measurements (nccl-tests logs).
+// - nvls, sharp: in-network reduction (models/network/collective.hpp, algorithms nvls and
+//   sharp), off by default so that results without them do not change.
+// - nvls_efficiency 0.61: the rate of an NVLS all-reduce per GPU and direction, as a share
+//   of the NVLink line rate; it stands for the NVSwitch's reduction rate. NVIDIA quotes an
+//   all-reduce bus bandwidth of ~480 GB/s with NVLS on 8 x H100 (NCCL 2.17+, NVLS; 450 GB/s
+//   NVLink per direction) against ~360-370 GB/s for the ring: 480 = 2 x 7/8 x 450 x e, so
+//   e = 480 / 787.5 = 0.61. (Figure as quoted in the NCCL 2.17 release material and NVIDIA's
+//   NCCL blog posts; refit from an nccl-tests log with NCCL_NVLS_ENABLE=1.)
+// - sharp_efficiency 0.94: the rate of a SHARP stream per NIC and direction, as a share of
+//   the NIC's line rate; by default the NCCL-over-NDR figure (47 / 50, nccl-tests #290).
+//   The CoreWeave H100 SHARP run (all_reduce_perf, 96 ranks, busbw 386.6 GB/s at 8 GiB,
+//   coreweave/nccl-tests README) is NVLink-bound in this model (its SHARP stream needs
+//   only 24.4 GB/s per NIC), so it bounds e_sharp from below (>= 0.49), not more.
 #pragma once
 
 #include <array>
@@ -38,6 +51,10 @@ struct NetworkConfig {
   double scaleout_efficiency = 0.94;
   sim::Time call_overhead = sim::Time::from_ns(8'400);
   sim::Time step_latency = sim::Time::zero();
+  bool nvls = false;
+  bool sharp = false;
+  double nvls_efficiency = 0.61;
+  double sharp_efficiency = 0.94;
 
   static auto fields() {
     using config::field;
@@ -55,6 +72,17 @@ struct NetworkConfig {
               "fixed cost of one collective call (8.4us: NCCL ring/Simple base latency)"),
         field("step_latency", &NetworkConfig::step_latency,
               "software latency of each algorithm step, on top of the links' latency"),
+        field("nvls", &NetworkConfig::nvls,
+              "NVLink SHARP: all-reduce reduced inside NVSwitch (Hopper or later; needs an NVSwitch scale-up)"),
+        field("sharp", &NetworkConfig::sharp, "InfiniBand SHARP: all-reduce across nodes reduced in the fabric's switches"),
+        field("nvls_efficiency", &NetworkConfig::nvls_efficiency,
+              "NVLS all-reduce rate per GPU as a share of NVLink line rate (0.61: ~480 GB/s busbw on 8 x H100)")
+            .at_least(0.01)
+            .at_most(1.0),
+        field("sharp_efficiency", &NetworkConfig::sharp_efficiency,
+              "SHARP stream rate per NIC as a share of its line rate (0.94: as scaleout_efficiency)")
+            .at_least(0.01)
+            .at_most(1.0),
     };
   }
 };

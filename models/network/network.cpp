@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 
 #include "sim/check.hpp"
 
@@ -10,6 +11,33 @@ namespace clustersim::network {
 double link_capacity(const fabric::Link& link, const NetworkConfig& cfg) {
   const double eff = link.kind == fabric::LinkKind::nvlink ? cfg.scaleup_efficiency : cfg.scaleout_efficiency;
   return link.bandwidth.value() * eff;
+}
+
+namespace {
+
+// Host and access links are merged (see constraint_link()) on healthy fabrics where GPU g
+// owns NIC g, so that host link host_base + 2g + d pairs with access link access_base + 2g + d.
+bool merges_host_links(const fabric::Fabric& f) {
+  return f.link_failed.empty() && f.nics_per_node == f.gpus_per_node && f.gpus_per_node > 0;
+}
+
+}  // namespace
+
+fabric::LinkId constraint_link(const fabric::Fabric& f, fabric::LinkId l) {
+  if (!merges_host_links(f) || l.value < f.host_base) return l;
+  const std::uint32_t offset = l.value - f.host_base;
+  if (offset >= 2 * static_cast<std::uint64_t>(f.gpus())) return l;
+  return fabric::LinkId{f.access_base + offset};
+}
+
+double constraint_capacity(const fabric::Fabric& f, const NetworkConfig& cfg, fabric::LinkId rep) {
+  double capacity = link_capacity(f.links[rep.value], cfg);
+  if (merges_host_links(f) && rep.value >= f.access_base &&
+      rep.value - f.access_base < 2 * static_cast<std::uint64_t>(f.gpus())) {
+    const fabric::LinkId host{f.host_base + (rep.value - f.access_base)};
+    capacity = std::min(capacity, link_capacity(f.links[host.value], cfg));
+  }
+  return capacity;
 }
 
 double LinkLoad::utilisation(const fabric::Fabric& f, const NetworkConfig& cfg, fabric::LinkId l,
@@ -42,10 +70,60 @@ sim::Time path_latency(const fabric::Fabric& f, const std::vector<fabric::LinkId
   return t;
 }
 
+// The links of transfer t. A hop into or out of a switch (in-network reduction) crosses
+// only the links between the GPU and that switch: its NVLink for the scale-up switch, its
+// host and access links for the fabric's aggregation tree.
 void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out,
                    fabric::LoadView load = {}) {
   out.clear();
-  CLUSTERSIM_CHECK(f.route(t.src, t.dst, flow, out, load), "a collective's transfer has no route on the fabric");
+  const auto nvlink = [&](std::int64_t gpu) {
+    CLUSTERSIM_CHECK(f.has_nvlink && !f.scaleup_mesh, "an NVLS transfer on a node without an NVLink switch");
+    return fabric::LinkId{f.nvlink_base + 2 * static_cast<std::uint32_t>(gpu)};
+  };
+  const auto host = [&](std::int64_t gpu) { return fabric::LinkId{f.host_base + 2 * static_cast<std::uint32_t>(gpu)}; };
+  switch (t.hop) {
+    case Hop::gpu:
+      CLUSTERSIM_CHECK(f.route(t.src, t.dst, flow, out, load), "a collective's transfer has no route on the fabric");
+      return;
+    case Hop::scaleup_in: out.push_back(nvlink(t.src)); break;
+    case Hop::scaleup_out: out.push_back(fabric::LinkId{nvlink(t.dst).value + 1}); break;
+    case Hop::fabric_in:
+      out.push_back(host(t.src));
+      out.push_back(f.access_up(f.endpoint_of_gpu(t.src)));
+      break;
+    case Hop::fabric_out:
+      out.push_back(fabric::LinkId{f.access_up(f.endpoint_of_gpu(t.dst)).value + 1});
+      out.push_back(fabric::LinkId{host(t.dst).value + 1});
+      break;
+  }
+  for (fabric::LinkId l : out) CLUSTERSIM_CHECK(!f.failed(l), "an in-network reduction crosses a failed link");
+}
+
+// Latency of transfer t over `path` (its links): a hop into the aggregation tree climbs the
+// tree and comes down again, which the route to its `dst` (a GPU on a far node) stands for.
+sim::Time transfer_latency(const fabric::Fabric& f, const Transfer& t, const std::vector<fabric::LinkId>& path) {
+  if (t.hop != Hop::fabric_in) return path_latency(f, path);
+  std::vector<fabric::LinkId> tree;
+  if (!f.route(t.src, t.dst, 0, tree)) return path_latency(f, path);
+  return path_latency(f, tree);
+}
+
+// The rate bound of transfer t in bytes/s (+inf for none): in-network reduction runs at the
+// switch's reduction rate, a share of the line rate of the GPU's link into it.
+double rate_bound(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t,
+                  const std::vector<fabric::LinkId>& path) {
+  switch (t.hop) {
+    case Hop::gpu: return std::numeric_limits<double>::infinity();
+    case Hop::scaleup_in:
+    case Hop::scaleup_out: return f.links[path.front().value].bandwidth.value() * cfg.nvls_efficiency;
+    case Hop::fabric_in:
+    case Hop::fabric_out: {
+      double line = std::numeric_limits<double>::infinity();
+      for (fabric::LinkId l : path) line = std::min(line, f.links[l.value].bandwidth.value());
+      return line * cfg.sharp_efficiency;
+    }
+  }
+  return std::numeric_limits<double>::infinity();
 }
 
 // Load seen by adaptive routing (UGAL): transfers already on each link.
@@ -70,12 +148,12 @@ sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, con
     double step = 0.0;
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
       const Transfer& t = phase.transfers[i];
-      double rate = std::numeric_limits<double>::infinity();
+      double rate = paths[i].empty() ? std::numeric_limits<double>::infinity() : rate_bound(f, cfg, t, paths[i]);
       for (fabric::LinkId l : paths[i]) {
         rate = std::min(rate, link_capacity(f.links[l.value], cfg) / count[l.value]);
         if (load) load->bytes[l.value] += t.bytes * static_cast<double>(phase.repeat);
       }
-      const double time = cfg.step_latency.seconds() + path_latency(f, paths[i]).seconds() +
+      const double time = cfg.step_latency.seconds() + transfer_latency(f, t, paths[i]).seconds() +
                           (paths[i].empty() ? 0.0 : t.bytes / rate);
       step = std::max(step, time);
     }
@@ -99,9 +177,10 @@ FlowNetwork::FlowNetwork(sim::Engine& engine, const fabric::Fabric& fabric, cons
 }
 
 sim::ConstraintId FlowNetwork::constraint_for(fabric::LinkId l) {
-  std::uint32_t& slot = link_constraint_[l.value];
+  const fabric::LinkId rep = constraint_link(fabric_, l);
+  std::uint32_t& slot = link_constraint_[rep.value];
   if (slot == 0) {
-    constraints_.push_back(solver_.add_constraint(link_capacity(fabric_.links[l.value], cfg_)));
+    constraints_.push_back(solver_.add_constraint(constraint_capacity(fabric_, cfg_, rep)));
     slot = static_cast<std::uint32_t>(constraints_.size());
   }
   return constraints_[slot - 1];
@@ -137,18 +216,23 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
     route_or_fail(fabric_, t, i, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
-    const sim::Time latency = cfg_.step_latency + path_latency(fabric_, scratch_);
+    const sim::Time latency = cfg_.step_latency + transfer_latency(fabric_, t, scratch_);
     for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes;
     if (scratch_.empty() || t.bytes <= 0.0) {
       engine_.schedule_after(latency, arrival_id_, owner);
       continue;
     }
     Flow flow;
-    flow.var = solver_.add_variable();
+    flow.var = solver_.add_variable(1.0, rate_bound(fabric_, cfg_, t, scratch_));
     flow.first_link = static_cast<std::uint32_t>(flow_links_.size());
     flow.link_count = static_cast<std::uint32_t>(scratch_.size());
+    fabric::LinkId previous{~0U};
     for (fabric::LinkId l : scratch_) {
-      solver_.expand(flow.var, constraint_for(l));
+      // Merged links (constraint_link()) are consecutive on a route: one use of their
+      // constraint, not two.
+      const fabric::LinkId rep = constraint_link(fabric_, l);
+      if (rep != previous) solver_.expand(flow.var, constraint_for(l));
+      previous = rep;
       ++link_flows_[l.value];
       flow_links_.push_back(l);
     }
@@ -252,9 +336,14 @@ sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Sch
   return done.at;
 }
 
+InNetwork in_network(const fabric::Fabric& f, const NetworkConfig& cfg) {
+  return InNetwork{cfg.nvls && f.has_nvlink && !f.scaleup_mesh, cfg.sharp};
+}
+
 Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,
                            const std::vector<std::int64_t>& ranks, sim::Bytes size) {
-  const std::vector<Algorithm> candidates = algorithms_for(op, ranks, f.gpus_per_node);
+  const InNetwork in = in_network(f, cfg);
+  const std::vector<Algorithm> candidates = algorithms_for(op, ranks, f.gpus_per_node, in);
   // When none can plan (e.g. direct all-to-all beyond its rank limit), the first candidate
   // is returned and plan() explains why it cannot run.
   Algorithm best = candidates.empty() ? Algorithm::ring : candidates.front();
@@ -262,7 +351,7 @@ Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op
   for (Algorithm a : candidates) {
     Schedule s;
     std::string why;
-    if (!plan(op, a, ranks, size, f.gpus_per_node, s, why)) continue;
+    if (!plan(op, a, ranks, size, f.gpus_per_node, in, s, why)) continue;
     const sim::Time t = analytical_time(f, cfg, s);
     if (t < best_time) {
       best_time = t;

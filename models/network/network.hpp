@@ -23,6 +23,15 @@
 // 32,766 identical steps: one is solved). With several collectives at once nothing is
 // reused: every step runs against the others' traffic.
 //
+// In-network reduction (NVLS, SHARP; collective.hpp): a transfer into or out of a switch
+// crosses only the links between its GPU and that switch, and its rate is bounded by the
+// switch's reduction rate, a share (nvls_efficiency, sharp_efficiency) of the line rate of
+// the GPU's link into it: a bound of the flow's variable in the max-min solver, a cap on
+// the transfer's rate in the analytical model.
+//
+// Flow-model constraints: a GPU's host link and its NIC's access link, which carry the same
+// flows whenever every GPU has its own NIC, share one constraint (constraint_link()).
+//
 // LIMITATIONS: a flow's latency is added after it drains (no store-and-forward pipelining
 // effects on rates); no packet-level effects (incast, congestion control, ECMP collisions
 // beyond the deterministic hash); per-link protocol efficiency is one number per class.
@@ -41,6 +50,20 @@ namespace clustersim::network {
 
 /// Achieved rate of a link: line rate x the efficiency of its class (bytes/s).
 double link_capacity(const fabric::Link& link, const NetworkConfig& cfg);
+
+/// The link whose max-min constraint stands for link `l` in the flow-level model. When
+/// every GPU has a NIC of its own (nics_per_node == gpus_per_node) and no link has failed,
+/// GPU g's host link (GPU -> NIC) and its NIC's access link (NIC -> switch) carry exactly
+/// the same flows in each direction: every route leaving or entering GPU g through the
+/// network crosses both. Two constraints over the same variables are one constraint with
+/// the smaller capacity (the max-min allocation is the same), so the host link maps to the
+/// access link; every other link maps to itself. This halves the incidences of a fabric's
+/// flows' first and last hops. O(1).
+fabric::LinkId constraint_link(const fabric::Fabric& f, fabric::LinkId l);
+
+/// Capacity of the constraint of representative link `rep` (= constraint_link(f, rep)):
+/// the smallest link_capacity() among the links it stands for (bytes/s).
+double constraint_capacity(const fabric::Fabric& f, const NetworkConfig& cfg, fabric::LinkId rep);
 
 /// Per-link traffic of a run: bytes carried by each directed link.
 struct LinkLoad {
@@ -132,7 +155,13 @@ class FlowNetwork {
 sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load = nullptr,
                     double* max_link_ratio = nullptr);
 
-/// The fastest algorithm for `op` by the analytical model ("auto"), among algorithms_for().
+/// The in-network reductions this fabric and configuration offer: NVLS when cfg.nvls and
+/// the nodes have an NVLink switch (not a mesh), SHARP when cfg.sharp.
+InNetwork in_network(const fabric::Fabric& f, const NetworkConfig& cfg);
+
+/// The fastest algorithm for `op` by the analytical model ("auto"), among algorithms_for()
+/// with in_network(f, cfg): it may be nvls or sharp, so plan it with the plan() overload
+/// that takes in_network(f, cfg).
 Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,
                            const std::vector<std::int64_t>& ranks, sim::Bytes size);
 

@@ -2,6 +2,7 @@
 // flow levels, oversubscription, conservation of bytes, capacity.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <map>
 
 #include "models/network/network.hpp"
@@ -309,4 +310,148 @@ TEST_CASE("hierarchical all-to-all delivers every rank's data and sends fewer ne
     for (const Transfer& t : p.transfers) hier_bytes += t.src / 8 != t.dst / 8 ? t.bytes : 0.0;
   }
   CHECK(hier_bytes == doctest::Approx(direct_bytes));
+}
+
+// --- In-network reduction -----------------------------------------------------------------
+
+namespace {
+
+// Bytes each GPU sends and receives in `s` (hops into a switch are received by the switch,
+// hops out of one are sent by it), and bytes into and out of the switches.
+struct Traffic {
+  std::map<std::int64_t, double> sent, received;
+  double into_switch = 0.0, out_of_switch = 0.0;
+};
+
+Traffic traffic(const Schedule& s) {
+  Traffic t;
+  for (const Phase& p : s.phases) {
+    for (const Transfer& x : p.transfers) {
+      const double b = x.bytes * static_cast<double>(p.repeat);
+      if (x.sent_by_gpu()) t.sent[x.src] += b;
+      if (x.received_by_gpu()) t.received[x.dst] += b;
+      if (!x.received_by_gpu()) t.into_switch += b;
+      if (!x.sent_by_gpu()) t.out_of_switch += b;
+    }
+  }
+  return t;
+}
+
+Schedule planned_in(Algorithm a, const std::vector<std::int64_t>& ranks, double bytes, std::int64_t g,
+                    InNetwork in) {
+  Schedule s;
+  std::string why;
+  const bool ok = plan(Op::all_reduce, a, ranks, sim::Bytes::of(bytes), g, in, s, why);
+  INFO(why);
+  REQUIRE(ok);
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("in-network reduction is off by default and offered only where it can run") {
+  const NetworkConfig defaults;
+  CHECK_FALSE(defaults.nvls);
+  CHECK_FALSE(defaults.sharp);
+  const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
+  CHECK_FALSE(in_network(f, defaults).nvls);
+  for (Algorithm a : algorithms_for(Op::all_reduce, iota(8), 8)) CHECK((a != Algorithm::nvls && a != Algorithm::sharp));
+  // NVLS needs every rank in one NVSwitch domain; SHARP whole nodes, more than one.
+  const InNetwork both{true, true};
+  const auto has = [](const std::vector<Algorithm>& v, Algorithm a) { return std::find(v.begin(), v.end(), a) != v.end(); };
+  CHECK(has(algorithms_for(Op::all_reduce, iota(8), 8, both), Algorithm::nvls));
+  CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(8), 8, both), Algorithm::sharp));
+  CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(16), 8, both), Algorithm::nvls));
+  CHECK(has(algorithms_for(Op::all_reduce, iota(16), 8, both), Algorithm::sharp));
+  CHECK_FALSE(has(algorithms_for(Op::all_gather, iota(8), 8, both), Algorithm::nvls));
+  Schedule s;
+  std::string why;
+  CHECK_FALSE(plan(Op::all_reduce, Algorithm::nvls, iota(8), sim::Bytes::of(1e6), 8, s, why));
+  // On an Infinity-Fabric mesh there is no switch to reduce in.
+  FabricConfig mesh_cfg = clos(16, 2);
+  cluster::ResolvedNode mi = node(8, 8);
+  mi.spec.scaleup = hardware::ScaleUp::infinity_fabric;
+  std::vector<fabric::FabricError> errors;
+  const auto mesh = fabric::build_fabric(mesh_cfg, mi, 2, errors);
+  REQUIRE(mesh.has_value());
+  NetworkConfig on;
+  on.nvls = true;
+  CHECK_FALSE(in_network(*mesh, on).nvls);
+  CHECK(in_network(f, on).nvls);
+}
+
+TEST_CASE("in-network reduction conserves bytes: each GPU sends and receives what its algorithm prescribes") {
+  const double S = 64e6;
+  // NVLS on 8 GPUs: each sends S into the switch and receives the reduced S from it.
+  const Traffic nvls = traffic(planned_in(Algorithm::nvls, iota(8), S, 8, {true, false}));
+  for (std::int64_t r = 0; r < 8; ++r) {
+    CHECK(nvls.sent.at(r) == doctest::Approx(S));
+    CHECK(nvls.received.at(r) == doctest::Approx(S));
+  }
+  CHECK(nvls.into_switch == doctest::Approx(8 * S));
+  CHECK(nvls.out_of_switch == doctest::Approx(8 * S));
+  // SHARP on 4 nodes of 8: each GPU sends 2S/g to each of its g-1 node peers and S/g into
+  // the tree, and receives as much: (g-1) 2S/g + S/g = (2g-1)/g S = 15/8 S.
+  const Traffic sharp = traffic(planned_in(Algorithm::sharp, iota(32), S, 8, {false, true}));
+  for (std::int64_t r = 0; r < 32; ++r) {
+    CHECK(sharp.sent.at(r) == doctest::Approx(15.0 / 8 * S));
+    CHECK(sharp.received.at(r) == doctest::Approx(15.0 / 8 * S));
+  }
+  CHECK(sharp.into_switch == doctest::Approx(sharp.out_of_switch));
+  CHECK(sharp.into_switch == doctest::Approx(32 * S / 8));
+}
+
+TEST_CASE("NVLS all-reduce on one 8-GPU NVSwitch node: S / (B x e_nvls), busbw above the ring's") {
+  const fabric::Fabric f = build(clos(16, 2), 2, 8, 8);
+  NetworkConfig cfg = bare();
+  cfg.nvls = true;
+  const double S = 1073741824.0;
+  const double B = 450e9;  // NVLink per direction
+  const double e = cfg.nvls_efficiency;
+  const double lat = f.links[f.nvlink_base].latency.seconds();
+  const Schedule nvls = planned_in(Algorithm::nvls, iota(8), S, 8, in_network(f, cfg));
+  // time = latency of the NVLink + S / (B x e_nvls): every GPU's link into the switch and
+  // out of it carries one transfer of S, bounded by the switch's reduction rate.
+  const double expected = lat + S / (B * e);
+  CHECK(analytical_time(f, cfg, nvls).seconds() == doctest::Approx(expected).epsilon(1e-9));
+  CHECK(flow_time(f, cfg, nvls).seconds() == doctest::Approx(expected).epsilon(1e-6));
+  // busbw = 2(n-1)/n S / time ~ 2 x 7/8 x 450 x 0.61 = 480 GB/s (NVIDIA's H100 figure);
+  // the ring's is ~ B x scaleup_efficiency = 418.5 GB/s.
+  const double nvls_busbw = S / analytical_time(f, cfg, nvls).seconds() * bus_factor(Op::all_reduce, 8);
+  const Schedule ring = planned(Op::all_reduce, Algorithm::ring, iota(8), S, 8);
+  const double ring_busbw = S / analytical_time(f, cfg, ring).seconds() * bus_factor(Op::all_reduce, 8);
+  CHECK(nvls_busbw == doctest::Approx(480e9).epsilon(0.01));
+  CHECK(ring_busbw == doctest::Approx(B * cfg.scaleup_efficiency).epsilon(0.01));
+  CHECK(nvls_busbw > ring_busbw);
+  // auto takes NVLS when enabled and faster, never when disabled.
+  CHECK(choose_algorithm(f, cfg, Op::all_reduce, iota(8), sim::Bytes::of(S)) == Algorithm::nvls);
+  CHECK(choose_algorithm(f, bare(), Op::all_reduce, iota(8), sim::Bytes::of(S)) != Algorithm::nvls);
+}
+
+TEST_CASE("SHARP all-reduce on 4 nodes: the slower of NVLink and the SHARP stream sets the time") {
+  const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
+  NetworkConfig cfg = bare();
+  cfg.sharp = true;
+  const double S = 1073741824.0;
+  const double g = 8;
+  const double nvlink = 450e9 * cfg.scaleup_efficiency;
+  // NVLink: each GPU's link carries g-1 transfers of 2S/g each way: 2(g-1)/g S / B_nvlink.
+  // SHARP: each NIC carries one stream of S/g each way at min(B_nic e_out, B_nic e_sharp).
+  // time = max of the two, plus latencies of microseconds (inside the 1e-3).
+  const auto expected = [&](const NetworkConfig& c) {
+    return std::max(2 * (g - 1) / g * S / nvlink,
+                    S / g / (50e9 * std::min(c.scaleout_efficiency, c.sharp_efficiency)));
+  };
+  const Schedule s = planned_in(Algorithm::sharp, iota(32), S, 8, in_network(f, cfg));
+  CHECK(analytical_time(f, cfg, s).seconds() == doctest::Approx(expected(cfg)).epsilon(1e-3));
+  CHECK(flow_time(f, cfg, s).seconds() == doctest::Approx(expected(cfg)).epsilon(1e-3));
+  // NVLink-bound here: busbw = 2(n-1)/n x S / time = 1.9375 x 418.5 / 1.75 = 463 GB/s,
+  // above the ring's ~ 8 NICs x 47 GB/s = 376 GB/s; auto takes it.
+  const Schedule ring = planned(Op::all_reduce, Algorithm::ring, iota(32), S, 8);
+  CHECK(analytical_time(f, cfg, s) < analytical_time(f, cfg, ring));
+  CHECK(choose_algorithm(f, cfg, Op::all_reduce, iota(32), sim::Bytes::of(S)) == Algorithm::sharp);
+  // A slow reduction engine makes the SHARP stream the bottleneck.
+  cfg.sharp_efficiency = 0.3;
+  CHECK(analytical_time(f, cfg, s).seconds() == doctest::Approx(expected(cfg)).epsilon(1e-3));
+  CHECK(flow_time(f, cfg, s).seconds() == doctest::Approx(expected(cfg)).epsilon(1e-3));
 }

@@ -212,7 +212,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     }
     if (algo == network::Algorithm::automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
     network::Schedule schedule;
-    if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, schedule, why)) {
+    if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, network::in_network(fab, cfg), schedule, why)) {
       std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);
       return kExitInput;
     }
