@@ -1,0 +1,193 @@
+// The compute cost model: equations, assumptions, limitations, validation.
+//
+// GEMM. C[m x n] = A[m x k] B[k x n], `batch` independent products, datatype d of
+// e(d) bytes per element (fp32/tf32 4, bf16/fp16 2, fp8 1):
+//
+//   flops      = 2 b m n k
+//   tiles      = b ceil(m / tile_m) ceil(n / tile_n)
+//   wave       = b m n / (ceil(tiles / sms) sms tile_m tile_n)   (wave quantization)
+//   eff        = gemm_efficiency x wave x k / (k + k_half)
+//   t_compute  = flops / (peak(d) eff)
+//   t_memory   = b (m k + k n + m n) e(d) / hbm_bandwidth          (A, B read; C written once)
+//   t          = launch_overhead + max(t_compute, t_memory)
+//
+// `wave` is the useful share of the SM time the kernel occupies: tiles / (ceil(tiles /
+// sms) sms) when m and n are multiples of the tile (133 tiles on 132 SMs take two waves,
+// wave = 133/264), times the padding m n / (tile_m ceil(m / tile_m) tile_n ceil(n /
+// tile_n)) of partial tiles. With the padding, t_compute = 2 tile_m tile_n (k + k_half)
+// ceil(tiles / sms) / (peak / sms x gemm_efficiency): time is monotone in m, n, k and b.
+// gemm_efficiency is the asymptote: the share of peak a large, well-shaped GEMM reaches.
+// The tile is an *effective* unit of work, not one kernel's CTA tile: libraries pick
+// among tiles, split-K and stream-K per shape, and on the H100 table below a 64 x 64
+// quantum fits best (median error 4%, against 6% for 64 x 128 and 14% for 128 x 128).
+// k / (k + k_half) charges each tile a fixed prologue/epilogue worth k_half steps of its
+// main loop. The memory roofline is a floor: a GEMM is never faster than moving its
+// operands once at the achieved HBM bandwidth.
+//
+// Fused (flash) attention. bh = batch x heads, q and kv sequence lengths, head_dim h:
+//
+//   flops_fwd  = 4 bh q kv h, halved when causal (the masked half is skipped)
+//   flops_bwd  = 2.5 flops_fwd       (5 matmuls instead of 2, FlashAttention-2 section 3)
+//   bytes_fwd  = bh (2 q h + 2 kv h) e(d)        (read Q, K, V; write O)
+//   bytes_bwd  = bh (4 q h + 4 kv h) e(d)        (read Q, K, V, O, dO; write dQ, dK, dV)
+//   t          = launch_overhead + max(flops / (peak(d) attention_efficiency), bytes / hbm_bandwidth)
+//
+// Memory-bound kernel (element-wise, norms, softmax outside flash attention):
+//
+//   t = launch_overhead + bytes / hbm_bandwidth
+//
+// peak(d) is the profile's vendor dense peak for d (copied from the catalog). fp8 on a GPU
+// without FP8 (A100) runs at the bf16 peak: the work falls back to a bf16 kernel.
+//
+// Assumptions: one kernel per call, alone on the GPU (no overlap with communication
+// kernels, which share SMs and HBM in practice); operands in HBM, not L2; fixed clocks.
+//
+// LIMITATIONS: the shape terms are fitted to one library (cuBLAS via XLA on H100) and
+// carried to the other GPUs as ESTIMATEs; the kernel library's per-shape heuristics are
+// not modelled, so individual shapes can be off by tens of percent (worst case in the
+// H100 table: 256 x 256 x 4096, which cuBLAS runs faster than 256 x 256 x 2048, 78%
+// over). Attention has no shape term: short sequences and small head_dim are optimistic.
+// Causal halving ignores the diagonal blocks, and K/V traffic is counted per query head
+// (grouped-query attention reads less).
+//
+// Validation: tests/models/test_compute.cpp compares the H100 profile with the 125 b=1
+// bf16 points of OpenXLA's measured H100 GEMM table
+// (xla/service/gpu/model/matmul_interpolator_data.h): median |error| 4.1%, 90th
+// percentile 10.6%, worst 78% (the point above), 21% without it. Calibration sources: profiles.yaml.
+#include "models/compute/profile.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include "sim/check.hpp"
+
+namespace clustersim::compute {
+
+namespace {
+
+double rate(const std::optional<sim::FlopRate>& r) { return r ? r->value() : 0.0; }
+
+double ceil_div(std::int64_t a, std::int64_t b) { return static_cast<double>((a + b - 1) / b); }
+
+/// The compute-side efficiency without the memory floor. Precondition: s is not empty.
+double shape_efficiency(const GemmShape& s, const ComputeProfile& p) {
+  const auto k = static_cast<double>(s.k);
+  return p.gemm_efficiency * wave_efficiency(s, p) * k / (k + p.k_half);
+}
+
+bool empty(const GemmShape& s) { return s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0; }
+
+double checked_peak(Dtype d, const ComputeProfile& p) {
+  const double peak = peak_flops(d, p);
+  CLUSTERSIM_CHECK(peak > 0.0, fmt::format("compute profile '{}' has no {} peak", p.gpu, config::enum_name(d)));
+  return peak;
+}
+
+}  // namespace
+
+double dtype_bytes(Dtype d) {
+  switch (d) {
+    case Dtype::fp32:
+    case Dtype::tf32:
+      return 4.0;
+    case Dtype::bf16:
+    case Dtype::fp16:
+      return 2.0;
+    case Dtype::fp8:
+      return 1.0;
+  }
+  return 0.0;
+}
+
+double peak_flops(Dtype d, const ComputeProfile& p) {
+  const hardware::PeakFlops& f = p.peak_flops;
+  switch (d) {
+    case Dtype::fp32:
+      return rate(f.fp32);
+    case Dtype::tf32:
+      return rate(f.tf32);
+    case Dtype::bf16:
+      return rate(f.bf16);
+    case Dtype::fp16:
+      return rate(f.fp16);
+    case Dtype::fp8:
+      return f.fp8 ? rate(f.fp8) : rate(f.bf16);
+  }
+  return 0.0;
+}
+
+double wave_efficiency(const GemmShape& s, const ComputeProfile& p) {
+  if (empty(s) || p.sms < 1 || p.tile_m < 1 || p.tile_n < 1) return 1.0;
+  const double tiles = static_cast<double>(s.batch) * ceil_div(s.m, p.tile_m) * ceil_div(s.n, p.tile_n);
+  const auto sms = static_cast<double>(p.sms);
+  const double useful = static_cast<double>(s.batch) * static_cast<double>(s.m) * static_cast<double>(s.n);
+  return useful / (std::ceil(tiles / sms) * sms * static_cast<double>(p.tile_m) * static_cast<double>(p.tile_n));
+}
+
+double gemm_shape_efficiency(const GemmShape& s, const ComputeProfile& p) {
+  return empty(s) ? 0.0 : shape_efficiency(s, p);
+}
+
+double gemm_seconds(const GemmShape& s, Dtype d, const ComputeProfile& p) {
+  if (empty(s)) return 0.0;
+  const double peak = checked_peak(d, p);
+  const auto m = static_cast<double>(s.m);
+  const auto n = static_cast<double>(s.n);
+  const auto k = static_cast<double>(s.k);
+  const auto b = static_cast<double>(s.batch);
+  const double compute = 2.0 * b * m * n * k / (peak * shape_efficiency(s, p));
+  const double memory = b * (m * k + k * n + m * n) * dtype_bytes(d) / p.hbm_bandwidth.value();
+  return p.launch_overhead.seconds() + std::max(compute, memory);
+}
+
+double attention_seconds(const AttentionShape& s, Dtype d, bool backward, const ComputeProfile& p) {
+  if (s.batch_heads <= 0 || s.q_len <= 0 || s.kv_len <= 0 || s.head_dim <= 0) return 0.0;
+  const double peak = checked_peak(d, p);
+  const auto bh = static_cast<double>(s.batch_heads);
+  const auto q = static_cast<double>(s.q_len);
+  const auto kv = static_cast<double>(s.kv_len);
+  const auto h = static_cast<double>(s.head_dim);
+  double flops = 4.0 * bh * q * kv * h * (s.causal ? 0.5 : 1.0);
+  double bytes = bh * (2.0 * q * h + 2.0 * kv * h) * dtype_bytes(d);
+  if (backward) {
+    flops *= 2.5;
+    bytes *= 2.0;
+  }
+  const double compute = flops / (peak * p.attention_efficiency);
+  const double memory = bytes / p.hbm_bandwidth.value();
+  return p.launch_overhead.seconds() + std::max(compute, memory);
+}
+
+double memory_seconds(double bytes, const ComputeProfile& p) {
+  if (bytes <= 0.0) return 0.0;
+  return p.launch_overhead.seconds() + bytes / p.hbm_bandwidth.value();
+}
+
+ComputeProfile default_profile(std::string_view gpu_name, const hardware::GpuSpec& gpu) {
+  // Derived from the spec; the built-in entry, if any, overlays its keys on this.
+  ComputeProfile p;
+  p.gpu = std::string(gpu_name);
+  p.sms = gpu.sms;
+  p.peak_flops = gpu.peak_flops;
+  p.hbm_bandwidth = gpu.hbm_bandwidth * 0.85;
+  p.launch_overhead = sim::Time::from_ns(5'000);
+  p.source = fmt::format(
+      "DERIVED: no built-in profile for '{}'; catalog peaks and SMs, generic ESTIMATEs: gemm_efficiency 0.8, "
+      "attention_efficiency 0.7, tile 64x64, k_half 128, 85% of the datasheet HBM bandwidth, 5us launch",
+      gpu_name);
+
+  const YAML::Node root = YAML::Load(std::string(builtin_profiles_text()));
+  const YAML::Node entry = root["profiles"][std::string(gpu_name)];
+  if (!entry) return p;
+  config::LoadState state;
+  const config::Context ctx =
+      config::Context(state, std::string(kBuiltinProfilesFile)).child("profiles").child(gpu_name);
+  config::Codec<ComputeProfile>::decode(entry, p, ctx);
+  CLUSTERSIM_CHECK(state.diagnostics.ok(), state.diagnostics.format());
+  return p;
+}
+
+}  // namespace clustersim::compute
