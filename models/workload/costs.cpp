@@ -1,0 +1,273 @@
+#include "models/workload/costs.hpp"
+
+#include <algorithm>
+
+#include "sim/check.hpp"
+
+namespace clustersim::workload {
+
+namespace {
+
+using compute::AttentionShape;
+using compute::Dtype;
+using compute::GemmShape;
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+/// Forward, backward and recomputation costs accumulated op by op for one layer.
+struct LayerBuilder {
+  const compute::ComputeProfile& profile;
+  Dtype dtype;
+  PassCost forward;
+  PassCost backward;
+  PassCost selective;  // what selective recomputation repeats before backward
+
+  double gemm_flops(const GemmShape& g) const {
+    return 2.0 * as_double(g.m) * as_double(g.n) * as_double(g.k) * as_double(g.batch);
+  }
+  /// A weight GEMM: forward once, backward as data gradient (m x k x n) and weight
+  /// gradient (k x n x m).
+  void gemm(const GemmShape& g) {
+    forward.compute_s += compute::gemm_seconds(g, dtype, profile);
+    forward.hardware_flops += gemm_flops(g);
+    const GemmShape dgrad{g.m, g.k, g.n, g.batch};
+    const GemmShape wgrad{g.k, g.n, g.m, g.batch};
+    backward.compute_s += compute::gemm_seconds(dgrad, dtype, profile) + compute::gemm_seconds(wgrad, dtype, profile);
+    backward.hardware_flops += gemm_flops(dgrad) + gemm_flops(wgrad);
+  }
+  /// A memory-bound op moving `bytes` forward and twice that backward.
+  void elementwise(double bytes, bool recomputed_when_selective) {
+    const double f = compute::memory_seconds(bytes, profile);
+    forward.compute_s += f;
+    backward.compute_s += compute::memory_seconds(2.0 * bytes, profile);
+    if (recomputed_when_selective) selective.compute_s += f;
+  }
+  void comm(Group g, network::Op fwd_op, network::Op bwd_op, double bytes, double overlap_s = 0.0) {
+    forward.comm.push_back({g, fwd_op, bytes, 1, overlap_s});
+    backward.comm.push_back({g, bwd_op, bytes, 1, overlap_s});
+  }
+};
+
+void add_pass(PassCost& into, const PassCost& from) {
+  into.compute_s += from.compute_s;
+  into.hardware_flops += from.hardware_flops;
+  for (const CommCall& c : from.comm) {
+    auto it = std::find_if(into.comm.begin(), into.comm.end(), [&](const CommCall& x) {
+      return x.group == c.group && x.op == c.op && x.bytes == c.bytes && x.overlap_s == c.overlap_s;
+    });
+    if (it != into.comm.end()) {
+      it->count += c.count;
+    } else {
+      into.comm.push_back(c);
+    }
+  }
+}
+
+}  // namespace
+
+std::int64_t padded_vocab(std::int64_t vocab, std::int64_t tp) {
+  const std::int64_t multiple = 128 * tp;
+  return (vocab + multiple - 1) / multiple * multiple;
+}
+
+std::vector<std::int64_t> chunk_layers(std::int64_t layers, std::int64_t chunks) {
+  CLUSTERSIM_CHECK(chunks >= 1 && layers >= 1, "a model has layers and chunks");
+  const std::int64_t base = (layers + chunks - 1) / chunks;
+  std::vector<std::int64_t> out(static_cast<std::size_t>(chunks), base);
+  std::int64_t deficit = base * chunks - layers;
+  // Take from the outermost chunks inwards: first, last, second, second-to-last, ...,
+  // and round again while layers remain to take (never below zero).
+  for (std::int64_t i = 0; deficit > 0; ++i) {
+    const std::int64_t round = i % chunks;
+    const std::int64_t j = (round % 2 == 0) ? round / 2 : chunks - 1 - round / 2;
+    auto& n = out[static_cast<std::size_t>(j)];
+    if (n > 0) {
+      --n;
+      --deficit;
+    }
+  }
+  return out;
+}
+
+std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model, const compute::ComputeProfile& profile) {
+  using network::Op;
+  const Parallelism& p = job.parallelism;
+  const Dtype dtype = job.precision == Dtype::fp8 ? Dtype::fp8 : job.precision;
+  const double eb = compute::dtype_bytes(job.precision == Dtype::fp8 ? Dtype::bf16 : job.precision);  // activations
+  const std::int64_t seq = sequence_length(job, model);
+  const std::int64_t kv_heads = model.kv_heads == 0 ? model.heads : model.kv_heads;
+  const std::int64_t head_dim = model.hidden / model.heads;
+  const std::int64_t s_loc = seq / p.cp;
+  const std::int64_t T = job.micro_batch * s_loc;
+  const std::int64_t a_loc = model.heads / p.tp;
+  const std::int64_t kv_loc = std::max<std::int64_t>(1, kv_heads / p.tp);
+  const std::int64_t h = model.hidden;
+  const bool sp = p.sequence_parallel && p.tp > 1;
+  const double X = as_double(T) * as_double(h);
+  const double Xs = sp ? X / as_double(p.tp) : X;
+  const double t = as_double(p.tp);
+  const double tokens_h_bytes = X * eb;  // one full activation tensor of width h
+
+  // One layer of each kind (dense MLP or MoE); chunks are sums of layers.
+  const auto layer = [&](bool moe, double& activations, double& params) {
+    LayerBuilder L{profile, dtype, {}, {}, {}};
+    params = 0.0;
+    // Attention block.
+    L.elementwise(2.0 * Xs * eb, true);  // norm
+    if (p.tp > 1) L.comm(Group::tp, sp ? Op::all_gather : Op::all_reduce, sp ? Op::reduce_scatter : Op::all_reduce,
+                         tokens_h_bytes);
+    const std::int64_t qkv_n = (a_loc + 2 * kv_loc) * head_dim;
+    L.gemm({T, qkv_n, h, 1});
+    params += as_double(h) * as_double((model.heads + 2 * kv_heads) * head_dim) / t;
+    const AttentionShape att{job.micro_batch * a_loc, s_loc, seq, head_dim, true};
+    double attention_fwd = 0.0;
+    if (job.attention == AttentionKernel::flash) {
+      attention_fwd = compute::attention_seconds(att, dtype, false, profile);
+      const double flops = 4.0 * as_double(att.batch_heads) * as_double(s_loc) * as_double(seq) *
+                           as_double(head_dim) * 0.5;
+      L.forward.compute_s += attention_fwd;
+      L.forward.hardware_flops += flops;
+      L.backward.compute_s += compute::attention_seconds(att, dtype, true, profile);
+      L.backward.hardware_flops += 2.5 * flops;
+    } else {
+      const std::int64_t bh = job.micro_batch * a_loc;
+      const GemmShape qk{s_loc, seq, head_dim, bh};
+      const GemmShape pv{s_loc, head_dim, seq, bh};
+      const double elems = as_double(bh) * as_double(s_loc) * as_double(seq);
+      const double soft_f = compute::memory_seconds(9.0 * elems, profile);
+      const double gf = compute::gemm_seconds(qk, dtype, profile) + compute::gemm_seconds(pv, dtype, profile);
+      attention_fwd = gf + soft_f;
+      const double flops = L.gemm_flops(qk) + L.gemm_flops(pv);
+      L.forward.compute_s += attention_fwd;
+      L.forward.hardware_flops += flops;
+      L.backward.compute_s += 2.0 * gf + compute::memory_seconds(2.0 * 9.0 * elems, profile);
+      L.backward.hardware_flops += 2.0 * flops;
+      L.selective.compute_s += attention_fwd;
+      L.selective.hardware_flops += flops;
+    }
+    if (p.cp > 1) {
+      // Ring attention: each rank's K and V blocks visit every other rank, forward; their
+      // gradients travel back in backward. An all-gather of the K/V blocks moves the same bytes.
+      const double kv_block = 2.0 * as_double(T) * as_double(kv_loc * head_dim) * eb;
+      L.forward.comm.push_back({Group::cp, Op::all_gather, kv_block * as_double(p.cp), 1, attention_fwd});
+      L.backward.comm.push_back({Group::cp, Op::reduce_scatter, kv_block * as_double(p.cp), 1, 2.0 * attention_fwd});
+    }
+    L.gemm({T, h, a_loc * head_dim, 1});
+    params += as_double(model.heads * head_dim) * as_double(h) / t;
+    if (p.tp > 1) L.comm(Group::tp, sp ? Op::reduce_scatter : Op::all_reduce, sp ? Op::all_gather : Op::all_reduce,
+                         tokens_h_bytes);
+    L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
+    // MLP block.
+    L.elementwise(2.0 * Xs * eb, true);  // norm
+    if (p.tp > 1) L.comm(Group::tp, sp ? Op::all_gather : Op::all_reduce, sp ? Op::reduce_scatter : Op::all_reduce,
+                         tokens_h_bytes);
+    const double mats_in = model.ffn == Mlp::swiglu ? 2.0 : 1.0;
+    double fc1_elems = 0.0;  // fc1 outputs kept, elements
+    double act_elems = 0.0;  // activation outputs kept, elements
+    double expert_inputs = 0.0;
+    const auto dense_mlp = [&](std::int64_t width, std::int64_t tokens, std::int64_t batch) {
+      const std::int64_t f_loc = width / p.tp;
+      L.gemm({tokens, static_cast<std::int64_t>(mats_in) * f_loc, h, batch});
+      L.elementwise((mats_in + 1.0) * as_double(tokens * f_loc * batch) * eb, true);  // activation function
+      L.gemm({tokens, h, f_loc, batch});
+      fc1_elems += mats_in * as_double(tokens * f_loc * batch);
+      act_elems += as_double(tokens * f_loc * batch);
+      return (mats_in + 1.0) * as_double(h) * as_double(width) / t * as_double(batch);
+    };
+    if (!moe) {
+      params += dense_mlp(model.ffn_hidden, T, 1);
+    } else {
+      L.gemm({T, model.experts, h, 1});  // router
+      params += as_double(h) * as_double(model.experts);
+      const double dispatch = as_double(T) * as_double(model.top_k) * as_double(h) * eb;
+      if (p.ep > 1) {
+        L.comm(Group::ep, Op::all_to_all, Op::all_to_all, dispatch);
+        L.comm(Group::ep, Op::all_to_all, Op::all_to_all, dispatch);
+      }
+      const std::int64_t local_experts = model.experts / p.ep;
+      const std::int64_t per_expert =
+          std::max<std::int64_t>(1, T * model.top_k * p.ep / model.experts);
+      params += dense_mlp(model.expert_ffn_hidden, per_expert, local_experts);
+      if (model.shared_experts > 0) params += dense_mlp(model.shared_experts * model.expert_ffn_hidden, T, 1);
+      expert_inputs = dispatch;
+    }
+    if (p.tp > 1) L.comm(Group::tp, sp ? Op::reduce_scatter : Op::all_reduce, sp ? Op::all_gather : Op::all_reduce,
+                         tokens_h_bytes);
+    L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
+    params += 2.0 * as_double(h);  // norm weights (replicated over TP)
+
+    // Recomputation before backward.
+    if (job.recompute == Recompute::full) {
+      add_pass(L.backward, L.forward);
+    } else if (job.recompute == Recompute::selective) {
+      add_pass(L.backward, L.selective);
+    }
+    // Activations kept (bytes; the header's table with element size eb and 1-byte masks).
+    const double kv_bytes = 2.0 * as_double(T) * as_double(kv_loc * head_dim) * eb;  // K and V
+    const double s2 = job.attention == AttentionKernel::unfused
+                          ? (2.0 * eb + 1.0) * as_double(job.micro_batch * a_loc) * as_double(s_loc) * as_double(seq)
+                          : 0.0;
+    switch (job.recompute) {
+      case Recompute::none:
+        activations = Xs * (4.0 * eb + 2.0) + 2.0 * X / t * eb + kv_bytes + (fc1_elems + act_elems) * eb +
+                      expert_inputs + s2;
+        break;
+      case Recompute::selective:
+        activations = Xs * (2.0 * eb + 2.0) + 2.0 * X / t * eb + kv_bytes + fc1_elems * eb + expert_inputs;
+        break;
+      case Recompute::full:
+        activations = Xs * eb;
+        break;
+    }
+    return L;
+  };
+
+  double dense_act = 0.0, dense_params = 0.0, moe_act = 0.0, moe_params = 0.0;
+  const LayerBuilder dense = layer(false, dense_act, dense_params);
+  const LayerBuilder moe_layer = model.experts > 0 ? layer(true, moe_act, moe_params) : dense;
+
+  const std::int64_t chunks = p.pp * p.virtual_stages;
+  const std::vector<std::int64_t> per_chunk = chunk_layers(model.layers, chunks);
+  std::vector<ChunkCost> out(static_cast<std::size_t>(chunks));
+  std::int64_t first_layer = 0;
+  const std::int64_t V = padded_vocab(model.vocab, p.tp);
+  for (std::int64_t ci = 0; ci < chunks; ++ci) {
+    ChunkCost& c = out[static_cast<std::size_t>(ci)];
+    c.layers = per_chunk[static_cast<std::size_t>(ci)];
+    for (std::int64_t l = first_layer; l < first_layer + c.layers; ++l) {
+      const bool is_moe = model.experts > 0 && l >= model.dense_layers;
+      const LayerBuilder& L = is_moe ? moe_layer : dense;
+      add_pass(c.forward, L.forward);
+      add_pass(c.backward, L.backward);
+      c.activation_bytes += is_moe ? moe_act : dense_act;
+      c.parameters += is_moe ? moe_params : dense_params;
+      c.layer_gradient_params.push_back(is_moe ? moe_params : dense_params);
+    }
+    std::reverse(c.layer_gradient_params.begin(), c.layer_gradient_params.end());
+    first_layer += c.layers;
+    if (ci == 0) {  // embedding lookup: read rows, write activations
+      LayerBuilder E{profile, dtype, {}, {}, {}};
+      E.elementwise(2.0 * Xs * eb, false);
+      add_pass(c.forward, E.forward);
+      add_pass(c.backward, E.backward);
+      c.parameters += as_double(V) * as_double(h) / t;
+      c.layer_gradient_params.push_back(as_double(V) * as_double(h) / t);
+    }
+    if (ci == chunks - 1) {  // final norm, output layer, cross-entropy in fp32
+      LayerBuilder O{profile, dtype, {}, {}, {}};
+      O.elementwise(2.0 * Xs * eb, false);
+      O.gemm({T, V / p.tp, h, 1});
+      O.elementwise(as_double(T) * as_double(V / p.tp) * (eb + 4.0 + 4.0), false);
+      add_pass(c.forward, O.forward);
+      add_pass(c.backward, O.backward);
+      if (!model.tied_embeddings || chunks > 1) {
+        c.parameters += as_double(V) * as_double(h) / t;
+        c.layer_gradient_params.insert(c.layer_gradient_params.begin(), as_double(V) * as_double(h) / t);
+      }
+      c.activation_bytes += as_double(T) * as_double(V / p.tp) * (eb + 4.0);
+    }
+  }
+  return out;
+}
+
+}  // namespace clustersim::workload

@@ -1,0 +1,100 @@
+// What one micro-batch costs on one GPU: compute time, the collectives it waits for, the
+// FLOPs it does and the activations it leaves behind, per pipeline model chunk.
+//
+// Notation: b micro_batch, s seq_len, c cp, t tp, h hidden, a heads, d = h / a head width,
+// kv key/value heads, f ffn_hidden, V vocab, E experts, k top_k, f_e expert_ffn_hidden.
+// Each GPU holds s/c of the sequence, so its GEMMs see T = b s / c tokens; tensors of
+// width h are sharded over TP (T/t tokens each) with sequence parallelism, else replicated.
+//
+// Forward of one layer on one GPU (Megatron-LM's tensor-parallel layout, Shoeybi et al.
+// 2019; Korthikanti et al. 2022 for sequence parallelism):
+//   norm, [TP all-gather | -], QKV GEMM T x h x (a/t + 2 kv/t) d, attention core,
+//   output projection T x (h/t) x h, [TP reduce-scatter | all-reduce], residual,
+//   norm, [TP all-gather | -], MLP up T x h x f/t (x2 for swiglu's gate), activation,
+//   MLP down T x (f/t) x h, [TP reduce-scatter | all-reduce], residual.
+// Attention core: flash (one fused kernel, models/compute) or unfused: batched GEMMs
+// Q K^T and P V over b a/t heads plus softmax and dropout over b (a/t) (s/c) s elements
+// (9 bytes each forward: softmax read and write, dropout read, write and mask).
+// With context parallelism each GPU's queries attend to all s keys; the key/value blocks
+// go round the CP ring (Liu et al., Ring Attention, 2023) overlapped with the attention
+// compute: only the part of the ring exchange longer than the attention is exposed.
+// MoE layers replace the MLP: router GEMM T x h x E, all-to-all dispatch of T k tokens
+// over the EP group, E/ep local experts as a grouped GEMM of T k ep / E tokens each
+// (TP-sharded like the dense MLP), all-to-all combine; shared experts as a dense MLP.
+// Routing is assumed balanced (no capacity factor, no dropped tokens).
+// Backward: each GEMM twice (data and weight gradients), attention backward (flash: 2.5x
+// forward; unfused: four batched GEMMs and the softmax backward), element-wise ops twice
+// their forward bytes, and the same TP collectives as forward (all-gather and
+// reduce-scatter swap). Recomputation adds, before backward: full, the whole forward
+// (collectives included); selective, the norms, the MLP activation and (unfused) the
+// attention core.
+// First chunk: embedding lookup (memory-bound). Last chunk: output GEMM T x h x V/t (vocab
+// padded to a multiple of 128 t) and the cross-entropy (memory-bound, fp32).
+//
+// Activations kept per layer and micro-batch (bytes; X = T h, X_s = X/t with sequence
+// parallelism else X; Korthikanti et al. 2022, section 4, generalised to GQA and swiglu):
+//   none       10 X_s + 4 X/t + 4 T kv d / t + fc1 + 2 T f/t  [+ 5 b (a/t) (s/c) s unfused]
+//              fc1 = 2 T f/t (gelu) or 4 T f/t (swiglu); MoE layers count T k tokens
+//              through the experts and the dispatched input 2 T k h
+//   selective  drops the norm outputs (4 X_s), the activation output (2 T f/t) and the
+//              s^2 attention terms
+//   full       2 X_s (the layer input)
+// which for GPT (gelu, f = 4h, a = kv, c = t = 1, unfused) is Korthikanti's s b h (34 + 5 a s / h).
+//
+// LIMITATIONS: no kernel fusion beyond flash attention and fused activations; element-wise
+// ops are one kernel each at achieved HBM bandwidth; balanced expert routing; the TP
+// all-gathers that Megatron repeats in backward for weight gradients are taken as hidden
+// behind the data-gradient GEMMs; dropout is counted whether or not the model uses it.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "models/compute/profile.hpp"
+#include "models/network/collective.hpp"
+#include "models/workload/job.hpp"
+#include "models/workload/model.hpp"
+
+namespace clustersim::workload {
+
+/// The communicator a collective runs on.
+enum class Group { tp, cp, ep, pp, dp };
+
+/// `count` calls of `op` with nccl-tests size `bytes` on `group`, each hidden behind
+/// `overlap_s` seconds of compute (0: fully exposed).
+struct CommCall {
+  Group group = Group::tp;
+  network::Op op = network::Op::all_reduce;
+  double bytes = 0.0;
+  std::int64_t count = 1;
+  double overlap_s = 0.0;
+};
+
+/// One pass (forward or backward) of one micro-batch through one model chunk on one GPU.
+struct PassCost {
+  double compute_s = 0.0;
+  std::vector<CommCall> comm;
+  double hardware_flops = 0.0;  ///< FLOPs executed, recomputation included
+};
+
+struct ChunkCost {
+  std::int64_t layers = 0;
+  PassCost forward;
+  PassCost backward;         ///< recomputation included
+  double activation_bytes = 0.0;  ///< kept from forward to backward, one micro-batch
+  double parameters = 0.0;        ///< held by this GPU (before ZeRO sharding)
+  std::vector<double> layer_gradient_params;  ///< per layer (in backward order), for bucketed DP reduction
+};
+
+/// Layers in each of the pp x virtual_stages model chunks, in model order. Uneven counts
+/// take layers from the first and last chunks first (they also hold the embedding and the
+/// output layer; Llama 3 does the same, "The Llama 3 Herd of Models", section 3.3.2).
+std::vector<std::int64_t> chunk_layers(std::int64_t layers, std::int64_t chunks);
+
+/// Costs of every model chunk (index = model order, pp x virtual_stages of them).
+std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model, const compute::ComputeProfile& profile);
+
+/// Vocabulary padded to a multiple of 128 x tp (Megatron's make-vocab-size-divisible-by).
+std::int64_t padded_vocab(std::int64_t vocab, std::int64_t tp);
+
+}  // namespace clustersim::workload

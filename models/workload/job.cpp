@@ -1,0 +1,124 @@
+#include "models/workload/job.hpp"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+namespace clustersim::workload {
+
+std::int64_t sequence_length(const JobConfig& job, const ModelSpec& model) {
+  return job.seq_len > 0 ? job.seq_len : model.seq_len;
+}
+
+std::int64_t micro_batches(const JobConfig& job) {
+  return job.global_batch / (job.parallelism.dp * job.micro_batch);
+}
+
+namespace {
+
+/// The divisors of n closest to `near` (for hints).
+std::int64_t nearest_divisor(std::int64_t n, std::int64_t near) {
+  std::int64_t best = 1;
+  for (std::int64_t d = 1; d * d <= n; ++d) {
+    if (n % d != 0) continue;
+    for (const std::int64_t c : {d, n / d}) {
+      if (std::llabs(c - near) < std::llabs(best - near) || (std::llabs(c - near) == std::llabs(best - near) && c < best)) {
+        best = c;
+      }
+    }
+  }
+  return best;
+}
+
+}  // namespace
+
+std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& model, std::int64_t gpus_per_node) {
+  std::vector<JobProblem> out;
+  const Parallelism& p = job.parallelism;
+  const auto add = [&](std::string path, std::string message, std::string hint = {}) {
+    out.push_back({std::move(path), std::move(message), std::move(hint)});
+  };
+
+  const std::int64_t product = p.tp * p.cp * p.pp * p.dp;
+  if (product != job.gpus) {
+    const std::int64_t others = p.tp * p.cp * p.pp;
+    add("parallelism", fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {}, but gpus is {}", p.tp, p.cp, p.pp,
+                                   p.dp, product, job.gpus),
+        job.gpus % others == 0 ? fmt::format("dp: {} uses all {} GPUs", job.gpus / others, job.gpus)
+                               : fmt::format("gpus: {}", product));
+  }
+  {
+    std::vector<Axis> sorted = p.order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != std::vector<Axis>{Axis::tp, Axis::cp, Axis::pp, Axis::dp}) {
+      add("parallelism.order", "must name each of tp, cp, pp and dp once", "order: [tp, cp, pp, dp]");
+    }
+  }
+  if (model.heads % p.tp != 0) {
+    add("parallelism.tp", fmt::format("the model's {} attention heads do not divide among {} TP ranks", model.heads, p.tp),
+        fmt::format("tp: {}", nearest_divisor(model.heads, p.tp)));
+  }
+  const std::int64_t kv = model.kv_heads == 0 ? model.heads : model.kv_heads;
+  if (model.heads % p.tp == 0 && kv % p.tp != 0 && p.tp % kv != 0) {
+    add("parallelism.tp", fmt::format("the model's {} key/value heads neither divide among nor replicate over {} TP ranks",
+                                      kv, p.tp),
+        fmt::format("tp: {}", nearest_divisor(kv, p.tp)));
+  }
+  const std::int64_t ffn = model.experts > 0 ? std::max(model.ffn_hidden, model.expert_ffn_hidden) : model.ffn_hidden;
+  if (ffn % p.tp != 0) {
+    add("parallelism.tp", fmt::format("the MLP width {} does not divide among {} TP ranks", ffn, p.tp),
+        fmt::format("tp: {}", nearest_divisor(ffn, p.tp)));
+  }
+  const std::int64_t seq = sequence_length(job, model);
+  if (seq % p.cp != 0) {
+    add("parallelism.cp", fmt::format("seq_len {} does not divide among {} CP ranks", seq, p.cp),
+        fmt::format("cp: {}", nearest_divisor(seq, p.cp)));
+  }
+  if (p.ep > 1 && model.experts == 0) {
+    add("parallelism.ep", "expert parallelism needs a mixture-of-experts model (experts > 0)", "ep: 1");
+  }
+  if (p.ep > 1 && model.experts > 0 && model.experts % p.ep != 0) {
+    add("parallelism.ep", fmt::format("the model's {} experts do not divide among {} EP ranks", model.experts, p.ep),
+        fmt::format("ep: {}", nearest_divisor(model.experts, p.ep)));
+  }
+  if (p.dp % p.ep != 0) {
+    add("parallelism.ep", fmt::format("ep {} must divide dp {} (expert groups are carved out of data-parallel groups)",
+                                      p.ep, p.dp),
+        fmt::format("ep: {}", nearest_divisor(p.dp, p.ep)));
+  }
+  // Every model chunk needs a layer, except that the first and the last may hold only the
+  // embedding and the output layer (as Llama 3 405B's 126 layers on 128 chunks).
+  const std::int64_t chunks = p.pp * p.virtual_stages;
+  if (chunks > 2 ? model.layers < chunks - 2 : model.layers < 1) {
+    add("parallelism",
+        fmt::format("{} layers cannot fill pp x virtual_stages = {} model chunks (the first and last may hold only the "
+                    "embedding and output layer)",
+                    model.layers, chunks),
+        fmt::format("virtual_stages: {}", std::max<std::int64_t>(1, (model.layers + 2) / p.pp)));
+  }
+  if (p.virtual_stages > 1 && p.pp == 1) {
+    add("parallelism.virtual_stages", "interleaved stages need pipeline parallelism (pp > 1)", "virtual_stages: 1");
+  }
+  const std::int64_t per_step = p.dp * job.micro_batch;
+  if (job.global_batch % per_step != 0) {
+    add("global_batch", fmt::format("{} sequences do not split into micro-batches of {} over {} replicas (dp x "
+                                    "micro_batch = {})",
+                                    job.global_batch, job.micro_batch, p.dp, per_step),
+        fmt::format("global_batch: {}", std::max<std::int64_t>(1, (job.global_batch + per_step - 1) / per_step) *
+                                            per_step));
+  } else if (p.virtual_stages > 1 && micro_batches(job) % p.pp != 0) {
+    add("global_batch",
+        fmt::format("the interleaved schedule needs micro-batches per replica ({}) to be a multiple of pp ({})",
+                    micro_batches(job), p.pp),
+        fmt::format("global_batch: {}", ((micro_batches(job) + p.pp - 1) / p.pp) * p.pp * per_step));
+  }
+  if (p.tp > gpus_per_node && gpus_per_node > 0) {
+    add("parallelism.tp",
+        fmt::format("tp {} spans more than one node of {} GPUs; tensor parallelism needs the scale-up network", p.tp,
+                    gpus_per_node),
+        fmt::format("tp: {}", nearest_divisor(gpus_per_node, p.tp)));
+  }
+  return out;
+}
+
+}  // namespace clustersim::workload

@@ -1,0 +1,502 @@
+#include "models/workload/step.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "models/network/network.hpp"
+#include "sim/check.hpp"
+#include "sim/engine.hpp"
+
+namespace clustersim::workload {
+
+namespace {
+
+double as_double(std::int64_t v) { return static_cast<double>(v); }
+
+}  // namespace
+
+std::vector<std::vector<PipelineOp>> pipeline_order(std::int64_t pp, std::int64_t v, std::int64_t M) {
+  CLUSTERSIM_CHECK(pp >= 1 && v >= 1 && M >= 1, "a pipeline has stages and micro-batches");
+  CLUSTERSIM_CHECK(v == 1 || M % pp == 0, "the interleaved schedule needs micro-batches in groups of pp");
+  std::vector<std::vector<PipelineOp>> out(static_cast<std::size_t>(pp));
+  const std::int64_t total = M * v;
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const auto op_at = [&](std::int64_t k, bool forward) {
+      if (v == 1) return PipelineOp{forward, k, s};
+      const std::int64_t in_group = k % (pp * v);
+      std::int64_t chunk_v = in_group / pp;
+      if (!forward) chunk_v = v - 1 - chunk_v;
+      const std::int64_t micro = (k / (pp * v)) * pp + k % pp;
+      return PipelineOp{forward, micro, chunk_v * pp + s};
+    };
+    const std::int64_t warmup =
+        std::min(total, v == 1 ? pp - s - 1 : (pp - s - 1) * 2 + (v - 1) * pp);
+    auto& list = out[static_cast<std::size_t>(s)];
+    list.reserve(static_cast<std::size_t>(2 * total));
+    for (std::int64_t k = 0; k < warmup; ++k) list.push_back(op_at(k, true));
+    for (std::int64_t i = 0; i < total - warmup; ++i) {
+      list.push_back(op_at(warmup + i, true));
+      list.push_back(op_at(i, false));
+    }
+    for (std::int64_t i = total - warmup; i < total; ++i) list.push_back(op_at(i, false));
+  }
+  return out;
+}
+
+namespace {
+
+double weight_bytes(const JobConfig& job) {
+  return (job.precision == compute::Dtype::fp32 || job.precision == compute::Dtype::tf32) ? 4.0 : 2.0;
+}
+
+}  // namespace
+
+MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost>& chunks,
+                               const std::vector<std::vector<PipelineOp>>& order) {
+  const Parallelism& p = job.parallelism;
+  const double dp = as_double(p.dp);
+  const double wb = weight_bytes(job);
+  const double gb = compute::dtype_bytes(job.grad_dtype);
+  const double ob = wb == 4.0 ? 8.0 : 12.0;
+  MemoryBreakdown worst;
+  for (std::int64_t s = 0; s < p.pp; ++s) {
+    double params = 0.0, largest_chunk = 0.0;
+    for (std::int64_t c = s; c < p.pp * p.virtual_stages; c += p.pp) {
+      params += chunks[static_cast<std::size_t>(c)].parameters;
+      largest_chunk = std::max(largest_chunk, chunks[static_cast<std::size_t>(c)].parameters);
+    }
+    MemoryBreakdown m;
+    m.stage = s;
+    m.weights = params * wb / (p.zero >= 3 ? dp : 1.0) + (p.zero >= 3 ? largest_chunk * wb : 0.0);
+    m.gradients = params * gb / (p.zero >= 2 ? dp : 1.0);
+    m.optimizer = params * ob / (p.zero >= 1 ? dp : 1.0);
+    double held = 0.0;
+    for (const PipelineOp& op : order[static_cast<std::size_t>(s)]) {
+      const double a = chunks[static_cast<std::size_t>(op.chunk)].activation_bytes;
+      held += op.forward ? a : -a;
+      m.activations = std::max(m.activations, held);
+    }
+    m.total = m.weights + m.gradients + m.optimizer + m.activations;
+    if (m.total > worst.total) worst = m;
+  }
+  return worst;
+}
+
+namespace {
+
+using network::Op;
+
+struct Key {
+  Group group;
+  Op op;
+  double bytes;
+  std::int64_t boundary;  // PP: the sending stage; else -1
+  friend auto operator<=>(const Key&, const Key&) = default;
+};
+
+/// The job's communicators on the fabric and the time of each distinct collective, every
+/// group of the kind running at once.
+class CommTimes {
+ public:
+  CommTimes(const StepInputs& in) : in_(in), p_(in.job->parallelism) {
+    std::int64_t stride = 1;
+    for (const Axis a : p_.order) {
+      stride_[static_cast<std::size_t>(a)] = stride;
+      stride *= degree(a);
+    }
+  }
+
+  /// GPU of the rank with these coordinates.
+  [[nodiscard]] std::int64_t gpu(std::int64_t t, std::int64_t c, std::int64_t s, std::int64_t d) const {
+    return in_.first_gpu + t * stride_[0] + c * stride_[1] + s * stride_[2] + d * stride_[3];
+  }
+
+  double time(Group g, Op op, double bytes, std::int64_t boundary = -1) {
+    const Key key{g, op, bytes, boundary};
+    const auto it = cache_.find(key);
+    if (it != cache_.end()) return it->second;
+    std::vector<std::vector<std::int64_t>> groups = groups_of(g, boundary);
+    const std::int64_t gpn = in_.fabric->gpus_per_node;
+    const std::int64_t group_count = static_cast<std::int64_t>(groups.size());
+    // Groups inside one node each use only their own GPUs' scale-up links, so they do not
+    // meet: all of them at once take as long as one (every node is the same).
+    const bool intra_node = std::all_of(groups.begin(), groups.end(), [&](const std::vector<std::int64_t>& ranks) {
+      return std::all_of(ranks.begin(), ranks.end(), [&](std::int64_t r) { return r / gpn == ranks.front() / gpn; });
+    });
+    if (intra_node) groups.resize(1);
+    const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
+    network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct
+                                                  : network::choose_algorithm(*in_.fabric, *in_.network, op, groups[0], size);
+    network::Schedule merged;
+    merged.op = op;
+    merged.algorithm = algo;
+    std::string why;
+    for (const auto& ranks : groups) {
+      network::Schedule s;
+      const bool ok = network::plan(op, algo, ranks, size, gpn, s, why);
+      CLUSTERSIM_CHECK(ok, why);
+      if (merged.phases.empty()) {
+        merged.phases = std::move(s.phases);
+        continue;
+      }
+      CLUSTERSIM_CHECK(s.phases.size() == merged.phases.size(), "congruent groups plan alike");
+      for (std::size_t i = 0; i < s.phases.size(); ++i) {
+        CLUSTERSIM_CHECK(s.phases[i].repeat == merged.phases[i].repeat, "congruent groups plan alike");
+        auto& dst = merged.phases[i].transfers;
+        dst.insert(dst.end(), s.phases[i].transfers.begin(), s.phases[i].transfers.end());
+      }
+    }
+    const sim::Time t = in_.network->model == network::Model::flow
+                            ? network::flow_time(*in_.fabric, *in_.network, merged)
+                            : network::analytical_time(*in_.fabric, *in_.network, merged);
+    const double seconds = t.seconds();
+    cache_.emplace(key, seconds);
+    if (boundary <= 0) {
+      timings_.push_back({g, op, algo, bytes, static_cast<std::int64_t>(groups[0].size()), group_count, seconds});
+    }
+    return seconds;
+  }
+
+  [[nodiscard]] const std::vector<CommTiming>& timings() const { return timings_; }
+
+ private:
+  [[nodiscard]] std::int64_t degree(Axis a) const {
+    switch (a) {
+      case Axis::tp: return p_.tp;
+      case Axis::cp: return p_.cp;
+      case Axis::pp: return p_.pp;
+      case Axis::dp: return p_.dp;
+    }
+    return 1;
+  }
+
+  [[nodiscard]] std::vector<std::vector<std::int64_t>> groups_of(Group g, std::int64_t boundary) const {
+    std::vector<std::vector<std::int64_t>> out;
+    for (std::int64_t d = 0; d < p_.dp; ++d) {
+      for (std::int64_t s = 0; s < p_.pp; ++s) {
+        for (std::int64_t c = 0; c < p_.cp; ++c) {
+          for (std::int64_t t = 0; t < p_.tp; ++t) {
+            std::vector<std::int64_t> ranks;
+            switch (g) {
+              case Group::tp:
+                if (t != 0) continue;
+                for (std::int64_t i = 0; i < p_.tp; ++i) ranks.push_back(gpu(i, c, s, d));
+                break;
+              case Group::cp:
+                if (c != 0) continue;
+                for (std::int64_t i = 0; i < p_.cp; ++i) ranks.push_back(gpu(t, i, s, d));
+                break;
+              case Group::dp:
+                if (d != 0) continue;
+                for (std::int64_t i = 0; i < p_.dp; ++i) ranks.push_back(gpu(t, c, s, i));
+                break;
+              case Group::ep:
+                if (d % p_.ep != 0) continue;
+                for (std::int64_t i = 0; i < p_.ep; ++i) ranks.push_back(gpu(t, c, s, d + i));
+                break;
+              case Group::pp:
+                if (s != boundary) continue;
+                ranks = {gpu(t, c, s, d), gpu(t, c, (s + 1) % p_.pp, d)};
+                break;
+            }
+            out.push_back(std::move(ranks));
+          }
+        }
+      }
+    }
+    return out;
+  }
+
+  const StepInputs& in_;
+  const Parallelism& p_;
+  std::array<std::int64_t, 4> stride_{};
+  std::map<Key, double> cache_;
+  std::vector<CommTiming> timings_;
+};
+
+/// The pipeline of one replica on the engine: one handler for the end of a pass, one for the
+/// arrival of a pass's input.
+class Pipeline {
+ public:
+  struct Pass {
+    double duration = 0.0;
+    Breakdown parts;  // compute, tp, cp, ep, dp (ZeRO-3 gathers)
+  };
+
+  Pipeline(sim::Engine& engine, const std::vector<std::vector<PipelineOp>>& order, std::int64_t pp,
+           std::int64_t chunks, std::int64_t micro, std::vector<Pass> forward, std::vector<Pass> backward,
+           std::vector<double> p2p)
+      : engine_(engine),
+        order_(order),
+        pp_(pp),
+        chunks_(chunks),
+        micro_(micro),
+        forward_(std::move(forward)),
+        backward_(std::move(backward)),
+        p2p_(std::move(p2p)),
+        stages_(static_cast<std::size_t>(pp)),
+        produced_(static_cast<std::size_t>(2 * chunks * micro), -1.0),
+        arrived_(static_cast<std::size_t>(2 * chunks * micro), -1.0) {
+    end_id_ = engine_.add_handler<&Pipeline::on_end>(*this);
+    arrive_id_ = engine_.add_handler<&Pipeline::on_arrive>(*this);
+  }
+
+  struct Stage {
+    std::size_t next = 0;
+    bool busy = false;
+    double free_at = 0.0;
+    Breakdown parts;
+    std::vector<std::pair<double, double>> spans;  // start, end per pass in order
+    std::vector<double> chunk_last_backward_start;  // per local chunk
+  };
+
+  void start() {
+    for (std::int64_t s = 0; s < pp_; ++s) try_start(s);
+  }
+  [[nodiscard]] const std::vector<Stage>& stages() const { return stages_; }
+
+ private:
+  [[nodiscard]] std::size_t key(bool forward, std::int64_t micro, std::int64_t chunk) const {
+    return static_cast<std::size_t>(((forward ? 0 : 1) * micro_ + micro) * chunks_ + chunk);
+  }
+
+  /// The input a pass waits for: (key of the producing pass) or none.
+  [[nodiscard]] bool input_of(const PipelineOp& op, std::size_t& k) const {
+    if (op.forward) {
+      if (op.chunk == 0) return false;
+      k = key(true, op.micro, op.chunk - 1);
+      return true;
+    }
+    if (op.chunk == chunks_ - 1) return false;  // after its own forward, earlier on this stage
+    k = key(false, op.micro, op.chunk + 1);
+    return true;
+  }
+
+  void try_start(std::int64_t s) {
+    Stage& st = stages_[static_cast<std::size_t>(s)];
+    const auto& list = order_[static_cast<std::size_t>(s)];
+    if (st.busy || st.next >= list.size()) return;
+    const PipelineOp& op = list[st.next];
+    const double now = engine_.now().seconds();
+    std::size_t k = 0;
+    if (input_of(op, k)) {
+      if (arrived_[k] < 0.0) return;  // on_arrive starts it
+      // Idle since the stage was free: waiting for the producer is bubble, for the transfer pp.
+      const double producer_done = std::min(produced_[k], now);
+      st.parts.bubble += std::max(0.0, producer_done - st.free_at);
+      st.parts.pp += std::max(0.0, now - std::max(producer_done, st.free_at));
+    } else {
+      st.parts.bubble += std::max(0.0, now - st.free_at);
+    }
+    const Pass& pass = (op.forward ? forward_ : backward_)[static_cast<std::size_t>(op.chunk)];
+    st.busy = true;
+    st.parts.compute += pass.parts.compute;
+    st.parts.tp += pass.parts.tp;
+    st.parts.cp += pass.parts.cp;
+    st.parts.ep += pass.parts.ep;
+    st.parts.dp += pass.parts.dp;
+    if (!op.forward && op.micro == micro_ - 1) {
+      st.chunk_last_backward_start.resize(static_cast<std::size_t>(chunks_ / pp_), 0.0);
+      st.chunk_last_backward_start[static_cast<std::size_t>(op.chunk / pp_)] = now;
+    }
+    const sim::Time end = engine_.now() + sim::Time::from_seconds(pass.duration);
+    st.spans.emplace_back(now, end.seconds());
+    engine_.schedule_at(end, end_id_, static_cast<std::uint64_t>(s));
+  }
+
+  void on_end(sim::Engine& e, std::uint64_t arg) {
+    const auto s = static_cast<std::int64_t>(arg);
+    Stage& st = stages_[arg];
+    const PipelineOp op = order_[arg][st.next];
+    const double now = e.now().seconds();
+    st.busy = false;
+    st.free_at = now;
+    ++st.next;
+    // Hand the output on: forward to the next chunk, backward to the previous one.
+    const std::int64_t to = op.forward ? op.chunk + 1 : op.chunk - 1;
+    if (to >= 0 && to < chunks_) {
+      const std::size_t k = key(op.forward, op.micro, op.chunk);
+      produced_[k] = now;
+      const std::int64_t boundary = op.forward ? s : (s + pp_ - 1) % pp_;  // the link crossed
+      const double transfer = pp_ > 1 ? p2p_[static_cast<std::size_t>(boundary)] : 0.0;
+      e.schedule_at(e.now() + sim::Time::from_seconds(transfer), arrive_id_, k);
+    }
+    try_start(s);
+  }
+
+  void on_arrive(sim::Engine&, std::uint64_t k) {
+    arrived_[k] = engine_.now().seconds();
+    const auto chunk = static_cast<std::int64_t>(k % static_cast<std::uint64_t>(chunks_));
+    const bool forward = k / static_cast<std::uint64_t>(chunks_ * micro_) == 0;
+    const std::int64_t consumer = forward ? chunk + 1 : chunk - 1;
+    try_start(consumer % pp_);
+  }
+
+  sim::Engine& engine_;
+  const std::vector<std::vector<PipelineOp>>& order_;
+  std::int64_t pp_, chunks_, micro_;
+  std::vector<Pass> forward_, backward_;
+  std::vector<double> p2p_;
+  std::vector<Stage> stages_;
+  std::vector<double> produced_;
+  std::vector<double> arrived_;
+  sim::HandlerId end_id_, arrive_id_;
+};
+
+}  // namespace
+
+StepResult simulate_step(const StepInputs& in) {
+  const JobConfig& job = *in.job;
+  const ModelSpec& model = *in.model;
+  const Parallelism& p = job.parallelism;
+  StepResult r;
+  const std::int64_t M = micro_batches(job);
+  const std::int64_t chunks = p.pp * p.virtual_stages;
+  const std::int64_t seq = sequence_length(job, model);
+  r.micro_batches = M;
+
+  const std::vector<ChunkCost> costs = chunk_costs(job, model, *in.profile);
+  const auto order = pipeline_order(p.pp, p.virtual_stages, M);
+  r.memory = memory_per_gpu(job, costs, order);
+
+  CommTimes comm(in);
+  const double wb = weight_bytes(job);
+  const auto pass_of = [&](const PassCost& pc, double chunk_params) {
+    Pipeline::Pass pass;
+    pass.parts.compute = pc.compute_s;
+    for (const CommCall& call : pc.comm) {
+      const double exposed = std::max(0.0, comm.time(call.group, call.op, call.bytes) - call.overlap_s);
+      const double total = exposed * as_double(call.count);
+      switch (call.group) {
+        case Group::tp: pass.parts.tp += total; break;
+        case Group::cp: pass.parts.cp += total; break;
+        case Group::ep: pass.parts.ep += total; break;
+        case Group::dp: pass.parts.dp += total; break;
+        case Group::pp: pass.parts.pp += total; break;
+      }
+    }
+    if (p.zero >= 3 && p.dp > 1) {  // gather the chunk's parameters, prefetched behind compute
+      const double gather = comm.time(Group::dp, Op::all_gather, chunk_params * wb);
+      pass.parts.dp += std::max(0.0, gather - pc.compute_s);
+    }
+    pass.duration = pass.parts.compute + pass.parts.tp + pass.parts.cp + pass.parts.ep + pass.parts.dp;
+    return pass;
+  };
+  std::vector<Pipeline::Pass> forward, backward;
+  for (const ChunkCost& c : costs) {
+    forward.push_back(pass_of(c.forward, c.parameters));
+    backward.push_back(pass_of(c.backward, c.parameters));
+  }
+  // Point-to-point: one activation (or its gradient) per micro-batch, split over the TP
+  // ranks with sequence parallelism (Megatron's scatter-gather optimisation without it).
+  std::vector<double> p2p(static_cast<std::size_t>(p.pp), 0.0);
+  if (p.pp > 1) {
+    const double act = as_double(job.micro_batch) * as_double(seq / p.cp) * as_double(model.hidden) *
+                       compute::dtype_bytes(job.precision == compute::Dtype::fp8 ? compute::Dtype::bf16 : job.precision) /
+                       as_double(p.tp);
+    for (std::int64_t s = 0; s < p.pp; ++s) {
+      if (p.virtual_stages == 1 && s == p.pp - 1) break;  // no wrap-around without interleaving
+      p2p[static_cast<std::size_t>(s)] = comm.time(Group::pp, Op::send_recv, act, s);
+    }
+  }
+
+  sim::Engine engine;
+  Pipeline pipe(engine, order, p.pp, chunks, M, forward, backward, p2p);
+  pipe.start();
+  engine.run();
+  r.events = engine.events_processed();
+
+  // Data-parallel reduction and the optimizer, per stage.
+  const double gb = compute::dtype_bytes(job.grad_dtype);
+  const Op reduce = p.zero >= 1 ? Op::reduce_scatter : Op::all_reduce;
+  double step = 0.0;
+  std::vector<double> stage_end(static_cast<std::size_t>(p.pp));
+  std::vector<Breakdown> parts(static_cast<std::size_t>(p.pp));
+  for (std::int64_t s = 0; s < p.pp; ++s) {
+    const auto& st = pipe.stages()[static_cast<std::size_t>(s)];
+    CLUSTERSIM_CHECK(st.next == order[static_cast<std::size_t>(s)].size(), "the pipeline ran every pass");
+    Breakdown b = st.parts;
+    const double last = st.free_at;
+    double stream = 0.0;  // the stage's DP stream is free from here
+    double params = 0.0;
+    for (std::int64_t c = s, local = 0; c < chunks; c += p.pp, ++local) {
+      const ChunkCost& cc = costs[static_cast<std::size_t>(c)];
+      params += cc.parameters;
+      if (p.dp == 1) continue;
+      const double bwd_start = st.chunk_last_backward_start[static_cast<std::size_t>(local)];
+      const double bwd = backward[static_cast<std::size_t>(c)].duration;
+      const auto n = static_cast<double>(cc.layer_gradient_params.size());
+      for (std::size_t i = 0; i < cc.layer_gradient_params.size(); ++i) {
+        const double ready = job.overlap_grad_reduce ? bwd_start + bwd * (static_cast<double>(i) + 1.0) / n : last;
+        const double t = comm.time(Group::dp, reduce, cc.layer_gradient_params[i] * gb);
+        const double begin = std::max(stream, ready);
+        stream = begin + t;
+        if (in.want_trace) {
+          r.trace.push_back({s, comm.gpu(0, 0, s, 0), fmt::format("{} chunk {} layer {}", config::enum_name(reduce),
+                                                                  c, i),
+                             "dp", begin, stream});
+        }
+      }
+    }
+    double end = std::max(last, stream);
+    b.dp += end - last;
+    // Optimizer: Adam over the local shard (fp32 master, m, v read and written, the
+    // gradient read, the weights written).
+    const double shard = params / (p.zero >= 1 ? as_double(p.dp) : 1.0);
+    const double opt = compute::memory_seconds(shard * (24.0 + gb + wb), *in.profile);
+    if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "optimizer", "optimizer", end, end + opt});
+    end += opt;
+    b.optimizer += opt;
+    if (p.zero >= 1 && p.zero <= 2 && p.dp > 1) {
+      const double gather = comm.time(Group::dp, Op::all_gather, params * wb);
+      if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "all_gather params", "dp", end, end + gather});
+      end += gather;
+      b.dp += gather;
+    }
+    stage_end[static_cast<std::size_t>(s)] = end;
+    parts[static_cast<std::size_t>(s)] = b;
+    if (end > step) {
+      step = end;
+      r.critical_stage = s;
+    }
+  }
+  r.breakdown = parts[static_cast<std::size_t>(r.critical_stage)];
+  // The critical stage idles after its own work until the slowest part is done: none, by
+  // definition; other stages' tails are not on the critical path.
+  r.step_time_s = step;
+  r.tokens_per_step = as_double(job.global_batch) * as_double(seq);
+  r.tokens_per_s = r.tokens_per_step / step;
+  r.model_flops_per_step = training_flops_per_token(model, seq) * r.tokens_per_step;
+  double hw = 0.0;
+  for (const ChunkCost& c : costs) hw += c.forward.hardware_flops + c.backward.hardware_flops;
+  r.hardware_flops_per_step = hw * as_double(M) * as_double(p.tp * p.cp * p.dp);
+  const double gpus = as_double(job.gpus);
+  const double peak = compute::peak_flops(job.precision, *in.profile);
+  r.tflops_per_gpu = r.model_flops_per_step / (step * gpus) / 1e12;
+  r.mfu = peak > 0.0 ? r.model_flops_per_step / (step * gpus * peak) : 0.0;
+  r.hfu = peak > 0.0 ? r.hardware_flops_per_step / (step * gpus * peak) : 0.0;
+  r.comm = comm.timings();
+
+  if (in.want_trace) {
+    for (std::int64_t s = 0; s < p.pp; ++s) {
+      const auto& st = pipe.stages()[static_cast<std::size_t>(s)];
+      const auto& list = order[static_cast<std::size_t>(s)];
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const PipelineOp& op = list[i];
+        r.trace.push_back({s, comm.gpu(0, 0, s, 0),
+                           fmt::format("{} mb {} chunk {}", op.forward ? "F" : "B", op.micro, op.chunk),
+                           op.forward ? "forward" : "backward", st.spans[i].first, st.spans[i].second});
+      }
+    }
+    std::stable_sort(r.trace.begin(), r.trace.end(), [](const TraceSpan& a, const TraceSpan& b) {
+      return std::tie(a.lane, a.start_s) < std::tie(b.lane, b.start_s);
+    });
+  }
+  return r;
+}
+
+}  // namespace clustersim::workload

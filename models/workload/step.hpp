@@ -1,0 +1,155 @@
+// One training step of a job, simulated on the engine over the network model.
+//
+// Symmetry: every data-parallel replica runs the same pipeline on the same shapes, and the
+// ranks of a TP or CP group do the same work, so the step is simulated for the pipeline of
+// one replica (its pp stages, each represented by its first TP/CP rank); the collectives
+// those ranks wait for are timed on the network with every group of their kind running at
+// once (all TP groups, all DP groups, ...), as they do in lockstep training, so groups that
+// share links slow each other (an oversubscribed Clos shows it).
+//
+// Pipeline (Narayanan et al., "Efficient Large-Scale Language Model Training on GPU
+// Clusters Using Megatron-LM", SC'21, section 2.2): each stage runs its forward (F) and
+// backward (B) passes of micro-batches in Megatron's order: 1F1B with pp - s - 1 warm-up
+// forwards on stage s; interleaved 1F1B with v model chunks per stage and
+// 2 (pp - s - 1) + (v - 1) pp warm-up forwards, micro-batches in groups of pp. A pass starts
+// when the stage is free and its input has arrived: the previous chunk's output (forward)
+// or the next chunk's input gradient (backward), sent point to point between stages. Each
+// pass is an engine event; its duration is its compute time (models/workload/costs.hpp)
+// plus its exposed collectives (TP, EP: on the critical path; CP: beyond the attention
+// compute it hides behind; ZeRO-3 parameter gathers: beyond the pass's compute).
+//
+// Data parallelism: with overlap_grad_reduce each layer's gradients are reduced (all-reduce
+// with zero 0, reduce-scatter with ZeRO) as soon as the last micro-batch's backward has
+// produced them (a layer's gradients are ready in proportion through that backward pass),
+// one reduction at a time per stage; otherwise all after the stage's last backward. Then
+// the optimizer step (memory-bound Adam over the local shard: 16 bytes per parameter
+// read and written, plus the weight copy) and, with ZeRO 1-2, the all-gather of the updated
+// parameters. The step ends when the slowest stage is done.
+//
+// Breakdown (of the stage that finishes last; its parts sum to the step time):
+//   compute   passes' compute, recomputation included
+//   tp cp ep  collectives exposed in the passes
+//   pp        waiting for an activation or gradient in flight between stages
+//   bubble    waiting for a pass upstream or downstream to finish (pipeline fill and drain)
+//   dp        gradient reduction beyond the last backward, parameter all-gathers
+//   optimizer the optimizer step
+//
+// MFU (Chowdhery et al., PaLM, 2022, appendix B): model FLOPs per step
+// (training_flops_per_token x tokens, no recomputation) / (step time x GPUs x dense peak of
+// the job's precision). HFU counts the FLOPs executed, recomputation included.
+//
+// LIMITATIONS: identical replicas (no stragglers, no data-dependent imbalance); compute
+// and communication do not slow each other (no SM or HBM contention); point-to-point sends
+// of one boundary are timed once, all replicas at once, and then reused; several jobs in one
+// scenario are simulated one at a time (they share no links in time).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "models/compute/profile.hpp"
+#include "models/fabric/fabric.hpp"
+#include "models/network/config.hpp"
+#include "models/workload/costs.hpp"
+#include "models/workload/job.hpp"
+#include "models/workload/model.hpp"
+#include "sim/units.hpp"
+
+namespace clustersim::workload {
+
+/// One pass in a stage's order: forward or backward of `micro` through model chunk `chunk`
+/// (model order; stage = chunk % pp).
+struct PipelineOp {
+  bool forward = true;
+  std::int64_t micro = 0;
+  std::int64_t chunk = 0;
+  friend bool operator==(const PipelineOp&, const PipelineOp&) = default;
+};
+
+/// The order of passes on each of the pp stages (Megatron's 1F1B, or interleaved when
+/// virtual_stages > 1; micro_batches must then be a multiple of pp).
+std::vector<std::vector<PipelineOp>> pipeline_order(std::int64_t pp, std::int64_t virtual_stages,
+                                                    std::int64_t micro_batches);
+
+struct MemoryBreakdown {
+  std::int64_t stage = 0;  ///< the stage that needs the most
+  double weights = 0.0;
+  double gradients = 0.0;
+  double optimizer = 0.0;
+  double activations = 0.0;
+  double total = 0.0;  ///< bytes
+};
+
+/// Memory per GPU on the stage that needs the most (bytes; the header's accounting:
+/// parameters at the precision's width (4 bytes for fp32/tf32, else 2), gradients at
+/// grad_dtype, Adam (fp32 master, m, v: 12 bytes per parameter, 8 when the weights are fp32
+/// already), each sharded over dp by the ZeRO stage; activations of the passes in flight).
+MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost>& chunks,
+                               const std::vector<std::vector<PipelineOp>>& order);
+
+struct Breakdown {
+  double compute = 0.0;
+  double tp = 0.0;
+  double cp = 0.0;
+  double ep = 0.0;
+  double pp = 0.0;
+  double dp = 0.0;
+  double bubble = 0.0;
+  double optimizer = 0.0;
+  [[nodiscard]] double total() const { return compute + tp + cp + ep + pp + dp + bubble + optimizer; }
+};
+
+/// One span of the timeline, for the trace: on `lane` (a stage), [start, end) seconds.
+struct TraceSpan {
+  std::int64_t lane = 0;
+  std::int64_t gpu = 0;
+  std::string name;
+  std::string category;  ///< "forward", "backward", "dp", "optimizer"
+  double start_s = 0.0;
+  double end_s = 0.0;
+};
+
+/// The collective times the step used, one row per distinct call.
+struct CommTiming {
+  Group group = Group::tp;
+  network::Op op = network::Op::all_reduce;
+  network::Algorithm algorithm = network::Algorithm::ring;
+  double bytes = 0.0;
+  std::int64_t group_size = 0;
+  std::int64_t groups = 0;
+  double time_s = 0.0;
+};
+
+struct StepResult {
+  double step_time_s = 0.0;
+  double tokens_per_step = 0.0;
+  double tokens_per_s = 0.0;
+  double model_flops_per_step = 0.0;
+  double hardware_flops_per_step = 0.0;
+  double tflops_per_gpu = 0.0;  ///< model FLOPs
+  double mfu = 0.0;
+  double hfu = 0.0;
+  std::int64_t micro_batches = 0;
+  Breakdown breakdown;
+  std::int64_t critical_stage = 0;
+  MemoryBreakdown memory;
+  std::vector<CommTiming> comm;
+  std::vector<TraceSpan> trace;
+  std::uint64_t events = 0;
+};
+
+struct StepInputs {
+  const JobConfig* job = nullptr;
+  const ModelSpec* model = nullptr;
+  const compute::ComputeProfile* profile = nullptr;
+  const fabric::Fabric* fabric = nullptr;
+  const network::NetworkConfig* network = nullptr;
+  std::int64_t first_gpu = 0;  ///< the job's GPUs are first_gpu .. first_gpu + gpus - 1
+  bool want_trace = false;
+};
+
+/// Simulates one step. The job must have passed validate_job and fit the fabric.
+StepResult simulate_step(const StepInputs& in);
+
+}  // namespace clustersim::workload

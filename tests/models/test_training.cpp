@@ -1,0 +1,269 @@
+// Training steps: the pipeline schedule, per-layer costs and memory, the simulated step and
+// its breakdown, against the equations they implement.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <tuple>
+
+#include "models/compute/profile.hpp"
+#include "models/scenario/scenario.hpp"
+#include "models/workload/costs.hpp"
+#include "models/workload/step.hpp"
+
+using namespace clustersim;
+using namespace clustersim::workload;
+
+namespace {
+
+const std::string kSource = CLUSTERSIM_SOURCE_DIR;
+
+scenario::LoadedScenario small_cluster(std::vector<std::string> sets = {}) {
+  scenario::LoadOptions options;
+  options.sets = std::move(sets);
+  return scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", options);
+}
+
+/// A GPT-like model with a small vocabulary, so that embedding and output layers are
+/// negligible next to the transformer layers.
+ModelSpec gpt(std::int64_t layers, std::int64_t hidden = 4096, std::int64_t heads = 32) {
+  ModelSpec m;
+  m.layers = layers;
+  m.hidden = hidden;
+  m.heads = heads;
+  m.kv_heads = heads;
+  m.ffn_hidden = 4 * hidden;
+  m.ffn = Mlp::gelu;
+  m.vocab = 128;
+  m.seq_len = 2048;
+  return m;
+}
+
+JobConfig job_for(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::int64_t global_batch) {
+  JobConfig j;
+  j.name = "test";
+  j.gpus = tp * pp * dp;
+  j.parallelism.tp = tp;
+  j.parallelism.pp = pp;
+  j.parallelism.dp = dp;
+  j.global_batch = global_batch;
+  return j;
+}
+
+StepResult step(const scenario::LoadedScenario& s, const JobConfig& job, const ModelSpec& model,
+                bool trace = false) {
+  REQUIRE(validate_job(job, model, s.node.spec.gpus).empty());
+  const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
+  StepInputs in;
+  in.job = &job;
+  in.model = &model;
+  in.profile = &profile;
+  in.fabric = &*s.fabric;
+  in.network = &s.config.network;
+  in.want_trace = trace;
+  return simulate_step(in);
+}
+
+}  // namespace
+
+TEST_CASE("1F1B: every stage runs each micro-batch forward then backward, warm-up pp - s - 1") {
+  const std::int64_t pp = 4, M = 8;
+  const auto order = pipeline_order(pp, 1, M);
+  REQUIRE(order.size() == 4);
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const auto& list = order[static_cast<std::size_t>(s)];
+    CAPTURE(s);
+    REQUIRE(list.size() == static_cast<std::size_t>(2 * M));
+    // Warm-up: the first pp - s - 1 passes are forwards, then one more forward, then a backward.
+    for (std::int64_t i = 0; i < pp - s; ++i) CHECK(list[static_cast<std::size_t>(i)].forward);
+    CHECK_FALSE(list[static_cast<std::size_t>(pp - s)].forward);
+    std::set<std::tuple<bool, std::int64_t>> seen;
+    std::set<std::int64_t> done_forward;
+    for (const PipelineOp& op : list) {
+      CHECK(op.chunk == s);
+      CHECK(seen.insert({op.forward, op.micro}).second);
+      if (op.forward) done_forward.insert(op.micro);
+      if (!op.forward) CHECK(done_forward.count(op.micro) == 1);
+    }
+  }
+}
+
+TEST_CASE("interleaved 1F1B: each stage runs its v chunks; Megatron's warm-up 2(pp - s - 1) + (v - 1) pp") {
+  const std::int64_t pp = 2, v = 3, M = 4;
+  const auto order = pipeline_order(pp, v, M);
+  for (std::int64_t s = 0; s < pp; ++s) {
+    const auto& list = order[static_cast<std::size_t>(s)];
+    CAPTURE(s);
+    REQUIRE(list.size() == static_cast<std::size_t>(2 * M * v));
+    const std::int64_t warmup = 2 * (pp - s - 1) + (v - 1) * pp;
+    for (std::int64_t i = 0; i <= warmup; ++i) CHECK(list[static_cast<std::size_t>(i)].forward);
+    CHECK_FALSE(list[static_cast<std::size_t>(warmup + 1)].forward);
+    std::set<std::tuple<bool, std::int64_t, std::int64_t>> seen;
+    for (const PipelineOp& op : list) {
+      CHECK(op.chunk % pp == s);
+      CHECK(seen.insert({op.forward, op.micro, op.chunk}).second);
+    }
+    CHECK(seen.size() == static_cast<std::size_t>(2 * M * v));
+  }
+}
+
+TEST_CASE("chunk_layers: even split, uneven ones take from the first and last chunks") {
+  CHECK(chunk_layers(8, 4) == std::vector<std::int64_t>{2, 2, 2, 2});
+  CHECK(chunk_layers(126, 128).front() == 0);
+  CHECK(chunk_layers(126, 128).back() == 0);
+  CHECK(chunk_layers(126, 128)[1] == 1);
+  CHECK(chunk_layers(10, 4) == std::vector<std::int64_t>{2, 3, 3, 2});
+  const auto v = chunk_layers(105, 35);
+  CHECK(std::accumulate(v.begin(), v.end(), std::int64_t{0}) == 105);
+}
+
+TEST_CASE("activations per layer follow Korthikanti et al. 2022: s b h (34 + 5 a s / h), / t with SP") {
+  const ModelSpec m = gpt(2, 4096, 32);
+  const double s = 2048, b = 2, h = 4096, a = 32;
+  const auto cluster = small_cluster();
+  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  JobConfig j = job_for(1, 2, 1, 4);
+  j.micro_batch = 2;
+  j.attention = AttentionKernel::unfused;
+  // Chunk 0 holds layer 0 and the embedding (which keeps no activation of its own).
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(s * b * h * (34 + 5 * a * s / h)));
+  j.parallelism.tp = 4;
+  j.parallelism.sequence_parallel = true;
+  j.gpus = 8;
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(s * b * h / 4 * (34 + 5 * a * s / h)));
+  // Full recomputation keeps each layer's input: 2 s b h / t bytes.
+  j.recompute = Recompute::full;
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(2 * s * b * h / 4));
+  // Flash attention keeps no s^2 term.
+  j.recompute = Recompute::none;
+  j.attention = AttentionKernel::flash;
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(s * b * h / 4 * 34));
+}
+
+TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weights (3) over dp") {
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(8);
+  JobConfig j = job_for(8, 1, 8, 64);
+  const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
+  const auto chunks = chunk_costs(j, m, profile);
+  const auto order = pipeline_order(1, 1, micro_batches(j));
+  const double params = chunks[0].parameters;
+  MemoryBreakdown z0 = memory_per_gpu(j, chunks, order);
+  // bf16 weights (2 B), fp32 gradients (4 B), Adam fp32 master + m + v (12 B) per parameter.
+  CHECK(z0.weights == doctest::Approx(2 * params));
+  CHECK(z0.gradients == doctest::Approx(4 * params));
+  CHECK(z0.optimizer == doctest::Approx(12 * params));
+  j.parallelism.zero = 1;
+  CHECK(memory_per_gpu(j, chunks, order).optimizer == doctest::Approx(12 * params / 8));
+  j.parallelism.zero = 2;
+  CHECK(memory_per_gpu(j, chunks, order).gradients == doctest::Approx(4 * params / 8));
+  j.parallelism.zero = 3;
+  CHECK(memory_per_gpu(j, chunks, order).weights == doctest::Approx(2 * params / 8 + 2 * params));
+  // Activations: one micro-batch in flight without pipelining.
+  CHECK(z0.activations == doctest::Approx(chunks[0].activation_bytes));
+}
+
+TEST_CASE("1F1B memory: stage 0 holds pp micro-batches in flight") {
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(8);
+  const JobConfig j = job_for(1, 4, 1, 16);
+  const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
+  const auto chunks = chunk_costs(j, m, profile);
+  const MemoryBreakdown mem = memory_per_gpu(j, chunks, pipeline_order(4, 1, 16));
+  CHECK(mem.stage == 0);
+  CHECK(mem.activations == doctest::Approx(4 * chunks[0].activation_bytes));
+}
+
+TEST_CASE("the step's breakdown adds up to the step time, and MFU is model FLOPs over peak") {
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(16);
+  JobConfig j = job_for(8, 4, 2, 32);
+  j.parallelism.sequence_parallel = true;
+  j.parallelism.zero = 1;
+  const StepResult r = step(s, j, m);
+  CHECK(r.breakdown.total() == doctest::Approx(r.step_time_s).epsilon(1e-6));
+  CHECK(r.breakdown.compute > 0.0);
+  CHECK(r.breakdown.tp > 0.0);
+  CHECK(r.breakdown.bubble > 0.0);
+  CHECK(r.breakdown.dp > 0.0);
+  // MFU = 6 N_active-ish model FLOPs per token x tokens / (step x GPUs x peak).
+  const double tokens = 32.0 * 2048.0;
+  CHECK(r.model_flops_per_step == doctest::Approx(training_flops_per_token(m, 2048) * tokens));
+  CHECK(r.mfu == doctest::Approx(r.model_flops_per_step / (r.step_time_s * 64 * 989.4e12)));
+  CHECK(r.tokens_per_s == doctest::Approx(tokens / r.step_time_s));
+  // Recomputation executes more FLOPs than the model needs.
+  j.recompute = Recompute::full;
+  const StepResult full = step(s, j, m);
+  CHECK(full.hardware_flops_per_step > 1.2 * r.hardware_flops_per_step);
+  CHECK(full.step_time_s > r.step_time_s);
+}
+
+TEST_CASE("pipeline bubble: (pp - 1) / (M + pp - 1) of the step for 1F1B; interleaving divides it by about v") {
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(16);
+  const std::int64_t pp = 4, M = 8;
+  JobConfig j = job_for(8, pp, 1, M);
+  const StepResult r = step(s, j, m);
+  const double busy = r.step_time_s - r.breakdown.dp - r.breakdown.optimizer;
+  // Stages are equal up to the embedding and output layers: the classic bubble fraction.
+  CHECK(r.breakdown.bubble / busy == doctest::Approx(double(pp - 1) / double(M + pp - 1)).epsilon(0.1));
+  j.parallelism.virtual_stages = 2;
+  const StepResult v2 = step(s, j, m);
+  CHECK(v2.breakdown.bubble < 0.65 * r.breakdown.bubble);
+  CHECK(v2.step_time_s < r.step_time_s);
+}
+
+TEST_CASE("data-parallel reduction is slower on an oversubscribed fabric; flow and analytical agree without it") {
+  // TP inside each node, one ring per local rank across the 8 nodes: every ring step crosses
+  // the leaves' uplinks, which 1:3 oversubscription thins to a third.
+  const ModelSpec m = gpt(8);
+  const JobConfig j = job_for(8, 1, 8, 64);
+  const auto full = small_cluster({"fabric.radix=16", "fabric.tiers=2"});
+  const auto thin = small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3"});
+  const StepResult a = step(full, j, m);
+  const StepResult b = step(thin, j, m);
+  CHECK(b.breakdown.dp > 1.5 * a.breakdown.dp);
+  CHECK(b.breakdown.compute == doctest::Approx(a.breakdown.compute));
+  const auto flow = small_cluster({"fabric.radix=16", "fabric.tiers=2", "network.model=flow"});
+  const StepResult f = step(flow, j, m);
+  CHECK(f.step_time_s == doctest::Approx(a.step_time_s).epsilon(0.01));
+}
+
+TEST_CASE("the trace has one span per pass on each stage, in time order, none overlapping") {
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(8);
+  const JobConfig j = job_for(8, 2, 4, 16);
+  const StepResult r = step(s, j, m, true);
+  std::map<std::int64_t, std::vector<TraceSpan>> compute_lanes;
+  for (const TraceSpan& span : r.trace) {
+    CHECK(span.end_s >= span.start_s);
+    CHECK(span.end_s <= r.step_time_s + 1e-9);
+    if (span.category == "forward" || span.category == "backward") compute_lanes[span.lane].push_back(span);
+  }
+  REQUIRE(compute_lanes.size() == 2);
+  for (const auto& [lane, spans] : compute_lanes) {
+    CHECK(spans.size() == 2 * 4);  // 4 micro-batches per replica, forward and backward
+    for (std::size_t i = 1; i < spans.size(); ++i) CHECK(spans[i].start_s >= spans[i - 1].end_s - 1e-9);
+  }
+}
+
+TEST_CASE("validate_job names the inconsistent key and suggests a fix") {
+  const ModelSpec m = gpt(8);
+  JobConfig j = job_for(8, 2, 4, 16);
+  j.gpus = 128;
+  auto problems = validate_job(j, m, 8);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "parallelism");
+  CHECK(problems[0].hint == "dp: 8 uses all 128 GPUs");
+  j = job_for(3, 1, 1, 16);
+  problems = validate_job(j, m, 8);
+  REQUIRE_FALSE(problems.empty());
+  CHECK(problems[0].path == "parallelism.tp");
+  j = job_for(8, 2, 4, 10);
+  problems = validate_job(j, m, 8);
+  REQUIRE(problems.size() == 1);
+  CHECK(problems[0].path == "global_batch");
+  CHECK(problems[0].hint == "global_batch: 12");
+}
