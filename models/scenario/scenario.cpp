@@ -1,11 +1,18 @@
 #include "models/scenario/scenario.hpp"
 
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <functional>
 #include <fstream>
 #include <sstream>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "models/workload/costs.hpp"
+#include "models/workload/step.hpp"
 
 namespace clustersim::scenario {
 namespace {
@@ -256,6 +263,104 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
   return node;
 }
 
+workload::ModelCatalog load_models(LoadState& scenario_state) {
+  LoadState state;
+  workload::ModelCatalog models;
+  if (auto doc = parse_document(std::string(workload::kBuiltinModelsFile), {},
+                                std::string(workload::builtin_models_text()), state)) {
+    config::Codec<workload::ModelCatalog>::decode(doc->root, models, Context(state, doc->file));
+    if (state.diagnostics.ok()) config::check_required(models, "", state);
+  }
+  for (const auto& d : state.diagnostics.items()) scenario_state.diagnostics.add(d.where, d.path, d.message, d.hint);
+  return models;
+}
+
+/// Resolves each job's model, checks its parallelism, places it after the previous job
+/// and checks that it fits in HBM.
+std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_memory, LoadState& state) {
+  std::vector<ResolvedJob> out;
+  const auto& jobs = loaded.config.workload.jobs;
+  if (jobs.empty()) return out;
+  const workload::ModelCatalog catalog = load_models(state);
+  const std::int64_t gpus_per_node = loaded.node.spec.gpus;
+  const std::int64_t cluster_gpus = loaded.config.cluster.nodes * gpus_per_node;
+  if (!loaded.fabric) {
+    state.diagnostics.add(state.where("workload"), "workload",
+                          "the jobs' collectives need a network: the scenario has no fabric section",
+                          "add one, e.g. fabric: {topology: rail_clos, radix: 64, link_latency: 700ns}");
+    return out;
+  }
+  std::int64_t next_gpu = 0;
+  for (std::size_t i = 0; i < jobs.size(); ++i) {
+    const std::string path = fmt::format("workload.jobs[{}]", i);
+    ResolvedJob job;
+    job.config = jobs[i];
+    if (jobs[i].model.inline_def) {
+      job.model_name = "inline";
+      job.model = *jobs[i].model.inline_def;
+    } else {
+      const auto it = catalog.models.find(jobs[i].model.name);
+      if (it == catalog.models.end()) {
+        state.diagnostics.add(state.where(path + ".model"), path + ".model",
+                              fmt::format("unknown model '{}'; the catalog has {}", jobs[i].model.name,
+                                          fmt::join(names_of(catalog.models), ", ")),
+                              did_you_mean(jobs[i].model.name, names_of(catalog.models)));
+        continue;
+      }
+      job.model_name = it->first;
+      job.model = it->second;
+    }
+    if (const std::string bad = workload::validate(job.model); !bad.empty()) {
+      state.diagnostics.add(state.where(path + ".model"), path + ".model", bad, "");
+      continue;
+    }
+    const auto problems = workload::validate_job(job.config, job.model, gpus_per_node);
+    for (const workload::JobProblem& e : problems) {
+      const std::string at = path + "." + e.path;
+      state.diagnostics.add(state.where(at), at, e.message, e.hint);
+    }
+    if (!problems.empty()) continue;
+    job.first_gpu = next_gpu;
+    next_gpu += job.config.gpus;
+    if (next_gpu > cluster_gpus) {
+      state.diagnostics.add(state.where(path + ".gpus"), path + ".gpus",
+                            fmt::format("the jobs need {} GPUs up to this one, but the cluster has {} ({} nodes of {})",
+                                        next_gpu, cluster_gpus, loaded.config.cluster.nodes, gpus_per_node),
+                            fmt::format("cluster.nodes: {}", (next_gpu + gpus_per_node - 1) / gpus_per_node));
+      continue;
+    }
+    job.profile = compute::default_profile(loaded.node.gpu_name, loaded.node.gpu);
+    const auto chunks = workload::chunk_costs(job.config, job.model, job.profile);
+    const auto order = workload::pipeline_order(job.config.parallelism.pp, job.config.parallelism.virtual_stages,
+                                                workload::micro_batches(job.config));
+    const workload::MemoryBreakdown m = workload::memory_per_gpu(job.config, chunks, order);
+    const double hbm = loaded.node.gpu.hbm_capacity.value();
+    if (check_memory && m.total > hbm) {
+      const auto gb = [](double b) { return sim::human(sim::Bytes::of(b)); };
+      const auto& p = job.config.parallelism;
+      std::string hint;
+      if (job.config.recompute != workload::Recompute::full && m.activations > 0.3 * m.total) {
+        hint = job.config.recompute == workload::Recompute::none ? "recompute: selective (or full) stores fewer activations"
+                                                                 : "recompute: full stores only each layer's input";
+      } else if (p.zero < 3 && p.dp > 1) {
+        hint = fmt::format("zero: {} shards more of the training state over the {} data-parallel ranks", p.zero + 1, p.dp);
+      } else {
+        hint = fmt::format("a larger pp (now {}) or tp (now {}) spreads the model over more GPUs", p.pp, p.tp);
+      }
+      state.diagnostics.add(
+          state.where(path), path,
+          fmt::format("does not fit: stage {} needs {} per GPU, more than the {} of HBM of one {} (weights {}, "
+                      "gradients {}, optimizer {}, activations {})",
+                      m.stage, gb(m.total), gb(hbm), loaded.node.gpu_name, gb(m.weights), gb(m.gradients),
+                      gb(m.optimizer), gb(m.activations)),
+          hint);
+      continue;
+    }
+    out.push_back(std::move(job));
+  }
+  return out;
+}
+
 LoadedScenario load_from(Document top, const LoadOptions& options) {
   LoadState state;
   LoadedScenario out;
@@ -293,6 +398,8 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
       state.diagnostics.add(state.where(e.path), e.path, std::move(e.message), std::move(e.hint));
     }
   }
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  out.jobs = resolve_jobs(out, options.check_memory, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   return out;
 }

@@ -26,6 +26,9 @@
 #include "models/fabric/pricing.hpp"
 #include "models/hardware/catalog.hpp"
 #include "models/network/config.hpp"
+#include "models/compute/profile.hpp"
+#include "models/workload/job.hpp"
+#include "models/workload/model.hpp"
 
 namespace clustersim::scenario {
 
@@ -48,6 +51,7 @@ struct Scenario {
   cluster::ClusterConfig cluster;
   std::optional<fabric::FabricConfig> fabric;
   network::NetworkConfig network;
+  workload::WorkloadConfig workload;
   SimulationConfig simulation;
 
   static auto fields() {
@@ -62,6 +66,7 @@ struct Scenario {
         config::field("cluster", &Scenario::cluster, "the machines: node type and count"),
         config::field("fabric", &Scenario::fabric, "the scale-out network joining the nodes' NICs (optional)"),
         config::field("network", &Scenario::network, "the network model: level of detail and calibration"),
+        config::field("workload", &Scenario::workload, "training jobs: model, GPUs, parallelism, batch"),
         config::field("simulation", &Scenario::simulation, "seed and run control"),
     };
   }
@@ -70,6 +75,16 @@ struct Scenario {
 struct LoadOptions {
   std::vector<std::string> sets;     ///< "key.path=value" overrides, applied in order
   std::optional<std::uint64_t> seed;  ///< overrides simulation.seed
+  bool check_memory = true;           ///< a job that does not fit in HBM is an error
+};
+
+/// A job resolved against the catalogs and placed on the cluster.
+struct ResolvedJob {
+  workload::JobConfig config;
+  std::string model_name;  ///< catalog name, or "inline"
+  workload::ModelSpec model;
+  compute::ComputeProfile profile;  ///< of the node's GPU type
+  std::int64_t first_gpu = 0;       ///< runs on GPUs first_gpu .. first_gpu + gpus - 1
 };
 
 /// A scenario fully resolved against its catalogs: what the models are built from.
@@ -79,6 +94,7 @@ struct LoadedScenario {
   cluster::ResolvedNode node;
   std::optional<fabric::Fabric> fabric;  ///< built when the scenario has a fabric section
   fabric::PricingTable pricing;
+  std::vector<ResolvedJob> jobs;
   std::string file;  ///< the scenario's path, or the built-in's name
 };
 

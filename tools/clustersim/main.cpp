@@ -17,6 +17,7 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/check.hpp"
 #include "tools/clustersim/report.hpp"
+#include "tools/clustersim/validate.hpp"
 #include "tools/clustersim/version.hpp"
 
 namespace {
@@ -47,7 +48,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
 }
 
 scenario::LoadedScenario load(const ScenarioArgs& args) {
-  const scenario::LoadOptions options{args.sets, args.seed};
+  const scenario::LoadOptions options{args.sets, args.seed, true};
   return args.file.empty() ? scenario::load_default_scenario(options) : scenario::load_scenario(args.file, options);
 }
 
@@ -58,15 +59,26 @@ int report_input_error(const config::InputError& e) {
   return kExitInput;
 }
 
-int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir) {
+int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir,
+            const std::string& trace_file) {
   const auto start = std::chrono::steady_clock::now();
   const scenario::LoadedScenario loaded = load(args);
-  // No model schedules events yet: the run is the resolved inventory and fabric.
-  tools::RunResult result = tools::compute_run(loaded);
+  if (!trace_file.empty() && loaded.jobs.empty()) {
+    std::cerr << fmt::format("error: --trace {}: the scenario has no workload jobs to trace\n", trace_file);
+    return kExitInput;
+  }
+  tools::RunResult result = tools::compute_run(loaded, !trace_file.empty());
   result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const config::Json doc = tools::result_document(loaded, result);
   if (!out_dir.empty()) {
     const std::string err = tools::write_file_atomically(out_dir + "/results.json", doc.dump(2) + "\n");
+    if (!err.empty()) {
+      std::cerr << "error: " << err << "\n";
+      return kExitInput;
+    }
+  }
+  if (!trace_file.empty()) {
+    const std::string err = tools::write_file_atomically(trace_file, tools::trace_json(loaded, result).dump() + "\n");
     if (!err.empty()) {
       std::cerr << "error: " << err << "\n";
       return kExitInput;
@@ -79,6 +91,22 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   } else {
     std::cout << tools::result_table(loaded, result);
     if (!out_dir.empty()) std::cout << fmt::format("results written to {}/results.json\n", out_dir);
+    if (!trace_file.empty()) std::cout << fmt::format("trace written to {} (open in https://ui.perfetto.dev)\n", trace_file);
+  }
+  return 0;
+}
+
+int cmd_validate(const std::string& cases_file, const std::string& format, double fail_above) {
+  const std::vector<tools::CaseResult> results = tools::run_validation(cases_file);
+  if (format == "json") {
+    std::cout << tools::validation_json(results).dump(2) << "\n";
+  } else {
+    std::cout << tools::validation_table(results);
+  }
+  const double median = 100.0 * tools::median_abs_error(results);
+  if (fail_above >= 0.0 && median > fail_above) {
+    std::cerr << fmt::format("validation: median absolute error {:.1f}% exceeds {:.1f}%\n", median, fail_above);
+    return 1;
   }
   return 0;
 }
@@ -286,15 +314,19 @@ int run_main(int argc, char** argv) {
   ScenarioArgs run_args;
   std::string run_format = "table";
   std::string out_dir;
+  std::string trace_file;
   CLI::App* run = app.add_subcommand("run", "run a scenario and report its results");
   add_scenario_options(*run, run_args, true);
   run->add_option("--format", run_format, "output on stdout")->check(CLI::IsMember({"table", "json", "csv"}));
   run->add_option("--out", out_dir, "also write results.json (atomically) into this folder");
+  run->add_option("--trace", trace_file, "write one training step of each job as Chrome trace-event JSON (Perfetto)")
+      ->type_name("FILE");
   run->footer(
       "Examples:\n"
       "  clustersim run\n"
       "  clustersim run scenarios/quickstart.yaml --seed 7 --out out/\n"
-      "  clustersim run scenarios/quickstart.yaml --set cluster.node=dgx-a100 --format csv");
+      "  clustersim run scenarios/quickstart.yaml --set cluster.node=dgx-a100 --format csv\n"
+      "  clustersim run scenarios/llama3-405b-16k.yaml --trace step.json");
 
   ScenarioArgs check_args;
   CLI::App* check = app.add_subcommand("check", "validate a scenario without running it");
@@ -337,6 +369,22 @@ int run_main(int argc, char** argv) {
       "  clustersim collective scenarios/fat-tree-k16.yaml --op all_gather --sizes 1MiB,1GiB --model flow\n"
       "  clustersim collective scenarios/quickstart.yaml --algo hierarchical --format json");
 
+  std::string cases_file = "validation/cases.yaml";
+  std::string validate_format = "table";
+  double fail_above = -1.0;
+  CLI::App* validate =
+      app.add_subcommand("validate", "compare simulated training throughput with published measurements");
+  validate->add_option("--cases", cases_file, "the cases file (default: validation/cases.yaml)")->type_name("FILE");
+  validate->add_option("--format", validate_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  validate->add_option("--fail-above", fail_above,
+                       "exit with status 1 when the median absolute error exceeds this many percent")
+      ->type_name("PERCENT");
+  validate->footer(
+      "Examples:\n"
+      "  clustersim validate\n"
+      "  clustersim validate --format json > validation.json\n"
+      "  clustersim validate --fail-above 10");
+
   std::string section;
   std::string describe_format = "text";
   CLI::App* describe = app.add_subcommand("describe", "print the reference of every scenario key");
@@ -357,11 +405,12 @@ int run_main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return cmd_run(run_args, run_format, out_dir);
+    if (*run) return cmd_run(run_args, run_format, out_dir, trace_file);
     if (*check) return cmd_check(check_args);
     if (*topology) return cmd_topology(topo_args, topo_format);
     if (*collective) return cmd_collective(coll_args, coll);
     if (*describe) return cmd_describe(section, describe_format);
+    if (*validate) return cmd_validate(cases_file, validate_format, fail_above);
   } catch (const config::InputError& e) {
     return report_input_error(e);
   }

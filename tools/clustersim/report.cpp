@@ -12,11 +12,117 @@
 
 namespace clustersim::tools {
 
-RunResult compute_run(const scenario::LoadedScenario& loaded) {
+RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
   RunResult r;
   r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
   if (loaded.fabric) r.fabric = fabric::measure(*loaded.fabric, loaded.pricing);
+  for (const scenario::ResolvedJob& job : loaded.jobs) {
+    workload::StepInputs in;
+    in.job = &job.config;
+    in.model = &job.model;
+    in.profile = &job.profile;
+    in.fabric = &*loaded.fabric;
+    in.network = &loaded.config.network;
+    in.first_gpu = job.first_gpu;
+    in.want_trace = trace;
+    r.jobs.push_back(workload::simulate_step(in));
+    r.info.events_processed += r.jobs.back().events;
+  }
   return r;
+}
+
+namespace {
+
+std::string_view group_name(workload::Group g) {
+  switch (g) {
+    case workload::Group::tp: return "tp";
+    case workload::Group::cp: return "cp";
+    case workload::Group::ep: return "ep";
+    case workload::Group::pp: return "pp";
+    case workload::Group::dp: return "dp";
+  }
+  return "?";
+}
+
+}  // namespace
+
+config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResult& step) {
+  const workload::Breakdown& b = step.breakdown;
+  const workload::MemoryBreakdown& m = step.memory;
+  config::Json j;
+  j["name"] = job.config.name;
+  j["model"] = job.model_name;
+  j["gpus"] = job.config.gpus;
+  j["first_gpu"] = job.first_gpu;
+  j["micro_batches"] = step.micro_batches;
+  j["step_time_s"] = step.step_time_s;
+  j["tokens_per_step"] = step.tokens_per_step;
+  j["tokens_per_s"] = step.tokens_per_s;
+  j["tflops_per_gpu"] = step.tflops_per_gpu;
+  j["mfu"] = step.mfu;
+  j["hfu"] = step.hfu;
+  j["model_flops_per_step"] = step.model_flops_per_step;
+  j["hardware_flops_per_step"] = step.hardware_flops_per_step;
+  j["memory_per_gpu_bytes"] = m.total;
+  j["memory"] = {{"stage", m.stage},
+                 {"weights_bytes", m.weights},
+                 {"gradients_bytes", m.gradients},
+                 {"optimizer_bytes", m.optimizer},
+                 {"activations_bytes", m.activations}};
+  j["breakdown"] = {{"compute_s", b.compute}, {"tp_s", b.tp},         {"cp_s", b.cp},
+                    {"ep_s", b.ep},           {"pp_s", b.pp},         {"dp_s", b.dp},
+                    {"bubble_s", b.bubble},   {"optimizer_s", b.optimizer}};
+  j["critical_stage"] = step.critical_stage;
+  if (job.config.train_tokens) {
+    j["time_to_train_s"] = job.config.train_tokens->value() / step.tokens_per_s;
+  }
+  config::Json comm = config::Json::array();
+  for (const workload::CommTiming& c : step.comm) {
+    comm.push_back({{"group", group_name(c.group)},
+                    {"op", config::enum_name(c.op)},
+                    {"algo", config::enum_name(c.algorithm)},
+                    {"size_bytes", c.bytes},
+                    {"group_size", c.group_size},
+                    {"groups", c.groups},
+                    {"time_s", c.time_s}});
+  }
+  j["collectives"] = std::move(comm);
+  return j;
+}
+
+config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult& result) {
+  config::Json events = config::Json::array();
+  for (std::size_t ji = 0; ji < result.jobs.size(); ++ji) {
+    const auto& job = loaded.jobs[ji];
+    const auto& step = result.jobs[ji];
+    const auto pid_of = [&](std::int64_t lane) { return static_cast<std::int64_t>(ji) * 100000 + lane; };
+    for (std::int64_t s = 0; s < job.config.parallelism.pp; ++s) {
+      std::int64_t gpu = 0;
+      for (const auto& span : step.trace) {
+        if (span.lane == s) {
+          gpu = span.gpu;
+          break;
+        }
+      }
+      events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid_of(s)},
+                        {"args", {{"name", fmt::format("{}: stage {} (GPU {})", job.config.name, s, gpu)}}}});
+      events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid_of(s)}, {"args", {{"sort_index", pid_of(s)}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_of(s)}, {"tid", 0}, {"args", {{"name", "compute"}}}});
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_of(s)}, {"tid", 1},
+                        {"args", {{"name", "data-parallel communication"}}}});
+    }
+    for (const auto& span : step.trace) {
+      events.push_back({{"ph", "X"},
+                        {"name", span.name},
+                        {"cat", span.category},
+                        {"pid", pid_of(span.lane)},
+                        {"tid", span.category == "dp" ? 1 : 0},
+                        {"ts", span.start_s * 1e6},
+                        {"dur", (span.end_s - span.start_s) * 1e6}});
+    }
+  }
+  return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"},
+          {"otherData", {{"scenario", loaded.file}, {"note", "one training step; times in microseconds"}}}};
 }
 
 config::Json result_document(const scenario::LoadedScenario& loaded, const RunResult& result) {
@@ -28,6 +134,9 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   doc["scenario"] = config::to_json(loaded.config);
   doc["inventory"] = cluster::to_json(result.inventory);
   if (result.fabric) doc["fabric"] = fabric::to_json(*result.fabric);
+  config::Json jobs = config::Json::array();
+  for (std::size_t i = 0; i < result.jobs.size(); ++i) jobs.push_back(job_json(loaded.jobs[i], result.jobs[i]));
+  doc["jobs"] = std::move(jobs);
   doc["run_info"] = {{"wall_time_s", info.wall_time_s},
                      {"events_processed", info.events_processed},
                      {"events_scheduled", info.events_scheduled}};
@@ -68,6 +177,46 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     row("switches", fmt::format("{}", m.switches));
     row("bisection bandwidth", sim::human(m.bisection_bandwidth) + " one way");
     row("capex (network)", m.capex ? sim::human(*m.capex) : std::string("not priced"));
+  }
+  for (std::size_t i = 0; i < result.jobs.size(); ++i) {
+    const scenario::ResolvedJob& job = loaded.jobs[i];
+    const workload::StepResult& st = result.jobs[i];
+    const auto& p = job.config.parallelism;
+    out += fmt::format("\nJob {}: {} on {} GPUs (GPUs {}-{})\n", job.config.name, job.model_name, job.config.gpus,
+                       job.first_gpu, job.first_gpu + job.config.gpus - 1);
+    row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}", p.tp, p.cp, p.pp, p.dp,
+                                   p.ep, p.virtual_stages, p.zero, p.sequence_parallel ? ", sequence parallel" : ""));
+    row("batch", fmt::format("{} sequences of {} tokens; {} micro-batches of {} per replica", job.config.global_batch,
+                             workload::sequence_length(job.config, job.model), st.micro_batches, job.config.micro_batch));
+    row("step time", fmt::format("{:.4f} s ({} network model)", st.step_time_s,
+                                 config::enum_name(loaded.config.network.model)));
+    row("throughput", fmt::format("{} tokens/s", sim::human(sim::Count::of(st.tokens_per_s))));
+    row("per GPU", fmt::format("{:.1f} TFLOP/s (model FLOPs)", st.tflops_per_gpu));
+    row("MFU", fmt::format("{:.1f}% (HFU {:.1f}%, {} dense peak)", 100 * st.mfu, 100 * st.hfu,
+                           config::enum_name(job.config.precision)));
+    const auto& m = st.memory;
+    const auto bytes = [](double b) { return sim::human(sim::Bytes::of(b)); };
+    row("memory per GPU", fmt::format("{} of {} (stage {}: weights {}, gradients {}, optimizer {}, activations {})",
+                                      bytes(m.total), sim::human(loaded.node.gpu.hbm_capacity), m.stage, bytes(m.weights),
+                                      bytes(m.gradients), bytes(m.optimizer), bytes(m.activations)));
+    if (job.config.train_tokens) {
+      const double days = job.config.train_tokens->value() / st.tokens_per_s / 86400.0;
+      row("time to train", fmt::format("{:.1f} days for {} tokens, without failures", days,
+                                       sim::human(*job.config.train_tokens)));
+    }
+    const workload::Breakdown& b = st.breakdown;
+    out += fmt::format("  step breakdown (stage {}, the last to finish)\n", st.critical_stage);
+    const auto part = [&](std::string_view label, double v) {
+      out += fmt::format("    {:<20}{:>10.4f} s {:>6.1f}%\n", label, v, 100.0 * v / st.step_time_s);
+    };
+    part("compute", b.compute);
+    part("TP communication", b.tp);
+    part("CP communication", b.cp);
+    part("EP communication", b.ep);
+    part("PP communication", b.pp);
+    part("DP communication", b.dp);
+    part("pipeline bubble", b.bubble);
+    part("optimizer", b.optimizer);
   }
   out += fmt::format("\nwall time {:.3f} s, {} events\n", info.wall_time_s, info.events_processed);
   return out;
@@ -135,6 +284,22 @@ std::string result_csv(const RunResult& result) {
     row("bisection_bandwidth", m.bisection_bandwidth.value(), "B/s");
     if (m.capex) row("capex", m.capex->value(), "USD");
     if (m.power) row("power", m.power->value(), "W");
+  }
+  for (std::size_t i = 0; i < result.jobs.size(); ++i) {
+    const workload::StepResult& st = result.jobs[i];
+    const std::string sec = fmt::format("jobs[{}]", i);
+    section = sec;
+    row("step_time_s", st.step_time_s, "s");
+    row("tokens_per_s", st.tokens_per_s, "tokens/s");
+    row("tflops_per_gpu", st.tflops_per_gpu, "TFLOP/s");
+    row("mfu", st.mfu, "fraction");
+    row("hfu", st.hfu, "fraction");
+    row("memory_per_gpu_bytes", st.memory.total, "B");
+    const workload::Breakdown& b = st.breakdown;
+    for (const auto& [k, v] : {std::pair{"compute_s", b.compute}, {"tp_s", b.tp}, {"cp_s", b.cp}, {"ep_s", b.ep},
+                               {"pp_s", b.pp}, {"dp_s", b.dp}, {"bubble_s", b.bubble}, {"optimizer_s", b.optimizer}}) {
+      row(std::string("breakdown_") + k, v, "s");
+    }
   }
   return out;
 }

@@ -13,6 +13,7 @@
 #include "models/config/decode.hpp"
 #include "models/fabric/metrics.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/workload/step.hpp"
 
 namespace clustersim::tools {
 
@@ -26,10 +27,19 @@ struct RunInfo {
 struct RunResult {
   cluster::Inventory inventory;
   std::optional<fabric::FabricMetrics> fabric;
+  std::vector<workload::StepResult> jobs;  ///< one step of each job, in scenario order
   RunInfo info;
 };
 
-RunResult compute_run(const scenario::LoadedScenario& loaded);
+/// Computes everything `run` reports. With `trace`, each job's step keeps its timeline.
+RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false);
+
+/// One job's step as JSON (the keys under "jobs" in the result document).
+config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResult& step);
+
+/// The jobs' steps as Chrome trace-event JSON (one process per pipeline stage of each job;
+/// opens in Perfetto or chrome://tracing).
+config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult& result);
 
 config::Json result_document(const scenario::LoadedScenario& loaded, const RunResult& result);
 
