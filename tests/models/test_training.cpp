@@ -267,3 +267,96 @@ TEST_CASE("validate_job names the inconsistent key and suggests a fix") {
   CHECK(problems[0].path == "global_batch");
   CHECK(problems[0].hint == "global_batch: 12");
 }
+
+TEST_CASE("overlapping the gradient reduction with backward hides data-parallel time") {
+  const auto s = small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3"});
+  const ModelSpec m = gpt(8);
+  JobConfig j = job_for(8, 1, 8, 64);
+  const StepResult overlapped = step(s, j, m);
+  j.overlap_grad_reduce = false;
+  const StepResult serial = step(s, j, m);
+  CHECK(serial.breakdown.dp > overlapped.breakdown.dp);
+  CHECK(serial.step_time_s > overlapped.step_time_s);
+  // Without overlap, the whole reduction follows the last backward: its exposed time is the
+  // sum of every layer's reduction (one at a time).
+  CHECK(serial.breakdown.compute == doctest::Approx(overlapped.breakdown.compute));
+}
+
+TEST_CASE("mixture of experts: expert parallelism adds all-to-all time; ep must divide the experts") {
+  const auto s = small_cluster();
+  ModelSpec m = gpt(8);
+  m.ffn = Mlp::swiglu;
+  m.experts = 8;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 4096;
+  JobConfig j = job_for(1, 1, 64, 64);
+  j.parallelism.ep = 8;
+  const StepResult r = step(s, j, m);
+  CHECK(r.breakdown.ep > 0.0);
+  const auto all_to_all = std::count_if(r.comm.begin(), r.comm.end(), [](const CommTiming& c) {
+    return c.group == Group::ep && c.op == network::Op::all_to_all && c.group_size == 8 && c.groups == 8;
+  });
+  CHECK(all_to_all == 1);
+  j.parallelism.ep = 3;
+  CHECK_FALSE(validate_job(j, m, 8).empty());
+}
+
+TEST_CASE("context parallelism: the K/V ring hides behind attention, more so at longer sequences") {
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(4);
+  // Exposed CP time over the ring time of every call (a forward all-gather and a backward
+  // reduce-scatter per layer and micro-batch): the ring grows as s, attention as s^2.
+  const auto exposure = [&](std::int64_t seq) {
+    JobConfig j = job_for(8, 1, 1, 4);
+    j.parallelism.cp = 4;
+    j.gpus = 32;
+    j.seq_len = seq;
+    const StepResult r = step(s, j, m);
+    double ring = 0.0;
+    for (const CommTiming& c : r.comm) {
+      if (c.group == Group::cp) {
+        CHECK(c.group_size == 4);
+        ring += c.time_s;
+      }
+    }
+    REQUIRE(ring > 0.0);
+    return r.breakdown.cp / (ring * 4.0 * double(r.micro_batches));
+  };
+  const double short_seq = exposure(8192);
+  const double long_seq = exposure(131072);
+  CHECK(long_seq < short_seq);
+  CHECK(long_seq < 0.5);
+  CHECK(short_seq <= 1.0);
+}
+
+TEST_CASE("ZeRO-3 gathers parameters for every pass; ZeRO-1 gathers once after the optimizer") {
+  const auto s = small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3"});
+  const ModelSpec m = gpt(8);
+  JobConfig j = job_for(8, 1, 8, 64);
+  j.parallelism.zero = 1;
+  const StepResult z1 = step(s, j, m);
+  j.parallelism.zero = 3;
+  const StepResult z3 = step(s, j, m);
+  CHECK(z3.memory.total < z1.memory.total);
+  CHECK(z3.breakdown.dp != doctest::Approx(z1.breakdown.dp));
+}
+
+TEST_CASE("rank order: DP innermost puts the TP group across nodes, and TP gets slower") {
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(8);
+  JobConfig j = job_for(8, 1, 8, 64);
+  const StepResult inside = step(s, j, m);
+  j.parallelism.order = {Axis::dp, Axis::tp, Axis::cp, Axis::pp};
+  const StepResult across = step(s, j, m);
+  CHECK(across.breakdown.tp > 2.0 * inside.breakdown.tp);
+}
+
+TEST_CASE("the same inputs give the same step, to the bit") {
+  const auto s = small_cluster({"network.model=flow"});
+  const ModelSpec m = gpt(8);
+  const JobConfig j = job_for(8, 2, 4, 32);
+  const StepResult a = step(s, j, m);
+  const StepResult b = step(s, j, m);
+  CHECK(a.step_time_s == b.step_time_s);
+  CHECK(a.breakdown.bubble == b.breakdown.bubble);
+}
