@@ -296,8 +296,8 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
     ResolvedJob job;
     job.config = jobs[i];
     if (jobs[i].model.inline_def) {
-      job.model_name = "inline";
       job.model = *jobs[i].model.inline_def;
+      job.model_name = job.model.name.empty() ? "inline" : job.model.name;
     } else {
       const auto it = catalog.models.find(jobs[i].model.name);
       if (it == catalog.models.end()) {

@@ -41,6 +41,7 @@ constexpr std::array<std::pair<Mlp, std::string_view>, 2> enum_names(Mlp) {
 }
 
 struct ModelSpec {
+  std::string name;  ///< for inline definitions; catalog entries are named by their key
   std::int64_t layers = 0;
   std::int64_t hidden = 0;
   std::int64_t heads = 0;
@@ -61,6 +62,7 @@ struct ModelSpec {
   static auto fields() {
     using config::field;
     return std::tuple{
+        field("name", &ModelSpec::name, "a name for an inline definition (catalog entries are named by their key)"),
         field("layers", &ModelSpec::layers, "transformer layers").require().at_least(1),
         field("hidden", &ModelSpec::hidden, "model (hidden) dimension").require().at_least(1),
         field("heads", &ModelSpec::heads, "attention heads").require().at_least(1),
