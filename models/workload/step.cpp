@@ -137,7 +137,7 @@ class CommTimes {
     std::string why;
     for (const auto& ranks : groups) {
       network::Schedule s;
-      const bool ok = network::plan(op, algo, ranks, size, gpn, s, why);
+      const bool ok = network::plan(op, algo, ranks, size, gpn, network::in_network(*in_.fabric, *in_.network), s, why);
       CLUSTERSIM_CHECK(ok, why);
       if (merged.phases.empty()) {
         merged.phases = std::move(s.phases);

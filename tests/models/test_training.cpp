@@ -360,3 +360,15 @@ TEST_CASE("the same inputs give the same step, to the bit") {
   CHECK(a.step_time_s == b.step_time_s);
   CHECK(a.breakdown.bubble == b.breakdown.bubble);
 }
+
+TEST_CASE("NVLink SHARP speeds up the TP all-reduces of a job without sequence parallelism") {
+  const ModelSpec m = gpt(8);
+  const JobConfig j = job_for(8, 1, 8, 64);
+  const StepResult ring = step(small_cluster(), j, m);
+  const StepResult nvls = step(small_cluster({"network.nvls=true"}), j, m);
+  CHECK(nvls.breakdown.tp < 0.95 * ring.breakdown.tp);
+  const auto tp_algo = std::find_if(nvls.comm.begin(), nvls.comm.end(),
+                                    [](const CommTiming& c) { return c.group == Group::tp; });
+  REQUIRE(tp_algo != nvls.comm.end());
+  CHECK(tp_algo->algorithm == network::Algorithm::nvls);
+}
