@@ -1,0 +1,97 @@
+// Shared helpers of the microbenchmarks: error checks, the device line, CUDA-event timing.
+//
+// Every program writes JSON lines on stdout: first one {"record":"device",...} line (device
+// name, SM count, clocks, driver and runtime versions), then one line per measurement
+// ({"record":"gemm",...}, "memory", "launch", "elementwise", "collective") or a
+// {"record":"skipped",...} line saying why a part did not run. `clustersim calibrate` reads
+// them (models/calibration/measurements.hpp documents the fields).
+//
+// Timing: each measurement runs `warmup` times untimed, then `repeats` times, each timed
+// alone with a pair of CUDA events on the stream; the record holds the median (time_s) and
+// the minimum and maximum. Repeats are capped so that one point takes about `budget_s`.
+#pragma once
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <vector>
+
+#include <cuda_runtime.h>
+
+#define MB_CHECK(call)                                                                         \
+  do {                                                                                         \
+    cudaError_t err_ = (call);                                                                 \
+    if (err_ != cudaSuccess) {                                                                 \
+      std::fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #call, cudaGetErrorString(err_)); \
+      std::exit(1);                                                                            \
+    }                                                                                          \
+  } while (0)
+
+namespace microbench {
+
+struct Stats {
+  double median = 0.0;
+  double min = 0.0;
+  double max = 0.0;
+  int repeats = 0;
+};
+
+/// Prints the device line for `bench` and returns the device's SM count.
+inline int print_device(const char* bench, int device = 0) {
+  cudaDeviceProp p{};
+  MB_CHECK(cudaGetDeviceProperties(&p, device));
+  int driver = 0, runtime = 0, sm_clock = 0, mem_clock = 0, mem_bus = 0;
+  MB_CHECK(cudaDriverGetVersion(&driver));
+  MB_CHECK(cudaRuntimeGetVersion(&runtime));
+  MB_CHECK(cudaDeviceGetAttribute(&sm_clock, cudaDevAttrClockRate, device));
+  MB_CHECK(cudaDeviceGetAttribute(&mem_clock, cudaDevAttrMemoryClockRate, device));
+  MB_CHECK(cudaDeviceGetAttribute(&mem_bus, cudaDevAttrGlobalMemoryBusWidth, device));
+  int count = 0;
+  MB_CHECK(cudaGetDeviceCount(&count));
+  std::printf(
+      "{\"record\":\"device\",\"bench\":\"%s\",\"name\":\"%s\",\"sm_count\":%d,\"compute_capability\":\"%d.%d\","
+      "\"sm_clock_mhz\":%.0f,\"mem_clock_mhz\":%.0f,\"mem_bus_bits\":%d,\"memory_bytes\":%zu,"
+      "\"driver_version\":%d,\"cuda_version\":%d,\"device_count\":%d}\n",
+      bench, p.name, p.multiProcessorCount, p.major, p.minor, sm_clock / 1000.0, mem_clock / 1000.0, mem_bus,
+      p.totalGlobalMem, driver, runtime, count);
+  std::fflush(stdout);
+  return p.multiProcessorCount;
+}
+
+/// Times `run(stream)`: `warmup` untimed calls, then up to `max_repeats` timed ones (at least
+/// 3), stopping early once `budget_s` seconds have been measured. Seconds per call.
+template <class F>
+Stats time_it(cudaStream_t stream, F&& run, int warmup = 3, int max_repeats = 25, double budget_s = 0.5) {
+  cudaEvent_t start, stop;
+  MB_CHECK(cudaEventCreate(&start));
+  MB_CHECK(cudaEventCreate(&stop));
+  for (int i = 0; i < warmup; ++i) run(stream);
+  MB_CHECK(cudaStreamSynchronize(stream));
+  std::vector<double> t;
+  double total = 0.0;
+  for (int i = 0; i < max_repeats && (i < 3 || total < budget_s); ++i) {
+    MB_CHECK(cudaEventRecord(start, stream));
+    run(stream);
+    MB_CHECK(cudaEventRecord(stop, stream));
+    MB_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    MB_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    t.push_back(ms * 1e-3);
+    total += ms * 1e-3;
+  }
+  MB_CHECK(cudaEventDestroy(start));
+  MB_CHECK(cudaEventDestroy(stop));
+  std::sort(t.begin(), t.end());
+  Stats s;
+  s.median = t.size() % 2 ? t[t.size() / 2] : 0.5 * (t[t.size() / 2 - 1] + t[t.size() / 2]);
+  s.min = t.front();
+  s.max = t.back();
+  s.repeats = static_cast<int>(t.size());
+  return s;
+}
+
+inline void print_stats(const Stats& s) {
+  std::printf("\"time_s\":%.9e,\"min_s\":%.9e,\"max_s\":%.9e,\"repeats\":%d", s.median, s.min, s.max, s.repeats);
+}
+
+}  // namespace microbench

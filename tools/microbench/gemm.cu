@@ -1,0 +1,174 @@
+// gemm: cuBLASLt matrix multiplies over a grid of shapes and datatypes.
+//
+// Shapes: square sweeps (256 .. 16384), a depth sweep (m = n = 8192, k = 128 .. 8192), a
+// sweep of sizes that are not multiples of any tile (wave quantization), and the forward
+// GEMMs of the catalog's transformers (models/workload/models.yaml: llama3-8b, llama3-70b,
+// llama3-405b, gpt3-175b) at TP 1, 2, 4, 8 with 4096 tokens per micro-batch: QKV
+// projection, attention output, MLP up (gate and up fused, SwiGLU or 4h GELU) and down, and
+// the weight-gradient GEMM of MLP down (k = tokens).
+// Datatypes: fp32 (plain FP32), tf32, bf16, fp16, and fp8 (e4m3 inputs, bf16 output) on
+// compute capability 8.9 and later. Layout "TN" (A transposed), which every type supports.
+// Record: {"record":"gemm","dtype":..,"m":..,"n":..,"k":..,"batch":1,"time_s":..,"tflops":..}
+// time_s is one call on the stream (launch included, as the compute model charges it).
+//
+// Usage: gemm [--quick]   (--quick: a few shapes, for a smoke run)
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <cublasLt.h>
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include "common.cuh"
+
+#define LT_CHECK(call)                                                                  \
+  do {                                                                                  \
+    cublasStatus_t st_ = (call);                                                        \
+    if (st_ != CUBLAS_STATUS_SUCCESS) {                                                 \
+      std::fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #call, (int)st_); \
+      std::exit(1);                                                                     \
+    }                                                                                   \
+  } while (0)
+
+namespace {
+
+struct Dtype {
+  const char* name;
+  cudaDataType_t ab;
+  cudaDataType_t cd;
+  cublasComputeType_t compute;
+  int bytes;
+  int min_cc;  // major * 10 + minor
+};
+
+const Dtype kDtypes[] = {
+    {"fp32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F, 4, 0},
+    {"tf32", CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_FAST_TF32, 4, 80},
+    {"bf16", CUDA_R_16BF, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 2, 80},
+    {"fp16", CUDA_R_16F, CUDA_R_16F, CUBLAS_COMPUTE_32F, 2, 70},
+    {"fp8", CUDA_R_8F_E4M3, CUDA_R_16BF, CUBLAS_COMPUTE_32F, 1, 89},
+};
+
+struct Shape {
+  std::int64_t m, n, k;
+  const char* tag;
+};
+
+std::vector<Shape> shapes(bool quick) {
+  std::vector<Shape> out;
+  if (quick) return {{1024, 1024, 1024, "square"}, {4096, 4096, 4096, "square"}};
+  for (std::int64_t s = 256; s <= 16384; s *= 2) out.push_back({s, s, s, "square"});
+  for (std::int64_t k = 128; k <= 8192; k *= 2) out.push_back({8192, 8192, k, "depth"});
+  for (std::int64_t s : {1000, 1500, 2500, 3000, 5000, 6000, 7000, 9000, 12000}) out.push_back({s, s, 4096, "odd"});
+  struct Model {
+    std::int64_t hidden, ffn, heads, kv_heads;
+    bool swiglu;
+  };
+  const Model models[] = {{4096, 14336, 32, 8, true}, {8192, 28672, 64, 8, true}, {16384, 53248, 128, 8, true},
+                          {12288, 49152, 96, 96, false}};
+  const std::int64_t tokens = 4096;
+  for (const Model& md : models) {
+    const std::int64_t hd = md.hidden / md.heads;
+    for (std::int64_t tp : {1, 2, 4, 8}) {
+      const std::int64_t qkv = (md.heads + 2 * md.kv_heads) * hd / tp;
+      const std::int64_t up = (md.swiglu ? 2 : 1) * md.ffn / tp;
+      out.push_back({tokens, qkv, md.hidden, "transformer"});
+      out.push_back({tokens, md.hidden, md.hidden / tp, "transformer"});
+      out.push_back({tokens, up, md.hidden, "transformer"});
+      out.push_back({tokens, md.hidden, md.ffn / tp, "transformer"});
+      out.push_back({md.hidden, md.ffn / tp, tokens, "transformer"});
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const bool quick = argc > 1 && std::strcmp(argv[1], "--quick") == 0;
+  microbench::print_device("gemm");
+  int major = 0, minor = 0;
+  MB_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, 0));
+  MB_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, 0));
+  const int cc = major * 10 + minor;
+
+  const std::vector<Shape> grid = shapes(quick);
+  std::size_t max_elems = 0;
+  for (const Shape& s : grid) {
+    max_elems = std::max({max_elems, static_cast<std::size_t>(s.m * s.k), static_cast<std::size_t>(s.k * s.n),
+                          static_cast<std::size_t>(s.m * s.n)});
+  }
+  void *a = nullptr, *b = nullptr, *c = nullptr, *workspace = nullptr;
+  const std::size_t workspace_bytes = 64u << 20;
+  MB_CHECK(cudaMalloc(&a, max_elems * 4));
+  MB_CHECK(cudaMalloc(&b, max_elems * 4));
+  MB_CHECK(cudaMalloc(&c, max_elems * 4));
+  MB_CHECK(cudaMalloc(&workspace, workspace_bytes));
+  // Small values in every type's range: a byte pattern of 0x3c3c... is 1.17 in fp16, 0.0115 in
+  // bf16, 0.0115 in fp32 and 1.5 in e4m3; no NaN or infinity.
+  MB_CHECK(cudaMemset(a, 0x3c, max_elems * 4));
+  MB_CHECK(cudaMemset(b, 0x3c, max_elems * 4));
+  cudaStream_t stream;
+  MB_CHECK(cudaStreamCreate(&stream));
+  cublasLtHandle_t lt;
+  LT_CHECK(cublasLtCreate(&lt));
+
+  for (const Dtype& d : kDtypes) {
+    if (cc < d.min_cc) {
+      std::printf("{\"record\":\"skipped\",\"bench\":\"gemm\",\"dtype\":\"%s\",\"reason\":\"compute capability %d.%d "
+                  "has no %s tensor cores\"}\n", d.name, major, minor, d.name);
+      continue;
+    }
+    for (const Shape& s : grid) {
+      if (std::strcmp(d.name, "fp32") == 0 && s.m * s.n * s.k > (std::int64_t{8192} * 8192 * 8192)) continue;
+      cublasLtMatmulDesc_t op;
+      LT_CHECK(cublasLtMatmulDescCreate(&op, d.compute, CUDA_R_32F));
+      const cublasOperation_t ta = CUBLAS_OP_T, tb = CUBLAS_OP_N;
+      LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSA, &ta, sizeof(ta)));
+      LT_CHECK(cublasLtMatmulDescSetAttribute(op, CUBLASLT_MATMUL_DESC_TRANSB, &tb, sizeof(tb)));
+      cublasLtMatrixLayout_t la, lb, lc;
+      LT_CHECK(cublasLtMatrixLayoutCreate(&la, d.ab, s.k, s.m, s.k));
+      LT_CHECK(cublasLtMatrixLayoutCreate(&lb, d.ab, s.k, s.n, s.k));
+      LT_CHECK(cublasLtMatrixLayoutCreate(&lc, d.cd, s.m, s.n, s.m));
+      cublasLtMatmulPreference_t pref;
+      LT_CHECK(cublasLtMatmulPreferenceCreate(&pref));
+      LT_CHECK(cublasLtMatmulPreferenceSetAttribute(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, &workspace_bytes,
+                                                    sizeof(workspace_bytes)));
+      cublasLtMatmulHeuristicResult_t heuristic{};
+      int found = 0;
+      const cublasStatus_t st = cublasLtMatmulAlgoGetHeuristic(lt, op, la, lb, lc, lc, pref, 1, &heuristic, &found);
+      if (st != CUBLAS_STATUS_SUCCESS || found == 0) {
+        std::printf("{\"record\":\"skipped\",\"bench\":\"gemm\",\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,"
+                    "\"reason\":\"cuBLASLt has no algorithm for this shape (status %d)\"}\n",
+                    d.name, (long long)s.m, (long long)s.n, (long long)s.k, (int)st);
+      } else {
+        const float alpha = 1.0f, beta = 0.0f;
+        const auto run = [&](cudaStream_t str) {
+          LT_CHECK(cublasLtMatmul(lt, op, &alpha, a, la, b, lb, &beta, c, lc, c, lc, &heuristic.algo, workspace,
+                                  workspace_bytes, str));
+        };
+        const microbench::Stats t = microbench::time_it(stream, run, 3, 25, 0.25);
+        const double flops = 2.0 * double(s.m) * double(s.n) * double(s.k);
+        std::printf("{\"record\":\"gemm\",\"dtype\":\"%s\",\"shape\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,"
+                    "\"batch\":1,", d.name, s.tag, (long long)s.m, (long long)s.n, (long long)s.k);
+        microbench::print_stats(t);
+        std::printf(",\"tflops\":%.3f}\n", flops / t.median / 1e12);
+      }
+      std::fflush(stdout);
+      cublasLtMatmulPreferenceDestroy(pref);
+      cublasLtMatrixLayoutDestroy(la);
+      cublasLtMatrixLayoutDestroy(lb);
+      cublasLtMatrixLayoutDestroy(lc);
+      cublasLtMatmulDescDestroy(op);
+    }
+  }
+  cublasLtDestroy(lt);
+  MB_CHECK(cudaStreamDestroy(stream));
+  cudaFree(a);
+  cudaFree(b);
+  cudaFree(c);
+  cudaFree(workspace);
+  return 0;
+}
