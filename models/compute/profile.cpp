@@ -6,7 +6,7 @@
 //   flops      = 2 b m n k
 //   tiles      = b ceil(m / tile_m) ceil(n / tile_n)
 //   wave       = b m n / (ceil(tiles / sms) sms tile_m tile_n)   (wave quantization)
-//   eff        = gemm_efficiency x wave x k / (k + k_half)
+//   eff        = gemm_efficiency(d) x wave x k / (k + k_half)
 //   t_compute  = flops / (peak(d) eff)
 //   t_memory   = b (m k + k n + m n) e(d) / hbm_bandwidth          (A, B read; C written once)
 //   t          = launch_overhead + max(t_compute, t_memory)
@@ -72,10 +72,11 @@ double rate(const std::optional<sim::FlopRate>& r) { return r ? r->value() : 0.0
 
 double ceil_div(std::int64_t a, std::int64_t b) { return static_cast<double>((a + b - 1) / b); }
 
-/// The compute-side efficiency without the memory floor. Precondition: s is not empty.
-double shape_efficiency(const GemmShape& s, const ComputeProfile& p) {
+/// The compute-side efficiency without the memory floor, for a GEMM whose best share of
+/// peak is `best`. Precondition: s is not empty.
+double shape_efficiency(const GemmShape& s, double best, const ComputeProfile& p) {
   const auto k = static_cast<double>(s.k);
-  return p.gemm_efficiency * wave_efficiency(s, p) * k / (k + p.k_half);
+  return best * wave_efficiency(s, p) * k / (k + p.k_half);
 }
 
 bool empty(const GemmShape& s) { return s.m <= 0 || s.n <= 0 || s.k <= 0 || s.batch <= 0; }
@@ -119,6 +120,29 @@ double peak_flops(Dtype d, const ComputeProfile& p) {
   return 0.0;
 }
 
+double gemm_efficiency(Dtype d, const ComputeProfile& p) {
+  const DtypeEfficiency& e = p.gemm_efficiency_by_dtype;
+  std::optional<double> v;
+  switch (d) {
+    case Dtype::fp32:
+      v = e.fp32;
+      break;
+    case Dtype::tf32:
+      v = e.tf32;
+      break;
+    case Dtype::bf16:
+      v = e.bf16;
+      break;
+    case Dtype::fp16:
+      v = e.fp16;
+      break;
+    case Dtype::fp8:
+      v = e.fp8;
+      break;
+  }
+  return v.value_or(p.gemm_efficiency);
+}
+
 double wave_efficiency(const GemmShape& s, const ComputeProfile& p) {
   if (empty(s) || p.sms < 1 || p.tile_m < 1 || p.tile_n < 1) return 1.0;
   const double tiles = static_cast<double>(s.batch) * ceil_div(s.m, p.tile_m) * ceil_div(s.n, p.tile_n);
@@ -128,7 +152,7 @@ double wave_efficiency(const GemmShape& s, const ComputeProfile& p) {
 }
 
 double gemm_shape_efficiency(const GemmShape& s, const ComputeProfile& p) {
-  return empty(s) ? 0.0 : shape_efficiency(s, p);
+  return empty(s) ? 0.0 : shape_efficiency(s, gemm_efficiency(Dtype::bf16, p), p);
 }
 
 double gemm_seconds(const GemmShape& s, Dtype d, const ComputeProfile& p) {
@@ -138,7 +162,7 @@ double gemm_seconds(const GemmShape& s, Dtype d, const ComputeProfile& p) {
   const auto n = static_cast<double>(s.n);
   const auto k = static_cast<double>(s.k);
   const auto b = static_cast<double>(s.batch);
-  const double compute = 2.0 * b * m * n * k / (peak * shape_efficiency(s, p));
+  const double compute = 2.0 * b * m * n * k / (peak * shape_efficiency(s, gemm_efficiency(d, p), p));
   const double memory = b * (m * k + k * n + m * n) * dtype_bytes(d) / p.hbm_bandwidth.value();
   return p.launch_overhead.seconds() + std::max(compute, memory);
 }

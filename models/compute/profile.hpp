@@ -55,12 +55,34 @@ struct AttentionShape {
   bool causal = true;
 };
 
+/// Best achieved share of peak of large GEMMs per datatype, where measured (calibration
+/// profiles fit one per datatype); a datatype without one uses ComputeProfile::gemm_efficiency.
+struct DtypeEfficiency {
+  std::optional<double> fp32;
+  std::optional<double> tf32;
+  std::optional<double> bf16;
+  std::optional<double> fp16;
+  std::optional<double> fp8;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{
+        field("fp32", &DtypeEfficiency::fp32, "share of the FP32 peak"),
+        field("tf32", &DtypeEfficiency::tf32, "share of the TF32 peak"),
+        field("bf16", &DtypeEfficiency::bf16, "share of the BF16 peak"),
+        field("fp16", &DtypeEfficiency::fp16, "share of the FP16 peak"),
+        field("fp8", &DtypeEfficiency::fp8, "share of the FP8 peak"),
+    };
+  }
+};
+
 /// One GPU type's achieved compute figures. (The equations that use them: profile.cpp.)
 struct ComputeProfile {
   std::string gpu;  ///< catalog GPU name this profile is for
   std::int64_t sms = 0;
   hardware::PeakFlops peak_flops;   ///< vendor dense peaks (MFU's denominator)
   double gemm_efficiency = 0.8;     ///< best achieved share of peak on large GEMMs
+  DtypeEfficiency gemm_efficiency_by_dtype;  ///< per-datatype values that override it
   std::int64_t tile_m = 64;         ///< rows of C per unit of work (wave quantization)
   std::int64_t tile_n = 64;         ///< columns of C per unit of work
   double k_half = 128;              ///< k at which the k term k/(k+k_half) is 1/2
@@ -78,6 +100,8 @@ struct ComputeProfile {
         field("gemm_efficiency", &ComputeProfile::gemm_efficiency, "best achieved share of peak on large GEMMs")
             .at_least(0.01)
             .at_most(1.0),
+        field("gemm_efficiency_by_dtype", &ComputeProfile::gemm_efficiency_by_dtype,
+              "per-datatype best achieved shares of peak (calibration); a missing datatype uses gemm_efficiency"),
         field("tile_m", &ComputeProfile::tile_m, "rows of C per unit of GEMM work, for wave quantization")
             .at_least(1),
         field("tile_n", &ComputeProfile::tile_n, "columns of C per unit of GEMM work, for wave quantization")
@@ -120,13 +144,17 @@ ComputeProfile default_profile(std::string_view gpu_name, const hardware::GpuSpe
 /// work at its bf16 peak (the kernel falls back to bf16); 0 if the GPU lacks `d` otherwise.
 double peak_flops(Dtype d, const ComputeProfile& p);
 
+/// Best achieved share of peak of large GEMMs in `d`: gemm_efficiency_by_dtype's value for
+/// d if it has one, else gemm_efficiency.
+double gemm_efficiency(Dtype d, const ComputeProfile& p);
+
 /// Wave quantization of `s` on `p`'s SMs, in (0, 1]: the useful share of the SM time,
 /// batch x m x n / (ceil(tiles / sms) x sms x tile_m x tile_n), tiles = batch x
 /// ceil(m / tile_m) x ceil(n / tile_n); tiles / (ceil(tiles / sms) x sms) when m and n
 /// are multiples of the tile. 1 for an empty shape or a profile without SMs.
 double wave_efficiency(const GemmShape& s, const ComputeProfile& p);
 
-/// Achieved share of peak of GEMM `s` while compute-bound: gemm_efficiency x
+/// Achieved share of peak of GEMM `s` while compute-bound (bf16's efficiency): gemm_efficiency x
 /// wave_efficiency x k / (k + k_half). (The memory roofline is applied by gemm_seconds.)
 double gemm_shape_efficiency(const GemmShape& s, const ComputeProfile& p);
 

@@ -329,7 +329,8 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
                             fmt::format("cluster.nodes: {}", (next_gpu + gpus_per_node - 1) / gpus_per_node));
       continue;
     }
-    job.profile = compute::default_profile(loaded.node.gpu_name, loaded.node.gpu);
+    job.profile = loaded.calibration ? calibration::compute_profile(*loaded.calibration, loaded.node.gpu_name, loaded.node.gpu)
+                                     : compute::default_profile(loaded.node.gpu_name, loaded.node.gpu);
     const auto chunks = workload::chunk_costs(job.config, job.model, job.profile);
     const auto order = workload::pipeline_order(job.config.parallelism.pp, job.config.parallelism.virtual_stages,
                                                 workload::micro_batches(job.config));
@@ -361,6 +362,37 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
   return out;
 }
 
+/// Reads the profile named by `calibration:` (relative to the file that named it), checks
+/// that it is for the cluster's GPU type, and overlays its network parameters on the
+/// scenario's, except those the scenario set explicitly.
+void load_calibration(LoadedScenario& out, const std::vector<Document>& chain, const fs::path& top_dir,
+                      LoadState& state) {
+  const Location at = state.where("calibration");
+  fs::path dir = top_dir;
+  for (const Document& doc : chain) {
+    if (doc.file == at.file) dir = doc.dir;
+  }
+  const fs::path p = fs::path(out.config.calibration).is_absolute() ? fs::path(out.config.calibration)
+                                                                     : dir / out.config.calibration;
+  auto profile = calibration::load_profile(p.lexically_normal().string(), state, at, "calibration");
+  if (!profile) return;
+  if (profile->gpu != out.node.gpu_name) {
+    state.diagnostics.add(at, "calibration",
+                          fmt::format("the profile '{}' is for GPU type '{}', but the cluster's GPUs are '{}'",
+                                      out.config.calibration, profile->gpu, out.node.gpu_name),
+                          "use a profile for that GPU, e.g. validation/calibration/" + out.node.gpu_name + ".json");
+    return;
+  }
+  if (profile->network) {
+    std::vector<std::string> keep;
+    for (const auto& [key, where] : state.assigned) {
+      if (key.rfind("network.", 0) == 0) keep.push_back(key.substr(8));
+    }
+    calibration::apply_network(*profile->network, out.config.network, keep);
+  }
+  out.calibration = std::move(profile);
+}
+
 LoadedScenario load_from(Document top, const LoadOptions& options) {
   LoadState state;
   LoadedScenario out;
@@ -388,6 +420,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+
+  if (!out.config.calibration.empty()) load_calibration(out, chain, top_dir, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   out.pricing = load_pricing(state);

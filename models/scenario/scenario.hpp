@@ -19,6 +19,7 @@
 #include <tuple>
 #include <vector>
 
+#include "models/calibration/profile.hpp"
 #include "models/cluster/cluster.hpp"
 #include "models/config/decode.hpp"
 #include "models/fabric/config.hpp"
@@ -48,6 +49,7 @@ struct Scenario {
   std::string description;
   std::string extends;
   std::vector<std::string> catalogs;
+  std::string calibration;
   cluster::ClusterConfig cluster;
   std::optional<fabric::FabricConfig> fabric;
   network::NetworkConfig network;
@@ -63,6 +65,9 @@ struct Scenario {
                       "quickstart.yaml)"),
         config::field("catalogs", &Scenario::catalogs,
                       "extra catalog files (GPU and node types), relative to this file"),
+        config::field("calibration", &Scenario::calibration,
+                      "a calibration profile (JSON, relative to this file; validation/calibration/): replaces the "
+                      "GPU type's built-in compute profile and, if it has them, the network calibration parameters"),
         config::field("cluster", &Scenario::cluster, "the machines: node type and count"),
         config::field("fabric", &Scenario::fabric, "the scale-out network joining the nodes' NICs (optional)"),
         config::field("network", &Scenario::network, "the network model: level of detail and calibration"),
@@ -95,6 +100,7 @@ struct LoadedScenario {
   std::optional<fabric::Fabric> fabric;  ///< built when the scenario has a fabric section
   fabric::PricingTable pricing;
   std::vector<ResolvedJob> jobs;
+  std::optional<calibration::CalibrationProfile> calibration;  ///< the profile named by `calibration:`
   std::string file;  ///< the scenario's path, or the built-in's name
 };
 

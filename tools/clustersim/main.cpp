@@ -16,6 +16,7 @@
 #include "models/network/network.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/check.hpp"
+#include "tools/clustersim/calibrate.hpp"
 #include "tools/clustersim/report.hpp"
 #include "tools/clustersim/validate.hpp"
 #include "tools/clustersim/version.hpp"
@@ -385,6 +386,29 @@ int run_main(int argc, char** argv) {
       "  clustersim validate --format json > validation.json\n"
       "  clustersim validate --fail-above 10");
 
+  tools::CalibrateArgs calibrate_args;
+  CLI::App* calibrate = app.add_subcommand(
+      "calibrate", "fit a calibration profile to CUDA microbenchmark results or nccl-tests logs");
+  calibrate->add_option("results", calibrate_args.results, "microbenchmark results (JSON lines, tools/microbench)")
+      ->type_name("RESULTS.jsonl");
+  calibrate->add_option("--nccl-tests", calibrate_args.nccl_tests,
+                        "nccl-tests logs (all_reduce_perf and friends, as printed)")
+      ->type_name("LOG");
+  calibrate->add_option("-o,--output", calibrate_args.output, "the profile to write (JSON)")
+      ->required()
+      ->type_name("PROFILE.json");
+  calibrate->add_option("--gpu", calibrate_args.gpu, "catalog GPU type (default: from the results' device name)");
+  calibrate->add_option("--node", calibrate_args.node,
+                        "catalog node type, for the NVLink and NIC line rates (default: the first with that GPU)");
+  calibrate->add_option("--source", calibrate_args.source, "the profile's source text (device, date, driver)");
+  calibrate->add_option("--plot", calibrate_args.plot_dir, "write PNGs of measured vs fitted into this folder")
+      ->type_name("DIR");
+  calibrate->footer(
+      "Examples:\n"
+      "  clustersim calibrate results.jsonl -o h100.json\n"
+      "  clustersim calibrate --nccl-tests all_reduce_perf.log --gpu h100-sxm -o net.json --plot plots/\n"
+      "  tools/microbench/device-check.sh out/    # measure, fit and report on a GPU machine");
+
   std::string section;
   std::string describe_format = "text";
   CLI::App* describe = app.add_subcommand("describe", "print the reference of every scenario key");
@@ -411,6 +435,7 @@ int run_main(int argc, char** argv) {
     if (*collective) return cmd_collective(coll_args, coll);
     if (*describe) return cmd_describe(section, describe_format);
     if (*validate) return cmd_validate(cases_file, validate_format, fail_above);
+    if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {
     return report_input_error(e);
   }

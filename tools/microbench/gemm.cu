@@ -1,7 +1,8 @@
 // gemm: cuBLASLt matrix multiplies over a grid of shapes and datatypes.
 //
 // Shapes: square sweeps (256 .. 16384), a depth sweep (m = n = 8192, k = 128 .. 8192), a
-// sweep of sizes that are not multiples of any tile (wave quantization), and the forward
+// sweep of sizes that are not multiples of any tile (wave quantization), m != n shapes that
+// tell a tile's rows from its columns, and the forward
 // GEMMs of the catalog's transformers (models/workload/models.yaml: llama3-8b, llama3-70b,
 // llama3-405b, gpt3-175b) at TP 1, 2, 4, 8 with 4096 tokens per micro-batch: QKV
 // projection, attention output, MLP up (gate and up fused, SwiGLU or 4h GELU) and down, and
@@ -62,6 +63,10 @@ std::vector<Shape> shapes(bool quick) {
   for (std::int64_t s = 256; s <= 16384; s *= 2) out.push_back({s, s, s, "square"});
   for (std::int64_t k = 128; k <= 8192; k *= 2) out.push_back({8192, 8192, k, "depth"});
   for (std::int64_t s : {1000, 1500, 2500, 3000, 5000, 6000, 7000, 9000, 12000}) out.push_back({s, s, 4096, "odd"});
+  // m and n multiples of different powers of two: they tell the tile's rows from its columns.
+  for (auto mn : {std::pair<std::int64_t, std::int64_t>{192, 5632}, {5632, 192}, {320, 3328}, {3328, 320}}) {
+    out.push_back({mn.first, mn.second, 2048, "tile"});
+  }
   struct Model {
     std::int64_t hidden, ffn, heads, kv_heads;
     bool swiglu;

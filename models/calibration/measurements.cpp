@@ -1,0 +1,364 @@
+#include "models/calibration/measurements.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+namespace clustersim::calibration {
+namespace {
+
+using config::Location;
+
+std::vector<std::string> split_lines(const std::string& text) {
+  std::vector<std::string> lines;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find('\n', start);
+    if (end == std::string::npos) end = text.size();
+    std::string line = text.substr(start, end - start);
+    if (!line.empty() && line.back() == '\r') line.pop_back();
+    lines.push_back(std::move(line));
+    start = end + 1;
+  }
+  return lines;
+}
+
+std::vector<std::string> tokens(const std::string& line) {
+  std::istringstream in(line);
+  std::vector<std::string> out;
+  for (std::string t; in >> t;) out.push_back(t);
+  return out;
+}
+
+bool parse_double(const std::string& s, double& out) {
+  if (s.empty()) return false;
+  char* end = nullptr;
+  out = std::strtod(s.c_str(), &end);
+  return end == s.c_str() + s.size() && std::isfinite(out);
+}
+
+bool all_digits(const std::string& s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// --- microbenchmark JSON lines ---------------------------------------------------------
+
+class Line {
+ public:
+  Line(const nlohmann::json& j, Location at, config::Diagnostics& errors) : j_(j), at_(std::move(at)), errors_(errors) {}
+
+  bool number(const char* key, double& out, double min_exclusive = 0.0) {
+    const auto it = j_.find(key);
+    if (it == j_.end() || !it->is_number()) {
+      fail(fmt::format("'{}' record: missing number '{}'", record(), key));
+      return false;
+    }
+    out = it->get<double>();
+    if (!(out > min_exclusive) || !std::isfinite(out)) {
+      fail(fmt::format("'{}' record: '{}' must be greater than {}, got {}", record(), key, min_exclusive, out));
+      return false;
+    }
+    return true;
+  }
+  bool integer(const char* key, std::int64_t& out) {
+    double v = 0.0;
+    if (!number(key, v)) return false;
+    if (v != std::floor(v) || v > 9e15) {
+      fail(fmt::format("'{}' record: '{}' must be a whole number, got {}", record(), key, v));
+      return false;
+    }
+    out = static_cast<std::int64_t>(v);
+    return true;
+  }
+  bool text(const char* key, std::string& out) {
+    const auto it = j_.find(key);
+    if (it == j_.end() || !it->is_string()) {
+      fail(fmt::format("'{}' record: missing string '{}'", record(), key));
+      return false;
+    }
+    out = it->get<std::string>();
+    return true;
+  }
+  void fail(std::string message) { errors_.add(at_, "", std::move(message)); }
+  [[nodiscard]] std::string record() const { return j_.value("record", std::string("?")); }
+
+ private:
+  const nlohmann::json& j_;
+  Location at_;
+  config::Diagnostics& errors_;
+};
+
+template <class E>
+bool enum_from(const std::string& name, E& out) {
+  for (const auto& [v, n] : enum_names(E{})) {
+    if (n == name) {
+      out = v;
+      return true;
+    }
+  }
+  return false;
+}
+
+// --- nccl-tests -----------------------------------------------------------------------
+
+struct PerfBinary {
+  const char* binary;
+  std::optional<network::Op> op;
+};
+
+constexpr PerfBinary kBinaries[] = {
+    {"all_reduce_perf", network::Op::all_reduce},     {"all_gather_perf", network::Op::all_gather},
+    {"reduce_scatter_perf", network::Op::reduce_scatter}, {"alltoall_perf", network::Op::all_to_all},
+    {"broadcast_perf", network::Op::broadcast},       {"sendrecv_perf", network::Op::send_recv},
+    {"hypercube_perf", std::nullopt},                 {"gather_perf", std::nullopt},
+    {"scatter_perf", std::nullopt},                   {"reduce_perf", std::nullopt},
+};
+
+/// The binary named earliest in `text`, else in `file`; nullptr if none.
+const PerfBinary* find_binary(const std::string& text, const std::string& file) {
+  for (const std::string* where : {&text, &file}) {
+    const PerfBinary* best = nullptr;
+    std::size_t best_at = std::string::npos;
+    for (const PerfBinary& b : kBinaries) {
+      std::size_t at = where->find(b.binary);
+      // "reduce_perf" is inside "all_reduce_perf": take a match that does not continue a longer name.
+      while (at != std::string::npos && at > 0 && (std::isalnum(static_cast<unsigned char>((*where)[at - 1])) ||
+                                                   (*where)[at - 1] == '_')) {
+        at = where->find(b.binary, at + 1);
+      }
+      if (at < best_at) {
+        best_at = at;
+        best = &b;
+      }
+    }
+    if (best) return best;
+    // File names written without "_perf": all_reduce.log, allreduce-8gpu.txt.
+    if (where == &file) {
+      const std::string name = file.substr(file.find_last_of('/') == std::string::npos ? 0 : file.find_last_of('/') + 1);
+      const std::pair<const char*, std::size_t> stems[] = {{"all_reduce", 0}, {"allreduce", 0}, {"all_gather", 1},
+                                                           {"allgather", 1},  {"reduce_scatter", 2},
+                                                           {"reducescatter", 2}, {"alltoall", 3}, {"all_to_all", 3}};
+      for (const auto& [stem, index] : stems) {
+        if (name.find(stem) != std::string::npos) return &kBinaries[index];
+      }
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+bool read_results(const std::string& file, const std::string& text, Measurements& out, config::Diagnostics& errors) {
+  const std::size_t before = errors.items().size();
+  const std::vector<std::string> lines = split_lines(text);
+  std::size_t records = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& raw = lines[i];
+    if (raw.find_first_not_of(" \t") == std::string::npos) continue;
+    const Location at{file, static_cast<int>(i + 1), 1};
+    nlohmann::json j;
+    try {
+      j = nlohmann::json::parse(raw);
+    } catch (const nlohmann::json::parse_error& e) {
+      const bool truncated = i + 1 == lines.size() || raw.find('}') == std::string::npos;
+      errors.add(Location{file, static_cast<int>(i + 1), static_cast<int>(std::min<std::size_t>(e.byte, raw.size() + 1))},
+                 "", fmt::format("not a JSON object{}: {}", truncated ? " (truncated line?)" : "", e.what()));
+      continue;
+    }
+    if (!j.is_object() || !j.contains("record") || !j["record"].is_string()) {
+      errors.add(at, "", "expected a JSON object with a \"record\" key (device, gemm, memory, launch, elementwise, "
+                         "collective, skipped)");
+      continue;
+    }
+    Line l(j, at, errors);
+    const std::string record = j["record"].get<std::string>();
+    ++records;
+    if (record == "device") {
+      DeviceInfo d;
+      double clock = 0.0;
+      if (!l.text("name", d.name) || !l.integer("sm_count", d.sm_count)) continue;
+      if (j.contains("sm_clock_mhz") && l.number("sm_clock_mhz", clock)) d.sm_clock_mhz = clock;
+      d.driver_version = j.value("driver_version", std::int64_t{0});
+      d.cuda_version = j.value("cuda_version", std::int64_t{0});
+      if (out.device && (out.device->name != d.name || out.device->sm_count != d.sm_count)) {
+        l.fail(fmt::format("results from another GPU: '{}' ({} SMs), earlier lines are from '{}' ({} SMs); "
+                           "calibrate one GPU type at a time",
+                           d.name, d.sm_count, out.device->name, out.device->sm_count));
+        continue;
+      }
+      out.device = d;
+    } else if (record == "gemm") {
+      GemmPoint p;
+      std::string dtype;
+      if (!l.text("dtype", dtype) || !l.integer("m", p.shape.m) || !l.integer("n", p.shape.n) ||
+          !l.integer("k", p.shape.k) || !l.number("time_s", p.seconds)) {
+        continue;
+      }
+      if (j.contains("batch") && !l.integer("batch", p.shape.batch)) continue;
+      if (!enum_from(dtype, p.dtype)) {
+        l.fail(fmt::format("'gemm' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
+        continue;
+      }
+      out.gemm.push_back(p);
+    } else if (record == "memory" || record == "elementwise") {
+      MemoryPoint p;
+      if (!l.text("kind", p.kind) || !l.number("time_s", p.seconds)) continue;
+      if (!l.number(record == "memory" && j.contains("moved_bytes") ? "moved_bytes" : "bytes", p.moved)) continue;
+      out.memory.push_back(p);
+    } else if (record == "launch") {
+      LaunchPoint p;
+      if (!l.text("kind", p.kind) || !l.number("time_s", p.seconds)) continue;
+      out.launch.push_back(p);
+    } else if (record == "collective") {
+      CollectivePoint p;
+      std::string op;
+      if (!l.text("op", op) || !l.integer("ranks", p.ranks) || !l.number("bytes", p.bytes) ||
+          !l.number("time_s", p.seconds)) {
+        continue;
+      }
+      if (j.contains("nodes") && !l.integer("nodes", p.nodes)) continue;
+      if (!enum_from(op, p.op)) {
+        l.fail(fmt::format("'collective' record: unknown op '{}'", op));
+        continue;
+      }
+      p.where = fmt::format("{}:{}", file, i + 1);
+      out.collectives.push_back(p);
+    } else if (record == "skipped") {
+      out.skipped.push_back(fmt::format("{}: {}", j.value("bench", std::string("?")), j.value("reason", std::string("?"))));
+    } else {
+      --records;
+      l.fail(fmt::format("unknown record '{}' (device, gemm, memory, launch, elementwise, collective, skipped)", record));
+    }
+  }
+  if (records == 0 && errors.items().size() == before) {
+    errors.add(Location{file, 0, 0}, "", "no microbenchmark records (expected JSON lines from tools/microbench)");
+  }
+  return errors.items().size() == before;
+}
+
+bool read_nccl_tests(const std::string& file, const std::string& text, Measurements& out,
+                     config::Diagnostics& errors) {
+  const std::size_t before = errors.items().size();
+  const PerfBinary* binary = find_binary(text, file);
+  if (!binary) {
+    errors.add(Location{file, 0, 0}, "",
+               "cannot tell which collective this nccl-tests log measured: it names no *_perf binary",
+               "keep the command line in the log, or name the file after the binary, e.g. all_reduce_perf.log");
+    return false;
+  }
+  if (!binary->op) {
+    errors.add(Location{file, 0, 0}, "", fmt::format("{}: clustersim does not model this collective", binary->binary));
+    return false;
+  }
+  const network::Op op = *binary->op;
+  const std::vector<std::string> lines = split_lines(text);
+  std::int64_t ranks = 0;
+  std::set<std::string> hosts;
+  bool in_devices = false;
+  std::size_t rows = 0;
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const std::string& line = lines[i];
+    const int line_no = static_cast<int>(i + 1);
+    const std::vector<std::string> t = tokens(line);
+    if (t.empty()) continue;
+    if (t[0] == "#" || t[0][0] == '#') {
+      std::vector<std::string> h = t;
+      if (h[0] == "#") h.erase(h.begin());
+      else h[0] = h[0].substr(1);
+      if (h.size() >= 2 && h[0] == "Using" && h[1] == "devices") {
+        ranks = 0;
+        hosts.clear();
+        in_devices = true;
+      } else if (in_devices && !h.empty() && h[0] == "Rank") {
+        const auto on = std::find(h.begin(), h.end(), "on");
+        if (on == h.end() || on + 1 == h.end()) {
+          errors.add(Location{file, line_no, 1}, "", "a '# Rank' line without 'on HOST': cannot tell the node");
+          continue;
+        }
+        ++ranks;
+        hosts.insert(*(on + 1));
+      }
+      continue;
+    }
+    if (!all_digits(t[0])) continue;  // NCCL INFO lines, warnings, mpirun output
+    const Location at{file, line_no, 1};
+    if (ranks == 0) {
+      errors.add(at, "", "a data row before the '# Using devices' list of ranks: cannot tell the rank count");
+      continue;
+    }
+    if (t.size() != 12 && t.size() != 13) {
+      errors.add(at, "",
+                 fmt::format("expected 12 or 13 columns (size count type redop [root] time algbw busbw #wrong time "
+                             "algbw busbw #wrong), got {}{}",
+                             t.size(), t.size() < 12 ? ": truncated line?" : ""));
+      continue;
+    }
+    double size = 0.0;
+    double count = 0.0;
+    const std::size_t base = t.size() - 8;
+    double v[8] = {};
+    bool ok = parse_double(t[0], size) && all_digits(t[1]) && parse_double(t[1], count);
+    std::string bad;
+    for (std::size_t c = 0; c < 8 && ok; ++c) {
+      const std::string& s = t[base + c];
+      if (c == 3 || c == 7) {  // #wrong: a count, an error magnitude, or N/A
+        if (s != "N/A" && !parse_double(s, v[c])) bad = s;
+      } else if (!parse_double(s, v[c]) || v[c] < 0.0) {
+        bad = s;
+      }
+      if (!bad.empty()) ok = false;
+    }
+    if (!ok) {
+      errors.add(at, "", bad.empty() ? fmt::format("garbled row: '{}' / '{}' is not a size and element count", t[0], t[1])
+                                     : fmt::format("garbled row: '{}' is not a number", bad));
+      continue;
+    }
+    const double factor = network::bus_factor(op, ranks);
+    bool consistent = true;
+    for (int half = 0; half < 2 && consistent; ++half) {
+      const double time_us = v[4 * half];
+      const double algbw = v[4 * half + 1];
+      const double busbw = v[4 * half + 2];
+      if (time_us <= 0.0) {
+        errors.add(at, "", fmt::format("garbled row: time {} us is not positive", time_us));
+        consistent = false;
+        break;
+      }
+      const double expected_alg = size / time_us / 1e3;
+      if (std::abs(algbw - expected_alg) > 0.011 + 0.01 * expected_alg) {
+        errors.add(at, "", fmt::format("garbled row: algbw {} GB/s does not match size / time = {:.2f} GB/s", algbw,
+                                       expected_alg));
+        consistent = false;
+      } else if (algbw >= 0.5 && std::abs(busbw - algbw * factor) > 0.011 + 0.01 * busbw) {
+        errors.add(at, "",
+                   fmt::format("busbw / algbw = {:.3f}, but {} on {} ranks (from the '# Rank' lines) has factor {:.3f}",
+                               busbw / algbw, config::enum_name(op), ranks, factor),
+                   "is the list of ranks complete, and the collective the one named?");
+        consistent = false;
+      }
+    }
+    if (!consistent) continue;
+    for (int half = 0; half < 2; ++half) {
+      CollectivePoint p;
+      p.op = op;
+      p.ranks = ranks;
+      p.nodes = static_cast<std::int64_t>(hosts.size());
+      p.bytes = size;
+      p.seconds = v[4 * half] * 1e-6;
+      p.where = fmt::format("{}:{}", file, line_no);
+      out.collectives.push_back(p);
+    }
+    ++rows;
+  }
+  if (rows == 0 && errors.items().size() == before) {
+    errors.add(Location{file, 0, 0}, "", "no data rows: is this an nccl-tests log?");
+  }
+  return errors.items().size() == before;
+}
+
+}  // namespace clustersim::calibration

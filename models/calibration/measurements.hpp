@@ -1,0 +1,88 @@
+// Measurements that calibration fits: the microbenchmarks' JSON lines (tools/microbench/)
+// and nccl-tests logs, read into plain records.
+//
+// Microbenchmark results: one JSON object per line. {"record":"device",...} gives the GPU
+// (name, sm_count, sm_clock_mhz, driver_version, cuda_version); then
+//   {"record":"gemm","dtype":"bf16","m":..,"n":..,"k":..,"batch":1,"time_s":..}
+//   {"record":"memory","kind":"d2d_copy"|"triad"|"h2d"|"d2h","bytes":..,"moved_bytes":..,"time_s":..}
+//   {"record":"launch","kind":"stream"|"graph"|"roundtrip","time_s":..}        (per kernel)
+//   {"record":"elementwise","kind":..,"bytes":..,"time_s":..}
+//   {"record":"collective","op":"all_reduce",..,"ranks":n,"nodes":1,"bytes":S,"time_s":..}
+//   {"record":"skipped","bench":..,"reason":..}
+// Other keys are kept by the programs for people (tflops, gbps, min_s, ...) and ignored here.
+//
+// nccl-tests logs: the text all_reduce_perf and its siblings print. The "#  Rank r Group g
+// Pid p on HOST device d [bus] NAME" lines give the ranks and the nodes (distinct hosts);
+// each data row "size count type [redop] [root] time algbw busbw #wrong time algbw busbw
+// #wrong" gives an out-of-place and an in-place point (time in microseconds). The
+// collective is named by the binary (".../all_reduce_perf" in the log, or in the file's
+// name); rows are checked against themselves (algbw = size / time, busbw / algbw = the
+// nccl-tests factor of that collective on that many ranks), so a garbled number is caught.
+//
+// Errors (a garbled or truncated line, a missing header) are diagnostics naming the file
+// and line; reading goes on to report them all.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/compute/profile.hpp"
+#include "models/config/diagnostics.hpp"
+#include "models/network/collective.hpp"
+
+namespace clustersim::calibration {
+
+struct DeviceInfo {
+  std::string name;
+  std::int64_t sm_count = 0;
+  double sm_clock_mhz = 0.0;
+  std::int64_t driver_version = 0;
+  std::int64_t cuda_version = 0;
+};
+
+struct GemmPoint {
+  compute::GemmShape shape;
+  compute::Dtype dtype = compute::Dtype::bf16;
+  double seconds = 0.0;
+};
+
+/// A memory-bound measurement: `moved` bytes through HBM (or the host link) in `seconds`.
+struct MemoryPoint {
+  std::string kind;  ///< d2d_copy, triad, h2d, d2h, softmax, layernorm
+  double moved = 0.0;
+  double seconds = 0.0;
+};
+
+struct LaunchPoint {
+  std::string kind;  ///< stream, graph, roundtrip
+  double seconds = 0.0;
+};
+
+struct CollectivePoint {
+  network::Op op = network::Op::all_reduce;
+  std::int64_t ranks = 0;
+  std::int64_t nodes = 1;
+  double bytes = 0.0;
+  double seconds = 0.0;
+  std::string where;  ///< "file:line"
+};
+
+struct Measurements {
+  std::optional<DeviceInfo> device;
+  std::vector<GemmPoint> gemm;
+  std::vector<MemoryPoint> memory;  ///< d2d_copy, triad, h2d, d2h and elementwise kernels
+  std::vector<LaunchPoint> launch;
+  std::vector<CollectivePoint> collectives;
+  std::vector<std::string> skipped;  ///< "bench: reason"
+};
+
+/// Reads microbenchmark JSON lines (`text` of `file`) into `out`. Returns false, with a
+/// diagnostic per bad line in `errors`, when any line is not a valid record.
+bool read_results(const std::string& file, const std::string& text, Measurements& out, config::Diagnostics& errors);
+
+/// Reads an nccl-tests log into out.collectives. Returns false with diagnostics on error.
+bool read_nccl_tests(const std::string& file, const std::string& text, Measurements& out,
+                     config::Diagnostics& errors);
+
+}  // namespace clustersim::calibration

@@ -1,0 +1,129 @@
+#include "models/calibration/profile.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <limits>
+#include <sstream>
+
+#include <fmt/format.h>
+
+namespace clustersim::calibration {
+namespace {
+
+bool written(const std::vector<std::string>& keys, const std::string& path) {
+  return std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
+    return k == path || (k.size() > path.size() && k.compare(0, path.size(), path) == 0 && k[path.size()] == '.');
+  });
+}
+
+/// Copies into `base` the members of `src` whose key paths (under `prefix`) were written.
+template <class S>
+void overlay(S& base, const S& src, const std::string& prefix, const std::vector<std::string>& keys) {
+  config::for_each_field(S::fields(), [&](const auto& f) {
+    const std::string path = prefix + "." + std::string(f.key);
+    using M = typename std::decay_t<decltype(f)>::Member;
+    if constexpr (config::HasFields<M>) {
+      overlay(base.*(f.member), src.*(f.member), path, keys);
+    } else if (written(keys, path)) {
+      base.*(f.member) = src.*(f.member);
+    }
+  });
+}
+
+}  // namespace
+
+double collective_seconds(const CollectiveFit& fit, double bytes) {
+  const double factor = network::bus_factor(fit.op, fit.ranks);
+  double best = std::numeric_limits<double>::infinity();
+  for (const Regime& r : fit.regimes) {
+    best = std::min(best, r.latency.seconds() + factor * bytes / r.busbw.value());
+  }
+  return best;
+}
+
+std::optional<CalibrationProfile> load_profile(const std::string& path, config::LoadState& state,
+                                               const config::Location& named_at, const std::string& named_by) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    state.diagnostics.add(named_at.file.empty() ? config::Location{path, 0, 0} : named_at, named_by,
+                          fmt::format("cannot read the calibration profile '{}': {}", path, std::strerror(errno)));
+    return std::nullopt;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  YAML::Node root;
+  try {
+    root = YAML::Load(buf.str());
+  } catch (const YAML::Exception& e) {
+    state.diagnostics.add(config::Location{path, e.mark.line + 1, e.mark.column + 1}, "",
+                          fmt::format("not valid JSON: {}", e.msg));
+    return std::nullopt;
+  }
+  if (!root.IsMap()) {
+    state.diagnostics.add(config::Location{path, 1, 1}, "",
+                          fmt::format("expected a JSON object (a calibration profile), got {}", config::describe_node(root)));
+    return std::nullopt;
+  }
+  config::LoadState file_state;
+  CalibrationProfile p;
+  config::Codec<CalibrationProfile>::decode(root, p, config::Context(file_state, path));
+  if (file_state.diagnostics.ok()) config::check_required(p, "", file_state);
+  if (p.kind != "measured" && p.kind != "derived") {
+    file_state.diagnostics.add(file_state.where("kind"), "kind",
+                               fmt::format("must be 'measured' or 'derived', got '{}'", p.kind));
+  }
+  if (p.network) {
+    const auto check = [&](const char* key, const std::optional<double>& v) {
+      if (v && (*v < 0.01 || *v > 1.0)) {
+        const std::string at = std::string("network.") + key;
+        file_state.diagnostics.add(file_state.where(at), at, fmt::format("must be from 0.01 to 1, got {}", *v));
+      }
+    };
+    check("scaleup_efficiency", p.network->scaleup_efficiency);
+    check("scaleout_efficiency", p.network->scaleout_efficiency);
+    check("nvls_efficiency", p.network->nvls_efficiency);
+    check("sharp_efficiency", p.network->sharp_efficiency);
+  }
+  for (std::size_t i = 0; i < p.collectives.size(); ++i) {
+    for (std::size_t r = 0; r < p.collectives[i].regimes.size(); ++r) {
+      if (p.collectives[i].regimes[r].busbw.value() <= 0.0) {
+        const std::string at = fmt::format("collectives[{}].regimes[{}].busbw", i, r);
+        file_state.diagnostics.add(file_state.where(at), at, "must be positive");
+      }
+    }
+  }
+  for (const auto& d : file_state.diagnostics.items()) state.diagnostics.add(d.where, d.path, d.message, d.hint);
+  if (!file_state.diagnostics.ok()) return std::nullopt;
+  for (const auto& [key, where] : file_state.assigned) {
+    if (key.rfind("compute.", 0) == 0) p.compute_keys.push_back(key);
+  }
+  return p;
+}
+
+compute::ComputeProfile compute_profile(const CalibrationProfile& profile, std::string_view gpu_name,
+                                        const hardware::GpuSpec& gpu) {
+  compute::ComputeProfile base = compute::default_profile(gpu_name, gpu);
+  if (!profile.compute) return base;
+  const std::string keep_source = base.source;
+  overlay(base, *profile.compute, "compute", profile.compute_keys);
+  if (!written(profile.compute_keys, "compute.source")) {
+    base.source = profile.source.empty() ? keep_source : profile.source;
+  }
+  return base;
+}
+
+void apply_network(const NetworkCalibration& n, network::NetworkConfig& cfg, const std::vector<std::string>& keep) {
+  const auto kept = [&](const char* key) { return std::find(keep.begin(), keep.end(), key) != keep.end(); };
+  if (n.scaleup_efficiency && !kept("scaleup_efficiency")) cfg.scaleup_efficiency = *n.scaleup_efficiency;
+  if (n.scaleout_efficiency && !kept("scaleout_efficiency")) cfg.scaleout_efficiency = *n.scaleout_efficiency;
+  if (n.call_overhead && !kept("call_overhead")) cfg.call_overhead = *n.call_overhead;
+  if (n.step_latency && !kept("step_latency")) cfg.step_latency = *n.step_latency;
+  if (n.nvls_efficiency && !kept("nvls_efficiency")) cfg.nvls_efficiency = *n.nvls_efficiency;
+  if (n.sharp_efficiency && !kept("sharp_efficiency")) cfg.sharp_efficiency = *n.sharp_efficiency;
+}
+
+config::Json to_json(const CalibrationProfile& p) { return config::Codec<CalibrationProfile>::encode(p); }
+
+}  // namespace clustersim::calibration
