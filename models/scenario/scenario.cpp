@@ -6,12 +6,14 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "models/workload/costs.hpp"
+#include "models/reliability/longrun.hpp"
 #include "models/workload/step.hpp"
 
 namespace clustersim::scenario {
@@ -51,10 +53,18 @@ bool read_text(const std::string& path, std::string& out, std::string& why) {
   return true;
 }
 
+/// Quotes duration laws written as values, "replace: lognormal(4h, 1.0)", so that the comma
+/// inside the parentheses does not split a flow mapping ({detect: 5min, replace: ...}) in
+/// two. Line numbers are unchanged; later columns on such a line shift by two.
+std::string quote_laws(const std::string& text) {
+  static const std::regex law(R"re((:[ \t]+)((?:lognormal|weibull|exponential)\([^()"'\n]*\)))re");
+  return std::regex_replace(text, law, "$1\"$2\"");
+}
+
 std::optional<Document> parse_document(const std::string& file, fs::path dir, const std::string& text,
                                        LoadState& state) {
   try {
-    YAML::Node root = YAML::Load(text);
+    YAML::Node root = YAML::Load(quote_laws(text));
     if (!root.IsMap() && !root.IsNull()) {
       state.diagnostics.add(Location{file, 1, 1}, "",
                             fmt::format("expected a mapping of sections at the top of the file, got {}",
@@ -362,6 +372,29 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
   return out;
 }
 
+/// The failure model's relations that field tables cannot check.
+void check_reliability(const LoadedScenario& loaded, LoadState& state) {
+  const Scenario& sc = loaded.config;
+  if (!sc.failures) return;
+  for (const reliability::ConfigProblem& p : reliability::check_failures(*sc.failures)) {
+    const std::string at = "failures." + p.path;
+    state.diagnostics.add(state.where(at), at, p.message, p.hint);
+  }
+  if (!sc.simulation.horizon) {
+    for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
+      if (!loaded.jobs[i].config.train_tokens) {
+        const std::string at = fmt::format("workload.jobs[{}]", i);
+        state.diagnostics.add(state.where(at), at,
+                              "with failures, a job needs train_tokens, or the scenario a simulation.horizon",
+                              "train_tokens: 15.6T, or simulation: {horizon: 54d}");
+      }
+    }
+  }
+  if (sc.simulation.horizon && sc.simulation.horizon->seconds() <= 0.0) {
+    state.diagnostics.add(state.where("simulation.horizon"), "simulation.horizon", "must be positive", "horizon: 54d");
+  }
+}
+
 /// Reads the profile named by `calibration:` (relative to the file that named it), checks
 /// that it is for the cluster's GPU type, and overlays its network parameters on the
 /// scenario's, except those the scenario set explicitly.
@@ -435,6 +468,8 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   }
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   out.jobs = resolve_jobs(out, options.check_memory, state);
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  check_reliability(out, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   return out;
 }

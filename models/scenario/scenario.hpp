@@ -30,16 +30,25 @@
 #include "models/compute/profile.hpp"
 #include "models/workload/job.hpp"
 #include "models/workload/model.hpp"
+#include "models/reliability/config.hpp"
 
 namespace clustersim::scenario {
 
 struct SimulationConfig {
   std::uint64_t seed = 1;
+  std::optional<sim::Time> horizon;
+  std::int64_t replications = 1;
 
   static auto fields() {
     return std::tuple{
         config::field("seed", &SimulationConfig::seed,
                       "root seed of every random stream; same scenario and seed give identical results"),
+        config::field("horizon", &SimulationConfig::horizon,
+                      "how long the cluster runs with failures (54d); default: until every job has trained"),
+        config::field("replications", &SimulationConfig::replications,
+                      "independent replications of the failure process (mean and 95% interval of each result)")
+            .at_least(1)
+            .at_most(1'000'000),
     };
   }
 };
@@ -54,6 +63,9 @@ struct Scenario {
   std::optional<fabric::FabricConfig> fabric;
   network::NetworkConfig network;
   workload::WorkloadConfig workload;
+  std::optional<reliability::FailuresConfig> failures;
+  reliability::SchedulerConfig scheduler;
+  reliability::CheckpointConfig checkpoint;
   SimulationConfig simulation;
 
   static auto fields() {
@@ -72,6 +84,10 @@ struct Scenario {
         config::field("fabric", &Scenario::fabric, "the scale-out network joining the nodes' NICs (optional)"),
         config::field("network", &Scenario::network, "the network model: level of detail and calibration"),
         config::field("workload", &Scenario::workload, "training jobs: model, GPUs, parallelism, batch"),
+        config::field("failures", &Scenario::failures,
+                      "failure processes, GPU heterogeneity and repair times (optional: none, no failures)"),
+        config::field("scheduler", &Scenario::scheduler, "hot spares and the retirement of failing nodes"),
+        config::field("checkpoint", &Scenario::checkpoint, "checkpoint interval and storage bandwidth"),
         config::field("simulation", &Scenario::simulation, "seed and run control"),
     };
   }

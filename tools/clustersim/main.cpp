@@ -72,7 +72,14 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const config::Json doc = tools::result_document(loaded, result);
   if (!out_dir.empty()) {
-    const std::string err = tools::write_file_atomically(out_dir + "/results.json", doc.dump(2) + "\n");
+    std::string err = tools::write_file_atomically(out_dir + "/results.json", doc.dump(2) + "\n");
+    if (err.empty() && result.reliability) {
+      err = tools::write_file_atomically(out_dir + "/failures.csv", tools::timeline_csv(loaded, *result.reliability));
+    }
+    if (err.empty() && result.reliability) {
+      err = tools::write_file_atomically(out_dir + "/gpu_failures.csv",
+                                         tools::gpu_failures_csv(*result.reliability, loaded.node.spec.gpus));
+    }
     if (!err.empty()) {
       std::cerr << "error: " << err << "\n";
       return kExitInput;
@@ -91,7 +98,10 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     std::cout << tools::result_csv(result);
   } else {
     std::cout << tools::result_table(loaded, result);
-    if (!out_dir.empty()) std::cout << fmt::format("results written to {}/results.json\n", out_dir);
+    if (!out_dir.empty()) {
+      std::cout << fmt::format("results written to {}/results.json{}\n", out_dir,
+                               result.reliability ? " (and failures.csv, gpu_failures.csv)" : "");
+    }
     if (!trace_file.empty()) std::cout << fmt::format("trace written to {} (open in https://ui.perfetto.dev)\n", trace_file);
   }
   return 0;

@@ -1,11 +1,13 @@
 #include "tools/clustersim/report.hpp"
 
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <system_error>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/cluster/cluster.hpp"
 #include "tools/clustersim/version.hpp"
@@ -28,7 +30,60 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
     r.jobs.push_back(workload::simulate_step(in));
     r.info.events_processed += r.jobs.back().events;
   }
+  if (loaded.config.failures) {
+    const scenario::Scenario& sc = loaded.config;
+    reliability::LongRunInputs in;
+    in.failures = &*sc.failures;
+    in.scheduler = sc.scheduler;
+    in.checkpoint = sc.checkpoint;
+    in.nodes = sc.cluster.nodes;
+    in.gpus_per_node = loaded.node.spec.gpus;
+    if (r.fabric) {
+      in.switches = r.fabric->switches;
+      for (const auto& [kind, n] : r.fabric->links) in.links += n;
+    }
+    for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
+      const scenario::ResolvedJob& job = loaded.jobs[i];
+      reliability::JobProfile p;
+      p.name = job.config.name;
+      p.first_node = job.first_gpu / in.gpus_per_node;
+      p.nodes = (job.first_gpu + job.config.gpus + in.gpus_per_node - 1) / in.gpus_per_node - p.first_node;
+      p.gpus = job.config.gpus;
+      p.tokens_per_s = r.jobs[i].tokens_per_s;
+      if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
+      // bf16 weights, fp32 master weights and Adam's two moments: 14 bytes per parameter.
+      p.checkpoint_bytes = sc.checkpoint.size ? sc.checkpoint.size->value() : 14.0 * workload::parameters(job.model).total;
+      in.jobs.push_back(std::move(p));
+    }
+    in.horizon_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 0.0;
+    in.replications = sc.simulation.replications;
+    in.seed = sc.simulation.seed;
+    r.reliability = reliability::simulate_long_run(in);
+    r.info.events_processed += r.reliability->events;
+  }
   return r;
+}
+
+std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r) {
+  std::string out = "time_s,time_d,kind,cause,job,node,gpu\n";
+  for (const auto& e : r.timeline) {
+    const std::string job = e.job >= 0 && static_cast<std::size_t>(e.job) < loaded.jobs.size()
+                                ? loaded.jobs[static_cast<std::size_t>(e.job)].config.name
+                                : std::string();
+    out += fmt::format("{:.3f},{:.6f},{},{},{},{},{}\n", e.time_s, e.time_s / 86400.0, e.kind, e.cause, job,
+                       e.node >= 0 ? fmt::format("{}", e.node) : std::string(),
+                       e.gpu >= 0 ? fmt::format("{}", e.gpu) : std::string());
+  }
+  return out;
+}
+
+std::string gpu_failures_csv(const reliability::LongRunResult& r, std::int64_t gpus_per_node) {
+  std::string out = "gpu,node,local,failures\n";
+  for (std::size_t g = 0; g < r.gpu_failures.size(); ++g) {
+    const auto id = static_cast<std::int64_t>(g);
+    out += fmt::format("{},{},{},{}\n", id, id / gpus_per_node, id % gpus_per_node, r.gpu_failures[g]);
+  }
+  return out;
 }
 
 namespace {
@@ -42,6 +97,41 @@ std::string_view group_name(workload::Group g) {
     case workload::Group::dp: return "dp";
   }
   return "?";
+}
+
+}  // namespace
+
+namespace {
+
+/// A mean, or null when it is not a number (a figure with no replication to average).
+config::Json number(double v) { return std::isfinite(v) ? config::Json(v) : config::Json(nullptr); }
+
+void add_reliability(config::Json& j, const reliability::JobSummary& s, const reliability::LongRunResult& r) {
+  config::Json by_cause = config::Json::object();
+  for (const auto& [k, e] : s.by_cause) by_cause[k] = e.mean;
+  config::Json lost = config::Json::object();
+  double lost_total = 0.0;
+  for (const auto& [k, e] : s.lost_gpu_hours) {
+    lost[k] = e.mean;
+    lost_total += e.mean;
+  }
+  if (j.contains("time_to_train_s")) j["time_to_train_ideal_s"] = j["time_to_train_s"];
+  j["interruptions"] = {{"total", s.interruptions.mean}, {"by_cause", std::move(by_cause)}};
+  j["ettr"] = s.ettr.mean;
+  j["goodput"] = s.goodput_tokens_per_s.mean;
+  j["time_to_train_s"] = number(s.time_to_train_s.mean);
+  j["finished_share"] = s.finished_share;
+  j["lost_gpu_hours"] = std::move(lost);
+  j["lost_gpu_hours_total"] = lost_total;
+  j["checkpoint_interval_s"] = number(s.checkpoint_interval_s);
+  j["checkpoint_blocking_s"] = s.checkpoint_write_s;
+  j["mtbf_s"] = number(s.mtbf_s);
+  j["top1_failure_share"] = number(r.top1_failure_share.mean);
+  j["ci95"] = {{"interruptions", number(s.interruptions.ci95)},
+               {"ettr", number(s.ettr.ci95)},
+               {"goodput", number(s.goodput_tokens_per_s.ci95)},
+               {"time_to_train_s", number(s.time_to_train_s.ci95)},
+               {"top1_failure_share", number(r.top1_failure_share.ci95)}};
 }
 
 }  // namespace
@@ -135,8 +225,23 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   doc["inventory"] = cluster::to_json(result.inventory);
   if (result.fabric) doc["fabric"] = fabric::to_json(*result.fabric);
   config::Json jobs = config::Json::array();
-  for (std::size_t i = 0; i < result.jobs.size(); ++i) jobs.push_back(job_json(loaded.jobs[i], result.jobs[i]));
+  for (std::size_t i = 0; i < result.jobs.size(); ++i) {
+    config::Json j = job_json(loaded.jobs[i], result.jobs[i]);
+    if (result.reliability) add_reliability(j, result.reliability->jobs[i], *result.reliability);
+    jobs.push_back(std::move(j));
+  }
   doc["jobs"] = std::move(jobs);
+  if (result.reliability) {
+    const auto& rel = *result.reliability;
+    config::Json causes = config::Json::object();
+    for (const auto& [k, e] : rel.failures_by_cause) causes[k] = e.mean;
+    doc["failures"] = {{"replications", loaded.config.simulation.replications},
+                       {"horizon_s", rel.elapsed_s},
+                       {"by_cause", std::move(causes)},
+                       {"top1_failure_share", rel.top1_failure_share.mean},
+                       {"retired_nodes", rel.retired_nodes.mean},
+                       {"heterogeneity_alpha", rel.heterogeneity_alpha}};
+  }
   doc["run_info"] = {{"wall_time_s", info.wall_time_s},
                      {"events_processed", info.events_processed},
                      {"events_scheduled", info.events_scheduled}};
@@ -217,6 +322,36 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     part("DP communication", b.dp);
     part("pipeline bubble", b.bubble);
     part("optimizer", b.optimizer);
+    if (result.reliability) {
+      const reliability::JobSummary& rs = result.reliability->jobs[i];
+      const auto pm = [](const reliability::Estimate& e, double scale, int digits) {
+        return std::isfinite(e.ci95) ? fmt::format("{:.{}f} +- {:.{}f}", e.mean * scale, digits, e.ci95 * scale, digits)
+                                     : fmt::format("{:.{}f}", e.mean * scale, digits);
+      };
+      out += fmt::format("  with failures ({} replication{}, {:.1f} days; mean +- 95% interval)\n",
+                         loaded.config.simulation.replications, loaded.config.simulation.replications == 1 ? "" : "s",
+                         result.reliability->elapsed_s / 86400.0);
+      std::vector<std::string> causes;
+      for (const auto& [k, e] : rs.by_cause) causes.push_back(fmt::format("{} {:.1f}", k, e.mean));
+      row("interruptions", fmt::format("{} ({})", pm(rs.interruptions, 1.0, 1), fmt::join(causes, ", ")));
+      row("ETTR", fmt::format("{} % of the time trains", pm(rs.ettr, 100.0, 2)));
+      row("goodput", fmt::format("{} tokens/s", sim::human(sim::Count::of(rs.goodput_tokens_per_s.mean))));
+      if (job.config.train_tokens) {
+        row("time to train", fmt::format("{} days{}", pm(rs.time_to_train_s, 1.0 / 86400.0, 1),
+                                         rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : ""));
+      }
+      double lost_total = 0.0;
+      for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
+      row("lost GPU-hours", fmt::format("{:.0f} (lost work and downtime)", lost_total));
+      row("checkpoints", fmt::format("every {:.1f} min ({}), {:.1f} s blocking each; job MTBF {:.2f} h",
+                                     rs.checkpoint_interval_s / 60.0,
+                                     loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
+                                     rs.checkpoint_write_s, rs.mtbf_s / 3600.0));
+    }
+  }
+  if (result.reliability && std::isfinite(result.reliability->top1_failure_share.mean)) {
+    out += fmt::format("\nGPU failures: the 1% of GPUs that failed most had {:.1f}% of them; {:.1f} nodes retired\n",
+                       100.0 * result.reliability->top1_failure_share.mean, result.reliability->retired_nodes.mean);
   }
   out += fmt::format("\nwall time {:.3f} s, {} events\n", info.wall_time_s, info.events_processed);
   return out;

@@ -13,6 +13,7 @@
 #include "models/config/decode.hpp"
 #include "models/fabric/metrics.hpp"
 #include "models/scenario/scenario.hpp"
+#include "models/reliability/longrun.hpp"
 #include "models/workload/step.hpp"
 
 namespace clustersim::tools {
@@ -28,6 +29,7 @@ struct RunResult {
   cluster::Inventory inventory;
   std::optional<fabric::FabricMetrics> fabric;
   std::vector<workload::StepResult> jobs;  ///< one step of each job, in scenario order
+  std::optional<reliability::LongRunResult> reliability;  ///< when the scenario has failures
   RunInfo info;
 };
 
@@ -51,6 +53,11 @@ std::string result_csv(const RunResult& result);
 
 /// The fabric's metrics as aligned text with units (the `topology` command).
 std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m);
+
+/// The failure timeline (replication 0) as CSV: time_s,time_d,kind,cause,job,node,gpu.
+std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r);
+/// Failures per physical GPU (replication 0), for the health heat map: gpu,node,local,failures.
+std::string gpu_failures_csv(const reliability::LongRunResult& r, std::int64_t gpus_per_node);
 
 /// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so that a
 /// reader never sees a half-written file. Returns an error message, empty on success.

@@ -1,0 +1,182 @@
+#include "models/reliability/config.hpp"
+
+#include <charconv>
+#include <cmath>
+
+#include <fmt/format.h>
+
+namespace clustersim::reliability {
+
+namespace {
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && s.front() == ' ') s.remove_prefix(1);
+  while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+  return s;
+}
+
+bool parse_number(std::string_view s, double& v) {
+  s = trim(s);
+  const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+  return ec == std::errc() && p == s.data() + s.size() && std::isfinite(v);
+}
+
+}  // namespace
+
+bool parse_rate(std::string_view text, FailureRate& out, std::string& why) {
+  const auto slash = text.find('/');
+  const auto dash = text.rfind("-day");
+  if (slash == std::string_view::npos || dash == std::string_view::npos || dash + 4 != text.size() || dash < slash) {
+    why = fmt::format("expected failures per unit and day such as 0.0002/gpu-day, got '{}'", text);
+    return false;
+  }
+  double v = 0.0;
+  if (!parse_number(text.substr(0, slash), v) || v < 0.0) {
+    why = fmt::format("'{}': the rate must be a non-negative number before the '/'", text);
+    return false;
+  }
+  const std::string_view unit = text.substr(slash + 1, dash - slash - 1);
+  for (const auto& [per, name] : enum_names(Per{})) {
+    if (unit == name) {
+      out = {v, per};
+      return true;
+    }
+  }
+  why = fmt::format("'{}': unknown unit '{}'; expected /gpu-day, /node-day, /switch-day, /link-day or /job-day", text,
+                    unit);
+  return false;
+}
+
+bool parse_duration_law(std::string_view text, DurationLaw& out, std::string& why) {
+  text = trim(text);
+  const auto open = text.find('(');
+  if (open == std::string_view::npos) {
+    const sim::Parsed<sim::Time> t = sim::parse_time(text);
+    if (!t) {
+      why = t.error;
+      return false;
+    }
+    out = {DurationLaw::Kind::fixed, *t.value, 1.0};
+    return true;
+  }
+  if (text.back() != ')') {
+    why = fmt::format("'{}': expected NAME(MEAN[, SHAPE]) with a closing ')'", text);
+    return false;
+  }
+  const std::string_view name = trim(text.substr(0, open));
+  const std::string_view args = text.substr(open + 1, text.size() - open - 2);
+  const auto comma = args.find(',');
+  const std::string_view mean_text = trim(args.substr(0, comma));
+  const sim::Parsed<sim::Time> mean = sim::parse_time(mean_text);
+  if (!mean) {
+    why = fmt::format("'{}': {}", text, mean.error);
+    return false;
+  }
+  if (mean.value->seconds() <= 0.0) {
+    why = fmt::format("'{}': the mean must be positive", text);
+    return false;
+  }
+  DurationLaw d{DurationLaw::Kind::fixed, *mean.value, 1.0};
+  if (name == "exponential") {
+    d.kind = DurationLaw::Kind::exponential;
+    if (comma != std::string_view::npos) {
+      why = fmt::format("'{}': exponential takes only its mean", text);
+      return false;
+    }
+  } else if (name == "lognormal" || name == "weibull") {
+    d.kind = name == "lognormal" ? DurationLaw::Kind::lognormal : DurationLaw::Kind::weibull;
+    if (comma == std::string_view::npos || !parse_number(args.substr(comma + 1), d.shape) || d.shape <= 0.0 ||
+        d.shape > 20.0) {
+      why = fmt::format("'{}': {} takes a mean and a shape in (0, 20], e.g. {}(4h, 1.0)", text, name, name);
+      return false;
+    }
+  } else {
+    why = fmt::format("'{}': unknown law '{}'; expected exponential, lognormal or weibull", text, name);
+    return false;
+  }
+  out = d;
+  return true;
+}
+
+std::string format_duration_law(const DurationLaw& d) {
+  const std::string mean = sim::format_time(d.mean);
+  switch (d.kind) {
+    case DurationLaw::Kind::fixed: return mean;
+    case DurationLaw::Kind::exponential: return fmt::format("exponential({})", mean);
+    case DurationLaw::Kind::lognormal: return fmt::format("lognormal({}, {})", mean, d.shape);
+    case DurationLaw::Kind::weibull: return fmt::format("weibull({}, {})", mean, d.shape);
+  }
+  return mean;
+}
+
+std::optional<Per> default_per(std::string_view c) {
+  for (const char* n : {"gpu", "hbm", "sram", "gsp", "thermal", "sdc"}) {
+    if (c == n) return Per::gpu;
+  }
+  for (const char* n : {"nvlink", "nvswitch", "nic", "host", "cpu", "memory", "psu", "ssd", "chassis", "maintenance"}) {
+    if (c == n) return Per::node;
+  }
+  if (c == "switch") return Per::switch_;
+  for (const char* n : {"cable", "optic", "link"}) {
+    if (c == n) return Per::link;
+  }
+  for (const char* n : {"software", "nccl"}) {
+    if (c == n) return Per::job;
+  }
+  return std::nullopt;
+}
+
+bool default_hardware(std::string_view c) { return c != "software" && c != "nccl" && c != "maintenance"; }
+
+}  // namespace clustersim::reliability
+
+namespace clustersim::config {
+
+bool Codec<reliability::FailureRate>::decode(const YAML::Node& n, reliability::FailureRate& out, const Context& ctx) {
+  std::string text;
+  if (!decode_scalar_text(n, text, ctx, "a rate such as 0.0002/gpu-day")) return false;
+  std::string why;
+  if (!reliability::parse_rate(text, out, why)) {
+    ctx.error(n, why);
+    return false;
+  }
+  return true;
+}
+
+Json Codec<reliability::FailureRate>::encode(const reliability::FailureRate& r) {
+  return fmt::format("{}/{}-day", r.per_day, enum_name(r.per));
+}
+
+bool Codec<reliability::DurationLaw>::decode(const YAML::Node& n, reliability::DurationLaw& out, const Context& ctx) {
+  std::string text;
+  if (!decode_scalar_text(n, text, ctx, "a time or a law such as lognormal(4h, 1.0)")) return false;
+  std::string why;
+  if (!reliability::parse_duration_law(text, out, why)) {
+    ctx.error(n, why);
+    return false;
+  }
+  return true;
+}
+
+bool Codec<reliability::CheckpointInterval>::decode(const YAML::Node& n, reliability::CheckpointInterval& out,
+                                                    const Context& ctx) {
+  std::string text;
+  if (!decode_scalar_text(n, text, ctx, "auto or a time such as 2h")) return false;
+  if (text == "auto") {
+    out = {true, sim::Time::zero()};
+    return true;
+  }
+  const sim::Parsed<sim::Time> t = sim::parse_time(text);
+  if (!t || t.value->seconds() <= 0.0) {
+    ctx.error(n, fmt::format("expected auto or a positive time such as 2h, got '{}'", text));
+    return false;
+  }
+  out = {false, *t.value};
+  return true;
+}
+
+Json Codec<reliability::CheckpointInterval>::encode(const reliability::CheckpointInterval& c) {
+  return c.automatic ? std::string("auto") : sim::format_time(c.every);
+}
+
+}  // namespace clustersim::config

@@ -1,0 +1,621 @@
+#include "models/reliability/longrun.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <numeric>
+
+#include <fmt/format.h>
+
+#include "sim/check.hpp"
+#include "sim/engine.hpp"
+#include "sim/random.hpp"
+#include "sim/stats.hpp"
+
+namespace clustersim::reliability {
+
+double pareto_alpha(const Heterogeneity& h) {
+  if (h.kind == HeterogeneityKind::none) return 0.0;
+  if (h.shape > 0.0) return h.shape;
+  return 1.0 / (1.0 - std::log(h.failure_share) / std::log(h.top_fraction));
+}
+
+std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
+  std::vector<ConfigProblem> out;
+  for (const auto& [name, c] : f.components) {
+    const std::string path = "components." + name;
+    if (c.rate.has_value() == c.mtbf.has_value()) {
+      out.push_back({path, "give either rate or mtbf", "rate: 0.0002/gpu-day, or mtbf: 5000d"});
+      continue;
+    }
+    if (c.mtbf && c.mtbf->seconds() <= 0.0) out.push_back({path + ".mtbf", "must be positive", ""});
+    const std::optional<Per> by_name = default_per(name);
+    if (c.rate && c.per && *c.per != c.rate->per) {
+      out.push_back({path + ".per",
+                     fmt::format("'{}' contradicts the rate's unit /{}-day", config::enum_name(*c.per),
+                                 config::enum_name(c.rate->per)),
+                     "drop per: the rate's unit says it"});
+    }
+    if (!c.rate && !c.per && !by_name) {
+      out.push_back({path, fmt::format("'{}' is not a known component class, so its unit is unknown", name),
+                     "add per: gpu, node, switch, link or job"});
+    }
+  }
+  const Heterogeneity& h = f.heterogeneity;
+  if (h.kind == HeterogeneityKind::power_law) {
+    if (h.shape > 0.0) {
+      if (h.shape <= 1.0) out.push_back({"heterogeneity.shape", "a Pareto shape must exceed 1 for a finite mean", "shape: 1.2"});
+    } else if (!(h.top_fraction > 0.0 && h.top_fraction < 1.0 && h.failure_share > h.top_fraction &&
+                 h.failure_share < 1.0)) {
+      out.push_back({"heterogeneity",
+                     "power_law needs shape, or top_fraction p and failure_share y with 0 < p < y < 1",
+                     "top_fraction: 0.01, failure_share: 0.5"});
+    }
+  }
+  return out;
+}
+
+namespace {
+
+constexpr double kDay = 86400.0;
+constexpr std::int64_t kInPool = -1;
+constexpr std::int64_t kInRepair = -2;
+constexpr std::int64_t kRetired = -3;
+
+/// One component class, resolved.
+struct Klass {
+  std::string name;
+  Per per = Per::gpu;
+  double mean_s = 0.0;  ///< mean time between failures of one unit
+  Distribution law = Distribution::exponential;
+  double shape = 1.0;
+  bool hardware = true;
+  bool planned = false;
+  bool restarts = true;
+  bool heterogeneous = false;
+};
+
+std::vector<Klass> resolve_classes(const FailuresConfig& f) {
+  std::vector<Klass> out;
+  for (const auto& [name, c] : f.components) {
+    Klass k;
+    k.name = name;
+    k.per = c.rate ? c.rate->per : c.per ? *c.per : default_per(name).value_or(Per::node);
+    k.mean_s = c.rate ? (c.rate->per_day > 0.0 ? kDay / c.rate->per_day : std::numeric_limits<double>::infinity())
+                      : c.mtbf->seconds();
+    k.law = c.distribution;
+    k.shape = c.shape;
+    k.hardware = c.hardware.value_or(default_hardware(name));
+    k.planned = c.planned;
+    k.restarts = c.effect == Effect::restart;
+    k.heterogeneous = k.per == Per::gpu && f.heterogeneity.kind == HeterogeneityKind::power_law;
+    out.push_back(std::move(k));
+  }
+  return out;
+}
+
+double draw_law(Distribution law, double mean, double shape, sim::RandomStream& r) {
+  switch (law) {
+    case Distribution::exponential: return r.exponential(mean);
+    case Distribution::weibull: return r.weibull(shape, mean / std::tgamma(1.0 + 1.0 / shape));
+    case Distribution::lognormal: return r.lognormal(std::log(mean) - 0.5 * shape * shape, shape);
+  }
+  return mean;
+}
+
+double draw_duration(const DurationLaw& d, sim::RandomStream& r) {
+  const double mean = d.mean.seconds();
+  switch (d.kind) {
+    case DurationLaw::Kind::fixed: return mean;
+    case DurationLaw::Kind::exponential: return r.exponential(mean);
+    case DurationLaw::Kind::lognormal: return draw_law(Distribution::lognormal, mean, d.shape, r);
+    case DurationLaw::Kind::weibull: return draw_law(Distribution::weibull, mean, d.shape, r);
+  }
+  return mean;
+}
+
+struct Node {
+  std::vector<double> mult;  ///< per GPU rate multiplier
+  std::vector<double> failure_times;
+  std::uint32_t gen = 0;
+  std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired
+};
+
+struct JobState {
+  JobProfile p;
+  double tau = 0.0, delta = 0.0, write = 0.0, read = 0.0, mtbf = 0.0;
+  double work = std::numeric_limits<double>::infinity();  ///< seconds of training needed
+  double committed = 0.0;
+  bool running = false, finished = false, waiting = false;
+  double run_start = 0.0, down_since = 0.0;
+  std::string down_cause;
+  std::vector<std::int64_t> slots;  ///< physical node per slot, -1 when missing
+  std::int64_t missing = 0;
+  sim::EventHandle done_event;
+  std::int64_t interruptions = 0;
+  std::map<std::string, std::int64_t> by_cause;
+  std::map<std::string, double> lost_gpu_hours;
+  double finished_at = 0.0;
+};
+
+/// Checkpoint times and interval of a job (the same in every replication).
+void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Klass>& classes) {
+  const CheckpointConfig& c = in.checkpoint;
+  const double size = j.p.checkpoint_bytes;
+  j.write = size / c.write_bandwidth.value();
+  j.read = size / c.read_bandwidth.value_or(c.write_bandwidth).value();
+  j.delta = c.async ? size / static_cast<double>(std::max<std::int64_t>(1, j.p.gpus)) / c.snapshot_bandwidth.value()
+                    : j.write;
+  double rate = 0.0;  // unplanned interruptions per second
+  for (const Klass& k : classes) {
+    if (!k.restarts || k.planned || !std::isfinite(k.mean_s)) continue;
+    double units = 0.0;
+    switch (k.per) {
+      case Per::gpu: units = static_cast<double>(j.p.gpus); break;
+      case Per::node: units = static_cast<double>(j.p.nodes); break;
+      case Per::switch_: units = j.p.nodes > 1 ? static_cast<double>(in.switches) : 0.0; break;
+      case Per::link: units = j.p.nodes > 1 ? static_cast<double>(in.links) : 0.0; break;
+      case Per::job: units = 1.0; break;
+    }
+    rate += units / k.mean_s;
+  }
+  j.mtbf = rate > 0.0 ? 1.0 / rate : std::numeric_limits<double>::infinity();
+  if (!c.interval.automatic) {
+    j.tau = c.interval.every.seconds();
+  } else if (std::isfinite(j.mtbf)) {
+    j.tau = std::max(j.delta, std::sqrt(2.0 * j.delta * j.mtbf) - j.delta);  // Daly, first order
+    if (j.delta == 0.0) j.tau = j.mtbf;
+  } else {
+    j.tau = std::numeric_limits<double>::infinity();
+  }
+  if (j.p.train_tokens) j.work = *j.p.train_tokens / j.p.tokens_per_s;
+}
+
+struct Replication {
+  std::vector<JobState> jobs;
+  std::map<std::string, std::int64_t> failures_by_cause;
+  std::vector<std::int64_t> gpu_failures;
+  std::int64_t retired = 0;
+  double elapsed = 0.0;
+  std::uint64_t events = 0;
+  std::vector<TimelineEvent> timeline;
+};
+
+class Model {
+ public:
+  Model(const LongRunInputs& in, const std::vector<Klass>& classes, std::vector<JobState> jobs,
+        std::uint64_t replication, bool record)
+      : in_(in),
+        classes_(classes),
+        record_(record),
+        gpn_(in.gpus_per_node),
+        hetero_(sim::make_stream(in.seed, "failures.heterogeneity", replication)),
+        repair_rng_(sim::make_stream(in.seed, "failures.repair", replication)),
+        alpha_(pareto_alpha(in.failures->heterogeneity)) {
+    r_.jobs = std::move(jobs);
+    for (const Klass& k : classes_) streams_.push_back(sim::make_stream(in.seed, "failures." + k.name, replication));
+    fail_id_ = engine_.add_handler<&Model::on_failure>(*this);
+    element_back_id_ = engine_.add_handler<&Model::on_element_back>(*this);
+    repaired_id_ = engine_.add_handler<&Model::on_node_repaired>(*this);
+    ready_id_ = engine_.add_handler<&Model::on_ready>(*this);
+    restarted_id_ = engine_.add_handler<&Model::on_restarted>(*this);
+    done_id_ = engine_.add_handler<&Model::on_done>(*this);
+  }
+
+  Replication run(double end) {
+    end_ = end;
+    const std::int64_t physical = in_.nodes + in_.scheduler.spare_nodes;
+    for (std::int64_t n = 0; n < physical; ++n) new_node();
+    // The installed GPUs' multipliers are scaled to average exactly 1, so that the fleet
+    // fails at the configured rate whatever the draw (a Pareto sample mean with shape near 1
+    // is usually well below the distribution's mean); replacements keep the raw draw.
+    if (alpha_ > 0.0) {
+      double sum = 0.0;
+      for (const Node& n : nodes_) sum += std::accumulate(n.mult.begin(), n.mult.end(), 0.0);
+      const double mean = sum / static_cast<double>(physical * gpn_);
+      for (Node& n : nodes_) {
+        for (double& m : n.mult) m /= mean;
+      }
+    }
+    for (std::int64_t n = in_.nodes; n < physical; ++n) pool_.push_back(n);
+    for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
+      JobState& job = r_.jobs[j];
+      job.slots.resize(static_cast<std::size_t>(job.p.nodes));
+      for (std::int64_t s = 0; s < job.p.nodes; ++s) enter_service(job.p.first_node + s, static_cast<std::int64_t>(j), s);
+      job.running = true;
+      job.run_start = 0.0;
+      schedule_done(job, static_cast<std::int64_t>(j));
+    }
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const Klass& k = classes_[c];
+      std::int64_t units = 0;
+      if (k.per == Per::switch_) units = in_.switches;
+      if (k.per == Per::link) units = in_.links;
+      if (k.per == Per::job) units = static_cast<std::int64_t>(r_.jobs.size());
+      for (std::int64_t u = 0; u < units; ++u) schedule_unit(c, u, 0, 1.0, 0.0);
+    }
+    unfinished_ = static_cast<std::int64_t>(std::count_if(r_.jobs.begin(), r_.jobs.end(),
+                                                           [](const JobState& j) { return std::isfinite(j.work); }));
+    engine_.run_until(sim::Time::from_seconds(end_));
+    r_.elapsed = (unfinished_ == 0 && in_.horizon_s <= 0.0) ? last_done_ : end_;
+    r_.events = engine_.events_processed();
+    return std::move(r_);
+  }
+
+ private:
+  // Event arguments: failure = class (8 bits) | generation (24 bits) | unit index (32 bits).
+  static std::uint64_t pack(std::size_t c, std::uint32_t gen, std::int64_t index) {
+    return (static_cast<std::uint64_t>(c) << 56) | (static_cast<std::uint64_t>(gen & 0xFFFFFFu) << 32) |
+           static_cast<std::uint64_t>(index);
+  }
+
+  void record(std::string kind, const std::string& cause, std::int64_t job, std::int64_t node, std::int64_t gpu) {
+    if (record_) r_.timeline.push_back({engine_.now().seconds(), std::move(kind), cause, job, node, gpu});
+  }
+
+  std::int64_t new_node() {
+    Node n;
+    n.mult.assign(static_cast<std::size_t>(gpn_), 1.0);
+    if (alpha_ > 0.0) {
+      const double xm = (alpha_ - 1.0) / alpha_;  // scale for mean 1
+      for (double& m : n.mult) m = hetero_.pareto(alpha_, xm);
+    }
+    nodes_.push_back(std::move(n));
+    r_.gpu_failures.resize(nodes_.size() * static_cast<std::size_t>(gpn_), 0);
+    return static_cast<std::int64_t>(nodes_.size()) - 1;
+  }
+
+  void schedule_unit(std::size_t c, std::int64_t index, std::uint32_t gen, double mult, double from) {
+    const Klass& k = classes_[c];
+    if (!std::isfinite(k.mean_s)) return;
+    const double t = from + draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
+    if (t < end_) engine_.schedule_at(sim::Time::from_seconds(t), fail_id_, pack(c, gen, index));
+  }
+
+  void enter_service(std::int64_t n, std::int64_t job, std::int64_t slot) {
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    node.job = job;
+    r_.jobs[static_cast<std::size_t>(job)].slots[static_cast<std::size_t>(slot)] = n;
+    const double now = engine_.now().seconds();
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const Klass& k = classes_[c];
+      if (k.per == Per::gpu) {
+        for (std::int64_t g = 0; g < gpn_; ++g) {
+          schedule_unit(c, n * gpn_ + g, node.gen, k.heterogeneous ? node.mult[static_cast<std::size_t>(g)] : 1.0, now);
+        }
+      } else if (k.per == Per::node) {
+        schedule_unit(c, n, node.gen, 1.0, now);
+      }
+    }
+  }
+
+  void leave_service(std::int64_t n, std::int64_t state) {
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    ++node.gen;
+    node.job = state;
+  }
+
+  void schedule_done(JobState& j, std::int64_t index) {
+    if (!std::isfinite(j.work)) return;
+    const double remaining = std::max(0.0, j.work - j.committed);
+    double at = j.run_start + remaining + j.delta;
+    if (std::isfinite(j.tau)) {
+      const double cycles = std::max(1.0, std::ceil(remaining / j.tau));
+      at = j.run_start + (cycles - 1.0) * (j.tau + j.delta) + (remaining - (cycles - 1.0) * j.tau) + j.delta;
+    }
+    j.done_event = engine_.schedule_at(sim::Time::from_seconds(std::max(at, engine_.now().seconds())), done_id_,
+                                       static_cast<std::uint64_t>(index));
+  }
+
+  /// Completed checkpoint cycles of a running job at `now`.
+  double committed_cycles(const JobState& j, double now) const {
+    if (!std::isfinite(j.tau)) return 0.0;
+    const double cycle = j.tau + j.delta;
+    double k = std::floor((now - j.run_start) / cycle);
+    // An asynchronous checkpoint counts once its background write has finished.
+    if (in_.checkpoint.async && k >= 1.0 && now < j.run_start + k * cycle + j.write) k -= 1.0;
+    return k;
+  }
+
+  void interrupt(std::int64_t index, const Klass& k) {
+    JobState& j = r_.jobs[static_cast<std::size_t>(index)];
+    if (j.finished || !j.running) return;
+    const double now = engine_.now().seconds();
+    const double k_done = committed_cycles(j, now);
+    const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
+    const double since = now - j.run_start - k_done * cycle;
+    double lost = since;
+    j.committed = std::min(j.work, j.committed + k_done * (std::isfinite(j.tau) ? j.tau : 0.0));
+    if (k.planned) {  // announced: checkpoint first, lose nothing
+      j.committed = std::min(j.work, j.committed + std::min(since, std::isfinite(j.tau) ? j.tau : since));
+      lost = 0.0;
+    }
+    j.lost_gpu_hours[k.name] += lost * static_cast<double>(j.p.gpus) / 3600.0;
+    engine_.cancel(j.done_event);
+    j.running = false;
+    j.down_since = now;
+    j.down_cause = k.name;
+    ++j.interruptions;
+    ++j.by_cause[k.name];
+    record("interruption", k.name, index, -1, -1);
+    engine_.schedule_after(in_.failures->repair.detect, ready_id_, static_cast<std::uint64_t>(index));
+  }
+
+  void fill_from_pool(std::int64_t index) {
+    JobState& j = r_.jobs[static_cast<std::size_t>(index)];
+    for (std::size_t s = 0; s < j.slots.size() && j.missing > 0 && !pool_.empty(); ++s) {
+      if (j.slots[s] >= 0) continue;
+      const std::int64_t n = pool_.front();
+      pool_.erase(pool_.begin());
+      enter_service(n, index, static_cast<std::int64_t>(s));
+      --j.missing;
+    }
+  }
+
+  void begin_restart(JobState& j, std::int64_t index) {
+    j.waiting = false;
+    engine_.schedule_after(sim::Time::from_seconds(in_.failures->repair.restart.seconds() + j.read), restarted_id_,
+                           static_cast<std::uint64_t>(index));
+  }
+
+  void on_failure(sim::Engine&, std::uint64_t arg) {
+    const auto c = static_cast<std::size_t>(arg >> 56);
+    const auto gen = static_cast<std::uint32_t>((arg >> 32) & 0xFFFFFFu);
+    const auto index = static_cast<std::int64_t>(arg & 0xFFFFFFFFu);
+    const Klass& k = classes_[c];
+    const double now = engine_.now().seconds();
+    if (k.per == Per::gpu || k.per == Per::node) {
+      const std::int64_t n = k.per == Per::gpu ? index / gpn_ : index;
+      Node& node = nodes_[static_cast<std::size_t>(n)];
+      if ((node.gen & 0xFFFFFFu) != gen || node.job < 0) return;  // the node left service since
+      const std::int64_t job = node.job;
+      ++r_.failures_by_cause[k.name];
+      if (k.per == Per::gpu) ++r_.gpu_failures[static_cast<std::size_t>(index)];
+      record("failure", k.name, job, n, k.per == Per::gpu ? index : -1);
+      if (!k.restarts) {
+        schedule_unit(c, index, gen, k.heterogeneous ? node.mult[static_cast<std::size_t>(index % gpn_)] : 1.0, now);
+        return;
+      }
+      if (k.hardware) {
+        node.failure_times.push_back(now);
+        JobState& j = r_.jobs[static_cast<std::size_t>(job)];
+        const auto slot = std::find(j.slots.begin(), j.slots.end(), n);
+        CLUSTERSIM_CHECK(slot != j.slots.end(), "a serving node has a slot");
+        *slot = -1;
+        ++j.missing;
+        leave_service(n, kInRepair);
+        engine_.schedule_after(sim::Time::from_seconds(draw_duration(in_.failures->repair.replace, repair_rng_)),
+                               repaired_id_, static_cast<std::uint64_t>(n));
+        fill_from_pool(job);
+      } else {
+        schedule_unit(c, index, gen, k.heterogeneous ? node.mult[static_cast<std::size_t>(index % gpn_)] : 1.0, now);
+      }
+      interrupt(job, k);
+      return;
+    }
+    ++r_.failures_by_cause[k.name];
+    record("failure", k.name, k.per == Per::job ? index : -1, -1, -1);
+    if (k.restarts) {
+      if (k.per == Per::job) {
+        interrupt(index, k);
+      } else {
+        for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
+          if (r_.jobs[j].p.nodes > 1) interrupt(static_cast<std::int64_t>(j), k);
+        }
+      }
+    }
+    if (k.hardware && k.per != Per::job) {
+      engine_.schedule_after(sim::Time::from_seconds(draw_duration(in_.failures->repair.replace, repair_rng_)),
+                             element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
+    } else {
+      schedule_unit(c, index, 0, 1.0, now);
+    }
+  }
+
+  void on_element_back(sim::Engine&, std::uint64_t arg) {
+    schedule_unit(static_cast<std::size_t>(arg >> 32), static_cast<std::int64_t>(arg & 0xFFFFFFFFu), 0, 1.0,
+                  engine_.now().seconds());
+  }
+
+  void on_node_repaired(sim::Engine&, std::uint64_t arg) {
+    const auto n = static_cast<std::int64_t>(arg);
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    const double now = engine_.now().seconds();
+    const SchedulerConfig& sc = in_.scheduler;
+    std::int64_t back = n;
+    if (sc.retire_after > 0) {
+      const double window = sc.retire_window.seconds();
+      const auto recent = std::count_if(node.failure_times.begin(), node.failure_times.end(),
+                                        [&](double t) { return t >= now - window; });
+      if (recent >= sc.retire_after) {
+        node.job = kRetired;
+        ++r_.retired;
+        record("retired", "", -1, n, -1);
+        back = new_node();
+      }
+    }
+    if (back == n) record("repaired", "", -1, n, -1);
+    nodes_[static_cast<std::size_t>(back)].job = kInPool;
+    pool_.push_back(back);
+    for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
+      JobState& job = r_.jobs[j];
+      if (job.missing == 0 || job.finished) continue;
+      fill_from_pool(static_cast<std::int64_t>(j));
+      if (job.waiting && job.missing == 0) begin_restart(job, static_cast<std::int64_t>(j));
+    }
+  }
+
+  void on_ready(sim::Engine&, std::uint64_t arg) {
+    JobState& j = r_.jobs[arg];
+    if (j.finished || j.running) return;
+    if (j.missing > 0) {
+      j.waiting = true;
+      return;
+    }
+    begin_restart(j, static_cast<std::int64_t>(arg));
+  }
+
+  void on_restarted(sim::Engine&, std::uint64_t arg) {
+    JobState& j = r_.jobs[arg];
+    if (j.finished || j.running) return;
+    if (j.missing > 0) {  // a node failed during the restart
+      j.waiting = true;
+      return;
+    }
+    const double now = engine_.now().seconds();
+    j.lost_gpu_hours[j.down_cause] += (now - j.down_since) * static_cast<double>(j.p.gpus) / 3600.0;
+    j.running = true;
+    j.run_start = now;
+    record("restart", j.down_cause, static_cast<std::int64_t>(arg), -1, -1);
+    schedule_done(j, static_cast<std::int64_t>(arg));
+  }
+
+  void on_done(sim::Engine& e, std::uint64_t arg) {
+    JobState& j = r_.jobs[arg];
+    j.finished = true;
+    j.running = false;
+    j.committed = j.work;
+    j.finished_at = e.now().seconds();
+    last_done_ = std::max(last_done_, j.finished_at);
+    record("finished", "", static_cast<std::int64_t>(arg), -1, -1);
+    for (std::int64_t n : j.slots) {
+      if (n >= 0) leave_service(n, kInPool);
+    }
+    if (--unfinished_ == 0 && in_.horizon_s <= 0.0) e.stop();
+  }
+
+ public:
+  /// Training time that counts for job j at the end of the run.
+  [[nodiscard]] double useful(const JobState& j, double end) const {
+    if (j.finished) return j.work;
+    if (!j.running) return j.committed;
+    const double k = committed_cycles(j, end);
+    const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
+    const double since = end - j.run_start - k * cycle;
+    const double base = j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0);
+    return std::min(j.work, base + (std::isfinite(j.tau) ? std::min(since, j.tau) : since));
+  }
+
+ private:
+  const LongRunInputs& in_;
+  const std::vector<Klass>& classes_;
+  bool record_;
+  std::int64_t gpn_;
+  sim::Engine engine_;
+  std::vector<sim::RandomStream> streams_;
+  sim::RandomStream hetero_, repair_rng_;
+  double alpha_;
+  double end_ = 0.0;
+  double last_done_ = 0.0;
+  std::int64_t unfinished_ = 0;
+  std::vector<Node> nodes_;
+  std::vector<std::int64_t> pool_;
+  Replication r_;
+  sim::HandlerId fail_id_, element_back_id_, repaired_id_, ready_id_, restarted_id_, done_id_;
+};
+
+Estimate estimate(const sim::Welford& w) {
+  return {w.mean(), w.count() > 1 ? w.ci95_half_width() : std::numeric_limits<double>::quiet_NaN()};
+}
+
+}  // namespace
+
+LongRunResult simulate_long_run(const LongRunInputs& in) {
+  CLUSTERSIM_CHECK(in.failures != nullptr && in.replications >= 1, "a long run needs failures and replications");
+  const std::vector<Klass> classes = resolve_classes(*in.failures);
+  std::vector<JobState> jobs;
+  double ideal = 0.0;
+  for (const JobProfile& p : in.jobs) {
+    JobState j;
+    j.p = p;
+    plan_checkpoints(j, in, classes);
+    if (std::isfinite(j.work)) ideal = std::max(ideal, j.work);
+    jobs.push_back(std::move(j));
+  }
+  // Without a horizon, run until every job has trained its tokens (a stop at 100 times the
+  // failure-free time guards against a cluster that never gets there).
+  const double end = in.horizon_s > 0.0 ? in.horizon_s : std::max(100.0 * ideal, kDay);
+
+  LongRunResult out;
+  out.heterogeneity_alpha = pareto_alpha(in.failures->heterogeneity);
+  const std::size_t J = jobs.size();
+  std::vector<sim::Welford> interruptions(J), ettr(J), goodput(J), ttt(J);
+  std::vector<std::int64_t> finished(J, 0);
+  std::vector<std::vector<std::map<std::string, double>>> causes(J), lost(J);
+  std::vector<std::map<std::string, double>> failures;
+  sim::Welford top1, retired;
+  for (std::int64_t rep = 0; rep < in.replications; ++rep) {
+    Model model(in, classes, jobs, static_cast<std::uint64_t>(rep), rep == 0);
+    Replication r = model.run(end);
+    out.events += r.events;
+    for (std::size_t j = 0; j < J; ++j) {
+      const JobState& s = r.jobs[j];
+      const double elapsed = s.finished ? s.finished_at : r.elapsed;
+      const double useful = model.useful(s, r.elapsed);
+      interruptions[j].add(static_cast<double>(s.interruptions));
+      ettr[j].add(elapsed > 0.0 ? useful / elapsed : 0.0);
+      goodput[j].add(elapsed > 0.0 ? useful * s.p.tokens_per_s / elapsed : 0.0);
+      if (std::isfinite(s.work)) ttt[j].add(s.finished ? s.finished_at : elapsed * s.work / std::max(useful, 1e-9));
+      finished[j] += s.finished ? 1 : 0;
+      std::map<std::string, double> c, l;
+      for (const auto& [k, v] : s.by_cause) c[k] = static_cast<double>(v);
+      for (const auto& [k, v] : s.lost_gpu_hours) l[k] = v;
+      causes[j].push_back(std::move(c));
+      lost[j].push_back(std::move(l));
+    }
+    std::map<std::string, double> f;
+    for (const auto& [k, v] : r.failures_by_cause) f[k] = static_cast<double>(v);
+    failures.push_back(std::move(f));
+    retired.add(static_cast<double>(r.retired));
+    std::vector<std::int64_t> counts = r.gpu_failures;
+    const double total = static_cast<double>(std::accumulate(counts.begin(), counts.end(), std::int64_t{0}));
+    if (total > 0.0 && !counts.empty()) {
+      const auto top = static_cast<std::ptrdiff_t>(std::ceil(0.01 * static_cast<double>(counts.size())));
+      std::partial_sort(counts.begin(), counts.begin() + top, counts.end(), std::greater<>());
+      top1.add(static_cast<double>(std::accumulate(counts.begin(), counts.begin() + top, std::int64_t{0})) / total);
+    }
+    if (rep == 0) {
+      out.elapsed_s = r.elapsed;
+      out.timeline = std::move(r.timeline);
+      out.gpu_failures = std::move(r.gpu_failures);
+    }
+  }
+  // Per-cause figures: a cause absent from a replication counts as zero there.
+  const auto summarize = [&](const std::vector<std::map<std::string, double>>& reps) {
+    std::map<std::string, Estimate> m;
+    std::map<std::string, sim::Welford> w;
+    for (const auto& rep : reps) {
+      for (const auto& [k, v] : rep) w[k];
+    }
+    for (const auto& rep : reps) {
+      for (auto& [k, acc] : w) {
+        const auto it = rep.find(k);
+        acc.add(it == rep.end() ? 0.0 : it->second);
+      }
+    }
+    for (const auto& [k, acc] : w) m[k] = estimate(acc);
+    return m;
+  };
+  for (std::size_t j = 0; j < J; ++j) {
+    JobSummary s;
+    s.name = jobs[j].p.name;
+    s.interruptions = estimate(interruptions[j]);
+    s.by_cause = summarize(causes[j]);
+    s.ettr = estimate(ettr[j]);
+    s.goodput_tokens_per_s = estimate(goodput[j]);
+    if (ttt[j].count() > 0) s.time_to_train_s = estimate(ttt[j]);
+    s.finished_share = static_cast<double>(finished[j]) / static_cast<double>(in.replications);
+    s.lost_gpu_hours = summarize(lost[j]);
+    s.checkpoint_interval_s = jobs[j].tau;
+    s.checkpoint_write_s = jobs[j].delta;
+    s.mtbf_s = jobs[j].mtbf;
+    out.jobs.push_back(std::move(s));
+  }
+  out.failures_by_cause = summarize(failures);
+  if (top1.count() > 0) out.top1_failure_share = estimate(top1);
+  out.retired_nodes = estimate(retired);
+  return out;
+}
+
+}  // namespace clustersim::reliability

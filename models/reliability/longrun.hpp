@@ -1,0 +1,130 @@
+// The long horizon: failures, repairs, spares and checkpoint/restart of training jobs over
+// days to months, in closed form between events.
+//
+// Each failure process is one unit (a GPU, a node, a switch, a cable, a job) with times
+// between failures drawn from its component's law with the configured mean, divided by
+// the unit's rate multiplier (per-GPU heterogeneity). GPU and node units fail only while
+// their node serves a job; switches and cables always. Failures are engine events; nothing
+// happens between them, so a job's progress is advanced in closed form: running since s
+// with checkpoint interval tau and blocking checkpoint time delta, at time t it has
+// committed floor((t - s) / (tau + delta)) tau more seconds of training and would lose the
+// rest. A 54-day run of a 16,384-GPU job is a few hundred events per replication.
+//
+// A failure that stops a job (effect restart): the work since the last completed
+// checkpoint is lost (none for a planned one), the job is down for detect + restart +
+// checkpoint read, and longer if a failed node (hardware) has no hot spare to replace it:
+// the job then waits until a node comes back from repair (replace time). Repaired nodes
+// return to the spare pool; a node with retire_after failures within retire_window is
+// retired instead and a new one (fresh rate multipliers) arrives after the replace time.
+//
+// Heterogeneity (power_law): each GPU's rate multiplier is Pareto(alpha) scaled to mean 1,
+// x_m = (alpha - 1) / alpha; the installed fleet's multipliers are then divided by their
+// sample mean, so that the fleet fails at the configured rate (with alpha near 1 a sample
+// mean is usually well below 1, which would silently lower every rate). The top fraction p of a Pareto population holds a share
+// p^(1 - 1/alpha) of the total, so "the top p cause share y" gives
+// alpha = 1 / (1 - ln y / ln p) (p = 1%, y = 50%: alpha = 1.177).
+//
+// Checkpoint interval auto: Daly's first-order optimum (Daly, FGCS 2006)
+// tau = sqrt(2 delta M) - delta, from the job's expected MTBF M under the configured rates
+// (unplanned failures that restart it) and the blocking checkpoint time delta.
+//
+// ETTR (effective training time ratio) = training time that counts / elapsed wall time;
+// goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x (lost work + downtime),
+// by the cause of the interruption.
+//
+// LIMITATIONS: switch and cable failures stop every multi-node job (paths are not traced);
+// idle spares do not fail; a shrinking DP degree, burn-in, job queues and shared-storage
+// contention between jobs checkpointing at once are not modelled yet; the jobs' step time
+// is that of the healthy cluster.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/reliability/config.hpp"
+
+namespace clustersim::reliability {
+
+struct JobProfile {
+  std::string name;
+  std::int64_t first_node = 0;  ///< the job's nodes: first_node .. first_node + nodes - 1
+  std::int64_t nodes = 0;
+  std::int64_t gpus = 0;
+  double tokens_per_s = 0.0;               ///< healthy throughput
+  std::optional<double> train_tokens;      ///< none: train until the horizon
+  double checkpoint_bytes = 0.0;
+};
+
+struct LongRunInputs {
+  const FailuresConfig* failures = nullptr;
+  SchedulerConfig scheduler;
+  CheckpointConfig checkpoint;
+  std::int64_t nodes = 0;  ///< in the cluster (spares are extra)
+  std::int64_t gpus_per_node = 0;
+  std::int64_t switches = 0;
+  std::int64_t links = 0;
+  std::vector<JobProfile> jobs;
+  double horizon_s = 0.0;  ///< 0: until every job has trained its tokens
+  std::int64_t replications = 1;
+  std::uint64_t seed = 1;
+};
+
+/// Mean and 95% confidence half-width over replications (NaN half-width for one).
+struct Estimate {
+  double mean = 0.0;
+  double ci95 = 0.0;
+};
+
+struct JobSummary {
+  std::string name;
+  Estimate interruptions;
+  std::map<std::string, Estimate> by_cause;
+  Estimate ettr;
+  Estimate goodput_tokens_per_s;
+  Estimate time_to_train_s;  ///< projected from the ETTR when not finished within the horizon
+  double finished_share = 0.0;
+  std::map<std::string, Estimate> lost_gpu_hours;
+  double checkpoint_interval_s = 0.0;
+  double checkpoint_write_s = 0.0;  ///< blocking time of one checkpoint
+  double mtbf_s = 0.0;              ///< expected, from the rates
+};
+
+struct TimelineEvent {
+  double time_s = 0.0;
+  std::string kind;   ///< failure, interruption, restart, repaired, retired, finished
+  std::string cause;  ///< component class
+  std::int64_t job = -1;
+  std::int64_t node = -1;  ///< physical node id
+  std::int64_t gpu = -1;   ///< physical GPU id (node x gpus_per_node + index)
+};
+
+struct LongRunResult {
+  std::vector<JobSummary> jobs;
+  std::map<std::string, Estimate> failures_by_cause;  ///< every failure, cluster-wide
+  Estimate top1_failure_share;  ///< share of GPU failures on the 1% of GPUs that failed most
+  Estimate retired_nodes;
+  double elapsed_s = 0.0;       ///< of replication 0
+  std::vector<TimelineEvent> timeline;     ///< replication 0
+  std::vector<std::int64_t> gpu_failures;  ///< replication 0, per physical GPU
+  std::uint64_t events = 0;
+  double heterogeneity_alpha = 0.0;  ///< 0: none
+};
+
+/// A problem with the failure configuration: key path below `failures` and a message.
+struct ConfigProblem {
+  std::string path;
+  std::string message;
+  std::string hint;
+};
+std::vector<ConfigProblem> check_failures(const FailuresConfig& f);
+
+/// The Pareto shape of the heterogeneity (0 when none).
+double pareto_alpha(const Heterogeneity& h);
+
+/// Runs `replications` independent replications.
+LongRunResult simulate_long_run(const LongRunInputs& in);
+
+}  // namespace clustersim::reliability

@@ -1,0 +1,256 @@
+// The long horizon: rates and laws parse, checkpoint/restart matches its renewal equation,
+// Young/Daly's optimum is recovered by a sweep, spares and retirement do what they say.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <numeric>
+#include <vector>
+
+#include "models/reliability/longrun.hpp"
+#include "sim/random.hpp"
+
+using namespace clustersim;
+using namespace clustersim::reliability;
+
+namespace {
+
+constexpr double kDay = 86400.0;
+
+/// One 64-GPU job (8 nodes of 8) whose only failures are `software` at one per `mtbf_days`
+/// per job (no node swaps), a checkpoint of `ckpt_bytes` at 1 TB/s.
+struct Fixture {
+  FailuresConfig failures;
+  LongRunInputs in;
+
+  explicit Fixture(double mtbf_days, double ckpt_bytes = 60e12) {
+    ComponentConfig c;
+    c.mtbf = sim::Time::from_seconds(mtbf_days * kDay);
+    c.per = Per::job;
+    failures.components["software"] = c;
+    in.failures = &failures;
+    in.nodes = 8;
+    in.gpus_per_node = 8;
+    in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+    JobProfile j;
+    j.name = "job";
+    j.nodes = 8;
+    j.gpus = 64;
+    j.tokens_per_s = 1e6;
+    j.checkpoint_bytes = ckpt_bytes;
+    in.jobs.push_back(j);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("failure rates and duration laws parse, and say what is wrong") {
+  FailureRate r;
+  std::string why;
+  REQUIRE(parse_rate("0.0002/gpu-day", r, why));
+  CHECK(r.per_day == doctest::Approx(0.0002));
+  CHECK(r.per == Per::gpu);
+  REQUIRE(parse_rate("1/switch-day", r, why));
+  CHECK(r.per == Per::switch_);
+  CHECK_FALSE(parse_rate("0.0002/gpu", r, why));
+  CHECK_FALSE(parse_rate("0.0002/rack-day", r, why));
+  CHECK(why.find("unknown unit 'rack'") != std::string::npos);
+  CHECK_FALSE(parse_rate("-1/gpu-day", r, why));
+
+  DurationLaw d;
+  REQUIRE(parse_duration_law("lognormal(4h, 1.0)", d, why));
+  CHECK(d.kind == DurationLaw::Kind::lognormal);
+  CHECK(d.mean.seconds() == doctest::Approx(4 * 3600));
+  CHECK(d.shape == doctest::Approx(1.0));
+  REQUIRE(parse_duration_law("10min", d, why));
+  CHECK(d.kind == DurationLaw::Kind::fixed);
+  REQUIRE(parse_duration_law("exponential(2h)", d, why));
+  CHECK(d.kind == DurationLaw::Kind::exponential);
+  CHECK_FALSE(parse_duration_law("weibull(4h)", d, why));
+  CHECK_FALSE(parse_duration_law("gamma(4h, 2)", d, why));
+  CHECK_FALSE(parse_duration_law("lognormal(4h, 1.0", d, why));
+  CHECK(format_duration_law(DurationLaw{DurationLaw::Kind::weibull, sim::Time::from_seconds(3600), 0.7}) ==
+        "weibull(1h, 0.7)");
+}
+
+TEST_CASE("power law: the top p of a Pareto population holds p^(1 - 1/alpha) of it") {
+  Heterogeneity h;
+  h.kind = HeterogeneityKind::power_law;
+  h.top_fraction = 0.01;
+  h.failure_share = 0.5;
+  // 0.5 = 0.01^(1 - 1/alpha)  =>  alpha = 1 / (1 - ln 0.5 / ln 0.01) = 1.1772
+  CHECK(pareto_alpha(h) == doctest::Approx(1.0 / (1.0 - std::log(0.5) / std::log(0.01))));
+  CHECK(pareto_alpha(h) == doctest::Approx(1.1772).epsilon(1e-3));
+  // The identity itself, on a large sample with a light enough tail to converge (alpha 2:
+  // the top 1% hold 0.01^0.5 = 10%).
+  sim::RandomStream rng = sim::make_stream(1, "pareto");
+  std::vector<double> x(400'000);
+  for (double& v : x) v = rng.pareto(2.0, 0.5);
+  std::sort(x.begin(), x.end(), std::greater<>());
+  const double total = std::accumulate(x.begin(), x.end(), 0.0);
+  const double top = std::accumulate(x.begin(), x.begin() + 4000, 0.0);
+  CHECK(top / total == doctest::Approx(0.1).epsilon(0.1));
+  CHECK(total / static_cast<double>(x.size()) == doctest::Approx(1.0).epsilon(0.02));
+}
+
+TEST_CASE("checkpoint/restart follows its renewal equation: ETTR = tau / ((M + D)(e^((tau + delta)/M) - 1))") {
+  // Poisson failures at mean M while running; each attempt at a segment of tau + delta
+  // succeeds with probability p = e^(-(tau + delta)/M) and costs M (1 - p) on average; a
+  // failed one adds the downtime D. Per committed tau: (M + D)(1 - p) / p.
+  Fixture f(1.0);
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(7200)};
+  f.in.horizon_s = 4000 * kDay;
+  f.in.replications = 4;
+  const LongRunResult r = simulate_long_run(f.in);
+  const double M = kDay, tau = 7200, delta = 60, D = 300 + 600 + 60;
+  const double expected = tau / ((M + D) * (std::exp((tau + delta) / M) - 1.0));
+  CHECK(r.jobs[0].ettr.mean == doctest::Approx(expected).epsilon(0.005));
+  CHECK(r.jobs[0].checkpoint_write_s == doctest::Approx(delta));
+  // Interruptions: one per failure while running, ETTR-ish of the time.
+  CHECK(r.jobs[0].interruptions.mean < 4000.0);
+  CHECK(r.jobs[0].interruptions.mean > 3500.0);
+}
+
+TEST_CASE("without failures a job loses only its checkpoints: ETTR = tau / (tau + delta)") {
+  Fixture f(1.0);
+  f.failures.components.clear();
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  f.in.horizon_s = 10 * kDay;
+  const LongRunResult r = simulate_long_run(f.in);
+  CHECK(r.jobs[0].ettr.mean == doctest::Approx(3600.0 / 3660.0).epsilon(1e-4));
+  CHECK(r.jobs[0].interruptions.mean == 0.0);
+  CHECK(std::isinf(r.jobs[0].mtbf_s));
+}
+
+TEST_CASE("Young/Daly: a sweep of the interval finds the optimum sqrt(2 delta M) - delta within 5%") {
+  const double M = kDay, delta = 60.0;
+  const double daly = std::sqrt(2.0 * delta * M) - delta;
+  // ETTR at fixed intervals around the optimum, the same failures for each (same seed); a
+  // parabola through the sweep in log(tau) locates the maximum.
+  std::vector<double> xs, ys;
+  for (double k = 0.4; k <= 2.51; k *= 1.1) {
+    Fixture f(1.0);
+    f.in.checkpoint.interval = {false, sim::Time::from_seconds(k * daly)};
+    f.in.horizon_s = 20000 * kDay;
+    const LongRunResult r = simulate_long_run(f.in);
+    xs.push_back(std::log(k));
+    ys.push_back(r.jobs[0].ettr.mean);
+  }
+  // Least-squares quadratic y = a x^2 + b x + c.
+  double s[5] = {0, 0, 0, 0, 0}, t[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    double p = 1.0;
+    for (int e = 0; e < 5; ++e, p *= xs[i]) s[e] += p;
+    t[0] += ys[i];
+    t[1] += ys[i] * xs[i];
+    t[2] += ys[i] * xs[i] * xs[i];
+  }
+  // Normal equations [s4 s3 s2; s3 s2 s1; s2 s1 s0] [a b c] = [t2 t1 t0], by Cramer's rule.
+  const auto det3 = [](double a, double b, double c, double d, double e, double f, double g, double h, double i) {
+    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
+  };
+  const double D = det3(s[4], s[3], s[2], s[3], s[2], s[1], s[2], s[1], s[0]);
+  const double a = det3(t[2], s[3], s[2], t[1], s[2], s[1], t[0], s[1], s[0]) / D;
+  const double b = det3(s[4], t[2], s[2], s[3], t[1], s[1], s[2], t[0], s[0]) / D;
+  REQUIRE(a < 0.0);
+  const double best = daly * std::exp(-b / (2.0 * a));
+  CHECK(best / daly == doctest::Approx(1.0).epsilon(0.05));
+}
+
+TEST_CASE("auto interval is Daly's sqrt(2 delta M) - delta from the job's MTBF") {
+  Fixture f(0.5);
+  f.in.horizon_s = 5 * kDay;
+  const LongRunResult r = simulate_long_run(f.in);
+  CHECK(r.jobs[0].mtbf_s == doctest::Approx(0.5 * kDay));
+  CHECK(r.jobs[0].checkpoint_interval_s == doctest::Approx(std::sqrt(2.0 * 60.0 * 0.5 * kDay) - 60.0));
+}
+
+TEST_CASE("hardware failures: without spares the job waits for repairs; spares keep it going") {
+  const auto run = [](std::int64_t spares) {
+    FailuresConfig failures;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.01, Per::gpu};  // 64 GPUs: 0.64 failures a day
+    failures.components["gpu"] = gpu;
+    failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(2 * kDay), 1.0};
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 8;
+    in.gpus_per_node = 8;
+    in.scheduler.spare_nodes = spares;
+    in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+    in.jobs.push_back({"job", 0, 8, 64, 1e6, std::nullopt, 1e12});
+    in.horizon_s = 200 * kDay;
+    in.replications = 3;
+    return simulate_long_run(in);
+  };
+  const LongRunResult none = run(0);
+  const LongRunResult some = run(4);
+  CHECK(some.jobs[0].ettr.mean > none.jobs[0].ettr.mean + 0.2);
+  CHECK(some.failures_by_cause.at("gpu").mean == doctest::Approx(0.64 * 200).epsilon(0.15));
+}
+
+TEST_CASE("heterogeneity concentrates failures on a few GPUs; retirement removes the worst nodes") {
+  const auto run = [](HeterogeneityKind kind, std::int64_t retire_after) {
+    FailuresConfig failures;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.001, Per::gpu};
+    failures.components["gpu"] = gpu;
+    failures.heterogeneity.kind = kind;
+    failures.heterogeneity.top_fraction = 0.01;
+    failures.heterogeneity.failure_share = 0.5;
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 256;
+    in.gpus_per_node = 8;
+    in.scheduler.spare_nodes = 16;
+    in.scheduler.retire_after = retire_after;
+    in.jobs.push_back({"job", 0, 256, 2048, 1e6, std::nullopt, 1e12});
+    in.horizon_s = 365 * kDay;
+    in.replications = 5;
+    in.seed = 3;
+    return simulate_long_run(in);
+  };
+  const LongRunResult flat = run(HeterogeneityKind::none, 0);
+  const LongRunResult heavy = run(HeterogeneityKind::power_law, 0);
+  CHECK(heavy.top1_failure_share.mean > flat.top1_failure_share.mean + 0.1);
+  CHECK(heavy.heterogeneity_alpha == doctest::Approx(1.1772).epsilon(1e-3));
+  const LongRunResult retiring = run(HeterogeneityKind::power_law, 2);
+  CHECK(retiring.retired_nodes.mean > 0.0);
+  CHECK(flat.retired_nodes.mean == 0.0);
+}
+
+TEST_CASE("the same seed gives the same run; another seed another") {
+  Fixture f(0.2);
+  f.in.horizon_s = 30 * kDay;
+  f.in.replications = 3;
+  const LongRunResult a = simulate_long_run(f.in);
+  const LongRunResult b = simulate_long_run(f.in);
+  CHECK(a.jobs[0].ettr.mean == b.jobs[0].ettr.mean);
+  CHECK(a.timeline.size() == b.timeline.size());
+  f.in.seed = 2;
+  const LongRunResult c = simulate_long_run(f.in);
+  CHECK(c.jobs[0].ettr.mean != a.jobs[0].ettr.mean);
+}
+
+TEST_CASE("check_failures: each inconsistency names its key") {
+  FailuresConfig f;
+  ComponentConfig both;
+  both.rate = FailureRate{0.1, Per::gpu};
+  both.mtbf = sim::Time::from_seconds(kDay);
+  f.components["gpu"] = both;
+  ComponentConfig unknown;
+  unknown.mtbf = sim::Time::from_seconds(kDay);
+  f.components["fan"] = unknown;
+  ComponentConfig clash;
+  clash.rate = FailureRate{0.1, Per::node};
+  clash.per = Per::gpu;
+  f.components["psu"] = clash;
+  f.heterogeneity.kind = HeterogeneityKind::power_law;
+  const auto problems = check_failures(f);
+  REQUIRE(problems.size() == 4);
+  CHECK(problems[0].path == "components.fan");
+  CHECK(problems[1].path == "components.gpu");
+  CHECK(problems[2].path == "components.psu.per");
+  CHECK(problems[3].path == "heterogeneity");
+}
