@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <span>
 
 #include "sim/check.hpp"
 
@@ -64,7 +65,9 @@ std::vector<std::pair<fabric::LinkId, double>> hottest_links(const fabric::Fabri
 
 namespace {
 
-sim::Time path_latency(const fabric::Fabric& f, const std::vector<fabric::LinkId>& path) {
+using Path = std::span<const fabric::LinkId>;
+
+sim::Time path_latency(const fabric::Fabric& f, Path path) {
   sim::Time t = sim::Time::zero();
   for (fabric::LinkId l : path) t += f.links[l.value].latency;
   return t;
@@ -72,10 +75,10 @@ sim::Time path_latency(const fabric::Fabric& f, const std::vector<fabric::LinkId
 
 // The links of transfer t. A hop into or out of a switch (in-network reduction) crosses
 // only the links between the GPU and that switch: its NVLink for the scale-up switch, its
-// host and access links for the fabric's aggregation tree.
-void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out,
-                   fabric::LoadView load = {}) {
-  out.clear();
+// host and access links for the fabric's aggregation tree. Appended to `out`.
+void route_append(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out,
+                  fabric::LoadView load = {}) {
+  const std::size_t start = out.size();
   const auto nvlink = [&](std::int64_t gpu) {
     CLUSTERSIM_CHECK(f.has_nvlink && !f.scaleup_mesh, "an NVLS transfer on a node without an NVLink switch");
     return fabric::LinkId{f.nvlink_base + 2 * static_cast<std::uint32_t>(gpu)};
@@ -96,12 +99,20 @@ void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flo
       out.push_back(fabric::LinkId{host(t.dst).value + 1});
       break;
   }
-  for (fabric::LinkId l : out) CLUSTERSIM_CHECK(!f.failed(l), "an in-network reduction crosses a failed link");
+  for (std::size_t i = start; i < out.size(); ++i) {
+    CLUSTERSIM_CHECK(!f.failed(out[i]), "an in-network reduction crosses a failed link");
+  }
+}
+
+void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out,
+                   fabric::LoadView load = {}) {
+  out.clear();
+  route_append(f, t, flow, out, load);
 }
 
 // Latency of transfer t over `path` (its links): a hop into the aggregation tree climbs the
 // tree and comes down again, which the route to its `dst` (a GPU on a far node) stands for.
-sim::Time transfer_latency(const fabric::Fabric& f, const Transfer& t, const std::vector<fabric::LinkId>& path) {
+sim::Time transfer_latency(const fabric::Fabric& f, const Transfer& t, Path path) {
   if (t.hop != Hop::fabric_in) return path_latency(f, path);
   std::vector<fabric::LinkId> tree;
   if (!f.route(t.src, t.dst, 0, tree)) return path_latency(f, path);
@@ -110,8 +121,7 @@ sim::Time transfer_latency(const fabric::Fabric& f, const Transfer& t, const std
 
 // The rate bound of transfer t in bytes/s (+inf for none): in-network reduction runs at the
 // switch's reduction rate, a share of the line rate of the GPU's link into it.
-double rate_bound(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t,
-                  const std::vector<fabric::LinkId>& path) {
+double rate_bound(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t, Path path) {
   switch (t.hop) {
     case Hop::gpu: return std::numeric_limits<double>::infinity();
     case Hop::scaleup_in:
@@ -134,36 +144,166 @@ double count_load(const void* counts, fabric::LinkId l) {
 
 }  // namespace
 
-sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load) {
+AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s)
+    : call_overhead_(cfg.call_overhead.seconds()), fabric_links_(f.links.size()) {
   std::vector<std::uint32_t> count(f.links.size(), 0);
-  std::vector<std::vector<fabric::LinkId>> paths;
-  if (load) load->bytes.assign(f.links.size(), 0.0);
-  double total = cfg.call_overhead.seconds();
-  for (const Phase& phase : s.phases) {
-    paths.resize(phase.transfers.size());
-    for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
-      route_or_fail(f, phase.transfers[i], i, paths[i], fabric::LoadView{&count_load<std::uint32_t>, &count});
-      for (fabric::LinkId l : paths[i]) ++count[l.value];
+  build(f, cfg, s, count);
+}
+
+AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
+                                   RouteScratch& scratch)
+    : call_overhead_(cfg.call_overhead.seconds()), fabric_links_(f.links.size()) {
+  if (scratch.count_.size() != f.links.size()) scratch.count_.assign(f.links.size(), 0);
+  build(f, cfg, s, scratch.count_);
+}
+
+void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
+                             std::vector<std::uint32_t>& count) {
+  std::size_t transfers = 0;
+  for (const Phase& phase : s.phases) transfers += phase.transfers.size();
+  repeats_.reserve(s.phases.size());
+  phase_first_.reserve(s.phases.size() + 1);
+  routes_.reserve(transfers);
+  links_.reserve(transfers * 6);  // a Clos route across pods: 8 links; inside a leaf: 4
+  const double step_latency = cfg.step_latency.seconds();
+  std::size_t phase_links = 0;
+  // Counts are cleared after each phase; a route that throws clears the phase's too.
+  struct Clear {
+    std::vector<std::uint32_t>& count;
+    const std::vector<fabric::LinkId>& links;
+    const std::size_t& from;
+    ~Clear() {
+      for (std::size_t k = from; k < links.size(); ++k) count[links[k].value] = 0;
     }
-    double step = 0.0;
+  } const clear{count, links_, phase_links};
+  for (const Phase& phase : s.phases) {
+    repeats_.push_back(phase.repeat);
+    const std::size_t first = routes_.size();
+    phase_links = links_.size();
+    phase_first_.push_back(first);
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
       const Transfer& t = phase.transfers[i];
-      double rate = paths[i].empty() ? std::numeric_limits<double>::infinity() : rate_bound(f, cfg, t, paths[i]);
-      for (fabric::LinkId l : paths[i]) {
-        rate = std::min(rate, link_capacity(f.links[l.value], cfg) / count[l.value]);
-        if (load) load->bytes[l.value] += t.bytes * static_cast<double>(phase.repeat);
-      }
-      const double time = cfg.step_latency.seconds() + transfer_latency(f, t, paths[i]).seconds() +
-                          (paths[i].empty() ? 0.0 : t.bytes / rate);
-      step = std::max(step, time);
+      const std::size_t start = links_.size();
+      route_append(f, t, i, links_, fabric::LoadView{&count_load<std::uint32_t>, &count});
+      CLUSTERSIM_CHECK(links_.size() < std::numeric_limits<std::uint32_t>::max(), "too many links in one schedule");
+      for (std::size_t k = start; k < links_.size(); ++k) ++count[links_[k].value];
+      Route r;
+      r.first_link = static_cast<std::uint32_t>(start);
+      r.link_count = static_cast<std::uint32_t>(links_.size() - start);
+      r.src = t.src;
+      r.dst = t.dst;
+      r.hop = t.hop;
+      routes_.push_back(r);
     }
-    for (const auto& path : paths) {
-      for (fabric::LinkId l : path) count[l.value] = 0;
+    // Rates once every transfer of the phase is on its links.
+    for (std::size_t i = first; i < routes_.size(); ++i) {
+      Route& r = routes_[i];
+      const Transfer& t = phase.transfers[i - first];
+      const Path path(links_.data() + r.first_link, r.link_count);
+      double rate = path.empty() ? std::numeric_limits<double>::infinity() : rate_bound(f, cfg, t, path);
+      for (fabric::LinkId l : path) rate = std::min(rate, link_capacity(f.links[l.value], cfg) / count[l.value]);
+      r.rate = rate;
+      r.fixed = step_latency + transfer_latency(f, t, path).seconds();
+    }
+    for (std::size_t k = phase_links; k < links_.size(); ++k) count[links_[k].value] = 0;
+  }
+  phase_links = links_.size();
+  phase_first_.push_back(routes_.size());
+}
+
+void AnalyticalRoutes::check_counts(const Schedule& s) const {
+  CLUSTERSIM_CHECK(s.phases.size() == repeats_.size(), "a schedule of another shape than its routes");
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    CLUSTERSIM_CHECK(s.phases[p].transfers.size() == phase_first_[p + 1] - phase_first_[p],
+                     "a schedule of another shape than its routes");
+  }
+}
+
+bool AnalyticalRoutes::matches(const Schedule& s) const {
+  if (s.phases.size() != repeats_.size()) return false;
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    const Phase& phase = s.phases[p];
+    if (phase.repeat != repeats_[p] || phase.transfers.size() != phase_first_[p + 1] - phase_first_[p]) return false;
+    const Route* r = routes_.data() + phase_first_[p];
+    for (const Transfer& t : phase.transfers) {
+      if (t.src != r->src || t.dst != r->dst || t.hop != r->hop) return false;
+      ++r;
+    }
+  }
+  return true;
+}
+
+sim::Time AnalyticalRoutes::time(const Schedule& s) const {
+  check_counts(s);
+  double total = call_overhead_;
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    const Phase& phase = s.phases[p];
+    const Route* r = routes_.data() + phase_first_[p];
+    double step = 0.0;
+    for (const Transfer& t : phase.transfers) {
+      const double time = r->fixed + (r->link_count == 0 ? 0.0 : t.bytes / r->rate);
+      step = std::max(step, time);
+      ++r;
     }
     total += step * static_cast<double>(phase.repeat);
   }
   CLUSTERSIM_CHECK(total < 9.2e9, "a collective longer than 292 years");
   return sim::Time::from_seconds(total);
+}
+
+void AnalyticalRoutes::add_load(const Schedule& s, LinkLoad& load) const {
+  check_counts(s);
+  if (load.bytes.empty()) load.bytes.assign(fabric_links_, 0.0);
+  CLUSTERSIM_CHECK(load.bytes.size() == fabric_links_, "a link load of another fabric");
+  for (std::size_t p = 0; p < s.phases.size(); ++p) {
+    const Phase& phase = s.phases[p];
+    const Route* r = routes_.data() + phase_first_[p];
+    for (const Transfer& t : phase.transfers) {
+      for (std::uint32_t k = 0; k < r->link_count; ++k) {
+        load.bytes[links_[r->first_link + k].value] += t.bytes * static_cast<double>(phase.repeat);
+      }
+      ++r;
+    }
+  }
+}
+
+sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load) {
+  const AnalyticalRoutes routes(f, cfg, s);
+  if (load) {
+    load->bytes.assign(f.links.size(), 0.0);
+    routes.add_load(s, *load);
+  }
+  return routes.time(s);
+}
+
+namespace {
+
+std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return h ^ (v + 0x9e3779b97f4a7c15ULL + (h << 6) + (h >> 2)); }
+
+// Hash of a schedule's shape: what AnalyticalRoutes::matches() compares.
+std::uint64_t shape_hash(const Schedule& s) {
+  std::uint64_t h = s.phases.size();
+  for (const Phase& phase : s.phases) {
+    h = mix(mix(h, static_cast<std::uint64_t>(phase.repeat)), phase.transfers.size());
+    for (const Transfer& t : phase.transfers) {
+      h = mix(mix(mix(h, static_cast<std::uint64_t>(t.src)), static_cast<std::uint64_t>(t.dst)),
+              static_cast<std::uint64_t>(t.hop));
+    }
+  }
+  return h;
+}
+
+}  // namespace
+
+AnalyticalTimer::AnalyticalTimer(const fabric::Fabric& f, const NetworkConfig& cfg) : fabric_(f), cfg_(cfg) {}
+
+sim::Time AnalyticalTimer::time(const Schedule& s) {
+  const std::uint64_t h = shape_hash(s);
+  for (const auto& [hash, routes] : routes_) {
+    if (hash == h && routes.matches(s)) return routes.time(s);
+  }
+  routes_.emplace_back(h, AnalyticalRoutes(fabric_, cfg_, s, scratch_));
+  return routes_.back().second.time(s);
 }
 
 FlowNetwork::FlowNetwork(sim::Engine& engine, const fabric::Fabric& fabric, const NetworkConfig& cfg)
@@ -342,6 +482,13 @@ InNetwork in_network(const fabric::Fabric& f, const NetworkConfig& cfg) {
 
 Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,
                            const std::vector<std::int64_t>& ranks, sim::Bytes size) {
+  AnalyticalTimer timer(f, cfg);
+  return choose_algorithm(timer, op, ranks, size);
+}
+
+Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<std::int64_t>& ranks, sim::Bytes size) {
+  const fabric::Fabric& f = timer.fabric();
+  const NetworkConfig& cfg = timer.config();
   const InNetwork in = in_network(f, cfg);
   const std::vector<Algorithm> candidates = algorithms_for(op, ranks, f.gpus_per_node, in);
   // When none can plan (e.g. direct all-to-all beyond its rank limit), the first candidate
@@ -352,7 +499,7 @@ Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op
     Schedule s;
     std::string why;
     if (!plan(op, a, ranks, size, f.gpus_per_node, in, s, why)) continue;
-    const sim::Time t = analytical_time(f, cfg, s);
+    const sim::Time t = timer.time(s);
     if (t < best_time) {
       best_time = t;
       best = a;

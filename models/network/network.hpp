@@ -7,7 +7,9 @@
 // efficiency (scale-up efficiency on NVLink, scale-out efficiency elsewhere). Then
 //     time(t) = step_latency + sum_{l in path} latency_l + bytes_t / min_{l in path} (c_l / n_l)
 // and the phase takes max_t time(t); a schedule takes call_overhead + sum of phase times x
-// repeats. Without contention (n_l = 1) this is the textbook alpha-beta cost.
+// repeats. Without contention (n_l = 1) this is the textbook alpha-beta cost. Only bytes_t
+// depends on the size of the collective: AnalyticalRoutes keeps each transfer's rate and
+// fixed time so that one routing serves every size (AnalyticalTimer finds them by shape).
 //
 // Flow level. Every transfer is a flow on its routed path; each directed link is a
 // constraint of the engine's max-min solver (sim/maxmin.hpp) with capacity c_l, each flow a
@@ -79,9 +81,97 @@ std::vector<std::pair<fabric::LinkId, double>> hottest_links(const fabric::Fabri
                                                              std::size_t count);
 
 /// Time of `s` alone on an idle fabric, analytical model. O(sum over phases of transfers x
-/// hops). Fills `load` when given.
+/// hops) plus O(links) to set up. Fills `load` when given. The same as
+/// AnalyticalRoutes(f, cfg, s).time(s) (and add_load), bit for bit.
 sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
                           LinkLoad* load = nullptr);
+
+/// Working memory for building AnalyticalRoutes: a transfer count per link of the fabric,
+/// all zero between builds, so that a build costs O(its transfers x hops) rather than
+/// O(links) to allocate and clear (a 16,384-GPU fabric has some 10^5 links, more than a
+/// small collective has hops). Owned by the caller, one per thread; no state survives a
+/// build but the zeros.
+class RouteScratch {
+ public:
+  RouteScratch() = default;
+
+ private:
+  friend class AnalyticalRoutes;
+  std::vector<std::uint32_t> count_;
+};
+
+/// The analytical model's routes of one schedule, worked out once: each transfer's path,
+/// its rate (the bottleneck share min(rate bound, min_{l in path} c_l / n_l), bytes/s) and
+/// its fixed time (step_latency + path latency, s). None of these depends on the transfers'
+/// bytes: routes depend on (src, dst, hop) and the transfer's index in its phase (the ECMP
+/// seed; UGAL's load is the count of earlier transfers on a link), so a collective planned
+/// on the same ranks at another size, which differs only in bytes, takes
+///     time = call_overhead + sum_phases repeat x max_t (fixed_t + bytes_t / rate_t)
+/// from these numbers with no routing, in O(transfers). A value: no reference to the fabric
+/// is kept, and a const object may be used from several threads.
+class AnalyticalRoutes {
+ public:
+  /// Routes every transfer of `s`. O(sum over phases of transfers x hops) plus O(links) for
+  /// the per-link transfer counts.
+  AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s);
+  /// The same, counting in `scratch` (no O(links) work once it has been sized to the fabric).
+  AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, RouteScratch& scratch);
+
+  /// Whether `s` has the shape these routes were built from: the same phases with the same
+  /// repeats, and the same transfers (src, dst, hop) in the same order; bytes may differ.
+  /// O(transfers).
+  [[nodiscard]] bool matches(const Schedule& s) const;
+
+  /// Time of `s` alone on the idle fabric, exactly analytical_time(f, cfg, s) for the
+  /// fabric and configuration of the constructor. Precondition: matches(s) (the phase and
+  /// transfer counts are checked, the rest is not). O(transfers).
+  [[nodiscard]] sim::Time time(const Schedule& s) const;
+
+  /// Adds the bytes `s` puts on each link to `load` (sized to the fabric's links when it is
+  /// empty). Precondition: matches(s). O(transfers x hops).
+  void add_load(const Schedule& s, LinkLoad& load) const;
+
+ private:
+  struct Route {
+    double fixed = 0.0;  // step_latency + path latency (s)
+    double rate = 0.0;   // bytes/s; +inf when the path is empty
+    std::uint32_t first_link = 0;  // into links_
+    std::uint32_t link_count = 0;
+    std::int64_t src = 0, dst = 0;
+    Hop hop = Hop::gpu;
+  };
+  void build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, std::vector<std::uint32_t>& count);
+  void check_counts(const Schedule& s) const;
+
+  double call_overhead_ = 0.0;  // s
+  std::size_t fabric_links_ = 0;
+  std::vector<std::int64_t> repeats_;        // per phase
+  std::vector<std::size_t> phase_first_;     // per phase + 1: first route of the phase
+  std::vector<Route> routes_;
+  std::vector<fabric::LinkId> links_;        // paths, back to back
+};
+
+/// Analytical times of many schedules on one fabric, each shape routed once: a schedule
+/// that matches() routes built before (the same collective on the same ranks at another
+/// size, say) is timed from them in O(transfers); any other is routed and its routes kept.
+/// Shapes are found by a hash of (phases, repeats, src, dst, hop). time(s) equals
+/// analytical_time(f, cfg, s) exactly. Holds references to the fabric (which must outlive
+/// it) and a copy of the configuration; not for concurrent use (one per thread).
+class AnalyticalTimer {
+ public:
+  AnalyticalTimer(const fabric::Fabric& f, const NetworkConfig& cfg);
+  [[nodiscard]] sim::Time time(const Schedule& s);
+  [[nodiscard]] const fabric::Fabric& fabric() const { return fabric_; }
+  [[nodiscard]] const NetworkConfig& config() const { return cfg_; }
+  /// Shapes routed so far.
+  [[nodiscard]] std::size_t shapes() const { return routes_.size(); }
+
+ private:
+  const fabric::Fabric& fabric_;
+  NetworkConfig cfg_;
+  RouteScratch scratch_;
+  std::vector<std::pair<std::uint64_t, AnalyticalRoutes>> routes_;  // (shape hash, routes)
+};
 
 /// The flow-level network: flows on the fabric, advanced by an engine.
 class FlowNetwork {
@@ -164,5 +254,8 @@ InNetwork in_network(const fabric::Fabric& f, const NetworkConfig& cfg);
 /// that takes in_network(f, cfg).
 Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,
                            const std::vector<std::int64_t>& ranks, sim::Bytes size);
+/// The same, timing the candidates with `timer` (whose routes the next choice for the same
+/// ranks at another size reuses).
+Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<std::int64_t>& ranks, sim::Bytes size);
 
 }  // namespace clustersim::network

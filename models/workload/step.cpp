@@ -102,7 +102,7 @@ struct Key {
 /// group of the kind running at once.
 class CommTimes {
  public:
-  CommTimes(const StepInputs& in) : in_(in), p_(in.job->parallelism) {
+  CommTimes(const StepInputs& in) : in_(in), p_(in.job->parallelism), timer_(*in.fabric, *in.network) {
     std::int64_t stride = 1;
     for (const Axis a : p_.order) {
       stride_[static_cast<std::size_t>(a)] = stride;
@@ -130,7 +130,7 @@ class CommTimes {
     if (intra_node) groups.resize(1);
     const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
     network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct
-                                                  : network::choose_algorithm(*in_.fabric, *in_.network, op, groups[0], size);
+                                                  : network::choose_algorithm(timer_, op, groups[0], size);
     network::Schedule merged;
     merged.op = op;
     merged.algorithm = algo;
@@ -141,6 +141,7 @@ class CommTimes {
       CLUSTERSIM_CHECK(ok, why);
       if (merged.phases.empty()) {
         merged.phases = std::move(s.phases);
+        for (network::Phase& phase : merged.phases) phase.transfers.reserve(phase.transfers.size() * groups.size());
         continue;
       }
       CLUSTERSIM_CHECK(s.phases.size() == merged.phases.size(), "congruent groups plan alike");
@@ -152,7 +153,7 @@ class CommTimes {
     }
     const sim::Time t = in_.network->model == network::Model::flow
                             ? network::flow_time(*in_.fabric, *in_.network, merged)
-                            : network::analytical_time(*in_.fabric, *in_.network, merged);
+                            : timer_.time(merged);
     const double seconds = t.seconds();
     cache_.emplace(key, seconds);
     if (boundary <= 0) {
@@ -215,6 +216,9 @@ class CommTimes {
   const Parallelism& p_;
   std::array<std::int64_t, 4> stride_{};
   std::map<Key, double> cache_;
+  // Routes each shape of merged schedule once: across sizes, schedules of the same groups and
+  // algorithm differ only in bytes (and a ring reduce-scatter and all-gather share a ring).
+  network::AnalyticalTimer timer_;
   std::vector<CommTiming> timings_;
 };
 

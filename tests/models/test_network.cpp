@@ -455,3 +455,64 @@ TEST_CASE("SHARP all-reduce on 4 nodes: the slower of NVLink and the SHARP strea
   CHECK(analytical_time(f, cfg, s).seconds() == doctest::Approx(expected(cfg)).epsilon(1e-3));
   CHECK(flow_time(f, cfg, s).seconds() == doctest::Approx(expected(cfg)).epsilon(1e-3));
 }
+
+TEST_CASE("routes built at one size time every size of the same collective exactly as analytical_time") {
+  // Rates (min over the path of c_l / n_l, the rate bound) and latencies do not depend on
+  // bytes, so routes of S1 give time(S2) = overhead + sum repeat x max_t (fixed_t + b_t / rate_t)
+  // bit for bit, also under contention (1:3 Clos) and UGAL's load-dependent choices.
+  FabricConfig ugal;
+  ugal.topology = Topology::dragonfly;
+  ugal.routers_per_group = 2;
+  ugal.hosts_per_router = 2;
+  ugal.global_links_per_router = 2;
+  ugal.routing = fabric::Routing::ugal;
+  ugal.link_latency = sim::Time::from_ns(100);
+  const std::vector<std::pair<const char*, FabricConfig>> fabrics{{"clos 1:3", clos(8, 2, fabric::Ratio{1, 3})},
+                                                                  {"dragonfly ugal", ugal}};
+  for (const auto& [label, fc] : fabrics) {
+    CAPTURE(label);
+    const fabric::Fabric f = build(fc, 10, 2, 2);
+    const NetworkConfig cfg;  // with the default overheads
+    AnalyticalTimer timer(f, cfg);
+    // (A tree's pipelining depends on the size: its shape changes, and matches() says so.)
+    for (const auto& [op, a] : {std::pair{Op::all_reduce, Algorithm::ring}, std::pair{Op::all_to_all, Algorithm::direct}}) {
+      CAPTURE(static_cast<int>(a));
+      const Schedule small = planned(op, a, iota(20), 1e3, 2);
+      const AnalyticalRoutes routes(f, cfg, small);
+      for (double bytes : {1e3, 7.5e6, 3e9}) {
+        const Schedule s = planned(op, a, iota(20), bytes, 2);
+        REQUIRE(routes.matches(s));
+        LinkLoad expected_load;
+        const sim::Time expected = analytical_time(f, cfg, s, &expected_load);
+        CHECK(routes.time(s) == expected);
+        CHECK(timer.time(s) == expected);
+        LinkLoad load;
+        routes.add_load(s, load);
+        CHECK(load.bytes == expected_load.bytes);
+      }
+    }
+    CHECK(timer.shapes() == 2);  // one routing per collective, every size after the first reused
+    // Another shape: other ranks, or another algorithm on the same ranks.
+    const AnalyticalRoutes ring(f, cfg, planned(Op::all_reduce, Algorithm::ring, iota(20), 1e6, 2));
+    std::vector<std::int64_t> shifted = iota(20);
+    std::rotate(shifted.begin(), shifted.begin() + 1, shifted.end());
+    CHECK_FALSE(ring.matches(planned(Op::all_reduce, Algorithm::ring, shifted, 1e6, 2)));
+    CHECK_FALSE(ring.matches(planned(Op::all_reduce, Algorithm::tree, iota(20), 1e6, 2)));
+    const Schedule other = planned(Op::all_reduce, Algorithm::ring, shifted, 1e6, 2);
+    CHECK(timer.time(other) == analytical_time(f, cfg, other));
+    CHECK(timer.shapes() == 3);
+  }
+}
+
+TEST_CASE("choosing with a timer picks what choosing without one does, and reuses routes across sizes") {
+  const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
+  const NetworkConfig cfg;
+  AnalyticalTimer timer(f, cfg);
+  for (double bytes : {1e3, 1e6, 1e9}) {
+    CAPTURE(bytes);
+    CHECK(choose_algorithm(timer, Op::all_reduce, iota(32), sim::Bytes::of(bytes)) ==
+          choose_algorithm(f, cfg, Op::all_reduce, iota(32), sim::Bytes::of(bytes)));
+  }
+  // Sizes whose schedules have one shape share its routes (the ring's, at least).
+  CHECK(timer.shapes() < 3 * algorithms_for(Op::all_reduce, iota(32), 8, in_network(f, cfg)).size());
+}
