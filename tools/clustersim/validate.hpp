@@ -6,6 +6,9 @@
 // per case. The error of a case is predicted / published - 1; the summary is the median of
 // the absolute errors (the target: at most 10%).
 //
+// Failure cases (metric failures:CAUSE) compare the failures of a cause over the scenario's
+// horizon, cluster-wide, with a published count: within its Poisson band or not.
+//
 // A case's job may not fit in HBM by clustersim's memory model when the published run used
 // memory optimisations clustersim does not model; it is still timed, and flagged.
 #pragma once
@@ -33,7 +36,8 @@ struct ValidationCase {
         field("name", &ValidationCase::name, "the case's name").require(),
         field("scenario", &ValidationCase::scenario, "scenario file, relative to the cases file").require(),
         field("metric", &ValidationCase::metric,
-              "tflops_per_gpu, megatron_tflops_per_gpu, mfu, tokens_per_s or step_time_s")
+              "tflops_per_gpu, megatron_tflops_per_gpu, mfu, tokens_per_s, step_time_s, or failures:CAUSE "
+              "(failures:total)")
             .require(),
         field("published", &ValidationCase::published, "the published value of the metric").require(),
         field("source", &ValidationCase::source, "paper, table and row").require(),
@@ -56,12 +60,16 @@ struct CaseResult {
   double mfu = 0.0;
   double memory_bytes = 0.0;
   double hbm_bytes = 0.0;
+  bool failures = false;  ///< a failure count (failures:CAUSE), judged by its Poisson band
 };
+
+/// |predicted - published| <= 2 sqrt(published): within the Poisson band of a count.
+bool within_band(const CaseResult& r);
 
 /// Runs every case of `cases_file`. Throws config::InputError on a bad cases file or scenario.
 std::vector<CaseResult> run_validation(const std::string& cases_file);
 
-/// Median of |error| over the results.
+/// Median of |error| over the throughput results (failure counts are judged by their band).
 double median_abs_error(const std::vector<CaseResult>& results);
 
 std::string validation_table(const std::vector<CaseResult>& results);
