@@ -162,6 +162,7 @@ struct SchedulerConfig {
   std::int64_t spare_nodes = 0;
   std::int64_t retire_after = 0;
   sim::Time retire_window = sim::Time::from_seconds(30 * 86400);
+  bool shrink = false;
 
   static auto fields() {
     using config::field;
@@ -171,6 +172,8 @@ struct SchedulerConfig {
               "retire a node after this many failures within retire_window (0: never)")
             .at_least(0),
         field("retire_window", &SchedulerConfig::retire_window, "the window retire_after counts failures in"),
+        field("shrink", &SchedulerConfig::shrink,
+              "when no spare is free, restart with fewer data-parallel replicas instead of waiting for a repair"),
     };
   }
 };

@@ -127,6 +127,7 @@ struct JobState {
   double tau = 0.0, delta = 0.0, write = 0.0, read = 0.0, mtbf = 0.0;
   double work = std::numeric_limits<double>::infinity();  ///< seconds of training needed
   double committed = 0.0;
+  double rate = 1.0;  ///< share of full throughput (below 1 while shrunk)
   bool running = false, finished = false, waiting = false;
   double run_start = 0.0, down_since = 0.0;
   std::string down_cause;
@@ -298,7 +299,7 @@ class Model {
 
   void schedule_done(JobState& j, std::int64_t index) {
     if (!std::isfinite(j.work)) return;
-    const double remaining = std::max(0.0, j.work - j.committed);
+    const double remaining = std::max(0.0, j.work - j.committed) / j.rate;  // wall time of compute
     double at = j.run_start + remaining + j.delta;
     if (std::isfinite(j.tau)) {
       const double cycles = std::max(1.0, std::ceil(remaining / j.tau));
@@ -326,9 +327,9 @@ class Model {
     const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
     const double since = now - j.run_start - k_done * cycle;
     double lost = since;
-    j.committed = std::min(j.work, j.committed + k_done * (std::isfinite(j.tau) ? j.tau : 0.0));
+    j.committed = std::min(j.work, j.committed + k_done * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate);
     if (k.planned) {  // announced: checkpoint first, lose nothing
-      j.committed = std::min(j.work, j.committed + std::min(since, std::isfinite(j.tau) ? j.tau : since));
+      j.committed = std::min(j.work, j.committed + std::min(since, std::isfinite(j.tau) ? j.tau : since) * j.rate);
       lost = 0.0;
     }
     j.lost_gpu_hours[k.name] += lost * static_cast<double>(j.p.gpus) / 3600.0;
@@ -442,14 +443,41 @@ class Model {
       JobState& job = r_.jobs[j];
       if (job.missing == 0 || job.finished) continue;
       fill_from_pool(static_cast<std::int64_t>(j));
-      if (job.waiting && job.missing == 0) begin_restart(job, static_cast<std::int64_t>(j));
+      if (job.waiting && can_restart(job)) begin_restart(job, static_cast<std::int64_t>(j));
     }
+  }
+
+  /// Share of the job's data-parallel replicas whose nodes are all present.
+  [[nodiscard]] double whole_replicas(const JobState& j) const {
+    const std::int64_t dp = std::max<std::int64_t>(1, j.p.dp);
+    if (j.p.nodes % dp != 0) return j.missing == 0 ? 1.0 : 0.0;
+    const std::int64_t per = j.p.nodes / dp;
+    std::int64_t whole = 0;
+    for (std::int64_t r = 0; r < dp; ++r) {
+      bool ok = true;
+      for (std::int64_t s = r * per; s < (r + 1) * per; ++s) ok = ok && j.slots[static_cast<std::size_t>(s)] >= 0;
+      whole += ok ? 1 : 0;
+    }
+    return static_cast<double>(whole) / static_cast<double>(dp);
+  }
+
+  /// Whether the job can restart now: all its nodes, or (shrinking) at least one replica.
+  bool can_restart(JobState& j) {
+    if (j.missing == 0) {
+      j.rate = 1.0;
+      return true;
+    }
+    if (!in_.scheduler.shrink) return false;
+    const double share = whole_replicas(j);
+    if (share <= 0.0) return false;
+    j.rate = share;
+    return true;
   }
 
   void on_ready(sim::Engine&, std::uint64_t arg) {
     JobState& j = r_.jobs[arg];
     if (j.finished || j.running) return;
-    if (j.missing > 0) {
+    if (!can_restart(j)) {
       j.waiting = true;
       return;
     }
@@ -459,7 +487,7 @@ class Model {
   void on_restarted(sim::Engine&, std::uint64_t arg) {
     JobState& j = r_.jobs[arg];
     if (j.finished || j.running) return;
-    if (j.missing > 0) {  // a node failed during the restart
+    if (!can_restart(j)) {  // a node failed during the restart
       j.waiting = true;
       return;
     }
@@ -493,8 +521,8 @@ class Model {
     const double k = committed_cycles(j, end);
     const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
     const double since = end - j.run_start - k * cycle;
-    const double base = j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0);
-    return std::min(j.work, base + (std::isfinite(j.tau) ? std::min(since, j.tau) : since));
+    const double base = j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate;
+    return std::min(j.work, base + (std::isfinite(j.tau) ? std::min(since, j.tau) : since) * j.rate);
   }
 
  private:

@@ -14,7 +14,9 @@
 // checkpoint is lost (none for a planned one), the job is down for detect + restart +
 // checkpoint read, and longer if a failed node (hardware) has no hot spare to replace it:
 // the job then waits until a node comes back from repair (replace time). Repaired nodes
-// return to the spare pool; a node with retire_after failures within retire_window is
+// return to the spare pool (with scheduler.shrink, a job with no spare restarts instead with
+// the data-parallel replicas whose nodes are all there, at that share of its throughput, and
+// grows back at its next restart); a node with retire_after failures within retire_window is
 // retired instead and a new one (fresh rate multipliers) arrives after the replace time.
 //
 // Heterogeneity (power_law): each GPU's rate multiplier is Pareto(alpha) scaled to mean 1,
@@ -33,7 +35,8 @@
 // by the cause of the interruption.
 //
 // LIMITATIONS: switch and cable failures stop every multi-node job (paths are not traced);
-// idle spares do not fail; a shrinking DP degree, burn-in, job queues and shared-storage
+// idle spares do not fail; a shrunk job's throughput is taken in proportion to its replicas
+// (the global batch spread over fewer replicas, each as fast); burn-in, job queues and shared-storage
 // contention between jobs checkpointing at once are not modelled yet; the jobs' step time
 // is that of the healthy cluster.
 #pragma once
@@ -53,6 +56,7 @@ struct JobProfile {
   std::int64_t first_node = 0;  ///< the job's nodes: first_node .. first_node + nodes - 1
   std::int64_t nodes = 0;
   std::int64_t gpus = 0;
+  std::int64_t dp = 1;  ///< data-parallel replicas, each on nodes / dp consecutive nodes (for shrinking)
   double tokens_per_s = 0.0;               ///< healthy throughput
   std::optional<double> train_tokens;      ///< none: train until the horizon
   double checkpoint_bytes = 0.0;

@@ -179,7 +179,7 @@ TEST_CASE("hardware failures: without spares the job waits for repairs; spares k
     in.gpus_per_node = 8;
     in.scheduler.spare_nodes = spares;
     in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
-    in.jobs.push_back({"job", 0, 8, 64, 1e6, std::nullopt, 1e12});
+    in.jobs.push_back({"job", 0, 8, 64, 8, 1e6, std::nullopt, 1e12});
     in.horizon_s = 200 * kDay;
     in.replications = 3;
     return simulate_long_run(in);
@@ -205,7 +205,7 @@ TEST_CASE("heterogeneity concentrates failures on a few GPUs; retirement removes
     in.gpus_per_node = 8;
     in.scheduler.spare_nodes = 16;
     in.scheduler.retire_after = retire_after;
-    in.jobs.push_back({"job", 0, 256, 2048, 1e6, std::nullopt, 1e12});
+    in.jobs.push_back({"job", 0, 256, 2048, 256, 1e6, std::nullopt, 1e12});
     in.horizon_s = 365 * kDay;
     in.replications = 5;
     in.seed = 3;
@@ -253,4 +253,32 @@ TEST_CASE("check_failures: each inconsistency names its key") {
   CHECK(problems[1].path == "components.gpu");
   CHECK(problems[2].path == "components.psu.per");
   CHECK(problems[3].path == "heterogeneity");
+}
+
+TEST_CASE("shrinking: without spares a job restarts on its whole replicas instead of waiting for repairs") {
+  const auto run = [](bool shrink) {
+    FailuresConfig failures;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.01, Per::gpu};
+    failures.components["gpu"] = gpu;
+    failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(3 * kDay), 1.0};
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 16;
+    in.gpus_per_node = 8;
+    in.scheduler.shrink = shrink;
+    in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+    JobProfile p{"job", 0, 16, 128, 8, 1e6, std::nullopt, 1e12};  // 8 replicas of 2 nodes
+    in.jobs.push_back(p);
+    in.horizon_s = 100 * kDay;
+    in.replications = 3;
+    return simulate_long_run(in);
+  };
+  const LongRunResult wait = run(false);
+  const LongRunResult shrink = run(true);
+  // Waiting: ~1.3 failures a day and 3-day repairs leave the job down most of the time.
+  CHECK(wait.jobs[0].ettr.mean < 0.3);
+  // Shrinking keeps most replicas busy: the throughput share is the ETTR's main loss.
+  CHECK(shrink.jobs[0].ettr.mean > wait.jobs[0].ettr.mean + 0.2);
+  CHECK(shrink.jobs[0].ettr.mean < 0.95);
 }

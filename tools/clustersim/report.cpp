@@ -49,6 +49,7 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
       p.first_node = job.first_gpu / in.gpus_per_node;
       p.nodes = (job.first_gpu + job.config.gpus + in.gpus_per_node - 1) / in.gpus_per_node - p.first_node;
       p.gpus = job.config.gpus;
+      p.dp = job.config.parallelism.order.back() == workload::Axis::dp ? job.config.parallelism.dp : 1;
       p.tokens_per_s = r.jobs[i].tokens_per_s;
       if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
       // bf16 weights, fp32 master weights and Adam's two moments: 14 bytes per parameter.
