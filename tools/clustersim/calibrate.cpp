@@ -8,6 +8,8 @@
 #include <iostream>
 #include <sstream>
 
+#include <sys/wait.h>
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
@@ -90,11 +92,12 @@ int write_plots(const std::string& dir, const calibration::FitReport& report) {
   }
   const std::string script = std::string(CLUSTERSIM_TOOLS_DIR) + "/plot_calibration.py";
   const std::string cmd = fmt::format("python3 '{}' '{}' '{}'", script, points, dir);
-  const int rc = std::system(cmd.c_str());
+  const int status = std::system(cmd.c_str());
+  const int rc = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
   if (rc != 0) {
-    std::cout << fmt::format("--plot: no PNGs written (plot script exit status {}; see the message above); the points "
-                             "are in {}\n",
-                             rc, points);
+    std::cout << fmt::format("--plot: skipped, no PNGs written ({}); the points are in {}\n",
+                             rc == 3 ? "python3-matplotlib is not installed" : fmt::format("plot script exit status {}", rc),
+                             points);
   } else {
     std::cout << fmt::format("plots written to {}/\n", dir);
   }
