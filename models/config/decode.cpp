@@ -165,7 +165,22 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
                             fmt::format("--set '{}': empty key in the path", arg));
       return false;
     }
-    segments.push_back(PathSegment{arg.substr(start, dot - start), static_cast<int>(start) + 1});
+    // "jobs[2]" is the key "jobs" then the list index "[2]".
+    std::size_t end = dot;
+    std::vector<PathSegment> indices;
+    while (end > start && arg[end - 1] == ']') {
+      const std::size_t open = arg.rfind('[', end - 1);
+      if (open == std::string::npos || open < start || open + 2 == end) break;
+      indices.insert(indices.begin(), PathSegment{arg.substr(open, end - open), static_cast<int>(open) + 1});
+      end = open;
+    }
+    if (end == start) {
+      state.diagnostics.add(Location{"<command line>", 1, static_cast<int>(start) + 1}, "",
+                            fmt::format("--set '{}': empty key in the path", arg));
+      return false;
+    }
+    segments.push_back(PathSegment{arg.substr(start, end - start), static_cast<int>(start) + 1});
+    segments.insert(segments.end(), indices.begin(), indices.end());
     start = dot + 1;
   }
   value = arg.substr(eq + 1);

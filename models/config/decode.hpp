@@ -569,6 +569,19 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
       return false;
     }
     return set_at_path(*target.inline_def, segments, next, value, ctx);
+  } else if constexpr (requires { target.size(); target[0]; typename T::value_type; } &&
+                       !std::is_same_v<T, std::string>) {
+    // A list element by index: "workload.jobs[0].parallelism.tp=4".
+    std::size_t index = 0;
+    const bool is_index = seg.key.size() > 2 && seg.key.front() == '[' && seg.key.back() == ']' &&
+                          seg.key.find_first_not_of("0123456789", 1) == seg.key.size() - 1;
+    if (is_index) index = static_cast<std::size_t>(std::stoull(seg.key.substr(1, seg.key.size() - 2)));
+    if (!is_index || index >= target.size()) {
+      ctx.error_at(at, is_index ? fmt::format("has {} entries; there is no index {}", target.size(), index)
+                                : fmt::format("is a list; expected an index such as [0], got '{}'", seg.key));
+      return false;
+    }
+    return set_at_path(target[index], segments, next + 1, value, ctx.element(index));
   } else {
     ctx.error_at(at, fmt::format("has no key '{}': it holds a value of type {}", seg.key, Codec<T>::type_name()));
     return false;

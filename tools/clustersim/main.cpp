@@ -17,7 +17,9 @@
 #include "models/scenario/scenario.hpp"
 #include "sim/check.hpp"
 #include "tools/clustersim/calibrate.hpp"
+#include "tools/clustersim/compare.hpp"
 #include "tools/clustersim/report.hpp"
+#include "tools/clustersim/sweep.hpp"
 #include "tools/clustersim/validate.hpp"
 #include "tools/clustersim/version.hpp"
 
@@ -311,6 +313,58 @@ int cmd_describe(const std::string& section, const std::string& format) {
   return 0;
 }
 
+struct SweepArgs {
+  std::vector<std::string> params;
+  std::optional<std::int64_t> replications;
+  int jobs = 0;
+  std::string out_dir = "sweep-out";
+  bool quiet = false;
+};
+
+int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
+  tools::SweepSpec spec;
+  spec.scenario = args.file;
+  spec.sets = args.sets;
+  spec.seed = args.seed;
+  spec.replications = s.replications;
+  for (const std::string& text : s.params) {
+    tools::SweepParam p;
+    std::string why;
+    if (!tools::parse_sweep_param(text, p, why)) {
+      std::cerr << fmt::format("error: --param {}\n", why);
+      return kExitInput;
+    }
+    spec.params.push_back(std::move(p));
+  }
+  tools::SweepOptions options;
+  options.jobs = s.jobs;
+  options.out_dir = s.out_dir;
+  options.progress = !s.quiet;
+  const tools::SweepSummary sum = tools::run_sweep(spec, options, std::cerr);
+  if (sum.aborted) return kExitInput;
+  if (sum.writer) {
+    std::cout << fmt::format("sweep: {} points ({} resumed, {} run{}), {} error row{}, {:.2f} s with {} thread{}{}\n"
+                             "results in {}/sweep.csv and {}/sweep.jsonl\n",
+                             sum.points, sum.resumed, sum.run, sum.run ? "" : ": nothing left to do", sum.errors,
+                             sum.errors == 1 ? "" : "s", sum.wall_s, sum.threads, sum.threads == 1 ? "" : "s",
+                             sum.ranks > 1 ? fmt::format(" on each of {} MPI ranks", sum.ranks) : std::string(),
+                             s.out_dir, s.out_dir);
+  }
+  return 0;
+}
+
+int cmd_compare(const tools::CompareArgs& args) {
+  const tools::Comparison c = tools::compare(args);
+  if (args.format == "json") {
+    std::cout << tools::compare_json(c).dump(2) << "\n";
+  } else if (args.format == "csv") {
+    std::cout << tools::compare_csv(c);
+  } else {
+    std::cout << tools::compare_table(c);
+  }
+  return 0;
+}
+
 int run_main(int argc, char** argv) {
   CLI::App app{"clustersim: a discrete-event simulator of GPU clusters"};
   app.set_version_flag("--version", fmt::format("clustersim {} (commit {})", tools::kVersion, tools::kGitCommit));
@@ -419,6 +473,47 @@ int run_main(int argc, char** argv) {
       "  clustersim calibrate --nccl-tests all_reduce_perf.log --gpu h100-sxm -o net.json --plot plots/\n"
       "  tools/microbench/device-check.sh out/    # measure, fit and report on a GPU machine");
 
+  ScenarioArgs sweep_args;
+  SweepArgs sweep_opts;
+  CLI::App* sweep = app.add_subcommand("sweep", "run a scenario at every point of a parameter grid, on threads "
+                                                "(or MPI ranks); resumable");
+  add_scenario_options(*sweep, sweep_args, false);
+  sweep->add_option("--param", sweep_opts.params,
+                    "a grid axis: KEY=v1,v2,... or KEY=a:b:x2 (doubling) or KEY=a:b:+s (repeatable; the grid is "
+                    "their product, the last varying fastest)")
+      ->type_name("KEY=VALUES")
+      ->allow_extra_args(false);
+  sweep->add_option("--replications", sweep_opts.replications,
+                    "set simulation.replications of every point (failure replications)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
+  sweep->add_option("--jobs,-j", sweep_opts.jobs, "worker threads (default: the hardware's; 1 per MPI rank)")
+      ->check(CLI::Range(1, 4096));
+  sweep->add_option("--out", sweep_opts.out_dir,
+                    "folder of sweep.csv and sweep.jsonl (default: sweep-out); run again to resume")
+      ->type_name("DIR");
+  sweep->add_flag("--quiet,-q", sweep_opts.quiet, "no progress on stderr");
+  sweep->footer(
+      "Examples:\n"
+      "  clustersim sweep scenarios/quickstart.yaml --param cluster.nodes=16:128:x2 --param fabric.topology=rail_clos,fat_tree\n"
+      "  clustersim sweep scenarios/llama3-405b-16k.yaml --set network.model=analytical \\\n"
+      "      --param workload.jobs[0].parallelism.pp=8,16 --out out/pp   # again after a kill: resumes\n"
+      "  mpirun -n 4 clustersim sweep study.yaml --param cluster.nodes=1024:8192:x2 --out out/");
+
+  tools::CompareArgs compare_args;
+  CLI::App* compare_cmd =
+      app.add_subcommand("compare", "run scenarios and compare their cost, power, bandwidth and training figures");
+  compare_cmd->add_option("scenarios", compare_args.files, "scenario YAML files")->required();
+  compare_cmd->add_option("--set", compare_args.sets, "override a key in every scenario (repeatable)")
+      ->type_name("KEY=VALUE")
+      ->allow_extra_args(false);
+  compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed");
+  compare_cmd->add_option("--format", compare_args.format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  compare_cmd->footer(
+      "Examples:\n"
+      "  clustersim compare scenarios/fat-tree-k16.yaml scenarios/dragonfly-1k.yaml scenarios/torus-8x8x8.yaml\n"
+      "  clustersim compare scenarios/llama3-405b-16k.yaml scenarios/llama3-405b-54d.yaml --format csv");
+
   std::string section;
   std::string describe_format = "text";
   CLI::App* describe = app.add_subcommand("describe", "print the reference of every scenario key");
@@ -444,6 +539,8 @@ int run_main(int argc, char** argv) {
     if (*topology) return cmd_topology(topo_args, topo_format);
     if (*collective) return cmd_collective(coll_args, coll);
     if (*describe) return cmd_describe(section, describe_format);
+    if (*sweep) return cmd_sweep(sweep_args, sweep_opts);
+    if (*compare_cmd) return cmd_compare(compare_args);
     if (*validate) return cmd_validate(cases_file, validate_format, fail_above);
     if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {

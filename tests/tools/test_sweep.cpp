@@ -1,0 +1,124 @@
+// The sweep's grid (parameter texts, point order, load options), --set into list elements,
+// the CSV layout, and compare's choice of the best value of a row.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "tools/clustersim/compare.hpp"
+#include "tools/clustersim/sweep.hpp"
+
+using namespace clustersim;
+
+namespace {
+
+std::vector<std::string> values_of(const std::string& text) {
+  tools::SweepParam p;
+  std::string why;
+  REQUIRE_MESSAGE(tools::parse_sweep_param(text, p, why), why);
+  return p.values;
+}
+
+std::string error_of(const std::string& text) {
+  tools::SweepParam p;
+  std::string why;
+  CHECK_FALSE(tools::parse_sweep_param(text, p, why));
+  return why;
+}
+
+}  // namespace
+
+TEST_CASE("sweep parameters: lists, doubling and stepped ranges") {
+  using V = std::vector<std::string>;
+  CHECK(values_of("fabric.topology=fat_tree, dragonfly,torus") == V{"fat_tree", "dragonfly", "torus"});
+  // a:b:x2 doubles from a while <= b: 1024, 2048, 4096, 8192.
+  CHECK(values_of("cluster.nodes=1024:8192:x2") == V{"1024", "2048", "4096", "8192"});
+  CHECK(values_of("cluster.nodes=1000:5000:x2") == V{"1000", "2000", "4000"});
+  // a:b:+s steps; units carry over when both ends have the same one.
+  CHECK(values_of("x=1:10:+3") == V{"1", "4", "7", "10"});
+  CHECK(values_of("x=0.1:0.3:+0.1") == V{"0.1", "0.2", "0.3"});
+  CHECK(values_of("checkpoint.write_bandwidth=1TB/s:4TB/s:x2") == V{"1TB/s", "2TB/s", "4TB/s"});
+  // Commas inside braces do not split; "1:7" (no step) is one value, not a range.
+  CHECK(values_of("cluster.node={gpu: h100-sxm, gpus: 1},dgx-h100") == V{"{gpu: h100-sxm, gpus: 1}", "dgx-h100"});
+  CHECK(values_of("fabric.oversubscription=1:7") == V{"1:7"});
+  CHECK(values_of("fabric.oversubscription=1:1,1:3") == V{"1:1", "1:3"});
+
+  CHECK(error_of("cluster.nodes").find("expected KEY=v1,v2") != std::string::npos);
+  CHECK(error_of("=1,2").find("expected KEY=v1,v2") != std::string::npos);
+  CHECK(error_of("x=1,,2").find("an empty value") != std::string::npos);
+  CHECK(error_of("x=8:1:x2").find("a <= b") != std::string::npos);
+  CHECK(error_of("x=1:8:x1").find("factor above 1") != std::string::npos);
+  CHECK(error_of("x=1GiB:8GB:x2").find("different units") != std::string::npos);
+  CHECK(error_of("x=a:b:x2").find("expected a range") != std::string::npos);
+  CHECK(error_of("x=1:1e9:+1").find("more than 100000 values") != std::string::npos);
+}
+
+TEST_CASE("sweep grid: the cartesian product in parameter order, the last varying fastest") {
+  tools::SweepSpec spec;
+  spec.sets = {"network.model=analytical"};
+  spec.replications = 3;
+  spec.params = {{"a", {"1", "2", "3"}}, {"b", {"x", "y"}}};
+  // points = 3 x 2; point i = (i / 2, i % 2).
+  CHECK(spec.points() == 6);
+  CHECK(spec.values_of(0) == std::vector<std::string>{"1", "x"});
+  CHECK(spec.values_of(1) == std::vector<std::string>{"1", "y"});
+  CHECK(spec.values_of(4) == std::vector<std::string>{"3", "x"});
+  CHECK(spec.options_of(5).sets ==
+        std::vector<std::string>{"network.model=analytical", "simulation.replications=3", "a=3", "b=y"});
+  tools::SweepSpec none;
+  CHECK(none.points() == 1);
+}
+
+TEST_CASE("--set reaches into a list element by index") {
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml";
+  scenario::LoadOptions o;
+  o.sets = {"workload.jobs[0].parallelism.tp=4", "workload.jobs[0].parallelism.dp=8"};
+  const scenario::LoadedScenario s = scenario::load_scenario(file, o);
+  CHECK(s.jobs.at(0).config.parallelism.tp == 4);
+  CHECK(s.jobs.at(0).config.parallelism.dp == 8);
+
+  o.sets = {"workload.jobs[1].gpus=4", "workload.jobs.x=1"};
+  try {
+    (void)scenario::load_scenario(file, o);
+    FAIL("expected an input error");
+  } catch (const config::InputError& e) {
+    const std::string text = e.diagnostics().format();
+    CHECK(text.find("workload.jobs: has 1 entries; there is no index 1") != std::string::npos);
+    CHECK(text.find("workload.jobs: is a list; expected an index such as [0], got 'x'") != std::string::npos);
+  }
+}
+
+TEST_CASE("sweep: an invalid point is an error record, and the CSV row carries its message") {
+  tools::SweepSpec spec;
+  spec.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml";
+  spec.params = {{"workload.jobs[0].parallelism.tp", {"2", "3"}}};
+  const config::Json ok = tools::run_point(spec, 0);
+  const config::Json bad = tools::run_point(spec, 1);
+  CHECK(ok["status"] == "ok");
+  CHECK(ok["results"]["mfu"].get<double>() > 0.0);
+  CHECK(bad["status"] == "error");
+  CHECK(bad["error"].get<std::string>().find("tp x cp x pp x dp") != std::string::npos);
+
+  tools::SweepColumns cols{{"workload.jobs[0].parallelism.tp"}, false};
+  CHECK(cols.header() ==
+        "point,workload.jobs[0].parallelism.tp,status,gpus,step_time_s,tokens_per_s,mfu,memory_per_gpu_bytes,"
+        "time_to_train_s,fabric_capex_usd,fabric_power_w,bisection_bandwidth_Bps,it_power_w,error,wall_s\n");
+  const std::string row = cols.row(bad);
+  CHECK(row.rfind("1,3,error,,,,,,,,,,,\"", 0) == 0);
+}
+
+TEST_CASE("compare: the best value of a row, by its direction") {
+  tools::CompareRow lower{"step time", "step_time_s", "s", tools::Better::lower, {2.0, 1.0, std::nullopt, 1.0}, {}};
+  tools::mark_best(lower);
+  CHECK(lower.best == std::vector<bool>{false, true, false, true});  // ties are all best
+  tools::CompareRow higher{"MFU", "mfu", "fraction", tools::Better::higher, {0.4, 0.5}, {}};
+  tools::mark_best(higher);
+  CHECK(higher.best == std::vector<bool>{false, true});
+  tools::CompareRow alone{"MFU", "mfu", "fraction", tools::Better::higher, {0.4, std::nullopt}, {}};
+  tools::mark_best(alone);  // nothing to compare against
+  CHECK(alone.best == std::vector<bool>{false, false});
+  tools::CompareRow none{"GPUs", "gpus", "count", tools::Better::none, {8.0, 16.0}, {}};
+  tools::mark_best(none);
+  CHECK(none.best == std::vector<bool>{false, false});
+}

@@ -1,0 +1,254 @@
+#include "tools/clustersim/compare.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "models/scenario/scenario.hpp"
+#include "tools/clustersim/report.hpp"
+
+namespace clustersim::tools {
+namespace {
+
+/// One scenario's figures, in the rows' order.
+struct Figures {
+  std::vector<std::optional<double>> values;
+};
+
+struct RowSpec {
+  const char* metric;
+  const char* key;
+  const char* unit;
+  Better better;
+};
+
+constexpr RowSpec kRows[] = {
+    {"GPUs", "gpus", "count", Better::none},
+    {"fabric capex", "fabric_capex_usd", "USD", Better::lower},
+    {"fabric power", "fabric_power_w", "W", Better::lower},
+    {"cluster IT power", "it_power_w", "W", Better::lower},
+    {"bisection bandwidth", "bisection_bandwidth_Bps", "B/s", Better::higher},
+    {"step time", "step_time_s", "s", Better::lower},
+    {"throughput", "tokens_per_s", "tokens/s", Better::higher},
+    {"MFU", "mfu", "fraction", Better::higher},
+    {"memory per GPU", "memory_per_gpu_bytes", "B", Better::none},
+    {"ETTR", "ettr", "fraction", Better::higher},
+    {"time to train", "time_to_train_s", "s", Better::lower},
+};
+
+std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
+
+Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
+  Figures f;
+  f.values.resize(std::size(kRows));
+  auto& v = f.values;
+  v[0] = static_cast<double>(r.inventory.gpus);
+  if (r.fabric) {
+    if (r.fabric->capex) v[1] = r.fabric->capex->value();
+    if (r.fabric->power) v[2] = r.fabric->power->value();
+    v[4] = r.fabric->bisection_bandwidth.value();
+  }
+  v[3] = r.inventory.it_power.value();
+  if (!r.jobs.empty()) {
+    const workload::StepResult& st = r.jobs[0];
+    v[5] = finite(st.step_time_s);
+    v[6] = finite(st.tokens_per_s);
+    v[7] = finite(st.mfu);
+    v[8] = finite(st.memory.total);
+    const auto& job = loaded.jobs[0].config;
+    if (job.train_tokens && st.tokens_per_s > 0) v[10] = finite(job.train_tokens->value() / st.tokens_per_s);
+    if (r.reliability && !r.reliability->jobs.empty()) {
+      v[9] = finite(r.reliability->jobs[0].ettr.mean);
+      v[10] = finite(r.reliability->jobs[0].time_to_train_s.mean);
+    }
+  }
+  return f;
+}
+
+/// "1.168 M" style: three significant digits and an SI prefix.
+std::string si(double v, std::string_view unit) {
+  if (unit == "fraction") return fmt::format("{:.1f}%", 100.0 * v);
+  if (unit == "count") return fmt::format("{:.0f}", v);
+  if (unit == "s" && v >= 86400.0) return fmt::format("{:.2f} d", v / 86400.0);
+  if (unit == "s" && v >= 3600.0) return fmt::format("{:.2f} h", v / 3600.0);
+  static constexpr std::pair<double, const char*> kPrefixes[] = {
+      {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}, {1e-3, "m"}, {1e-6, "u"}};
+  for (const auto& [scale, prefix] : kPrefixes) {
+    if (std::abs(v) >= scale) return fmt::format("{:.4g} {}{}", v / scale, prefix, unit);
+  }
+  return fmt::format("{:.4g} {}", v, unit);
+}
+
+std::string_view better_text(Better b) {
+  switch (b) {
+    case Better::lower: return "lower";
+    case Better::higher: return "higher";
+    case Better::none: return "";
+  }
+  return "";
+}
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+void mark_best(CompareRow& row) {
+  row.best.assign(row.values.size(), false);
+  if (row.better == Better::none) return;
+  std::optional<double> best;
+  std::size_t present = 0;
+  for (const auto& v : row.values) {
+    if (!v) continue;
+    ++present;
+    if (!best || (row.better == Better::lower ? *v < *best : *v > *best)) best = v;
+  }
+  if (present < 2) return;  // nothing to compare against
+  for (std::size_t i = 0; i < row.values.size(); ++i) {
+    const auto& v = row.values[i];
+    row.best[i] = v && std::abs(*v - *best) <= 1e-9 * std::max(std::abs(*v), std::abs(*best));
+  }
+}
+
+Comparison compare(const CompareArgs& args) {
+  Comparison c;
+  config::Diagnostics all;
+  std::vector<scenario::LoadedScenario> loaded;
+  for (const std::string& file : args.files) {
+    try {
+      loaded.push_back(scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, true}));
+    } catch (const config::InputError& e) {
+      for (const config::Diagnostic& d : e.diagnostics().items()) all.add(d.where, d.path, d.message, d.hint);
+    }
+  }
+  if (!all.ok()) throw config::InputError(std::move(all));
+
+  // One thread per scenario: the runs share nothing.
+  std::vector<RunResult> results(loaded.size());
+  std::vector<std::exception_ptr> errors(loaded.size());
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 0; i < loaded.size(); ++i) {
+      threads.emplace_back([&, i] {
+        try {
+          results[i] = compute_run(loaded[i]);
+        } catch (...) {
+          errors[i] = std::current_exception();
+        }
+      });
+    }
+  }
+  for (const auto& e : errors) {
+    if (e) std::rethrow_exception(e);
+  }
+
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    std::string name = loaded[i].config.name.empty() ? std::filesystem::path(loaded[i].file).stem().string()
+                                                     : loaded[i].config.name;
+    if (std::count(c.names.begin(), c.names.end(), name) > 0) name += fmt::format(" #{}", i + 1);
+    c.names.push_back(std::move(name));
+    c.files.push_back(loaded[i].file);
+  }
+  std::vector<Figures> figs;
+  for (std::size_t i = 0; i < loaded.size(); ++i) figs.push_back(figures(loaded[i], results[i]));
+  for (std::size_t r = 0; r < std::size(kRows); ++r) {
+    CompareRow row{kRows[r].metric, kRows[r].key, kRows[r].unit, kRows[r].better, {}, {}};
+    for (const Figures& f : figs) row.values.push_back(f.values[r]);
+    if (std::none_of(row.values.begin(), row.values.end(), [](const auto& v) { return v.has_value(); })) continue;
+    mark_best(row);
+    c.rows.push_back(std::move(row));
+  }
+  return c;
+}
+
+std::string compare_table(const Comparison& c) {
+  std::vector<std::vector<std::string>> cells;
+  std::vector<std::string> title{""};
+  title.insert(title.end(), c.names.begin(), c.names.end());
+  title.push_back("better");
+  cells.push_back(title);
+  for (const CompareRow& row : c.rows) {
+    std::vector<std::string> line{row.metric};
+    for (std::size_t i = 0; i < row.values.size(); ++i) {
+      line.push_back(row.values[i] ? si(*row.values[i], row.unit) + (row.best[i] ? " *" : "  ") : "-  ");
+    }
+    line.emplace_back(better_text(row.better));
+    cells.push_back(std::move(line));
+  }
+  std::vector<std::size_t> width(title.size(), 0);
+  for (const auto& line : cells) {
+    for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
+  }
+  std::string out = "Comparison (* marks the best of each row)\n";
+  for (const auto& line : cells) {
+    std::string text = fmt::format("  {:<{}}", line[0], width[0]);
+    for (std::size_t k = 1; k + 1 < line.size(); ++k) text += fmt::format("  {:>{}}", line[k], width[k]);
+    text += fmt::format("  {}", line.back());
+    while (!text.empty() && text.back() == ' ') text.pop_back();
+    out += text + "\n";
+  }
+  for (std::size_t i = 0; i < c.names.size(); ++i) {
+    if (c.names[i] != c.files[i]) out += fmt::format("  {}: {}\n", c.names[i], c.files[i]);
+  }
+  return out;
+}
+
+config::Json compare_json(const Comparison& c) {
+  config::Json doc;
+  config::Json scenarios = config::Json::array();
+  for (std::size_t i = 0; i < c.names.size(); ++i) scenarios.push_back({{"name", c.names[i]}, {"file", c.files[i]}});
+  doc["scenarios"] = std::move(scenarios);
+  config::Json rows = config::Json::array();
+  for (const CompareRow& row : c.rows) {
+    config::Json values = config::Json::array();
+    config::Json best = config::Json::array();
+    for (std::size_t i = 0; i < row.values.size(); ++i) {
+      values.push_back(row.values[i] ? config::Json(*row.values[i]) : config::Json());
+      if (row.best[i]) best.push_back(c.names[i]);
+    }
+    rows.push_back({{"metric", row.metric},
+                    {"key", row.key},
+                    {"unit", row.unit},
+                    {"better", better_text(row.better)},
+                    {"values", std::move(values)},
+                    {"best", std::move(best)}});
+  }
+  doc["rows"] = std::move(rows);
+  return doc;
+}
+
+std::string compare_csv(const Comparison& c) {
+  std::string out = "metric,unit,better";
+  for (const std::string& n : c.names) {
+    out += ',';  // not `"," + string`: GCC 12 warns falsely under -Wrestrict
+    out += csv_quote(n);
+  }
+  out += ",best\n";
+  for (const CompareRow& row : c.rows) {
+    out += fmt::format("{},{},{}", row.key, row.unit, better_text(row.better));
+    std::string best;
+    for (std::size_t i = 0; i < row.values.size(); ++i) {
+      out += row.values[i] ? fmt::format(",{}", *row.values[i]) : std::string(",");
+      if (!row.best[i]) continue;
+      if (!best.empty()) best += ';';
+      best += c.names[i];
+    }
+    out += ',';
+    out += csv_quote(best);
+    out += '\n';
+  }
+  return out;
+}
+
+}  // namespace clustersim::tools

@@ -1,0 +1,60 @@
+// `clustersim compare A.yaml B.yaml ...`: designs side by side.
+//
+// Each scenario is loaded (with the same --set overrides) and run as `clustersim run` would
+// (compute_run, on one thread each); the rows are the figures a buyer compares, in base
+// units in JSON and CSV, scaled with SI prefixes in the table:
+//   GPUs, fabric capex (USD), fabric power (W), cluster IT power (W), bisection bandwidth
+//   (B/s, one way), and for the first job: step time (s), throughput (tokens/s), MFU,
+//   memory per GPU (B), ETTR and time to train (s; with failures, from the long-horizon
+//   run, otherwise train_tokens / throughput).
+// A row whose better direction is known marks its best value(s) (ties within 1e-9
+// relative are all best); a row no scenario has a value for is left out.
+//
+// LIMITATIONS: total cost of ownership and cost per trained token need the economics model
+// (opex, depreciation), which does not exist yet; only the first job is compared.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/config/decode.hpp"
+
+namespace clustersim::tools {
+
+struct CompareArgs {
+  std::vector<std::string> files;  ///< at least one
+  std::vector<std::string> sets;   ///< applied to every scenario
+  std::optional<std::uint64_t> seed;
+  std::string format = "table";  ///< table, json or csv
+};
+
+enum class Better { none, lower, higher };
+
+struct CompareRow {
+  std::string metric;  ///< "fabric capex"
+  std::string key;     ///< "fabric_capex_usd": the JSON and CSV name, with its unit
+  std::string unit;    ///< "USD": the base unit of the values
+  Better better = Better::none;
+  std::vector<std::optional<double>> values;  ///< one per scenario
+  std::vector<bool> best;                     ///< one per scenario
+};
+
+struct Comparison {
+  std::vector<std::string> names;  ///< column titles: each scenario's name (or file), unique
+  std::vector<std::string> files;
+  std::vector<CompareRow> rows;
+};
+
+/// Loads and runs every scenario. Throws config::InputError with the diagnostics of all of
+/// them when any is invalid.
+Comparison compare(const CompareArgs& args);
+
+/// Marks the best values of a row (by its direction); exposed for tests.
+void mark_best(CompareRow& row);
+
+std::string compare_table(const Comparison& c);
+config::Json compare_json(const Comparison& c);
+std::string compare_csv(const Comparison& c);
+
+}  // namespace clustersim::tools

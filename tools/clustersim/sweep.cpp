@@ -1,0 +1,769 @@
+#include "tools/clustersim/sweep.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <chrono>
+#include <cmath>
+#include <condition_variable>
+#include <cstdlib>
+#include <cstring>
+#include <exception>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <mutex>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "tools/clustersim/report.hpp"
+
+#ifdef CLUSTERSIM_HAVE_MPI
+#define OMPI_SKIP_MPICXX 1  // the C API only; the C++ bindings are deprecated
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+#endif
+
+namespace clustersim::tools {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr std::size_t kMaxValues = 100'000;
+constexpr std::int64_t kMaxPoints = 10'000'000;
+constexpr std::string_view kCommandLine = "<command line>";
+
+double seconds_since(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+std::string_view trim(std::string_view s) {
+  while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t')) s.remove_suffix(1);
+  return s;
+}
+
+/// Splits at commas outside {}, [] and ().
+std::vector<std::string> split_top_level(std::string_view text) {
+  std::vector<std::string> parts;
+  int depth = 0;
+  std::size_t start = 0;
+  for (std::size_t i = 0; i <= text.size(); ++i) {
+    const char c = i < text.size() ? text[i] : ',';
+    if (c == '{' || c == '[' || c == '(') ++depth;
+    if (c == '}' || c == ']' || c == ')') --depth;
+    if (c == ',' && depth <= 0) {
+      parts.emplace_back(trim(text.substr(start, i - start)));
+      start = i + 1;
+    }
+  }
+  return parts;
+}
+
+/// A number with an optional unit suffix: "1024", "1.5e3", "8GiB".
+bool split_number(std::string_view text, double& value, std::string& suffix) {
+  const std::string s(text);
+  char* end = nullptr;
+  errno = 0;
+  value = std::strtod(s.c_str(), &end);
+  if (end == s.c_str() || errno != 0 || !std::isfinite(value)) return false;
+  suffix = std::string(end);
+  return true;
+}
+
+bool is_integral(double v) { return std::abs(v) < 9e15 && v == std::floor(v); }
+
+std::string number_text(double v) {
+  // 12 significant digits: 0.1:0.3:+0.1 gives 0.3, not 0.30000000000000004.
+  return is_integral(v) ? fmt::format("{}", static_cast<std::int64_t>(v)) : fmt::format("{:.12g}", v);
+}
+
+/// "a:b:xF" or "a:b:+S"; false when the text is not of that shape (then it is one value).
+bool expand_range(std::string_view text, std::vector<std::string>& out, std::string& why, bool& is_range) {
+  is_range = false;
+  const auto c1 = text.find(':');
+  const auto c2 = c1 == std::string_view::npos ? c1 : text.find(':', c1 + 1);
+  if (c2 == std::string_view::npos || text.find(':', c2 + 1) != std::string_view::npos) return true;
+  const std::string_view step = trim(text.substr(c2 + 1));
+  if (step.size() < 2 || (step[0] != 'x' && step[0] != '+')) return true;
+  is_range = true;
+  double a = 0, b = 0, s = 0;
+  std::string sa, sb, ss;
+  if (!split_number(trim(text.substr(0, c1)), a, sa) || !split_number(trim(text.substr(c1 + 1, c2 - c1 - 1)), b, sb) ||
+      !split_number(step.substr(1), s, ss) || !ss.empty()) {
+    why = fmt::format("'{}': expected a range a:b:xF or a:b:+S of numbers (e.g. 1024:8192:x2)", text);
+    return false;
+  }
+  if (sa != sb) {
+    why = fmt::format("'{}': the range's ends have different units ('{}' and '{}')", text, sa, sb);
+    return false;
+  }
+  const bool multiply = step[0] == 'x';
+  if (b < a || (multiply && (s <= 1.0 || a <= 0.0)) || (!multiply && s <= 0.0)) {
+    why = fmt::format("'{}': expected a <= b and {}", text,
+                      multiply ? "a factor above 1 from a positive start" : "a positive step");
+    return false;
+  }
+  const double tolerance = 1e-9 * std::max(std::abs(a), std::abs(b));
+  for (std::size_t i = 0;; ++i) {
+    // Each value from a, not by accumulation, so that 0.1 steps do not drift.
+    const double v = multiply ? a * std::pow(s, static_cast<double>(i)) : a + s * static_cast<double>(i);
+    if (v > b + tolerance) break;
+    if (out.size() == kMaxValues) {
+      why = fmt::format("'{}': more than {} values", text, kMaxValues);
+      return false;
+    }
+    out.push_back(number_text(is_integral(a) && is_integral(s) ? std::round(v) : v) + sa);
+  }
+  return true;
+}
+
+config::Json number(double v) { return std::isfinite(v) ? config::Json(v) : config::Json(nullptr); }
+
+std::string diagnostics_text(const config::Diagnostics& d) {
+  std::string out;
+  for (const config::Diagnostic& item : d.items()) {
+    if (!out.empty()) out += " | ";
+    if (item.where.file != kCommandLine && !item.where.file.empty()) {
+      out += item.where.file;
+      if (item.where.line > 0) out += fmt::format(":{}:{}", item.where.line, item.where.column);
+      out += ": ";
+    }
+    if (!item.path.empty()) out += item.path + ": ";
+    out += item.message;
+    if (!item.hint.empty()) out += " (" + item.hint + ")";
+  }
+  std::replace(out.begin(), out.end(), '\n', ' ');
+  return out;
+}
+
+/// The key results of a point (base units: s, B, USD, W, B/s, fractions).
+config::Json results_json(const scenario::LoadedScenario& loaded, const RunResult& r) {
+  config::Json res = config::Json::object();
+  res["gpus"] = r.inventory.gpus;
+  res["it_power_w"] = r.inventory.it_power.value();
+  res["fabric_capex_usd"] = r.fabric && r.fabric->capex ? config::Json(r.fabric->capex->value()) : config::Json();
+  res["fabric_power_w"] = r.fabric && r.fabric->power ? config::Json(r.fabric->power->value()) : config::Json();
+  res["bisection_bandwidth_Bps"] = r.fabric ? config::Json(r.fabric->bisection_bandwidth.value()) : config::Json();
+  config::Json jobs = config::Json::array();
+  for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    const workload::StepResult& st = r.jobs[i];
+    const scenario::ResolvedJob& job = loaded.jobs[i];
+    config::Json j = config::Json::object();
+    j["name"] = job.config.name;
+    j["gpus"] = job.config.gpus;
+    j["step_time_s"] = number(st.step_time_s);
+    j["tokens_per_s"] = number(st.tokens_per_s);
+    j["mfu"] = number(st.mfu);
+    j["memory_per_gpu_bytes"] = number(st.memory.total);
+    j["time_to_train_s"] = job.config.train_tokens && st.tokens_per_s > 0
+                               ? number(job.config.train_tokens->value() / st.tokens_per_s)
+                               : config::Json();
+    if (r.reliability) {
+      const reliability::JobSummary& s = r.reliability->jobs[i];
+      j["ettr"] = number(s.ettr.mean);
+      j["goodput_tokens_per_s"] = number(s.goodput_tokens_per_s.mean);
+      j["time_to_train_s"] = number(s.time_to_train_s.mean);
+    }
+    jobs.push_back(std::move(j));
+  }
+  for (const char* key : {"step_time_s", "tokens_per_s", "mfu", "memory_per_gpu_bytes", "time_to_train_s", "ettr",
+                          "goodput_tokens_per_s"}) {
+    if (!jobs.empty() && jobs[0].contains(key)) res[key] = jobs[0][key];
+  }
+  res["jobs"] = std::move(jobs);
+  return res;
+}
+
+constexpr std::string_view kResultColumns[] = {"gpus",
+                                               "step_time_s",
+                                               "tokens_per_s",
+                                               "mfu",
+                                               "memory_per_gpu_bytes",
+                                               "time_to_train_s",
+                                               "fabric_capex_usd",
+                                               "fabric_power_w",
+                                               "bisection_bandwidth_Bps",
+                                               "it_power_w"};
+constexpr std::string_view kFailureColumns[] = {"ettr", "goodput_tokens_per_s"};
+
+std::string csv_quote(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string csv_cell(const config::Json& v) {
+  if (v.is_number_integer()) return v.is_number_unsigned() ? fmt::format("{}", v.get<std::uint64_t>())
+                                                            : fmt::format("{}", v.get<std::int64_t>());
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  if (v.is_string()) return csv_quote(v.get<std::string>());
+  if (v.is_boolean()) return v.get<bool>() ? "true" : "false";
+  return {};
+}
+
+config::InputError input_error(const std::string& file, int line, std::string path, std::string message,
+                               std::string hint = {}) {
+  config::Diagnostics d;
+  d.add(config::Location{file, line, line > 0 ? 1 : 0}, std::move(path), std::move(message), std::move(hint));
+  return config::InputError(std::move(d));
+}
+
+scenario::LoadedScenario load_with(const SweepSpec& spec, const scenario::LoadOptions& options) {
+  return spec.scenario.empty() ? scenario::load_default_scenario(options)
+                               : scenario::load_scenario(spec.scenario, options);
+}
+
+/// Appends whole lines to a file: one write(2) on an O_APPEND descriptor per line, so a
+/// kill leaves at most a partial last line, never an interleaved one.
+class AppendFile {
+ public:
+  explicit AppendFile(std::string path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd_ < 0) throw input_error(path_, 0, "", fmt::format("cannot open for appending: {}", std::strerror(errno)));
+  }
+  AppendFile(const AppendFile&) = delete;
+  AppendFile& operator=(const AppendFile&) = delete;
+  ~AppendFile() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+
+  void append(std::string_view line) {
+    std::size_t done = 0;
+    while (done < line.size()) {
+      const ssize_t n = ::write(fd_, line.data() + done, line.size() - done);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) throw input_error(path_, 0, "", fmt::format("cannot write: {}", std::strerror(errno)));
+      done += static_cast<std::size_t>(n);
+    }
+  }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+};
+
+/// A bar with an ETA on a terminal; otherwise a plain line at each tenth and every 10 s.
+class Progress {
+ public:
+  Progress(std::ostream& log, bool enabled, std::int64_t total, std::int64_t resumed)
+      : log_(log), enabled_(enabled && total > resumed), tty_(::isatty(STDERR_FILENO) == 1), total_(total),
+        resumed_(resumed), start_(Clock::now()), last_(start_) {}
+
+  void update(std::int64_t done, std::int64_t errors, bool final = false) {
+    if (!enabled_) return;
+    const auto now = Clock::now();
+    const double elapsed = seconds_since(start_);
+    const double since_last = std::chrono::duration<double>(now - last_).count();
+    const std::int64_t decile = total_ > 0 ? done * 10 / total_ : 10;
+    if (!final && (tty_ ? since_last < 0.1 : decile == last_decile_ && since_last < 10.0)) return;
+    if (final && !tty_ && done == last_done_) return;  // the last line said it already
+    last_ = now;
+    last_done_ = done;
+    last_decile_ = decile;
+    const std::int64_t run = done - resumed_;
+    const double eta = run > 0 ? elapsed / static_cast<double>(run) * static_cast<double>(total_ - done) : 0.0;
+    const double pct = total_ > 0 ? 100.0 * static_cast<double>(done) / static_cast<double>(total_) : 100.0;
+    const std::string err = errors ? fmt::format(", {} error{}", errors, errors == 1 ? "" : "s") : std::string();
+    if (tty_) {
+      constexpr int kWidth = 30;
+      const int filled = static_cast<int>(pct / 100.0 * kWidth);
+      log_ << fmt::format("\rsweep [{}{}] {}/{} {:5.1f}%{}  {} {}   ", std::string(static_cast<std::size_t>(filled), '#'),
+                          std::string(static_cast<std::size_t>(kWidth - filled), '-'), done, total_, pct, err,
+                          final ? "in" : "ETA", clock_text(final ? elapsed : eta));
+      if (final) log_ << "\n";
+    } else {
+      log_ << fmt::format("sweep: {}/{} points ({:.0f}%){}, {:.1f} s elapsed{}\n", done, total_, pct, err, elapsed,
+                          final ? std::string() : fmt::format(", ETA {:.1f} s", eta));
+    }
+    log_.flush();
+  }
+
+ private:
+  static std::string clock_text(double s) {
+    const auto t = static_cast<std::int64_t>(std::ceil(s));
+    return t >= 3600 ? fmt::format("{}:{:02}:{:02}", t / 3600, t / 60 % 60, t % 60)
+                     : fmt::format("{}:{:02}", t / 60, t % 60);
+  }
+
+  std::ostream& log_;
+  bool enabled_;
+  bool tty_;
+  std::int64_t total_;
+  std::int64_t resumed_;
+  Clock::time_point start_;
+  Clock::time_point last_;
+  std::int64_t last_decile_ = -1;
+  std::int64_t last_done_ = -1;
+};
+
+/// The MPI world when the process was started by mpirun or srun; a world of one otherwise.
+class World {
+ public:
+  World() {
+#ifdef CLUSTERSIM_HAVE_MPI
+    static constexpr const char* kLauncherVars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE"};
+    const bool launched = std::any_of(std::begin(kLauncherVars), std::end(kLauncherVars),
+                                      [](const char* v) { return std::getenv(v) != nullptr; });
+    int initialized = 0;
+    MPI_Initialized(&initialized);
+    if (!launched || initialized) return;
+    int provided = 0;
+    // Worker threads never call MPI: the main thread alone sends and receives.
+    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    active_ = true;
+#endif
+  }
+  World(const World&) = delete;
+  World& operator=(const World&) = delete;
+  ~World() {
+#ifdef CLUSTERSIM_HAVE_MPI
+    if (!active_) return;
+    // Unwinding from an error (a write that failed): the other ranks may wait for us forever.
+    if (std::uncaught_exceptions() > 0) MPI_Abort(MPI_COMM_WORLD, 2);
+    MPI_Finalize();
+#endif
+  }
+
+  /// Ends MPI here rather than at destruction (where an exception in flight aborts the job).
+  void finalize() {
+#ifdef CLUSTERSIM_HAVE_MPI
+    if (active_) MPI_Finalize();
+#endif
+    active_ = false;
+  }
+
+  [[nodiscard]] int rank() const { return rank_; }
+  [[nodiscard]] int size() const { return size_; }
+
+  /// Rank 0's status and point list to every rank.
+  void broadcast(std::int64_t& status, std::vector<std::int64_t>& points) {
+#ifdef CLUSTERSIM_HAVE_MPI
+    if (!active_) return;
+    std::int64_t header[2] = {status, static_cast<std::int64_t>(points.size())};
+    MPI_Bcast(header, 2, MPI_INT64_T, 0, MPI_COMM_WORLD);
+    status = header[0];
+    points.resize(static_cast<std::size_t>(header[1]));
+    if (!points.empty()) MPI_Bcast(points.data(), static_cast<int>(points.size()), MPI_INT64_T, 0, MPI_COMM_WORLD);
+#else
+    (void)status;
+    (void)points;
+#endif
+  }
+
+  void send_to_root(const std::string& line) {
+#ifdef CLUSTERSIM_HAVE_MPI
+    MPI_Send(line.data(), static_cast<int>(line.size()), MPI_CHAR, 0, kTag, MPI_COMM_WORLD);
+#else
+    (void)line;
+#endif
+  }
+
+  /// A record from another rank, if one has arrived.
+  bool try_receive(std::string& line) {
+#ifdef CLUSTERSIM_HAVE_MPI
+    if (!active_) return false;
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, kTag, MPI_COMM_WORLD, &flag, &st);
+    if (!flag) return false;
+    int n = 0;
+    MPI_Get_count(&st, MPI_CHAR, &n);
+    line.resize(static_cast<std::size_t>(n));
+    MPI_Recv(line.data(), n, MPI_CHAR, st.MPI_SOURCE, kTag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return true;
+#else
+    (void)line;
+    return false;
+#endif
+  }
+
+ private:
+  [[maybe_unused]] static constexpr int kTag = 8;
+  int rank_ = 0;
+  int size_ = 1;
+  bool active_ = false;
+};
+
+/// What rank 0 knows before running: the columns, the files and the missing points.
+struct Prepared {
+  SweepColumns columns;
+  std::vector<std::int64_t> pending;
+  std::int64_t resumed = 0;
+  std::int64_t resumed_errors = 0;
+  std::string jsonl_path;
+  std::string csv_path;
+};
+
+/// Checks the parameters against the scenario's keys: a misspelt key or an unparsable first
+/// value is an input error, not a grid of error rows.
+void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
+  config::Diagnostics bad;
+  std::set<std::string> keys;
+  for (const SweepParam& p : spec.params) {
+    if (!keys.insert(p.key).second) {
+      bad.add(config::Location{std::string(kCommandLine), 0, 0}, "", fmt::format("--param {}: given twice", p.key));
+      continue;
+    }
+    scenario::LoadOptions o = base;
+    o.check_memory = false;
+    o.sets.push_back(p.key + "=" + p.values.front());
+    try {
+      (void)load_with(spec, o);
+    } catch (const config::InputError& e) {
+      for (const config::Diagnostic& d : e.diagnostics().items()) {
+        if (d.where.file != kCommandLine) continue;  // a point error, reported in its row
+        bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
+                fmt::format("--param {}={}: {}{}{}", p.key, p.values.front(), d.path.empty() ? "" : d.path + ": ",
+                            d.message, d.hint.empty() ? "" : " (" + d.hint + ")"));
+      }
+    }
+  }
+  if (spec.points() > kMaxPoints) {
+    bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
+            fmt::format("--param: the grid has {} points; at most {} are allowed", spec.points(), kMaxPoints));
+  }
+  if (!bad.ok()) throw config::InputError(std::move(bad));
+}
+
+/// Reads the records of an earlier run of the same sweep (complete, valid lines of
+/// sweep.jsonl, first of each point), rewrites both files from them and lists the missing
+/// points.
+Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostream& log) {
+  Prepared p;
+  scenario::LoadOptions base = spec.options_of(-1);
+  base.check_memory = false;
+  const scenario::LoadedScenario loaded = load_with(spec, base);  // throws on a bad scenario
+  check_params(spec, base);
+  for (const SweepParam& param : spec.params) p.columns.params.push_back(param.key);
+  p.columns.failures = loaded.config.failures.has_value();
+
+  const fs::path dir(options.out_dir);
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) throw input_error(options.out_dir, 0, "", fmt::format("cannot create the folder: {}", ec.message()));
+  p.jsonl_path = (dir / "sweep.jsonl").string();
+  p.csv_path = (dir / "sweep.csv").string();
+
+  std::vector<std::string> kept;
+  std::vector<bool> done(static_cast<std::size_t>(spec.points()), false);
+  std::string csv = p.columns.header();
+  if (fs::exists(p.jsonl_path)) {
+    std::ifstream in(p.jsonl_path, std::ios::binary);
+    std::stringstream buf;
+    buf << in.rdbuf();
+    const std::string text = buf.str();
+    config::Diagnostics bad;
+    std::size_t start = 0;
+    int line_no = 0;
+    while (start < text.size()) {
+      ++line_no;
+      const std::size_t nl = text.find('\n', start);
+      if (nl == std::string::npos) {
+        log << fmt::format("sweep: {}:{}: ignoring a partial last line (an interrupted write)\n", p.jsonl_path,
+                           line_no);
+        break;
+      }
+      const std::string line = text.substr(start, nl - start);
+      start = nl + 1;
+      if (line.empty()) continue;
+      config::Json rec = config::Json::parse(line, nullptr, false);
+      const auto fail = [&](const std::string& why) {
+        bad.add(config::Location{p.jsonl_path, line_no, 1}, "", why,
+                "this folder holds another sweep's results: use another --out, or delete it");
+      };
+      if (rec.is_discarded() || !rec.is_object() || !rec.contains("point") || !rec["point"].is_number_integer() ||
+          !rec.contains("params") || !rec["params"].is_object() || !rec.contains("status")) {
+        fail("not a sweep record");
+        continue;
+      }
+      const auto index = rec["point"].get<std::int64_t>();
+      if (index < 0 || index >= spec.points()) {
+        fail(fmt::format("point {} is not in this sweep's grid of {} points", index, spec.points()));
+        continue;
+      }
+      const std::vector<std::string> values = spec.values_of(index);
+      bool same = rec["params"].size() == values.size();
+      for (std::size_t i = 0; same && i < values.size(); ++i) {
+        const auto it = rec["params"].find(spec.params[i].key);
+        same = it != rec["params"].end() && it->is_string() && it->get<std::string>() == values[i];
+      }
+      if (!same) {
+        fail(fmt::format("point {} has the parameters {}, not this sweep's", index, rec["params"].dump()));
+        continue;
+      }
+      if (done[static_cast<std::size_t>(index)]) continue;  // a duplicate: keep the first
+      done[static_cast<std::size_t>(index)] = true;
+      ++p.resumed;
+      if (rec["status"] != "ok") ++p.resumed_errors;
+      kept.push_back(line + "\n");
+      csv += p.columns.row(rec);
+    }
+    if (!bad.ok()) throw config::InputError(std::move(bad));
+  }
+  std::string jsonl;
+  for (const std::string& l : kept) jsonl += l;
+  for (const auto& [path, text] : {std::pair{&p.jsonl_path, &jsonl}, {&p.csv_path, &csv}}) {
+    const std::string err = write_file_atomically(*path, *text);
+    if (!err.empty()) throw input_error(*path, 0, "", err);
+  }
+  for (std::int64_t i = 0; i < spec.points(); ++i) {
+    if (!done[static_cast<std::size_t>(i)]) p.pending.push_back(i);
+  }
+  return p;
+}
+
+}  // namespace
+
+bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why) {
+  const auto eq = text.find('=');
+  const std::string_view key = eq == std::string_view::npos ? std::string_view() : trim(text.substr(0, eq));
+  if (key.empty() || eq + 1 >= text.size()) {
+    why = fmt::format("'{}': expected KEY=v1,v2,... or KEY=a:b:x2 (e.g. --param cluster.nodes=16,32,64)", text);
+    return false;
+  }
+  out.key = std::string(key);
+  out.values.clear();
+  const std::vector<std::string> parts = split_top_level(text.substr(eq + 1));
+  if (parts.size() == 1) {
+    bool is_range = false;
+    if (!expand_range(parts[0], out.values, why, is_range)) return false;
+    if (is_range) return true;
+  }
+  for (const std::string& v : parts) {
+    if (v.empty()) {
+      why = fmt::format("'{}': an empty value", text);
+      return false;
+    }
+  }
+  if (parts.size() > kMaxValues) {
+    why = fmt::format("'{}': more than {} values", text, kMaxValues);
+    return false;
+  }
+  out.values = parts;
+  return true;
+}
+
+std::int64_t SweepSpec::points() const {
+  std::int64_t n = 1;
+  for (const SweepParam& p : params) {
+    n *= static_cast<std::int64_t>(p.values.size());
+    if (n > kMaxPoints) return kMaxPoints + 1;  // too many: rejected by check_params
+  }
+  return n;
+}
+
+std::vector<std::string> SweepSpec::values_of(std::int64_t index) const {
+  std::vector<std::string> values(params.size());
+  for (std::size_t i = params.size(); i-- > 0;) {
+    const auto n = static_cast<std::int64_t>(params[i].values.size());
+    values[i] = params[i].values[static_cast<std::size_t>(index % n)];
+    index /= n;
+  }
+  return values;
+}
+
+scenario::LoadOptions SweepSpec::options_of(std::int64_t index) const {
+  scenario::LoadOptions o;
+  o.sets = sets;
+  o.seed = seed;
+  o.check_memory = true;
+  if (replications) o.sets.push_back(fmt::format("simulation.replications={}", *replications));
+  if (index >= 0) {
+    const std::vector<std::string> values = values_of(index);
+    for (std::size_t i = 0; i < params.size(); ++i) o.sets.push_back(params[i].key + "=" + values[i]);
+  }
+  return o;
+}
+
+config::Json run_point(const SweepSpec& spec, std::int64_t index) {
+  const auto start = Clock::now();
+  config::Json rec = config::Json::object();
+  rec["point"] = index;
+  config::Json params = config::Json::object();
+  const std::vector<std::string> values = spec.values_of(index);
+  for (std::size_t i = 0; i < values.size(); ++i) params[spec.params[i].key] = values[i];
+  rec["params"] = std::move(params);
+  try {
+    const scenario::LoadedScenario loaded = load_with(spec, spec.options_of(index));
+    const RunResult result = compute_run(loaded);
+    config::Json res = results_json(loaded, result);
+    rec["jobs"] = std::move(res["jobs"]);
+    res.erase("jobs");
+    rec["results"] = std::move(res);
+    rec["status"] = "ok";
+  } catch (const config::InputError& e) {
+    rec["status"] = "error";
+    rec["error"] = diagnostics_text(e.diagnostics());
+  } catch (const std::exception& e) {
+    rec["status"] = "error";
+    rec["error"] = fmt::format("internal error (a bug in clustersim): {}", e.what());
+  }
+  rec["wall_s"] = seconds_since(start);
+  return rec;
+}
+
+std::string SweepColumns::header() const {
+  std::string out = "point";
+  for (const std::string& p : params) {
+    out += ',';
+    out += csv_quote(p);
+  }
+  out += ",status";
+  for (std::string_view c : kResultColumns) out += fmt::format(",{}", c);
+  if (failures) {
+    for (std::string_view c : kFailureColumns) out += fmt::format(",{}", c);
+  }
+  return out + ",error,wall_s\n";
+}
+
+std::string SweepColumns::row(const config::Json& record) const {
+  // Appends ",cell" (GCC 12 warns falsely on `"," + std::string` under -Wrestrict).
+  std::string out = csv_cell(record.at("point"));
+  const auto add = [&](const config::Json& object, const std::string& key) {
+    out += ',';
+    if (object.is_object() && object.contains(key)) out += csv_cell(object[key]);
+  };
+  for (const std::string& p : params) add(record.at("params"), p);
+  add(record, "status");
+  static const config::Json kNull;
+  const config::Json& res = record.contains("results") ? record["results"] : kNull;
+  for (std::string_view c : kResultColumns) add(res, std::string(c));
+  if (failures) {
+    for (std::string_view c : kFailureColumns) add(res, std::string(c));
+  }
+  add(record, "error");
+  add(record, "wall_s");
+  out += '\n';
+  return out;
+}
+
+SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::ostream& log) {
+  const auto start = Clock::now();
+  World world;
+  SweepSummary summary;
+  summary.ranks = world.size();
+  summary.writer = world.rank() == 0;
+
+  Prepared prep;
+  std::optional<config::InputError> failure;
+  if (world.rank() == 0) {
+    try {
+      prep = prepare(spec, options, log);
+    } catch (const config::InputError& e) {
+      failure = e;
+    }
+  }
+  std::int64_t status = failure ? -1 : 0;
+  world.broadcast(status, prep.pending);
+  if (status < 0) {
+    world.finalize();
+    if (failure) throw *failure;
+    summary.writer = false;
+    summary.aborted = true;
+    return summary;  // rank 0 reports the error
+  }
+  summary.points = spec.points();
+  summary.resumed = prep.resumed;
+  summary.run = static_cast<std::int64_t>(prep.pending.size());
+  summary.errors = prep.resumed_errors;
+
+  // This rank's share: every size()-th missing point.
+  std::vector<std::int64_t> mine;
+  for (std::size_t k = static_cast<std::size_t>(world.rank()); k < prep.pending.size();
+       k += static_cast<std::size_t>(world.size())) {
+    mine.push_back(prep.pending[k]);
+  }
+  int threads = options.jobs > 0 ? options.jobs
+                                 : world.size() > 1 ? 1 : static_cast<int>(std::thread::hardware_concurrency());
+  threads = std::max(1, std::min(threads, static_cast<int>(std::max<std::size_t>(mine.size(), 1))));
+  summary.threads = threads;
+
+  std::optional<AppendFile> jsonl_file;
+  std::optional<AppendFile> csv_file;
+  if (world.rank() == 0) {
+    jsonl_file.emplace(prep.jsonl_path);
+    csv_file.emplace(prep.csv_path);
+  }
+  Progress progress(log, options.progress && world.rank() == 0, summary.points, summary.resumed);
+  std::int64_t finished = summary.resumed;
+  const auto write = [&](const std::string& line) {
+    const config::Json rec = config::Json::parse(line);
+    jsonl_file->append(line + "\n");
+    csv_file->append(prep.columns.row(rec));
+    if (rec["status"] != "ok") ++summary.errors;
+    ++finished;
+  };
+
+  std::mutex mutex;
+  std::condition_variable ready_cv;
+  std::vector<std::string> ready;
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> stop{false};
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 0; t < threads && !mine.empty(); ++t) {
+      workers.emplace_back([&] {
+        for (;;) {
+          const std::size_t k = next.fetch_add(1);
+          if (k >= mine.size() || stop.load()) return;
+          std::string line = run_point(spec, mine[k]).dump();
+          {
+            const std::lock_guard lock(mutex);
+            ready.push_back(std::move(line));
+          }
+          ready_cv.notify_one();
+        }
+      });
+    }
+    struct StopOnExit {
+      std::atomic<bool>& stop;
+      ~StopOnExit() { stop.store(true); }
+    } stop_on_exit{stop};  // an exception below stops the workers before they are joined
+
+    const std::size_t remote = world.rank() == 0 ? prep.pending.size() - mine.size() : 0;
+    std::size_t local_done = 0;
+    std::size_t remote_done = 0;
+    const auto poll = world.size() > 1 ? std::chrono::milliseconds(2) : std::chrono::milliseconds(100);
+    while (local_done < mine.size() || remote_done < remote) {
+      std::vector<std::string> batch;
+      {
+        std::unique_lock lock(mutex);
+        ready_cv.wait_for(lock, poll, [&] { return !ready.empty(); });
+        batch.swap(ready);
+      }
+      for (const std::string& line : batch) {
+        ++local_done;
+        if (world.rank() == 0) {
+          write(line);
+        } else {
+          world.send_to_root(line);
+        }
+      }
+      std::string line;
+      while (remote_done < remote && world.try_receive(line)) {
+        ++remote_done;
+        write(line);
+      }
+      progress.update(finished, summary.errors);
+    }
+  }
+  progress.update(finished, summary.errors, true);
+  summary.wall_s = seconds_since(start);
+  return summary;
+}
+
+}  // namespace clustersim::tools

@@ -1,0 +1,107 @@
+// `clustersim sweep`: one scenario run at every point of a parameter grid.
+//
+// A point is the scenario with each parameter applied as a `--set KEY=VALUE` override, after
+// the command's own `--set`s (and `--replications`, which is `simulation.replications`). The
+// grid is the cartesian product of the parameters in command-line order, the last varying
+// fastest; point i has the mixed-radix digits of i as its value indices. Each point loads
+// its scenario and runs `compute_run` (tools/clustersim/report.hpp) on a worker thread; the
+// points share nothing, so the results do not depend on the number of threads or ranks.
+//
+// Files (in --out DIR), appended to as each point finishes, in completion order:
+//   sweep.jsonl  one JSON record a line: {"point", "params", "status", "results", "jobs",
+//                "error", "wall_s"}; the source of truth.
+//   sweep.csv    point, the parameters, status, the key results (units in the column names:
+//                step_time_s, fabric_capex_usd, ...; the first job's), error, wall_s (last).
+// Each line is written whole with one append write(2), then the next file's. Resuming (the
+// same command and --out again) reads sweep.jsonl, drops a partial last line, checks that
+// every record is a point of this grid, rewrites both files from the records (atomically)
+// and runs only the points that are missing. A point whose scenario is invalid (parallelism
+// that does not divide, a job that does not fit in memory) is a finished point with status
+// "error" and the diagnostics as its message; it is not run again on resume.
+//
+// MPI (built when CMake finds MPI; CLUSTERSIM_HAVE_MPI): started by mpirun or srun, rank 0
+// resumes, broadcasts the missing points, the ranks take them round-robin (each with
+// --jobs threads, default 1), send each record to rank 0 as it finishes, and rank 0 writes
+// them. Started any other way, the sweep is the threaded one.
+//
+// LIMITATIONS: the CSV holds the first job's results (sweep.jsonl has every job's); a
+// parameter indexes lists as `workload.jobs[0].parallelism.tp`; the `sweep:` scenario block
+// of the design is not read yet (the grid comes from --param only).
+#pragma once
+
+#include <cstdint>
+#include <iosfwd>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "models/config/decode.hpp"
+#include "models/scenario/scenario.hpp"
+
+namespace clustersim::tools {
+
+/// One axis of the grid: a scenario key and its values, as --set texts.
+struct SweepParam {
+  std::string key;
+  std::vector<std::string> values;
+};
+
+/// Parses "KEY=v1,v2,..." (commas inside {}, [] or () do not split) or a range
+/// "KEY=a:b:xF" (a, a*F, ... up to b; F > 1) or "KEY=a:b:+S" (a, a+S, ... up to b). Range
+/// ends may carry the same unit suffix ("1GiB:8GiB:x2"). A single "1:7" is one value. Returns
+/// false with `why` on a malformed text or more than 100,000 values.
+bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why);
+
+struct SweepSpec {
+  std::string scenario;                    ///< file; empty: the built-in quickstart
+  std::vector<std::string> sets;           ///< applied to every point, before the parameters
+  std::optional<std::uint64_t> seed;       ///< overrides simulation.seed
+  std::optional<std::int64_t> replications;  ///< overrides simulation.replications
+  std::vector<SweepParam> params;
+
+  /// Points in the grid: the product of the value counts (1 with no parameter).
+  [[nodiscard]] std::int64_t points() const;
+  /// The parameter values of point `index` (0 <= index < points()).
+  [[nodiscard]] std::vector<std::string> values_of(std::int64_t index) const;
+  /// The load options of point `index`: sets, replications, then KEY=VALUE of each parameter.
+  [[nodiscard]] scenario::LoadOptions options_of(std::int64_t index) const;
+};
+
+/// Loads and runs one point. Never throws: an invalid scenario or an internal error gives
+/// a record with status "error" and the message. Thread-safe (shares nothing).
+config::Json run_point(const SweepSpec& spec, std::int64_t index);
+
+/// The CSV layout: the parameters' keys, and whether the failure columns (ettr,
+/// goodput_tokens_per_s) are present.
+struct SweepColumns {
+  std::vector<std::string> params;
+  bool failures = false;
+
+  [[nodiscard]] std::string header() const;  ///< with the newline
+  [[nodiscard]] std::string row(const config::Json& record) const;  ///< with the newline
+};
+
+struct SweepOptions {
+  int jobs = 0;                   ///< worker threads (per rank under MPI); 0: the hardware's (1 under MPI)
+  std::string out_dir = "sweep-out";
+  bool progress = true;           ///< a bar on a terminal (stderr), plain lines otherwise
+};
+
+struct SweepSummary {
+  std::int64_t points = 0;   ///< in the grid
+  std::int64_t resumed = 0;  ///< finished by an earlier run, not run again
+  std::int64_t run = 0;      ///< run now (all ranks)
+  std::int64_t errors = 0;   ///< error rows among all points
+  int threads = 0;           ///< per rank
+  int ranks = 1;
+  bool writer = true;        ///< this process wrote the files (rank 0)
+  bool aborted = false;      ///< rank 0 found bad input and ran nothing (ranks other than 0)
+  double wall_s = 0.0;
+};
+
+/// Runs the sweep into options.out_dir. Throws config::InputError on a bad scenario,
+/// parameter or output folder (nothing is run then).
+SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::ostream& log);
+
+}  // namespace clustersim::tools
