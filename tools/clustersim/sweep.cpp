@@ -720,7 +720,8 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::
         for (;;) {
           const std::size_t k = next.fetch_add(1);
           if (k >= mine.size() || stop.load()) return;
-          std::string line = run_point(spec, mine[k]).dump();
+          // Invalid UTF-8 (from a parameter's bytes, echoed in a message) is replaced, not thrown.
+          std::string line = run_point(spec, mine[k]).dump(-1, ' ', false, config::Json::error_handler_t::replace);
           {
             const std::lock_guard lock(mutex);
             ready.push_back(std::move(line));
