@@ -85,9 +85,9 @@ bool parse_duration_law(std::string_view text, DurationLaw& out, std::string& wh
     }
   } else if (name == "lognormal" || name == "weibull") {
     d.kind = name == "lognormal" ? DurationLaw::Kind::lognormal : DurationLaw::Kind::weibull;
-    if (comma == std::string_view::npos || !parse_number(args.substr(comma + 1), d.shape) || d.shape <= 0.0 ||
+    if (comma == std::string_view::npos || !parse_number(args.substr(comma + 1), d.shape) || d.shape < 0.05 ||
         d.shape > 20.0) {
-      why = fmt::format("'{}': {} takes a mean and a shape in (0, 20], e.g. {}(4h, 1.0)", text, name, name);
+      why = fmt::format("'{}': {} takes a mean and a shape from 0.05 to 20, e.g. {}(4h, 1.0)", text, name, name);
       return false;
     }
   } else {

@@ -197,14 +197,17 @@ struct CheckpointConfig {
     using config::field;
     return std::tuple{
         field("interval", &CheckpointConfig::interval, "auto (Young/Daly from the job's MTBF) or a duration (2h)"),
-        field("write_bandwidth", &CheckpointConfig::write_bandwidth, "shared-storage write bandwidth, all GPUs"),
-        field("read_bandwidth", &CheckpointConfig::read_bandwidth, "shared-storage read bandwidth (default: write)"),
+        field("write_bandwidth", &CheckpointConfig::write_bandwidth, "shared-storage write bandwidth, all GPUs")
+            .at_least(sim::Bandwidth::of(1.0)),
+        field("read_bandwidth", &CheckpointConfig::read_bandwidth, "shared-storage read bandwidth (default: write)")
+            .at_least(sim::Bandwidth::of(1.0)),
         field("size", &CheckpointConfig::size,
               "checkpoint size (default: parameters x 14 bytes: bf16 weights, fp32 master, Adam m and v)"),
         field("async", &CheckpointConfig::async,
               "asynchronous: the job pauses only to copy its state to host memory, then writes in the background"),
         field("snapshot_bandwidth", &CheckpointConfig::snapshot_bandwidth,
-              "per GPU, device-to-host copy rate of an asynchronous checkpoint (25GB/s: PCIe 5 x16 achieved, ESTIMATE)"),
+              "per GPU, device-to-host copy rate of an asynchronous checkpoint (25GB/s: PCIe 5 x16 achieved, ESTIMATE)")
+            .at_least(sim::Bandwidth::of(1.0)),
     };
   }
 };

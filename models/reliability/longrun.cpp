@@ -166,10 +166,12 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
     j.tau = c.interval.every.seconds();
   } else if (std::isfinite(j.mtbf)) {
     j.tau = std::max(j.delta, std::sqrt(2.0 * j.delta * j.mtbf) - j.delta);  // Daly, first order
-    if (j.delta == 0.0) j.tau = j.mtbf;
+    if (j.delta == 0.0) j.tau = 1.0;  // free checkpoints: as often as one likes (every second)
   } else {
     j.tau = std::numeric_limits<double>::infinity();
   }
+  // Asynchronous writes do not overlap: the next snapshot waits for the previous write.
+  if (c.async) j.tau = std::max(j.tau, j.write - j.delta);
   if (j.p.train_tokens) j.work = *j.p.train_tokens / j.p.tokens_per_s;
 }
 
@@ -178,6 +180,7 @@ struct Replication {
   std::map<std::string, std::int64_t> failures_by_cause;
   std::vector<std::int64_t> gpu_failures;
   std::int64_t retired = 0;
+  double top1_rate_share = 0.0;
   double elapsed = 0.0;
   std::uint64_t events = 0;
   std::vector<TimelineEvent> timeline;
@@ -206,6 +209,8 @@ class Model {
 
   Replication run(double end) {
     end_ = end;
+    remaining_.assign(classes_.size(), {});
+    due_.assign(classes_.size(), {});
     const std::int64_t physical = in_.nodes + in_.scheduler.spare_nodes;
     for (std::int64_t n = 0; n < physical; ++n) new_node();
     // The installed GPUs' multipliers are scaled to average exactly 1, so that the fleet
@@ -217,6 +222,15 @@ class Model {
       const double mean = sum / static_cast<double>(physical * gpn_);
       for (Node& n : nodes_) {
         for (double& m : n.mult) m /= mean;
+      }
+    }
+    {  // The share of the fleet's failure rate carried by its top 1% of GPUs (expected).
+      std::vector<double> m;
+      for (const Node& n : nodes_) m.insert(m.end(), n.mult.begin(), n.mult.end());
+      const auto top = static_cast<std::ptrdiff_t>(std::ceil(0.01 * static_cast<double>(m.size())));
+      if (top > 0) {
+        std::partial_sort(m.begin(), m.begin() + top, m.end(), std::greater<>());
+        r_.top1_rate_share = std::accumulate(m.begin(), m.begin() + top, 0.0) / std::accumulate(m.begin(), m.end(), 0.0);
       }
     }
     for (std::int64_t n = in_.nodes; n < physical; ++n) pool_.push_back(n);
@@ -240,6 +254,12 @@ class Model {
                                                            [](const JobState& j) { return std::isfinite(j.work); }));
     engine_.run_until(sim::Time::from_seconds(end_));
     r_.elapsed = (unfinished_ == 0 && in_.horizon_s <= 0.0) ? last_done_ : end_;
+    // A job still down at the end has lost its GPUs since it went down.
+    for (JobState& j : r_.jobs) {
+      if (!j.running && !j.finished) {
+        j.lost_gpu_hours[j.down_cause] += (r_.elapsed - j.down_since) * static_cast<double>(j.p.gpus) / 3600.0;
+      }
+    }
     r_.events = engine_.events_processed();
     return std::move(r_);
   }
@@ -264,6 +284,13 @@ class Model {
     }
     nodes_.push_back(std::move(n));
     r_.gpu_failures.resize(nodes_.size() * static_cast<std::size_t>(gpn_), 0);
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const std::size_t units = classes_[c].per == Per::gpu ? nodes_.size() * static_cast<std::size_t>(gpn_)
+                                : classes_[c].per == Per::node ? nodes_.size()
+                                                               : 0;
+      remaining_[c].resize(units, kFresh);
+      due_[c].resize(units, 0.0);
+    }
     return static_cast<std::int64_t>(nodes_.size()) - 1;
   }
 
@@ -283,16 +310,42 @@ class Model {
       const Klass& k = classes_[c];
       if (k.per == Per::gpu) {
         for (std::int64_t g = 0; g < gpn_; ++g) {
-          schedule_unit(c, n * gpn_ + g, node.gen, k.heterogeneous ? node.mult[static_cast<std::size_t>(g)] : 1.0, now);
+          resume_unit(c, n * gpn_ + g, node.gen, k.heterogeneous ? node.mult[static_cast<std::size_t>(g)] : 1.0, now);
         }
       } else if (k.per == Per::node) {
-        schedule_unit(c, n, node.gen, 1.0, now);
+        resume_unit(c, n, node.gen, 1.0, now);
       }
     }
   }
 
+  /// Starts (or resumes) the clock of a GPU or node unit entering service: a unit keeps the
+  /// operating time it had left when its node left service; a fresh one draws a new life.
+  void resume_unit(std::size_t c, std::int64_t u, std::uint32_t gen, double mult, double now) {
+    const Klass& k = classes_[c];
+    if (!std::isfinite(k.mean_s)) return;
+    double& left = remaining_[c][static_cast<std::size_t>(u)];
+    if (std::isnan(left)) left = draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
+    const double due = now + left;
+    due_[c][static_cast<std::size_t>(u)] = due;
+    if (due < end_) engine_.schedule_at(sim::Time::from_seconds(due), fail_id_, pack(c, gen, u));
+  }
+
+  /// Takes a node out of service: its units' clocks stop with the time they had left.
   void leave_service(std::int64_t n, std::int64_t state) {
     Node& node = nodes_[static_cast<std::size_t>(n)];
+    const double now = engine_.now().seconds();
+    if (node.job >= 0) {
+      for (std::size_t c = 0; c < classes_.size(); ++c) {
+        const Per per = classes_[c].per;
+        if (per != Per::gpu && per != Per::node) continue;
+        const std::int64_t first = per == Per::gpu ? n * gpn_ : n;
+        const std::int64_t count = per == Per::gpu ? gpn_ : 1;
+        for (std::int64_t u = first; u < first + count; ++u) {
+          double& left = remaining_[c][static_cast<std::size_t>(u)];
+          if (!std::isnan(left)) left = std::max(0.0, due_[c][static_cast<std::size_t>(u)] - now);
+        }
+      }
+    }
     ++node.gen;
     node.job = state;
   }
@@ -374,8 +427,11 @@ class Model {
       ++r_.failures_by_cause[k.name];
       if (k.per == Per::gpu) ++r_.gpu_failures[static_cast<std::size_t>(index)];
       record("failure", k.name, job, n, k.per == Per::gpu ? index : -1);
+      // The failed unit starts a new life: at once if it keeps running, after its repair if not.
+      remaining_[c][static_cast<std::size_t>(index)] = kFresh;
+      const double mult = k.heterogeneous ? node.mult[static_cast<std::size_t>(index % gpn_)] : 1.0;
       if (!k.restarts) {
-        schedule_unit(c, index, gen, k.heterogeneous ? node.mult[static_cast<std::size_t>(index % gpn_)] : 1.0, now);
+        resume_unit(c, index, gen, mult, now);
         return;
       }
       if (k.hardware) {
@@ -390,11 +446,12 @@ class Model {
                                repaired_id_, static_cast<std::uint64_t>(n));
         fill_from_pool(job);
       } else {
-        schedule_unit(c, index, gen, k.heterogeneous ? node.mult[static_cast<std::size_t>(index % gpn_)] : 1.0, now);
+        resume_unit(c, index, gen, mult, now);
       }
       interrupt(job, k);
       return;
     }
+    if (k.per == Per::job && r_.jobs[static_cast<std::size_t>(index)].finished) return;  // the job is gone
     ++r_.failures_by_cause[k.name];
     record("failure", k.name, k.per == Per::job ? index : -1, -1, -1);
     if (k.restarts) {
@@ -439,6 +496,11 @@ class Model {
     if (back == n) record("repaired", "", -1, n, -1);
     nodes_[static_cast<std::size_t>(back)].job = kInPool;
     pool_.push_back(back);
+    serve_waiting();
+  }
+
+  /// Gives pool nodes to the jobs missing some, in job order, and restarts those that can.
+  void serve_waiting() {
     for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
       JobState& job = r_.jobs[j];
       if (job.missing == 0 || job.finished) continue;
@@ -508,8 +570,11 @@ class Model {
     last_done_ = std::max(last_done_, j.finished_at);
     record("finished", "", static_cast<std::int64_t>(arg), -1, -1);
     for (std::int64_t n : j.slots) {
-      if (n >= 0) leave_service(n, kInPool);
+      if (n < 0) continue;
+      leave_service(n, kInPool);
+      pool_.push_back(n);  // a finished job's nodes become spares for the others
     }
+    serve_waiting();
     if (--unfinished_ == 0 && in_.horizon_s <= 0.0) e.stop();
   }
 
@@ -539,6 +604,9 @@ class Model {
   std::int64_t unfinished_ = 0;
   std::vector<Node> nodes_;
   std::vector<std::int64_t> pool_;
+  static constexpr double kFresh = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::vector<double>> remaining_;  ///< per class and unit: operating time left (NaN: draw)
+  std::vector<std::vector<double>> due_;        ///< per class and unit in service: failure time
   Replication r_;
   sim::HandlerId fail_id_, element_back_id_, repaired_id_, ready_id_, restarted_id_, done_id_;
 };
@@ -572,7 +640,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   std::vector<std::int64_t> finished(J, 0);
   std::vector<std::vector<std::map<std::string, double>>> causes(J), lost(J);
   std::vector<std::map<std::string, double>> failures;
-  sim::Welford top1, retired;
+  sim::Welford top1, top1_rate, retired;
   for (std::int64_t rep = 0; rep < in.replications; ++rep) {
     Model model(in, classes, jobs, static_cast<std::uint64_t>(rep), rep == 0);
     Replication r = model.run(end);
@@ -584,7 +652,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       interruptions[j].add(static_cast<double>(s.interruptions));
       ettr[j].add(elapsed > 0.0 ? useful / elapsed : 0.0);
       goodput[j].add(elapsed > 0.0 ? useful * s.p.tokens_per_s / elapsed : 0.0);
-      if (std::isfinite(s.work)) ttt[j].add(s.finished ? s.finished_at : elapsed * s.work / std::max(useful, 1e-9));
+      // A replication that made no progress cannot project a time to train: left out.
+      if (std::isfinite(s.work) && (s.finished || useful > 1e-6 * s.work)) {
+        ttt[j].add(s.finished ? s.finished_at : elapsed * s.work / useful);
+      }
       finished[j] += s.finished ? 1 : 0;
       std::map<std::string, double> c, l;
       for (const auto& [k, v] : s.by_cause) c[k] = static_cast<double>(v);
@@ -596,6 +667,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     for (const auto& [k, v] : r.failures_by_cause) f[k] = static_cast<double>(v);
     failures.push_back(std::move(f));
     retired.add(static_cast<double>(r.retired));
+    top1_rate.add(r.top1_rate_share);
     std::vector<std::int64_t> counts = r.gpu_failures;
     const double total = static_cast<double>(std::accumulate(counts.begin(), counts.end(), std::int64_t{0}));
     if (total > 0.0 && !counts.empty()) {
@@ -632,7 +704,9 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     s.by_cause = summarize(causes[j]);
     s.ettr = estimate(ettr[j]);
     s.goodput_tokens_per_s = estimate(goodput[j]);
-    if (ttt[j].count() > 0) s.time_to_train_s = estimate(ttt[j]);
+    s.time_to_train_s = ttt[j].count() > 0 ? estimate(ttt[j])
+                                           : Estimate{std::numeric_limits<double>::quiet_NaN(),
+                                                      std::numeric_limits<double>::quiet_NaN()};
     s.finished_share = static_cast<double>(finished[j]) / static_cast<double>(in.replications);
     s.lost_gpu_hours = summarize(lost[j]);
     s.checkpoint_interval_s = jobs[j].tau;
@@ -641,7 +715,9 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     out.jobs.push_back(std::move(s));
   }
   out.failures_by_cause = summarize(failures);
-  if (top1.count() > 0) out.top1_failure_share = estimate(top1);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  out.top1_failure_share = top1.count() > 0 ? estimate(top1) : Estimate{nan, nan};
+  out.top1_rate_share = estimate(top1_rate);
   out.retired_nodes = estimate(retired);
   return out;
 }

@@ -88,7 +88,8 @@ struct JobSummary {
   std::map<std::string, Estimate> by_cause;
   Estimate ettr;
   Estimate goodput_tokens_per_s;
-  Estimate time_to_train_s;  ///< projected from the ETTR when not finished within the horizon
+  Estimate time_to_train_s;  ///< projected from the ETTR when not finished within the horizon; NaN:
+                             ///< no tokens to train, or no progress to project from
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;
   double checkpoint_interval_s = 0.0;
@@ -108,7 +109,8 @@ struct TimelineEvent {
 struct LongRunResult {
   std::vector<JobSummary> jobs;
   std::map<std::string, Estimate> failures_by_cause;  ///< every failure, cluster-wide
-  Estimate top1_failure_share;  ///< share of GPU failures on the 1% of GPUs that failed most
+  Estimate top1_failure_share;  ///< share of GPU failures on the 1% of GPUs that failed most (NaN: none failed)
+  Estimate top1_rate_share;     ///< share of the fleet's GPU failure rate on its top 1% (expected)
   Estimate retired_nodes;
   double elapsed_s = 0.0;       ///< of replication 0
   std::vector<TimelineEvent> timeline;     ///< replication 0

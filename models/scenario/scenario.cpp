@@ -390,6 +390,23 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
       }
     }
   }
+  // Failures strike nodes: each job must have whole nodes of its own.
+  const std::int64_t gpn = loaded.node.spec.gpus;
+  for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
+    const ResolvedJob& job = loaded.jobs[i];
+    if (job.first_gpu % gpn != 0 || job.config.gpus % gpn != 0) {
+      const std::string at = fmt::format("workload.jobs[{}].gpus", i);
+      state.diagnostics.add(state.where(at), at,
+                            fmt::format("with failures, jobs need whole nodes of their own: {} GPUs from GPU {} share "
+                                        "a node of {} with another job or leave part of one",
+                                        job.config.gpus, job.first_gpu, gpn),
+                            fmt::format("gpus: {}", std::max<std::int64_t>(gpn, job.config.gpus / gpn * gpn)));
+    }
+  }
+  if (sc.checkpoint.read_bandwidth && sc.checkpoint.read_bandwidth->value() < 1.0) {
+    state.diagnostics.add(state.where("checkpoint.read_bandwidth"), "checkpoint.read_bandwidth", "must be positive",
+                          "read_bandwidth: 2TB/s");
+  }
   if (sc.simulation.horizon && sc.simulation.horizon->seconds() <= 0.0) {
     state.diagnostics.add(state.where("simulation.horizon"), "simulation.horizon", "must be positive", "horizon: 54d");
   }

@@ -112,6 +112,9 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                     micro_batches(job), p.pp),
         fmt::format("global_batch: {}", ((micro_batches(job) + p.pp - 1) / p.pp) * p.pp * per_step));
   }
+  if (job.train_tokens && job.train_tokens->value() < 1.0) {
+    add("train_tokens", "must be at least one token", "train_tokens: 15.6T");
+  }
   if (p.tp > gpus_per_node && gpus_per_node > 0) {
     add("parallelism.tp",
         fmt::format("tp {} spans more than one node of {} GPUs; tensor parallelism needs the scale-up network", p.tp,

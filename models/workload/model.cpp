@@ -35,7 +35,7 @@ ParameterCount parameters(const ModelSpec& m) {
     p.active = p.total;
     return p;
   }
-  const double expert = 3.0 * h * static_cast<double>(m.expert_ffn_hidden);
+  const double expert = mats * h * static_cast<double>(m.expert_ffn_hidden);
   const double router = h * static_cast<double>(m.experts);
   const auto dense_layers = static_cast<double>(m.dense_layers);
   const double moe_layers = L - dense_layers;
@@ -50,7 +50,9 @@ ParameterCount parameters(const ModelSpec& m) {
 double training_flops_per_token(const ModelSpec& m, std::int64_t seq) {
   const ParameterCount p = parameters(m);
   const double attention = 12.0 * static_cast<double>(m.layers) * static_cast<double>(m.hidden) * static_cast<double>(seq);
-  return 6.0 * (p.active - p.embedding) + attention;
+  // A tied output layer reuses the embedding table but still multiplies by it.
+  const double tied_output = m.tied_embeddings ? p.embedding : 0.0;
+  return 6.0 * (p.active - p.embedding + tied_output) + attention;
 }
 
 }  // namespace clustersim::workload

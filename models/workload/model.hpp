@@ -5,7 +5,7 @@
 // head_dim = h / heads, f = ffn_hidden, V = vocab):
 //   attention per layer      h(h + 2 kv) for Q, K, V  +  h^2 for the output projection
 //   dense MLP per layer      2 h f (gelu: up, down) or 3 h f (swiglu: gate, up, down)
-//   MoE MLP per layer        (experts + shared_experts) x 3 h f_e  +  h x experts (router)
+//   MoE MLP per layer        (experts + shared_experts) x (2 or 3) h f_e  +  h x experts (router)
 //   norms                    2 h per layer + h (final)
 //   embeddings               V h, and V h more for an untied output layer
 // Active parameters (what one token touches) count top_k + shared_experts experts.
@@ -14,8 +14,9 @@
 // definition used for MFU (Chowdhery et al., PaLM, 2022, appendix B):
 //   6 N_active  +  12 L h s  (attention scores and values: 2 x 2 L s h per token forward,
 //                             x 3 for training; PaLM does not halve it for causal masking)
-// where N_active excludes the input embedding (a lookup, no multiply) and s is the sequence
-// length. Recomputation is not counted here (it is hardware FLOPs, not model FLOPs).
+// where N_active excludes the input embedding (a lookup, no multiply) but counts the output
+// layer, tied to the embedding or not (it is a V x h multiply either way), and s is the
+// sequence length. Recomputation is not counted here (it is hardware FLOPs, not model FLOPs).
 //
 // LIMITATIONS: DeepSeek-V3's multi-head latent attention is treated as standard multi-head
 // attention of the same width (a few percent on attention parameters and FLOPs); no

@@ -58,7 +58,7 @@ double weight_bytes(const JobConfig& job) {
 MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost>& chunks,
                                const std::vector<std::vector<PipelineOp>>& order) {
   const Parallelism& p = job.parallelism;
-  const double dp = as_double(p.dp);
+  const double dp = as_double(p.dp * p.cp);  // ZeRO shards over the data- and context-parallel ranks
   const double wb = weight_bytes(job);
   const double gb = compute::dtype_bytes(job.grad_dtype);
   const double ob = wb == 4.0 ? 8.0 : 12.0;
@@ -71,7 +71,8 @@ MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost
     }
     MemoryBreakdown m;
     m.stage = s;
-    m.weights = params * wb / (p.zero >= 3 ? dp : 1.0) + (p.zero >= 3 ? largest_chunk * wb : 0.0);
+    // ZeRO-3 also holds the chunk it has gathered: the shards of the other ranks.
+    m.weights = params * wb / (p.zero >= 3 ? dp : 1.0) + (p.zero >= 3 ? largest_chunk * wb * (1.0 - 1.0 / dp) : 0.0);
     m.gradients = params * gb / (p.zero >= 2 ? dp : 1.0);
     m.optimizer = params * ob / (p.zero >= 1 ? dp : 1.0);
     double held = 0.0;
@@ -191,9 +192,11 @@ class CommTimes {
                 if (c != 0) continue;
                 for (std::int64_t i = 0; i < p_.cp; ++i) ranks.push_back(gpu(t, i, s, d));
                 break;
-              case Group::dp:
-                if (d != 0) continue;
-                for (std::int64_t i = 0; i < p_.dp; ++i) ranks.push_back(gpu(t, c, s, i));
+              case Group::dp:  // gradients are reduced over the data- and context-parallel ranks
+                if (d != 0 || c != 0) continue;
+                for (std::int64_t i = 0; i < p_.dp; ++i) {
+                  for (std::int64_t k = 0; k < p_.cp; ++k) ranks.push_back(gpu(t, k, s, i));
+                }
                 break;
               case Group::ep:
                 if (d % p_.ep != 0) continue;
@@ -383,7 +386,7 @@ StepResult simulate_step(const StepInputs& in) {
         case Group::pp: pass.parts.pp += total; break;
       }
     }
-    if (p.zero >= 3 && p.dp > 1) {  // gather the chunk's parameters, prefetched behind compute
+    if (p.zero >= 3 && p.dp * p.cp > 1) {  // gather the chunk's parameters, prefetched behind compute
       const double gather = comm.time(Group::dp, Op::all_gather, chunk_params * wb);
       pass.parts.dp += std::max(0.0, gather - pc.compute_s);
     }
@@ -427,35 +430,47 @@ StepResult simulate_step(const StepInputs& in) {
     const double last = st.free_at;
     double stream = 0.0;  // the stage's DP stream is free from here
     double params = 0.0;
+    // Each layer's gradients, with the time they are ready; reduced one at a time in that order.
+    struct Bucket {
+      double ready;
+      double params;
+      std::int64_t chunk;
+      std::size_t layer;
+    };
+    std::vector<Bucket> buckets;
     for (std::int64_t c = s, local = 0; c < chunks; c += p.pp, ++local) {
       const ChunkCost& cc = costs[static_cast<std::size_t>(c)];
       params += cc.parameters;
-      if (p.dp == 1) continue;
+      if (p.dp * p.cp == 1) continue;
       const double bwd_start = st.chunk_last_backward_start[static_cast<std::size_t>(local)];
       const double bwd = backward[static_cast<std::size_t>(c)].duration;
       const auto n = static_cast<double>(cc.layer_gradient_params.size());
       for (std::size_t i = 0; i < cc.layer_gradient_params.size(); ++i) {
         const double ready = job.overlap_grad_reduce ? bwd_start + bwd * (static_cast<double>(i) + 1.0) / n : last;
-        const double t = comm.time(Group::dp, reduce, cc.layer_gradient_params[i] * gb);
-        const double begin = std::max(stream, ready);
-        stream = begin + t;
-        if (in.want_trace) {
-          r.trace.push_back({s, comm.gpu(0, 0, s, 0), fmt::format("{} chunk {} layer {}", config::enum_name(reduce),
-                                                                  c, i),
-                             "dp", begin, stream});
-        }
+        buckets.push_back({ready, cc.layer_gradient_params[i], c, i});
+      }
+    }
+    std::stable_sort(buckets.begin(), buckets.end(), [](const Bucket& a, const Bucket& b2) { return a.ready < b2.ready; });
+    for (const Bucket& bk : buckets) {
+      const double t = comm.time(Group::dp, reduce, bk.params * gb);
+      const double begin = std::max(stream, bk.ready);
+      stream = begin + t;
+      if (in.want_trace) {
+        r.trace.push_back({s, comm.gpu(0, 0, s, 0),
+                           fmt::format("{} chunk {} layer {}", config::enum_name(reduce), bk.chunk, bk.layer), "dp",
+                           begin, stream});
       }
     }
     double end = std::max(last, stream);
     b.dp += end - last;
     // Optimizer: Adam over the local shard (fp32 master, m, v read and written, the
     // gradient read, the weights written).
-    const double shard = params / (p.zero >= 1 ? as_double(p.dp) : 1.0);
+    const double shard = params / (p.zero >= 1 ? as_double(p.dp * p.cp) : 1.0);
     const double opt = compute::memory_seconds(shard * (24.0 + gb + wb), *in.profile);
     if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "optimizer", "optimizer", end, end + opt});
     end += opt;
     b.optimizer += opt;
-    if (p.zero >= 1 && p.zero <= 2 && p.dp > 1) {
+    if (p.zero >= 1 && p.zero <= 2 && p.dp * p.cp > 1) {
       const double gather = comm.time(Group::dp, Op::all_gather, params * wb);
       if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "all_gather params", "dp", end, end + gather});
       end += gather;

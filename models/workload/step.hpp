@@ -18,10 +18,12 @@
 // plus its exposed collectives (TP, EP: on the critical path; CP: beyond the attention
 // compute it hides behind; ZeRO-3 parameter gathers: beyond the pass's compute).
 //
-// Data parallelism: with overlap_grad_reduce each layer's gradients are reduced (all-reduce
-// with zero 0, reduce-scatter with ZeRO) as soon as the last micro-batch's backward has
-// produced them (a layer's gradients are ready in proportion through that backward pass),
-// one reduction at a time per stage; otherwise all after the stage's last backward. Then
+// Data parallelism: gradients are reduced over the data- and context-parallel ranks together
+// (as Megatron-LM does; ZeRO shards over the same ranks). With overlap_grad_reduce each
+// layer's gradients are reduced (all-reduce with zero 0, reduce-scatter with ZeRO) as soon
+// as the last micro-batch's backward has produced them (a layer's gradients are ready in
+// proportion through that backward pass), one reduction at a time per stage in the order
+// they become ready; otherwise all after the stage's last backward. Then
 // the optimizer step (memory-bound Adam over the local shard: 16 bytes per parameter
 // read and written, plus the weight copy) and, with ZeRO 1-2, the all-gather of the updated
 // parameters. The step ends when the slowest stage is done.
@@ -38,7 +40,8 @@
 // (training_flops_per_token x tokens, no recomputation) / (step time x GPUs x dense peak of
 // the job's precision). HFU counts the FLOPs executed, recomputation included.
 //
-// LIMITATIONS: identical replicas (no stragglers, no data-dependent imbalance); compute
+// LIMITATIONS: MoE expert gradients are reduced and sharded like the others, over all
+// data-parallel ranks, not over the smaller expert-data-parallel group; identical replicas (no stragglers, no data-dependent imbalance); compute
 // and communication do not slow each other (no SM or HBM contention); point-to-point sends
 // of one boundary are timed once, all replicas at once, and then reused; several jobs in one
 // scenario are simulated one at a time (they share no links in time).

@@ -282,3 +282,58 @@ TEST_CASE("shrinking: without spares a job restarts on its whole replicas instea
   CHECK(shrink.jobs[0].ettr.mean > wait.jobs[0].ettr.mean + 0.2);
   CHECK(shrink.jobs[0].ettr.mean < 0.95);
 }
+
+TEST_CASE("Weibull lives: a unit keeps its age when its node leaves service; counts follow the renewal function") {
+  // Renewal theory: the expected failures of one unit in (0, t] from new is
+  // m(t) ~ t / mu + (CV^2 - 1) / 2; Weibull shape 0.5 has CV^2 = Gamma(5) / Gamma(3)^2 - 1 = 5,
+  // so 64 GPUs over 20 mean lives fail about 64 x (20 + 2) times. Were the clocks of a node's
+  // other GPUs reset whenever the node is swapped out, infant mortality would repeat and the
+  // count would be several times higher.
+  const auto run = [](Distribution law, double shape) {
+    FailuresConfig failures;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.01, Per::gpu};
+    gpu.distribution = law;
+    gpu.shape = shape;
+    failures.components["gpu"] = gpu;
+    failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(60), 1.0};
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 8;
+    in.gpus_per_node = 8;
+    in.scheduler.spare_nodes = 8;
+    in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+    in.jobs.push_back({"job", 0, 8, 64, 8, 1e6, std::nullopt, 1e12});
+    in.horizon_s = 2000 * kDay;
+    in.replications = 20;
+    return simulate_long_run(in).failures_by_cause.at("gpu").mean;
+  };
+  CHECK(run(Distribution::exponential, 1.0) == doctest::Approx(64 * 20.0).epsilon(0.05));
+  CHECK(run(Distribution::weibull, 0.5) == doctest::Approx(64 * 22.0).epsilon(0.1));
+}
+
+TEST_CASE("a finished job's nodes become spares; a job down at the end counts its downtime as lost") {
+  FailuresConfig failures;
+  ComponentConfig gpu;
+  gpu.rate = FailureRate{0.01, Per::gpu};  // 16 GPUs: a failure every 6.25 days
+  failures.components["gpu"] = gpu;
+  failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(300 * kDay), 1.0};
+  LongRunInputs in;
+  in.failures = &failures;
+  in.nodes = 4;
+  in.gpus_per_node = 8;
+  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  // A short job on nodes 0-1 and a long one on nodes 2-3; no spares, repairs take 300 days.
+  in.jobs.push_back({"short", 0, 2, 16, 2, 1e6, 1e6 * 600.0, 1e9});
+  in.jobs.push_back({"long", 2, 2, 16, 2, 1e6, std::nullopt, 1e9});
+  in.horizon_s = 20 * kDay;
+  in.replications = 40;
+  const LongRunResult r = simulate_long_run(in);
+  // The long job gets the short job's two nodes: it stops for good only at its third failure
+  // (18.75 days on average), not at its first (6.25 days: ETTR about 0.3).
+  CHECK(r.jobs[1].ettr.mean > 0.5);
+  double lost = 0.0;
+  for (const auto& [k, e] : r.jobs[1].lost_gpu_hours) lost += e.mean;
+  // Whatever it lost, lost GPU-hours and training time add up to its GPU-hours.
+  CHECK(lost + r.jobs[1].ettr.mean * 20 * 24 * 16 == doctest::Approx(20 * 24 * 16).epsilon(0.05));
+}

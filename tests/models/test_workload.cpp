@@ -57,7 +57,7 @@ TEST_CASE("parameter counts match the published model sizes") {
   }
 }
 
-TEST_CASE("training FLOPs per token: 6 N (without the input embedding) + 12 L h s") {
+TEST_CASE("training FLOPs per token: 6 N (without the input embedding, with the output layer) + 12 L h s") {
   ModelSpec m;
   m.layers = 2;
   m.hidden = 8;
@@ -70,8 +70,12 @@ TEST_CASE("training FLOPs per token: 6 N (without the input embedding) + 12 L h 
   // Per layer: attention 4 h^2 = 256, MLP 2 h f = 512, norms 2h = 16; final norm 8;
   // embedding 80 (tied): N = 2 x 784 + 8 + 80 = 1656.
   CHECK(parameters(m).total == 1656);
-  // 6 x (1656 - 80) + 12 x 2 x 8 x 4 = 9456 + 768
-  CHECK(training_flops_per_token(m, 4) == 9456 + 768);
+  // The tied output layer multiplies by the 80-entry table too:
+  // 6 x (1656 - 80 + 80) + 12 x 2 x 8 x 4 = 9936 + 768
+  CHECK(training_flops_per_token(m, 4) == 9936 + 768);
+  m.tied_embeddings = false;  // an untied output layer is a parameter of its own: N = 1736
+  CHECK(training_flops_per_token(m, 4) == 6 * (1736 - 80) + 768);
+  m.tied_embeddings = true;
   m.kv_heads = 3;
   CHECK(validate(m) == "heads 2 is not a multiple of kv_heads 3");
 }

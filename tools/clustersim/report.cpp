@@ -107,7 +107,7 @@ namespace {
 /// A mean, or null when it is not a number (a figure with no replication to average).
 config::Json number(double v) { return std::isfinite(v) ? config::Json(v) : config::Json(nullptr); }
 
-void add_reliability(config::Json& j, const reliability::JobSummary& s, const reliability::LongRunResult& r) {
+void add_reliability(config::Json& j, const reliability::JobSummary& s) {
   config::Json by_cause = config::Json::object();
   for (const auto& [k, e] : s.by_cause) by_cause[k] = e.mean;
   config::Json lost = config::Json::object();
@@ -127,12 +127,10 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, const re
   j["checkpoint_interval_s"] = number(s.checkpoint_interval_s);
   j["checkpoint_blocking_s"] = s.checkpoint_write_s;
   j["mtbf_s"] = number(s.mtbf_s);
-  j["top1_failure_share"] = number(r.top1_failure_share.mean);
   j["ci95"] = {{"interruptions", number(s.interruptions.ci95)},
                {"ettr", number(s.ettr.ci95)},
                {"goodput", number(s.goodput_tokens_per_s.ci95)},
-               {"time_to_train_s", number(s.time_to_train_s.ci95)},
-               {"top1_failure_share", number(r.top1_failure_share.ci95)}};
+               {"time_to_train_s", number(s.time_to_train_s.ci95)}};
 }
 
 }  // namespace
@@ -228,7 +226,7 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   config::Json jobs = config::Json::array();
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
     config::Json j = job_json(loaded.jobs[i], result.jobs[i]);
-    if (result.reliability) add_reliability(j, result.reliability->jobs[i], *result.reliability);
+    if (result.reliability) add_reliability(j, result.reliability->jobs[i]);
     jobs.push_back(std::move(j));
   }
   doc["jobs"] = std::move(jobs);
@@ -237,9 +235,10 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
     config::Json causes = config::Json::object();
     for (const auto& [k, e] : rel.failures_by_cause) causes[k] = e.mean;
     doc["failures"] = {{"replications", loaded.config.simulation.replications},
-                       {"horizon_s", rel.elapsed_s},
+                       {"elapsed_s", rel.elapsed_s},
                        {"by_cause", std::move(causes)},
-                       {"top1_failure_share", rel.top1_failure_share.mean},
+                       {"top1_failure_share", number(rel.top1_failure_share.mean)},
+                       {"top1_rate_share", number(rel.top1_rate_share.mean)},
                        {"retired_nodes", rel.retired_nodes.mean},
                        {"heterogeneity_alpha", rel.heterogeneity_alpha}};
   }
@@ -338,21 +337,27 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       row("ETTR", fmt::format("{} % of the time trains", pm(rs.ettr, 100.0, 2)));
       row("goodput", fmt::format("{} tokens/s", sim::human(sim::Count::of(rs.goodput_tokens_per_s.mean))));
       if (job.config.train_tokens) {
-        row("time to train", fmt::format("{} days{}", pm(rs.time_to_train_s, 1.0 / 86400.0, 1),
-                                         rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : ""));
+        row("time to train", std::isfinite(rs.time_to_train_s.mean)
+                                 ? fmt::format("{} days{}", pm(rs.time_to_train_s, 1.0 / 86400.0, 1),
+                                               rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : "")
+                                 : std::string("not projectable: no training progress within the horizon"));
       }
       double lost_total = 0.0;
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
       row("lost GPU-hours", fmt::format("{:.0f} (lost work and downtime)", lost_total));
-      row("checkpoints", fmt::format("every {:.1f} min ({}), {:.1f} s blocking each; job MTBF {:.2f} h",
-                                     rs.checkpoint_interval_s / 60.0,
-                                     loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
-                                     rs.checkpoint_write_s, rs.mtbf_s / 3600.0));
+      row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
+                             ? fmt::format("every {:.1f} min ({}), {:.1f} s blocking each; job MTBF {:.2f} h",
+                                           rs.checkpoint_interval_s / 60.0,
+                                           loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
+                                           rs.checkpoint_write_s, rs.mtbf_s / 3600.0)
+                             : std::string("none: no failure stops this job"));
     }
   }
   if (result.reliability && std::isfinite(result.reliability->top1_failure_share.mean)) {
-    out += fmt::format("\nGPU failures: the 1% of GPUs that failed most had {:.1f}% of them; {:.1f} nodes retired\n",
-                       100.0 * result.reliability->top1_failure_share.mean, result.reliability->retired_nodes.mean);
+    out += fmt::format("\nGPU failures: the 1% of GPUs that failed most had {:.1f}% of them (they carry {:.1f}% of the "
+                       "fleet's failure rate; with few failures per GPU most GPUs have none); {:.1f} nodes retired\n",
+                       100.0 * result.reliability->top1_failure_share.mean,
+                       100.0 * result.reliability->top1_rate_share.mean, result.reliability->retired_nodes.mean);
   }
   out += fmt::format("\nwall time {:.3f} s, {} events\n", info.wall_time_s, info.events_processed);
   return out;
@@ -435,6 +440,18 @@ std::string result_csv(const RunResult& result) {
     for (const auto& [k, v] : {std::pair{"compute_s", b.compute}, {"tp_s", b.tp}, {"cp_s", b.cp}, {"ep_s", b.ep},
                                {"pp_s", b.pp}, {"dp_s", b.dp}, {"bubble_s", b.bubble}, {"optimizer_s", b.optimizer}}) {
       row(std::string("breakdown_") + k, v, "s");
+    }
+    if (result.reliability) {
+      const reliability::JobSummary& rs = result.reliability->jobs[i];
+      row("interruptions", rs.interruptions.mean, "count");
+      for (const auto& [cause, e] : rs.by_cause) row("interruptions_" + cause, e.mean, "count");
+      row("ettr", rs.ettr.mean, "fraction");
+      row("goodput", rs.goodput_tokens_per_s.mean, "tokens/s");
+      if (std::isfinite(rs.time_to_train_s.mean)) row("time_to_train_s", rs.time_to_train_s.mean, "s");
+      double lost = 0.0;
+      for (const auto& [cause, e] : rs.lost_gpu_hours) lost += e.mean;
+      row("lost_gpu_hours", lost, "GPU-h");
+      if (std::isfinite(rs.checkpoint_interval_s)) row("checkpoint_interval_s", rs.checkpoint_interval_s, "s");
     }
   }
   return out;
