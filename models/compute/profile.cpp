@@ -180,7 +180,9 @@ double attention_seconds(const AttentionShape& s, Dtype d, bool backward, const 
     flops *= 2.5;
     bytes *= 2.0;
   }
-  const double compute = flops / (peak * p.attention_efficiency);
+  const double efficiency =
+      backward && p.attention_backward_efficiency > 0.0 ? p.attention_backward_efficiency : p.attention_efficiency;
+  const double compute = flops / (peak * efficiency);
   const double memory = bytes / p.hbm_bandwidth.value();
   return p.launch_overhead.seconds() + std::max(compute, memory);
 }

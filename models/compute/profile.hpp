@@ -86,7 +86,8 @@ struct ComputeProfile {
   std::int64_t tile_m = 64;         ///< rows of C per unit of work (wave quantization)
   std::int64_t tile_n = 64;         ///< columns of C per unit of work
   double k_half = 128;              ///< k at which the k term k/(k+k_half) is 1/2
-  double attention_efficiency = 0.7;  ///< best achieved share of peak of fused attention
+  double attention_efficiency = 0.7;  ///< best achieved share of peak of fused attention (forward)
+  double attention_backward_efficiency = 0.0;  ///< of its backward pass; 0: as the forward
   sim::Bandwidth hbm_bandwidth;     ///< achieved HBM bandwidth of memory-bound kernels
   sim::Time launch_overhead;        ///< per kernel
   std::string source;
@@ -109,8 +110,12 @@ struct ComputeProfile {
         field("k_half", &ComputeProfile::k_half, "GEMM depth k at which the k term k/(k+k_half) is 1/2")
             .at_least(0.0),
         field("attention_efficiency", &ComputeProfile::attention_efficiency,
-              "best achieved share of peak of a fused (flash) attention kernel")
+              "best achieved share of peak of a fused (flash) attention kernel, forward")
             .at_least(0.01)
+            .at_most(1.0),
+        field("attention_backward_efficiency", &ComputeProfile::attention_backward_efficiency,
+              "the same for its backward pass (0: as the forward)")
+            .at_least(0.0)
             .at_most(1.0),
         field("hbm_bandwidth", &ComputeProfile::hbm_bandwidth, "achieved HBM bandwidth of memory-bound kernels"),
         field("launch_overhead", &ComputeProfile::launch_overhead, "time added per kernel"),

@@ -192,9 +192,15 @@ TEST_CASE("attention: 4 bh q kv h FLOPs forward, halved when causal, 2.5x backwa
   // causal halves the time, less the launch
   CHECK(attention_seconds(causal, Dtype::bf16, false, p) - launch ==
         doctest::Approx((attention_seconds(full, Dtype::bf16, false, p) - launch) / 2));
-  // backward: 2.5 x the forward FLOPs
+  // backward: 2.5 x the forward FLOPs, at the backward efficiency
   CHECK(attention_seconds(causal, Dtype::bf16, true, p) - launch ==
-        doctest::Approx(2.5 * (attention_seconds(causal, Dtype::bf16, false, p) - launch)));
+        doctest::Approx(2.5 * (attention_seconds(causal, Dtype::bf16, false, p) - launch) * p.attention_efficiency /
+                        p.attention_backward_efficiency));
+  CHECK(p.attention_backward_efficiency < p.attention_efficiency);  // FlashAttention-3: 56.5% vs 65%
+  compute::ComputeProfile same = p;
+  same.attention_backward_efficiency = 0.0;  // unset: as the forward
+  CHECK(attention_seconds(causal, Dtype::bf16, true, same) - launch ==
+        doctest::Approx(2.5 * (attention_seconds(causal, Dtype::bf16, false, same) - launch)));
   // a short sequence is memory-bound: bytes = bh (2 q h + 2 kv h) e(d)
   const AttentionShape tiny{4096, 16, 16, 128, false};
   const double bytes = 4096.0 * (2 * 16 * 128 + 2 * 16 * 128) * 2;
