@@ -25,7 +25,7 @@ const std::vector<std::string_view> kMetrics{"tflops_per_gpu", "megatron_tflops_
 
 /// "failures:CAUSE" (or failures:total): failures of that cause over the scenario's horizon,
 /// cluster-wide, mean over replications.
-bool is_failure_metric(std::string_view m) { return m.substr(0, 9) == "failures:"; }
+bool is_failure_metric(std::string_view m) { return m.substr(0, 9) == "failures:" || m == "interruptions"; }
 
 ValidationCases load_cases(const std::string& file) {
   config::LoadState state;
@@ -53,7 +53,8 @@ ValidationCases load_cases(const std::string& file) {
     if (std::find(kMetrics.begin(), kMetrics.end(), c.metric) == kMetrics.end() && !is_failure_metric(c.metric)) {
       const std::string path = fmt::format("cases[{}].metric", i);
       state.diagnostics.add(state.where(path), path, fmt::format("unknown metric '{}'", c.metric),
-                            "one of tflops_per_gpu, megatron_tflops_per_gpu, mfu, tokens_per_s, step_time_s, failures:CAUSE");
+                            "one of tflops_per_gpu, megatron_tflops_per_gpu, mfu, tokens_per_s, step_time_s, failures:CAUSE, "
+                            "interruptions");
     }
   }
   if (!state.diagnostics.ok()) throw config::InputError(std::move(state.diagnostics));
@@ -111,8 +112,22 @@ std::vector<CaseResult> run_validation(const std::string& cases_file) {
     r.hbm_bytes = loaded.node.gpu.hbm_capacity.value();
     if (is_failure_metric(c.metric)) {
       r.failures = true;
-      const std::string cause = c.metric.substr(9);
-      if (run.reliability) {
+      if (!run.reliability || !loaded.config.failures) {
+        config::Diagnostics d;
+        d.add(config::Location{file, 0, 0}, "failures", fmt::format("case {}: metric {} needs a failures section",
+                                                                     c.name, c.metric));
+        throw config::InputError(std::move(d));
+      }
+      if (c.metric == "interruptions") {
+        r.predicted = run.reliability->jobs.front().interruptions.mean;
+      } else {
+        const std::string cause = c.metric.substr(9);
+        if (cause != "total" && loaded.config.failures->components.count(cause) == 0) {
+          config::Diagnostics d;
+          d.add(config::Location{cases_file, 0, 0}, "cases",
+                fmt::format("case {}: the scenario has no failure component '{}'", c.name, cause));
+          throw config::InputError(std::move(d));
+        }
         for (const auto& [k, e] : run.reliability->failures_by_cause) {
           if (cause == "total" || k == cause) r.predicted += e.mean;
         }
