@@ -30,7 +30,8 @@
 // tau = sqrt(2 delta M) - delta, from the job's expected MTBF M under the configured rates
 // (unplanned failures that restart it) and the blocking checkpoint time delta.
 //
-// ETTR (effective training time ratio) = training time that counts / elapsed wall time;
+// ETTR (effective training time ratio) = training time that counts / elapsed wall time
+// (at the horizon, training since the last checkpoint counts: nothing has failed it yet);
 // goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x (lost work + downtime),
 // by the cause of the interruption.
 //

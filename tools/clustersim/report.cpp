@@ -328,9 +328,11 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
         return std::isfinite(e.ci95) ? fmt::format("{:.{}f} +- {:.{}f}", e.mean * scale, digits, e.ci95 * scale, digits)
                                      : fmt::format("{:.{}f}", e.mean * scale, digits);
       };
-      out += fmt::format("  with failures ({} replication{}, {:.1f} days; mean +- 95% interval)\n",
+      const double elapsed = result.reliability->elapsed_s;
+      out += fmt::format("  with failures ({} replication{}, {}; mean +- 95% interval)\n",
                          loaded.config.simulation.replications, loaded.config.simulation.replications == 1 ? "" : "s",
-                         result.reliability->elapsed_s / 86400.0);
+                         elapsed >= 86400.0 ? fmt::format("{:.1f} days", elapsed / 86400.0)
+                                            : fmt::format("{:.1f} hours", elapsed / 3600.0));
       std::vector<std::string> causes;
       for (const auto& [k, e] : rs.by_cause) causes.push_back(fmt::format("{} {:.1f}", k, e.mean));
       row("interruptions", fmt::format("{} ({})", pm(rs.interruptions, 1.0, 1), fmt::join(causes, ", ")));
