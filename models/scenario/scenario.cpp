@@ -6,7 +6,6 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -57,8 +56,30 @@ bool read_text(const std::string& path, std::string& out, std::string& why) {
 /// inside the parentheses does not split a flow mapping ({detect: 5min, replace: ...}) in
 /// two. Line numbers are unchanged; later columns on such a line shift by two.
 std::string quote_laws(const std::string& text) {
-  static const std::regex law(R"re((:[ \t]+)((?:lognormal|weibull|exponential)\([^()"'\n]*\)))re");
-  return std::regex_replace(text, law, "$1\"$2\"");
+  std::string out;
+  out.reserve(text.size());
+  std::size_t i = 0;
+  while (i < text.size()) {
+    out += text[i];
+    if (text[i++] != ':') continue;
+    std::size_t j = i;
+    while (j < text.size() && (text[j] == ' ' || text[j] == '\t')) ++j;
+    if (j == i) continue;  // "key:value" is not a YAML mapping value
+    std::size_t name_end = j;
+    for (const std::string_view law : {"lognormal(", "weibull(", "exponential("}) {
+      if (text.compare(j, law.size(), law) == 0) name_end = j + law.size();
+    }
+    if (name_end == j) continue;
+    std::size_t close = name_end;
+    while (close < text.size() && std::string_view("()\"'\n").find(text[close]) == std::string_view::npos) ++close;
+    if (close >= text.size() || text[close] != ')') continue;
+    out.append(text, i, j - i);  // the blanks after ':'
+    out += '"';
+    out.append(text, j, close + 1 - j);
+    out += '"';
+    i = close + 1;
+  }
+  return out;
 }
 
 std::optional<Document> parse_document(const std::string& file, fs::path dir, const std::string& text,
