@@ -18,6 +18,7 @@
 #include "models/reliability/longrun.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/workload/step.hpp"
+#include "tools/clustersim/report.hpp"
 
 int main(int argc, char** argv) {
   using namespace clustersim;
@@ -37,43 +38,17 @@ int main(int argc, char** argv) {
       fmt::print(stderr, "{}: needs failures, a fabric and a job\n", file);
       return 2;
     }
-    const scenario::ResolvedJob& job = loaded.jobs.front();
-    workload::StepInputs step_in;
-    step_in.job = &job.config;
-    step_in.model = &job.model;
-    step_in.profile = &job.profile;
-    step_in.fabric = &*loaded.fabric;
-    step_in.network = &sc.network;
-    step_in.first_gpu = job.first_gpu;
-    const workload::StepResult step = workload::simulate_step(step_in);
-
-    reliability::LongRunInputs in;
-    in.failures = &*sc.failures;
-    in.scheduler = sc.scheduler;
-    in.checkpoint = sc.checkpoint;
-    in.nodes = sc.cluster.nodes;
-    in.gpus_per_node = loaded.node.spec.gpus;
-    const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing);  // as `run` counts them
-    in.switches = m.switches;
-    for (const auto& [kind, n] : m.links) in.links += n;
-    reliability::JobProfile p;
-    p.name = job.config.name;
-    p.nodes = (job.config.gpus + in.gpus_per_node - 1) / in.gpus_per_node;
-    p.gpus = job.config.gpus;
-    p.tokens_per_s = step.tokens_per_s;
-    if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
-    p.checkpoint_bytes = 14.0 * workload::parameters(job.model).total;
-    in.jobs.push_back(p);
-    in.horizon_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 0.0;
+    const workload::StepResult step = workload::simulate_step(tools::step_inputs(loaded, loaded.jobs.front()));
+    const std::optional<fabric::FabricMetrics> metrics = fabric::measure(*loaded.fabric, loaded.pricing);
+    reliability::LongRunInputs in = tools::long_run_inputs(loaded, {step}, metrics);
     in.replications = replications;
-    in.seed = sc.simulation.seed;
     const auto t0 = std::chrono::steady_clock::now();
     const reliability::LongRunResult r = reliability::simulate_long_run(in);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     fmt::print("{{\"case\": \"long_run\", \"gpus\": {}, \"horizon_d\": {:.1f}, \"replications\": {}, \"wall_s\": {:.4f}, "
                "\"per_replication_ms\": {:.3f}, \"events\": {}, \"ettr\": {:.4f}, \"interruptions\": {:.1f}, "
                "\"target_s\": 10}}\n",
-               p.gpus, in.horizon_s / 86400.0, replications, wall, 1e3 * wall / static_cast<double>(replications),
+               in.jobs[0].gpus, in.horizon_s / 86400.0, replications, wall, 1e3 * wall / static_cast<double>(replications),
                r.events, r.jobs[0].ettr.mean, r.jobs[0].interruptions.mean);
   } catch (const config::InputError& e) {
     fmt::print(stderr, "{}", e.diagnostics().format());

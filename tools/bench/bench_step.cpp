@@ -20,6 +20,7 @@
 #include "models/config/diagnostics.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/workload/step.hpp"
+#include "tools/clustersim/report.hpp"
 
 namespace {
 
@@ -48,13 +49,7 @@ int main(int argc, char** argv) {
       options.sets = {std::string("network.model=") + model};
       const scenario::LoadedScenario loaded = scenario::load_scenario(file, options);
       const scenario::ResolvedJob& job = loaded.jobs.at(0);
-      workload::StepInputs in;
-      in.job = &job.config;
-      in.model = &job.model;
-      in.profile = &job.profile;
-      in.fabric = &*loaded.fabric;
-      in.network = &loaded.config.network;
-      in.first_gpu = job.first_gpu;
+      const workload::StepInputs in = tools::step_inputs(loaded, job);
       double best = 1e300;
       workload::StepResult r;
       for (int k = 0; k < repeats; ++k) {

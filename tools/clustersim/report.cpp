@@ -14,52 +14,62 @@
 
 namespace clustersim::tools {
 
+workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job, bool trace) {
+  workload::StepInputs in;
+  in.job = &job.config;
+  in.model = &job.model;
+  in.profile = &job.profile;
+  in.fabric = &*loaded.fabric;
+  in.network = &loaded.config.network;
+  in.first_gpu = job.first_gpu;
+  in.want_trace = trace;
+  return in;
+}
+
+reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loaded,
+                                           const std::vector<workload::StepResult>& steps,
+                                           const std::optional<fabric::FabricMetrics>& fabric) {
+  const scenario::Scenario& sc = loaded.config;
+  reliability::LongRunInputs in;
+  in.failures = &*sc.failures;
+  in.scheduler = sc.scheduler;
+  in.checkpoint = sc.checkpoint;
+  in.nodes = sc.cluster.nodes;
+  in.gpus_per_node = loaded.node.spec.gpus;
+  if (fabric) {
+    in.switches = fabric->switches;
+    for (const auto& [kind, n] : fabric->links) in.links += n;
+  }
+  for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
+    const scenario::ResolvedJob& job = loaded.jobs[i];
+    reliability::JobProfile p;
+    p.name = job.config.name;
+    p.first_node = job.first_gpu / in.gpus_per_node;
+    p.nodes = (job.first_gpu + job.config.gpus + in.gpus_per_node - 1) / in.gpus_per_node - p.first_node;
+    p.gpus = job.config.gpus;
+    p.dp = job.config.parallelism.order.back() == workload::Axis::dp ? job.config.parallelism.dp : 1;
+    p.tokens_per_s = steps[i].tokens_per_s;
+    if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
+    // bf16 weights, fp32 master weights and Adam's two moments: 14 bytes per parameter.
+    p.checkpoint_bytes = sc.checkpoint.size ? sc.checkpoint.size->value() : 14.0 * workload::parameters(job.model).total;
+    in.jobs.push_back(std::move(p));
+  }
+  in.horizon_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 0.0;
+  in.replications = sc.simulation.replications;
+  in.seed = sc.simulation.seed;
+  return in;
+}
+
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
   RunResult r;
   r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
   if (loaded.fabric) r.fabric = fabric::measure(*loaded.fabric, loaded.pricing);
   for (const scenario::ResolvedJob& job : loaded.jobs) {
-    workload::StepInputs in;
-    in.job = &job.config;
-    in.model = &job.model;
-    in.profile = &job.profile;
-    in.fabric = &*loaded.fabric;
-    in.network = &loaded.config.network;
-    in.first_gpu = job.first_gpu;
-    in.want_trace = trace;
-    r.jobs.push_back(workload::simulate_step(in));
+    r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace)));
     r.info.events_processed += r.jobs.back().events;
   }
   if (loaded.config.failures) {
-    const scenario::Scenario& sc = loaded.config;
-    reliability::LongRunInputs in;
-    in.failures = &*sc.failures;
-    in.scheduler = sc.scheduler;
-    in.checkpoint = sc.checkpoint;
-    in.nodes = sc.cluster.nodes;
-    in.gpus_per_node = loaded.node.spec.gpus;
-    if (r.fabric) {
-      in.switches = r.fabric->switches;
-      for (const auto& [kind, n] : r.fabric->links) in.links += n;
-    }
-    for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
-      const scenario::ResolvedJob& job = loaded.jobs[i];
-      reliability::JobProfile p;
-      p.name = job.config.name;
-      p.first_node = job.first_gpu / in.gpus_per_node;
-      p.nodes = (job.first_gpu + job.config.gpus + in.gpus_per_node - 1) / in.gpus_per_node - p.first_node;
-      p.gpus = job.config.gpus;
-      p.dp = job.config.parallelism.order.back() == workload::Axis::dp ? job.config.parallelism.dp : 1;
-      p.tokens_per_s = r.jobs[i].tokens_per_s;
-      if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
-      // bf16 weights, fp32 master weights and Adam's two moments: 14 bytes per parameter.
-      p.checkpoint_bytes = sc.checkpoint.size ? sc.checkpoint.size->value() : 14.0 * workload::parameters(job.model).total;
-      in.jobs.push_back(std::move(p));
-    }
-    in.horizon_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 0.0;
-    in.replications = sc.simulation.replications;
-    in.seed = sc.simulation.seed;
-    r.reliability = reliability::simulate_long_run(in);
+    r.reliability = reliability::simulate_long_run(long_run_inputs(loaded, r.jobs, r.fabric));
     r.info.events_processed += r.reliability->events;
   }
   return r;

@@ -33,6 +33,16 @@ struct RunResult {
   RunInfo info;
 };
 
+/// What the training-step model needs for one of the scenario's jobs (which must outlive it).
+workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
+                                 bool trace = false);
+
+/// What the long-horizon model needs: the scenario's failure sections, its jobs with the
+/// throughput of their simulated `steps`, and the fabric's switch and cable counts.
+reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loaded,
+                                           const std::vector<workload::StepResult>& steps,
+                                           const std::optional<fabric::FabricMetrics>& fabric);
+
 /// Computes everything `run` reports. With `trace`, each job's step keeps its timeline.
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false);
 
