@@ -421,7 +421,6 @@ StepResult simulate_step(const StepInputs& in) {
   const double gb = compute::dtype_bytes(job.grad_dtype);
   const Op reduce = p.zero >= 1 ? Op::reduce_scatter : Op::all_reduce;
   double step = 0.0;
-  std::vector<double> stage_end(static_cast<std::size_t>(p.pp));
   std::vector<Breakdown> parts(static_cast<std::size_t>(p.pp));
   for (std::int64_t s = 0; s < p.pp; ++s) {
     const auto& st = pipe.stages()[static_cast<std::size_t>(s)];
@@ -476,7 +475,6 @@ StepResult simulate_step(const StepInputs& in) {
       end += gather;
       b.dp += gather;
     }
-    stage_end[static_cast<std::size_t>(s)] = end;
     parts[static_cast<std::size_t>(s)] = b;
     if (end > step) {
       step = end;
@@ -484,8 +482,6 @@ StepResult simulate_step(const StepInputs& in) {
     }
   }
   r.breakdown = parts[static_cast<std::size_t>(r.critical_stage)];
-  // The critical stage idles after its own work until the slowest part is done: none, by
-  // definition; other stages' tails are not on the critical path.
   r.step_time_s = step;
   r.tokens_per_step = as_double(job.global_batch) * as_double(seq);
   r.tokens_per_s = r.tokens_per_step / step;
