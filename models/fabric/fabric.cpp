@@ -570,6 +570,11 @@ namespace {
 
 LinkId rev(const Fabric& f, LinkId l) { return f.links[l.value].reverse; }
 
+// The down direction of a cable named by its up link: add_cable() puts the two directions
+// side by side, so this is arithmetic, not a load from the (large) link table. Clos and torus
+// routes use it for every link; all their links are cables.
+LinkId down(LinkId up) { return LinkId{up.value + 1}; }
+
 void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int64_t dst, std::uint64_t flow,
                 std::vector<LinkId>& out) {
   const std::int64_t C = f.nics_per_node;
@@ -585,7 +590,7 @@ void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int
     if (c.tiers == 2 || l1 / c.d2 == l2 / c.d2) {
       // Up to spine (or aggregation switch) j / m by parallel link j % m, and down the same way.
       out.push_back(leaf_up(l1, j));
-      out.push_back(rev(f, leaf_up(l2, j)));
+      out.push_back(down(leaf_up(l2, j)));
     } else {
       const std::int64_t k = static_cast<std::int64_t>((h >> 32) % static_cast<std::uint64_t>(c.u2));
       const auto agg_up = [&](std::int64_t pod, std::int64_t plane) {
@@ -593,11 +598,11 @@ void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int
       };
       out.push_back(leaf_up(l1, j));
       out.push_back(agg_up(l1 / c.d2, j));
-      out.push_back(rev(f, agg_up(l2 / c.d2, j)));
-      out.push_back(rev(f, leaf_up(l2, j)));
+      out.push_back(down(agg_up(l2 / c.d2, j)));
+      out.push_back(down(leaf_up(l2, j)));
     }
   }
-  out.push_back(rev(f, f.access_up(dst)));
+  out.push_back(down(f.access_up(dst)));
 }
 
 std::int64_t clos_hops(const ClosLayout& c, std::int64_t l1, std::int64_t l2) {
@@ -631,13 +636,13 @@ void route_torus(const Fabric& f, const TorusLayout& t, std::int64_t src, std::i
       } else {
         const std::int64_t px = (x - 1 + k) % k;
         const std::int64_t prev = cur + (px - x) * stride;
-        out.push_back(rev(f, LinkId{t.link_base + 2 * to_u32(prev * D + d)}));
+        out.push_back(down(LinkId{t.link_base + 2 * to_u32(prev * D + d)}));
         cur = prev;
         x = px;
       }
     }
   }
-  out.push_back(rev(f, f.access_up(dst)));
+  out.push_back(down(f.access_up(dst)));
 }
 
 std::int64_t ring_distance(std::int64_t a, std::int64_t b, std::int64_t k) {

@@ -161,7 +161,6 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
                              std::vector<std::uint32_t>& count) {
   std::size_t transfers = 0;
   for (const Phase& phase : s.phases) transfers += phase.transfers.size();
-  repeats_.reserve(s.phases.size());
   phase_first_.reserve(s.phases.size() + 1);
   routes_.reserve(transfers);
   links_.reserve(transfers * 6);  // a Clos route across pods: 8 links; inside a leaf: 4
@@ -177,7 +176,6 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
     }
   } const clear{count, links_, phase_links};
   for (const Phase& phase : s.phases) {
-    repeats_.push_back(phase.repeat);
     const std::size_t first = routes_.size();
     phase_links = links_.size();
     phase_first_.push_back(first);
@@ -201,9 +199,15 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
       const Transfer& t = phase.transfers[i - first];
       const Path path(links_.data() + r.first_link, r.link_count);
       double rate = path.empty() ? std::numeric_limits<double>::infinity() : rate_bound(f, cfg, t, path);
-      for (fabric::LinkId l : path) rate = std::min(rate, link_capacity(f.links[l.value], cfg) / count[l.value]);
+      sim::Time latency = sim::Time::zero();
+      for (fabric::LinkId l : path) {
+        const fabric::Link& link = f.links[l.value];
+        rate = std::min(rate, link_capacity(link, cfg) / count[l.value]);
+        latency += link.latency;
+      }
       r.rate = rate;
-      r.fixed = step_latency + transfer_latency(f, t, path).seconds();
+      if (t.hop == Hop::fabric_in) latency = transfer_latency(f, t, path);
+      r.fixed = step_latency + latency.seconds();
     }
     for (std::size_t k = phase_links; k < links_.size(); ++k) count[links_[k].value] = 0;
   }
@@ -212,7 +216,7 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
 }
 
 void AnalyticalRoutes::check_counts(const Schedule& s) const {
-  CLUSTERSIM_CHECK(s.phases.size() == repeats_.size(), "a schedule of another shape than its routes");
+  CLUSTERSIM_CHECK(s.phases.size() + 1 == phase_first_.size(), "a schedule of another shape than its routes");
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     CLUSTERSIM_CHECK(s.phases[p].transfers.size() == phase_first_[p + 1] - phase_first_[p],
                      "a schedule of another shape than its routes");
@@ -220,10 +224,10 @@ void AnalyticalRoutes::check_counts(const Schedule& s) const {
 }
 
 bool AnalyticalRoutes::matches(const Schedule& s) const {
-  if (s.phases.size() != repeats_.size()) return false;
+  if (s.phases.size() + 1 != phase_first_.size()) return false;
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const Phase& phase = s.phases[p];
-    if (phase.repeat != repeats_[p] || phase.transfers.size() != phase_first_[p + 1] - phase_first_[p]) return false;
+    if (phase.transfers.size() != phase_first_[p + 1] - phase_first_[p]) return false;
     const Route* r = routes_.data() + phase_first_[p];
     for (const Transfer& t : phase.transfers) {
       if (t.src != r->src || t.dst != r->dst || t.hop != r->hop) return false;
@@ -284,7 +288,7 @@ std::uint64_t mix(std::uint64_t h, std::uint64_t v) { return h ^ (v + 0x9e3779b9
 std::uint64_t shape_hash(const Schedule& s) {
   std::uint64_t h = s.phases.size();
   for (const Phase& phase : s.phases) {
-    h = mix(mix(h, static_cast<std::uint64_t>(phase.repeat)), phase.transfers.size());
+    h = mix(h, phase.transfers.size());
     for (const Transfer& t : phase.transfers) {
       h = mix(mix(mix(h, static_cast<std::uint64_t>(t.src)), static_cast<std::uint64_t>(t.dst)),
               static_cast<std::uint64_t>(t.hop));

@@ -103,9 +103,11 @@ class RouteScratch {
 /// The analytical model's routes of one schedule, worked out once: each transfer's path,
 /// its rate (the bottleneck share min(rate bound, min_{l in path} c_l / n_l), bytes/s) and
 /// its fixed time (step_latency + path latency, s). None of these depends on the transfers'
-/// bytes: routes depend on (src, dst, hop) and the transfer's index in its phase (the ECMP
-/// seed; UGAL's load is the count of earlier transfers on a link), so a collective planned
-/// on the same ranks at another size, which differs only in bytes, takes
+/// bytes or on the phases' repeats: routes depend on (src, dst, hop) and the transfer's index
+/// in its phase (the ECMP seed; UGAL's load is the count of earlier transfers on a link), so
+/// a collective planned on the same ranks at another size, which differs only in bytes and
+/// repeats (a pipelined tree's step count grows with the size), or another collective over
+/// the same ring (a reduce-scatter and an all-gather), takes
 ///     time = call_overhead + sum_phases repeat x max_t (fixed_t + bytes_t / rate_t)
 /// from these numbers with no routing, in O(transfers). A value: no reference to the fabric
 /// is kept, and a const object may be used from several threads.
@@ -117,8 +119,8 @@ class AnalyticalRoutes {
   /// The same, counting in `scratch` (no O(links) work once it has been sized to the fabric).
   AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, RouteScratch& scratch);
 
-  /// Whether `s` has the shape these routes were built from: the same phases with the same
-  /// repeats, and the same transfers (src, dst, hop) in the same order; bytes may differ.
+  /// Whether `s` has the shape these routes were built from: as many phases, and the same
+  /// transfers (src, dst, hop) in the same order; bytes and repeats may differ.
   /// O(transfers).
   [[nodiscard]] bool matches(const Schedule& s) const;
 
@@ -145,7 +147,6 @@ class AnalyticalRoutes {
 
   double call_overhead_ = 0.0;  // s
   std::size_t fabric_links_ = 0;
-  std::vector<std::int64_t> repeats_;        // per phase
   std::vector<std::size_t> phase_first_;     // per phase + 1: first route of the phase
   std::vector<Route> routes_;
   std::vector<fabric::LinkId> links_;        // paths, back to back
@@ -154,7 +155,7 @@ class AnalyticalRoutes {
 /// Analytical times of many schedules on one fabric, each shape routed once: a schedule
 /// that matches() routes built before (the same collective on the same ranks at another
 /// size, say) is timed from them in O(transfers); any other is routed and its routes kept.
-/// Shapes are found by a hash of (phases, repeats, src, dst, hop). time(s) equals
+/// Shapes are found by a hash of (phases, src, dst, hop). time(s) equals
 /// analytical_time(f, cfg, s) exactly. Holds references to the fabric (which must outlive
 /// it) and a copy of the configuration; not for concurrent use (one per thread).
 class AnalyticalTimer {
