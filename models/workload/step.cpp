@@ -120,45 +120,18 @@ class CommTimes {
     const Key key{g, op, bytes, boundary};
     const auto it = cache_.find(key);
     if (it != cache_.end()) return it->second;
-    std::vector<std::vector<std::int64_t>> groups = groups_of(g, boundary);
-    const std::int64_t gpn = in_.fabric->gpus_per_node;
-    const std::int64_t group_count = static_cast<std::int64_t>(groups.size());
-    // Groups inside one node each use only their own GPUs' scale-up links, so they do not
-    // meet: all of them at once take as long as one (every node is the same).
-    const bool intra_node = std::all_of(groups.begin(), groups.end(), [&](const std::vector<std::int64_t>& ranks) {
-      return std::all_of(ranks.begin(), ranks.end(), [&](std::int64_t r) { return r / gpn == ranks.front() / gpn; });
-    });
-    if (intra_node) groups.resize(1);
+    const Groups& groups = groups_for(g, boundary);
     const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
     network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct
-                                                  : network::choose_algorithm(timer_, op, groups[0], size);
-    network::Schedule merged;
-    merged.op = op;
-    merged.algorithm = algo;
-    std::string why;
-    for (const auto& ranks : groups) {
-      network::Schedule s;
-      const bool ok = network::plan(op, algo, ranks, size, gpn, network::in_network(*in_.fabric, *in_.network), s, why);
-      CLUSTERSIM_CHECK(ok, why);
-      if (merged.phases.empty()) {
-        merged.phases = std::move(s.phases);
-        for (network::Phase& phase : merged.phases) phase.transfers.reserve(phase.transfers.size() * groups.size());
-        continue;
-      }
-      CLUSTERSIM_CHECK(s.phases.size() == merged.phases.size(), "congruent groups plan alike");
-      for (std::size_t i = 0; i < s.phases.size(); ++i) {
-        CLUSTERSIM_CHECK(s.phases[i].repeat == merged.phases[i].repeat, "congruent groups plan alike");
-        auto& dst = merged.phases[i].transfers;
-        dst.insert(dst.end(), s.phases[i].transfers.begin(), s.phases[i].transfers.end());
-      }
-    }
+                                                  : network::choose_algorithm(timer_, op, groups.ranks[0], size);
+    network::Schedule& merged = merged_for(g, op, algo, boundary, groups, size);
     const sim::Time t = in_.network->model == network::Model::flow
                             ? network::flow_time(*in_.fabric, *in_.network, merged)
                             : timer_.time(merged);
     const double seconds = t.seconds();
     cache_.emplace(key, seconds);
     if (boundary <= 0) {
-      timings_.push_back({g, op, algo, bytes, static_cast<std::int64_t>(groups[0].size()), group_count, seconds});
+      timings_.push_back({g, op, algo, bytes, static_cast<std::int64_t>(groups.ranks[0].size()), groups.count, seconds});
     }
     return seconds;
   }
@@ -215,10 +188,83 @@ class CommTimes {
     return out;
   }
 
+  /// The communicators of one kind (PP: of one boundary), all at once.
+  struct Groups {
+    std::vector<std::vector<std::int64_t>> ranks;  // one when they are all inside nodes
+    std::int64_t count = 0;                        // communicators of the kind
+  };
+
+  const Groups& groups_for(Group g, std::int64_t boundary) {
+    const auto key = std::make_pair(g, boundary);
+    auto it = groups_.find(key);
+    if (it != groups_.end()) return it->second;
+    Groups out;
+    out.ranks = groups_of(g, boundary);
+    out.count = static_cast<std::int64_t>(out.ranks.size());
+    // Groups inside one node each use only their own GPUs' scale-up links, so they do not
+    // meet: all of them at once take as long as one (every node is the same).
+    const std::int64_t gpn = in_.fabric->gpus_per_node;
+    const bool intra_node = std::all_of(out.ranks.begin(), out.ranks.end(), [&](const std::vector<std::int64_t>& ranks) {
+      return std::all_of(ranks.begin(), ranks.end(), [&](std::int64_t r) { return r / gpn == ranks.front() / gpn; });
+    });
+    if (intra_node) out.ranks.resize(1);
+    return groups_.emplace(key, std::move(out)).first->second;
+  }
+
+  /// The schedule of every group's collective at once: their plans side by side, phase by
+  /// phase. It is planned over all groups once per (kind, op, algorithm); at another size
+  /// only the first group is planned again and its bytes and repeats are copied to the
+  /// others. That is exact because a plan's bytes and repeats depend on the ranks only
+  /// through their number and node structure (network::plan), which the groups of one kind
+  /// share: checked, bytes included, when all are planned.
+  network::Schedule& merged_for(Group g, Op op, network::Algorithm algo, std::int64_t boundary, const Groups& groups,
+                                sim::Bytes size) {
+    const std::int64_t gpn = in_.fabric->gpus_per_node;
+    const network::InNetwork in_net = network::in_network(*in_.fabric, *in_.network);
+    std::string why;
+    network::Schedule first;
+    CLUSTERSIM_CHECK(network::plan(op, algo, groups.ranks[0], size, gpn, in_net, first, why), why);
+    const auto key = std::make_tuple(g, op, algo, boundary);
+    auto it = merged_.find(key);
+    if (it != merged_.end()) {
+      network::Schedule& merged = it->second;
+      CLUSTERSIM_CHECK(first.phases.size() == merged.phases.size(), "a plan's shape depends only on its ranks");
+      for (std::size_t i = 0; i < first.phases.size(); ++i) {
+        const auto& one = first.phases[i].transfers;
+        auto& all = merged.phases[i].transfers;
+        CLUSTERSIM_CHECK(one.size() * groups.ranks.size() == all.size(), "a plan's shape depends only on its ranks");
+        merged.phases[i].repeat = first.phases[i].repeat;
+        for (std::size_t k = 0; k < all.size(); ++k) all[k].bytes = one[k % one.size()].bytes;
+      }
+      return merged;
+    }
+    network::Schedule merged = first;
+    for (network::Phase& phase : merged.phases) phase.transfers.reserve(phase.transfers.size() * groups.ranks.size());
+    network::Schedule s;
+    for (std::size_t k = 1; k < groups.ranks.size(); ++k) {
+      CLUSTERSIM_CHECK(network::plan(op, algo, groups.ranks[k], size, gpn, in_net, s, why), why);
+      CLUSTERSIM_CHECK(s.phases.size() == first.phases.size(), "congruent groups plan alike");
+      for (std::size_t i = 0; i < s.phases.size(); ++i) {
+        const auto& mine = s.phases[i].transfers;
+        const auto& ref = first.phases[i].transfers;
+        CLUSTERSIM_CHECK(s.phases[i].repeat == first.phases[i].repeat && mine.size() == ref.size(),
+                         "congruent groups plan alike");
+        for (std::size_t j = 0; j < mine.size(); ++j) {
+          CLUSTERSIM_CHECK(mine[j].bytes == ref[j].bytes, "congruent groups plan alike");
+        }
+        auto& dst = merged.phases[i].transfers;
+        dst.insert(dst.end(), mine.begin(), mine.end());
+      }
+    }
+    return merged_.emplace(key, std::move(merged)).first->second;
+  }
+
   const StepInputs& in_;
   const Parallelism& p_;
   std::array<std::int64_t, 4> stride_{};
   std::map<Key, double> cache_;
+  std::map<std::pair<Group, std::int64_t>, Groups> groups_;
+  std::map<std::tuple<Group, Op, network::Algorithm, std::int64_t>, network::Schedule> merged_;
   // Routes each shape of merged schedule once: across sizes, schedules of the same groups and
   // algorithm differ only in bytes (and a ring reduce-scatter and all-gather share a ring).
   network::AnalyticalTimer timer_;
