@@ -109,9 +109,10 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
   const double tokens_h_bytes = X * eb;  // one full activation tensor of width h
 
   // One layer of each kind (dense MLP or MoE); chunks are sums of layers.
-  const auto layer = [&](bool moe, double& activations, double& params) {
+  const auto layer = [&](bool moe, double& activations, double& params, double& expert_params) {
     LayerBuilder L{profile, dtype, {}, {}, {}};
     params = 0.0;
+    expert_params = 0.0;
     // Attention block.
     L.elementwise(2.0 * Xs * eb, true);  // norm
     if (p.tp > 1) L.comm(Group::tp, sp ? Op::all_gather : Op::all_reduce, sp ? Op::reduce_scatter : Op::all_reduce,
@@ -189,7 +190,9 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       const std::int64_t local_experts = model.experts / p.ep;
       const std::int64_t per_expert =
           std::max<std::int64_t>(1, T * model.top_k * p.ep / model.experts);
-      params += dense_mlp(model.expert_ffn_hidden, per_expert, local_experts);
+      const double experts = dense_mlp(model.expert_ffn_hidden, per_expert, local_experts);
+      params += experts;
+      if (p.ep > 1) expert_params = experts;
       if (model.shared_experts > 0) params += dense_mlp(model.shared_experts * model.expert_ffn_hidden, T, 1);
       expert_inputs = dispatch;
     }
@@ -224,9 +227,9 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     return L;
   };
 
-  double dense_act = 0.0, dense_params = 0.0, moe_act = 0.0, moe_params = 0.0;
-  const LayerBuilder dense = layer(false, dense_act, dense_params);
-  const LayerBuilder moe_layer = model.experts > 0 ? layer(true, moe_act, moe_params) : dense;
+  double dense_act = 0.0, dense_params = 0.0, no_experts = 0.0, moe_act = 0.0, moe_params = 0.0, moe_experts = 0.0;
+  const LayerBuilder dense = layer(false, dense_act, dense_params, no_experts);
+  const LayerBuilder moe_layer = model.experts > 0 ? layer(true, moe_act, moe_params, moe_experts) : dense;
 
   const std::int64_t chunks = p.pp * p.virtual_stages;
   const std::vector<std::int64_t> per_chunk = chunk_layers(model.layers, chunks);
@@ -243,9 +246,12 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       add_pass(c.backward, L.backward);
       c.activation_bytes += is_moe ? moe_act : dense_act;
       c.parameters += is_moe ? moe_params : dense_params;
-      c.layer_gradient_params.push_back(is_moe ? moe_params : dense_params);
+      c.expert_parameters += is_moe ? moe_experts : 0.0;
+      c.layer_gradient_params.push_back(is_moe ? moe_params - moe_experts : dense_params);
+      c.layer_expert_gradient_params.push_back(is_moe ? moe_experts : 0.0);
     }
     std::reverse(c.layer_gradient_params.begin(), c.layer_gradient_params.end());
+    std::reverse(c.layer_expert_gradient_params.begin(), c.layer_expert_gradient_params.end());
     first_layer += c.layers;
     if (ci == 0) {  // embedding lookup: read rows, write activations
       LayerBuilder E{profile, dtype, {}, {}, {}};
@@ -254,6 +260,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       add_pass(c.backward, E.backward);
       c.parameters += as_double(V) * as_double(h) / t;
       c.layer_gradient_params.push_back(as_double(V) * as_double(h) / t);
+      c.layer_expert_gradient_params.push_back(0.0);
     }
     if (ci == chunks - 1) {  // final norm, output layer, cross-entropy in fp32
       LayerBuilder O{profile, dtype, {}, {}, {}};
@@ -265,6 +272,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       if (!model.tied_embeddings || chunks > 1) {
         c.parameters += as_double(V) * as_double(h) / t;
         c.layer_gradient_params.insert(c.layer_gradient_params.begin(), as_double(V) * as_double(h) / t);
+        c.layer_expert_gradient_params.insert(c.layer_expert_gradient_params.begin(), 0.0);
       }
       c.activation_bytes += as_double(T) * as_double(V / p.tp) * (eb + 4.0);
     }

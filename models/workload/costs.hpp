@@ -61,8 +61,10 @@
 
 namespace clustersim::workload {
 
-/// The communicator a collective runs on.
-enum class Group { tp, cp, ep, pp, dp };
+/// The communicator a collective runs on. edp, the expert-data-parallel group, reduces the
+/// gradients of an MoE layer's experts: the dp x cp / ep ranks that hold the same experts
+/// (those at the same place in their EP groups), as Megatron-LM's expert data parallelism.
+enum class Group { tp, cp, ep, pp, dp, edp };
 
 /// `count` calls of `op` with nccl-tests size `bytes` on `group`, each hidden behind
 /// `overlap_s` seconds of compute (0: fully exposed).
@@ -86,8 +88,14 @@ struct ChunkCost {
   PassCost forward;
   PassCost backward;         ///< recomputation included
   double activation_bytes = 0.0;  ///< kept from forward to backward, one micro-batch
-  double parameters = 0.0;        ///< held by this GPU (before ZeRO sharding)
-  std::vector<double> layer_gradient_params;  ///< per layer (in backward order), for bucketed DP reduction
+  double parameters = 0.0;        ///< held by this GPU (before ZeRO sharding), experts included
+  /// The routed experts' share of `parameters` when ep > 1: reduced and sharded (ZeRO) over
+  /// the expert-data-parallel group. 0 when ep = 1, where that group is the data-parallel one.
+  double expert_parameters = 0.0;
+  /// Per layer (in backward order), for bucketed reduction: the parameters reduced over the
+  /// data-parallel group (dp x cp), and those over the expert-data-parallel group.
+  std::vector<double> layer_gradient_params;
+  std::vector<double> layer_expert_gradient_params;
 };
 
 /// Layers in each of the pp x virtual_stages model chunks, in model order. Uneven counts

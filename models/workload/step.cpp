@@ -58,23 +58,31 @@ double weight_bytes(const JobConfig& job) {
 MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost>& chunks,
                                const std::vector<std::vector<PipelineOp>>& order) {
   const Parallelism& p = job.parallelism;
-  const double dp = as_double(p.dp * p.cp);  // ZeRO shards over the data- and context-parallel ranks
+  // ZeRO shards over the data- and context-parallel ranks; experts (ep > 1) over the
+  // expert-data-parallel ranks, ep times fewer.
+  const double dp = as_double(p.dp * p.cp);
+  const double edp = dp / as_double(p.ep);
   const double wb = weight_bytes(job);
   const double gb = compute::dtype_bytes(job.grad_dtype);
   const double ob = wb == 4.0 ? 8.0 : 12.0;
   MemoryBreakdown worst;
   for (std::int64_t s = 0; s < p.pp; ++s) {
-    double params = 0.0, largest_chunk = 0.0;
+    double params = 0.0, experts = 0.0, largest_gathered = 0.0;
     for (std::int64_t c = s; c < p.pp * p.virtual_stages; c += p.pp) {
-      params += chunks[static_cast<std::size_t>(c)].parameters;
-      largest_chunk = std::max(largest_chunk, chunks[static_cast<std::size_t>(c)].parameters);
+      const ChunkCost& cc = chunks[static_cast<std::size_t>(c)];
+      params += cc.parameters - cc.expert_parameters;
+      experts += cc.expert_parameters;
+      largest_gathered = std::max(largest_gathered, (cc.parameters - cc.expert_parameters) * (1.0 - 1.0 / dp) +
+                                                        cc.expert_parameters * (1.0 - 1.0 / edp));
     }
+    // Parameters held per GPU after sharding at ZeRO stage z >= k.
+    const auto sharded = [&](std::int64_t k) { return p.zero >= k ? params / dp + experts / edp : params + experts; };
     MemoryBreakdown m;
     m.stage = s;
     // ZeRO-3 also holds the chunk it has gathered: the shards of the other ranks.
-    m.weights = params * wb / (p.zero >= 3 ? dp : 1.0) + (p.zero >= 3 ? largest_chunk * wb * (1.0 - 1.0 / dp) : 0.0);
-    m.gradients = params * gb / (p.zero >= 2 ? dp : 1.0);
-    m.optimizer = params * ob / (p.zero >= 1 ? dp : 1.0);
+    m.weights = sharded(3) * wb + (p.zero >= 3 ? largest_gathered * wb : 0.0);
+    m.gradients = sharded(2) * gb;
+    m.optimizer = sharded(1) * ob;
     double held = 0.0;
     for (const PipelineOp& op : order[static_cast<std::size_t>(s)]) {
       const double a = chunks[static_cast<std::size_t>(op.chunk)].activation_bytes;
@@ -168,6 +176,12 @@ class CommTimes {
               case Group::dp:  // gradients are reduced over the data- and context-parallel ranks
                 if (d != 0 || c != 0) continue;
                 for (std::int64_t i = 0; i < p_.dp; ++i) {
+                  for (std::int64_t k = 0; k < p_.cp; ++k) ranks.push_back(gpu(t, k, s, i));
+                }
+                break;
+              case Group::edp:  // the ranks holding the same experts: every ep-th replica
+                if (d >= p_.ep || c != 0) continue;
+                for (std::int64_t i = d; i < p_.dp; i += p_.ep) {
                   for (std::int64_t k = 0; k < p_.cp; ++k) ranks.push_back(gpu(t, k, s, i));
                 }
                 break;
@@ -418,7 +432,7 @@ StepResult simulate_step(const StepInputs& in) {
 
   CommTimes comm(in);
   const double wb = weight_bytes(job);
-  const auto pass_of = [&](const PassCost& pc, double chunk_params) {
+  const auto pass_of = [&](const PassCost& pc, const ChunkCost& chunk) {
     Pipeline::Pass pass;
     pass.parts.compute = pc.compute_s;
     for (const CommCall& call : pc.comm) {
@@ -428,12 +442,16 @@ StepResult simulate_step(const StepInputs& in) {
         case Group::tp: pass.parts.tp += total; break;
         case Group::cp: pass.parts.cp += total; break;
         case Group::ep: pass.parts.ep += total; break;
-        case Group::dp: pass.parts.dp += total; break;
+        case Group::dp:
+        case Group::edp: pass.parts.dp += total; break;
         case Group::pp: pass.parts.pp += total; break;
       }
     }
     if (p.zero >= 3 && p.dp * p.cp > 1) {  // gather the chunk's parameters, prefetched behind compute
-      const double gather = comm.time(Group::dp, Op::all_gather, chunk_params * wb);
+      double gather = comm.time(Group::dp, Op::all_gather, (chunk.parameters - chunk.expert_parameters) * wb);
+      if (chunk.expert_parameters > 0.0 && p.dp * p.cp > p.ep) {
+        gather += comm.time(Group::edp, Op::all_gather, chunk.expert_parameters * wb);
+      }
       pass.parts.dp += std::max(0.0, gather - pc.compute_s);
     }
     pass.duration = pass.parts.compute + pass.parts.tp + pass.parts.cp + pass.parts.ep + pass.parts.dp;
@@ -441,8 +459,8 @@ StepResult simulate_step(const StepInputs& in) {
   };
   std::vector<Pipeline::Pass> forward, backward;
   for (const ChunkCost& c : costs) {
-    forward.push_back(pass_of(c.forward, c.parameters));
-    backward.push_back(pass_of(c.backward, c.parameters));
+    forward.push_back(pass_of(c.forward, c));
+    backward.push_back(pass_of(c.backward, c));
   }
   // Point-to-point: one activation (or its gradient) per micro-batch, split over the TP
   // ranks with sequence parallelism (Megatron's scatter-gather optimisation without it).
@@ -474,35 +492,44 @@ StepResult simulate_step(const StepInputs& in) {
     Breakdown b = st.parts;
     const double last = st.free_at;
     double stream = 0.0;  // the stage's DP stream is free from here
-    double params = 0.0;
-    // Each layer's gradients, with the time they are ready; reduced one at a time in that order.
+    double params = 0.0, experts = 0.0;
+    // Each layer's gradients, with the time they are ready; reduced one at a time in that
+    // order, an MoE layer's experts over their own group after the rest of the layer.
     struct Bucket {
       double ready;
       double params;
+      Group group;
       std::int64_t chunk;
       std::size_t layer;
     };
     std::vector<Bucket> buckets;
+    const bool expert_groups = p.dp * p.cp > p.ep;  // more than one rank holds each expert
     for (std::int64_t c = s, local = 0; c < chunks; c += p.pp, ++local) {
       const ChunkCost& cc = costs[static_cast<std::size_t>(c)];
-      params += cc.parameters;
+      params += cc.parameters - cc.expert_parameters;
+      experts += cc.expert_parameters;
       if (p.dp * p.cp == 1) continue;
       const double bwd_start = st.chunk_last_backward_start[static_cast<std::size_t>(local)];
       const double bwd = backward[static_cast<std::size_t>(c)].duration;
       const auto n = static_cast<double>(cc.layer_gradient_params.size());
       for (std::size_t i = 0; i < cc.layer_gradient_params.size(); ++i) {
         const double ready = job.overlap_grad_reduce ? bwd_start + bwd * (static_cast<double>(i) + 1.0) / n : last;
-        buckets.push_back({ready, cc.layer_gradient_params[i], c, i});
+        buckets.push_back({ready, cc.layer_gradient_params[i], Group::dp, c, i});
+        if (cc.layer_expert_gradient_params[i] > 0.0 && expert_groups) {
+          buckets.push_back({ready, cc.layer_expert_gradient_params[i], Group::edp, c, i});
+        }
       }
     }
     std::stable_sort(buckets.begin(), buckets.end(), [](const Bucket& a, const Bucket& b2) { return a.ready < b2.ready; });
     for (const Bucket& bk : buckets) {
-      const double t = comm.time(Group::dp, reduce, bk.params * gb);
+      const double t = comm.time(bk.group, reduce, bk.params * gb);
       const double begin = std::max(stream, bk.ready);
       stream = begin + t;
       if (in.want_trace) {
         r.trace.push_back({s, comm.gpu(0, 0, s, 0),
-                           fmt::format("{} chunk {} layer {}", config::enum_name(reduce), bk.chunk, bk.layer), "dp",
+                           fmt::format("{} chunk {} layer {}{}", config::enum_name(reduce), bk.chunk, bk.layer,
+                                       bk.group == Group::edp ? " experts" : ""),
+                           "dp",
                            begin, stream});
       }
     }
@@ -510,13 +537,15 @@ StepResult simulate_step(const StepInputs& in) {
     b.dp += end - last;
     // Optimizer: Adam over the local shard (fp32 master, m, v read and written, the
     // gradient read, the weights written).
-    const double shard = params / (p.zero >= 1 ? as_double(p.dp * p.cp) : 1.0);
+    const double shard = p.zero >= 1 ? params / as_double(p.dp * p.cp) + experts / as_double(p.dp * p.cp / p.ep)
+                                     : params + experts;
     const double opt = compute::memory_seconds(shard * (24.0 + gb + wb), *in.profile);
     if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "optimizer", "optimizer", end, end + opt});
     end += opt;
     b.optimizer += opt;
     if (p.zero >= 1 && p.zero <= 2 && p.dp * p.cp > 1) {
-      const double gather = comm.time(Group::dp, Op::all_gather, params * wb);
+      double gather = comm.time(Group::dp, Op::all_gather, params * wb);
+      if (experts > 0.0 && expert_groups) gather += comm.time(Group::edp, Op::all_gather, experts * wb);
       if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "all_gather params", "dp", end, end + gather});
       end += gather;
       b.dp += gather;

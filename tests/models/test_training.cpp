@@ -302,6 +302,43 @@ TEST_CASE("mixture of experts: expert parallelism adds all-to-all time; ep must 
   CHECK_FALSE(validate_job(j, m, 8).empty());
 }
 
+TEST_CASE("mixture of experts: expert gradients are reduced and sharded over the expert-data-parallel group") {
+  const auto s = small_cluster();
+  ModelSpec m = gpt(8);
+  m.ffn = Mlp::swiglu;
+  m.experts = 8;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 4096;
+  JobConfig j = job_for(1, 1, 64, 64);
+  j.parallelism.ep = 8;
+  j.parallelism.zero = 1;
+  const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
+  const auto chunks = chunk_costs(j, m, profile);
+  // One local expert per GPU: 3 h f parameters (swiglu) in each of the 8 layers.
+  const double experts = 8.0 * 3.0 * 4096.0 * 4096.0;
+  CHECK(chunks[0].expert_parameters == doctest::Approx(experts));
+  const double dense = chunks[0].parameters - experts;
+  // ZeRO-1: Adam's 12 B per parameter, the dense ones over dp = 64, the experts over the
+  // 64 / 8 = 8 ranks that hold the same expert.
+  const MemoryBreakdown mem = memory_per_gpu(j, chunks, pipeline_order(1, 1, micro_batches(j)));
+  CHECK(mem.optimizer == doctest::Approx(12.0 * (dense / 64.0 + experts / 8.0)));
+
+  const StepResult r = step(s, j, m);
+  const auto over = [&](Group g, std::int64_t size, std::int64_t groups) {
+    return std::count_if(r.comm.begin(), r.comm.end(), [&](const CommTiming& c) {
+      return c.group == g && c.op == network::Op::reduce_scatter && c.group_size == size && c.groups == groups;
+    });
+  };
+  CHECK(over(Group::dp, 64, 1) >= 1);  // dense gradients: every replica
+  CHECK(over(Group::edp, 8, 8) >= 1);  // expert gradients: 8 groups of 8
+  // With ep = 1 every rank holds every expert: one group, nothing apart.
+  j.parallelism.ep = 1;
+  const auto whole = chunk_costs(j, m, profile);
+  CHECK(whole[0].expert_parameters == 0.0);
+  const StepResult r1 = step(s, j, m);
+  CHECK(std::none_of(r1.comm.begin(), r1.comm.end(), [](const CommTiming& c) { return c.group == Group::edp; }));
+}
+
 TEST_CASE("context parallelism: the K/V ring hides behind attention, more so at longer sequences") {
   const auto s = small_cluster();
   const ModelSpec m = gpt(4);

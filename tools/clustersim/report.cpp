@@ -106,6 +106,7 @@ std::string_view group_name(workload::Group g) {
     case workload::Group::ep: return "ep";
     case workload::Group::pp: return "pp";
     case workload::Group::dp: return "dp";
+    case workload::Group::edp: return "edp";
   }
   return "?";
 }
