@@ -15,6 +15,9 @@ namespace {
 
 using compute::Dtype;
 
+/// Bus bandwidth given to a regime whose time does not grow with size (latency only).
+constexpr double kFlatBusbw = 1e15;
+
 constexpr Dtype kDtypes[] = {Dtype::fp32, Dtype::tf32, Dtype::bf16, Dtype::fp16, Dtype::fp8};
 
 std::optional<double>& efficiency_slot(compute::DtypeEfficiency& e, Dtype d) {
@@ -50,26 +53,97 @@ std::pair<double, double> weighted_line(const std::vector<std::tuple<double, dou
   return {(sy - b * sx) / sw, b};
 }
 
-/// The same with a >= 0 and b > 0 (a line of a collective regime).
-std::pair<double, double> regime_line(const std::vector<std::tuple<double, double, double>>& xtw) {
-  auto [a, b] = weighted_line(xtw);
-  if (b <= 1e-18) {  // flat: pure latency (bandwidth far beyond any link)
-    double sw = 0, sy = 0;
-    for (const auto& [x, t, w] : xtw) {
-      sw += w;
-      sy += w * t;
+/// A size regime's line t = a + b x, fitted by minimax relative error (Chebyshev):
+/// minimizes max_i |(a + b x_i) / t_i - 1| subject to a >= 0, b >= 0.
+struct MinimaxLine {
+  double a = 0.0;      ///< seconds
+  double b = 0.0;      ///< seconds per byte
+  double worst = 0.0;  ///< the largest |relative error| over the points
+};
+
+/// For a fixed slope b: the best a >= 0 and its worst error. With p_i = t_i - b x_i the
+/// error of point i is |a - p_i| / t_i, so the optimum is a weighted 1-D Chebyshev centre:
+/// z = max over pairs (i, j) of (p_i - p_j) / (t_i + t_j), reached at a = p_i - z t_i.
+/// O(m^2) in the m points; exact.
+std::pair<double, double> best_intercept(const std::vector<std::pair<double, double>>& xt, double b) {
+  double z = 0.0;
+  double a = xt.front().second - b * xt.front().first;
+  for (std::size_t i = 0; i < xt.size(); ++i) {
+    const double pi = xt[i].second - b * xt[i].first;
+    for (std::size_t j = 0; j < xt.size(); ++j) {
+      const double pj = xt[j].second - b * xt[j].first;
+      const double zij = (pi - pj) / (xt[i].second + xt[j].second);
+      if (zij > z) {
+        z = zij;
+        a = pi - zij * xt[i].second;
+      }
     }
-    return {sy / sw, 1e-18};
   }
-  if (a < 0.0) {  // through the origin
-    double sxt = 0, sxx = 0;
-    for (const auto& [x, t, w] : xtw) {
-      sxt += w * x * t;
-      sxx += w * x * x;
+  if (a < 0.0) {  // the error is convex in a: on a >= 0 the best is a = 0
+    a = 0.0;
+    z = 0.0;
+    for (const auto& [x, t] : xt) z = std::max(z, std::abs(b * x / t - 1.0));
+  }
+  return {a, z};
+}
+
+/// The minimax line of the points (bytes, seconds). The worst error, minimized over a, is a
+/// convex function of b (a partial minimum of a convex function), so b is found by golden
+/// section on [0, 2 max t_i / x_i] (beyond it every prediction is more than twice the
+/// measurement). 160 iterations shrink the bracket by 0.618^160 ~ 1e-33: exact in doubles.
+MinimaxLine minimax_line(const std::vector<std::pair<double, double>>& xt) {
+  double hi = 0.0;
+  for (const auto& [x, t] : xt) {
+    if (x > 0.0) hi = std::max(hi, 2.0 * t / x);
+  }
+  const auto worst_at = [&](double b) { return best_intercept(xt, b).second; };
+  double lo = 0.0;
+  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
+  double b1 = hi - phi * (hi - lo), b2 = lo + phi * (hi - lo);
+  double f1 = worst_at(b1), f2 = worst_at(b2);
+  for (int it = 0; it < 160 && hi > lo; ++it) {
+    if (f1 <= f2) {
+      hi = b2;
+      b2 = b1;
+      f2 = f1;
+      b1 = hi - phi * (hi - lo);
+      f1 = worst_at(b1);
+    } else {
+      lo = b1;
+      b1 = b2;
+      f1 = f2;
+      b2 = lo + phi * (hi - lo);
+      f2 = worst_at(b2);
     }
-    return {0.0, sxt / sxx};
   }
-  return {a, b};
+  MinimaxLine line;
+  line.b = 0.5 * (lo + hi);
+  std::tie(line.a, line.worst) = best_intercept(xt, line.b);
+  if (const auto [a0, z0] = best_intercept(xt, 0.0); z0 < line.worst) {  // flat: latency only
+    line = MinimaxLine{a0, 0.0, z0};
+  }
+  return line;
+}
+
+/// Repeatability of a series: the median over sizes measured more than once of
+/// (max - min) / mean of their times (nccl-tests prints an out-of-place and an in-place time
+/// per size); 0.5% without repeats (about that of the two logs in tests/calibration, 0.6% and
+/// 0.8%).
+double repeatability(const std::vector<CollectivePoint>& points) {
+  std::map<double, std::vector<double>> by_size;
+  for (const CollectivePoint& p : points) by_size[p.bytes].push_back(p.seconds);
+  std::vector<double> spreads;
+  for (const auto& [bytes, ts] : by_size) {
+    if (ts.size() < 2) continue;
+    const auto [mn, mx] = std::minmax_element(ts.begin(), ts.end());
+    double mean = 0.0;
+    for (double t : ts) mean += t / double(ts.size());
+    spreads.push_back((*mx - *mn) / mean);
+  }
+  if (spreads.empty()) return 0.005;
+  std::sort(spreads.begin(), spreads.end());
+  const std::size_t k = spreads.size();
+  return k % 2 ? spreads[k / 2] : 0.5 * (spreads[k / 2 - 1] + spreads[k / 2]);
 }
 
 std::string shape_label(const GemmPoint& g) {
@@ -272,6 +346,7 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
 
 CollectiveFit fit_collective_series(const std::vector<CollectivePoint>& points, int max_regimes) {
   CLUSTERSIM_CHECK(!points.empty(), "fit_collective_series: no points");
+  CLUSTERSIM_CHECK(max_regimes >= 1, "fit_collective_series: max_regimes < 1");
   CollectiveFit fit;
   fit.op = points.front().op;
   fit.ranks = points.front().ranks;
@@ -283,68 +358,95 @@ CollectiveFit fit_collective_series(const std::vector<CollectivePoint>& points, 
   std::sort(sizes.begin(), sizes.end());
   sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
   const std::size_t n = sizes.size();
+  // Each regime spans at least three sizes, so that its two parameters are
+  // over-determined (a line through two sizes fits anything).
+  const std::size_t min_sizes = std::min<std::size_t>(3, n);
 
-  using Line = std::pair<double, double>;
-  const auto line_for = [&](std::size_t from, std::size_t to) {  // sizes [from, to)
-    std::vector<std::tuple<double, double, double>> xs;
+  // The minimax line of every run of sizes [i, j), computed once.
+  std::map<std::pair<std::size_t, std::size_t>, MinimaxLine> cache;
+  const auto points_in = [&](std::size_t i, std::size_t j) {
+    std::vector<std::pair<double, double>> xt;
     for (const CollectivePoint& p : points) {
-      if (p.bytes >= sizes[from] && p.bytes <= sizes[to - 1]) xs.emplace_back(p.bytes, p.seconds, 1.0 / (p.seconds * p.seconds));
+      if (p.bytes >= sizes[i] && p.bytes <= sizes[j - 1]) xt.emplace_back(p.bytes, p.seconds);
     }
-    return regime_line(xs);
+    return xt;
   };
-  const auto worst = [&](const std::vector<Line>& lines) {
-    double w = 0.0;
-    for (const CollectivePoint& p : points) {
-      double t = std::numeric_limits<double>::infinity();
-      for (const auto& [a, b] : lines) t = std::min(t, a + b * p.bytes);
-      w = std::max(w, std::abs(t / p.seconds - 1.0));
-    }
-    return w;
+  const auto line = [&](std::size_t i, std::size_t j) -> const MinimaxLine& {
+    auto it = cache.find({i, j});
+    if (it == cache.end()) it = cache.emplace(std::pair{i, j}, minimax_line(points_in(i, j))).first;
+    return it->second;
   };
-  std::vector<Line> chosen;
-  std::vector<std::size_t> chosen_starts;
-  double chosen_worst = std::numeric_limits<double>::infinity();
-  for (int k = 1; k <= max_regimes; ++k) {
-    if (static_cast<std::size_t>(2 * k) > n && k > 1) break;
-    std::vector<Line> best_lines;
-    std::vector<std::size_t> best_starts;
-    double best = std::numeric_limits<double>::infinity();
-    // Cuts c1 < c2 < ... (segment starts), each segment at least 2 sizes (1 if only one size).
-    std::vector<std::size_t> starts{0};
-    const auto search = [&](auto&& self, std::size_t from) -> void {
-      if (static_cast<int>(starts.size()) == k) {
-        if (n - starts.back() < std::min<std::size_t>(2, n)) return;
-        std::vector<Line> lines;
-        for (std::size_t s = 0; s < starts.size(); ++s) {
-          lines.push_back(line_for(starts[s], s + 1 < starts.size() ? starts[s + 1] : n));
+  std::vector<std::size_t> count_before(n + 1, 0);  // points with size < sizes[i]
+  for (std::size_t i = 0; i < n; ++i) {
+    count_before[i + 1] = count_before[i] + static_cast<std::size_t>(std::count_if(
+                                                points.begin(), points.end(),
+                                                [&](const CollectivePoint& p) { return p.bytes == sizes[i]; }));
+  }
+  const auto cost = [&](std::size_t i, std::size_t j) {  // points x worst error of the run
+    return double(count_before[j] - count_before[i]) * line(i, j).worst;
+  };
+
+  // Dynamic programme over cuts: best[k][j] = least total cost of sizes [0, j) in k regimes.
+  const std::size_t k_max = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(max_regimes), n / min_sizes));
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<std::vector<double>> best(k_max + 1, std::vector<double>(n + 1, inf));
+  std::vector<std::vector<std::size_t>> cut(k_max + 1, std::vector<std::size_t>(n + 1, 0));
+  for (std::size_t j = min_sizes; j <= n; ++j) best[1][j] = cost(0, j);
+  for (std::size_t k = 2; k <= k_max; ++k) {
+    for (std::size_t j = k * min_sizes; j <= n; ++j) {
+      for (std::size_t i = (k - 1) * min_sizes; i + min_sizes <= j; ++i) {
+        if (best[k - 1][i] == inf) continue;
+        const double c = best[k - 1][i] + cost(i, j);
+        if (c < best[k][j] - 1e-15) {
+          best[k][j] = c;
+          cut[k][j] = i;
         }
-        const double w = worst(lines);
-        if (w < best) {
-          best = w;
-          best_lines = lines;
-          best_starts = starts;
-        }
-        return;
       }
-      for (std::size_t c = from + 2; c + 2 <= n; ++c) {
-        starts.push_back(c);
-        self(self, c);
-        starts.pop_back();
-      }
-    };
-    search(search, 0);
-    if (best_lines.empty()) break;
-    if (best < chosen_worst - 0.01 || chosen.empty()) {
-      chosen = best_lines;
-      chosen_starts = best_starts;
-      chosen_worst = best;
     }
   }
-  for (std::size_t r = 0; r < chosen.size(); ++r) {
+  std::size_t k = k_max;
+  while (k > 1 && best[k][n] == inf) --k;
+  std::vector<std::pair<std::size_t, std::size_t>> runs;  // [from, to) size indices
+  for (std::size_t j = n; k >= 1; --k) {
+    const std::size_t i = k == 1 ? 0 : cut[k][j];
+    runs.insert(runs.begin(), {i, j});
+    j = i;
+  }
+
+  // Merge neighbours that one line serves as well, within the measurements' repeatability:
+  // the merged line's worst error over each side's points exceeds that side's own by at
+  // most `noise`. The merge with the least merged error first, until none qualifies.
+  const double noise = repeatability(points);
+  const auto worst_of = [&](const MinimaxLine& l, std::size_t i, std::size_t j) {
+    double w = 0.0;
+    for (const auto& [x, t] : points_in(i, j)) w = std::max(w, std::abs((l.a + l.b * x) / t - 1.0));
+    return w;
+  };
+  while (runs.size() > 1) {
+    std::size_t pick = runs.size();
+    double pick_worst = inf;
+    for (std::size_t r = 0; r + 1 < runs.size(); ++r) {
+      const auto [i, m] = runs[r];
+      const std::size_t j = runs[r + 1].second;
+      const MinimaxLine& merged = line(i, j);
+      if (worst_of(merged, i, m) <= line(i, m).worst + noise && worst_of(merged, m, j) <= line(m, j).worst + noise &&
+          merged.worst < pick_worst) {
+        pick = r;
+        pick_worst = merged.worst;
+      }
+    }
+    if (pick == runs.size()) break;
+    runs[pick].second = runs[pick + 1].second;
+    runs.erase(runs.begin() + static_cast<std::ptrdiff_t>(pick) + 1);
+  }
+
+  for (const auto& [i, j] : runs) {
+    const MinimaxLine& l = line(i, j);
     Regime reg;
-    reg.from = sim::Bytes::of(sizes[chosen_starts[r]]);
-    reg.latency = sim::Time::from_seconds(chosen[r].first);
-    reg.busbw = sim::Bandwidth::of(factor / chosen[r].second);
+    reg.from = sim::Bytes::of(sizes[i]);
+    reg.latency = sim::Time::from_seconds(l.a);
+    // A flat regime (latency only) gets a bus bandwidth far beyond any link, 1 PB/s.
+    reg.busbw = sim::Bandwidth::of(l.b > factor / kFlatBusbw ? factor / l.b : kFlatBusbw);
     fit.regimes.push_back(reg);
   }
   return fit;
@@ -371,10 +473,15 @@ std::vector<CollectiveFit> fit_collectives(const std::vector<CollectivePoint>& p
     }
     std::string regimes;
     for (const Regime& r : fit.regimes) {
-      regimes += fmt::format("{}from {}: latency {:.2f} us, busbw {:.2f} GB/s", regimes.empty() ? "" : "; ",
-                             sim::human(r.from), r.latency.seconds() * 1e6, r.busbw.value() / 1e9);
+      regimes += fmt::format("{}from {}: latency {:.2f} us, {}", regimes.empty() ? "" : "; ", sim::human(r.from),
+                             r.latency.seconds() * 1e6,
+                             r.busbw.value() >= kFlatBusbw ? std::string("latency only")
+                                                           : fmt::format("busbw {:.2f} GB/s", r.busbw.value() / 1e9));
     }
-    report.notes.push_back(fmt::format("{} ({}): {}", group, config::enum_name(fit.level), regimes));
+    report.notes.push_back(fmt::format("{} ({}): {} regime{} ({}); repeatability {:.2f}% (median spread of the "
+                                       "times measured twice at one size)",
+                                       group, config::enum_name(fit.level), fit.regimes.size(),
+                                       fit.regimes.size() == 1 ? "" : "s", regimes, 100 * repeatability(pts)));
     fits.push_back(std::move(fit));
   }
   return fits;

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "sim/check.hpp"
+
 namespace clustersim::calibration {
 namespace {
 
@@ -35,12 +37,14 @@ void overlay(S& base, const S& src, const std::string& prefix, const std::vector
 }  // namespace
 
 double collective_seconds(const CollectiveFit& fit, double bytes) {
+  CLUSTERSIM_CHECK(!fit.regimes.empty(), "collective_seconds: a fit without regimes");
   const double factor = network::bus_factor(fit.op, fit.ranks);
-  double best = std::numeric_limits<double>::infinity();
-  for (const Regime& r : fit.regimes) {
-    best = std::min(best, r.latency.seconds() + factor * bytes / r.busbw.value());
+  // The last regime that starts at or below `bytes` (the first one below every start).
+  const Regime* r = &fit.regimes.front();
+  for (const Regime& candidate : fit.regimes) {
+    if (candidate.from.value() <= bytes && candidate.from.value() >= r->from.value()) r = &candidate;
   }
-  return best;
+  return r->latency.seconds() + factor * bytes / r->busbw.value();
 }
 
 std::optional<CalibrationProfile> load_profile(const std::string& path, config::LoadState& state,

@@ -24,12 +24,18 @@
 // scenario decoder (JSON is YAML), so errors name the file, line, column and key.
 //
 // Collective fits. For one series (a collective on a fixed number of ranks and nodes) the
-// time of a call of S bytes is the fastest of its regimes,
-//     t(S) = min_r ( latency_r + factor(op, n) S / busbw_r ),
-// factor the nccl-tests bus factor (collective.hpp), as NCCL's own tuner takes the fastest
-// (algorithm, protocol) by a latency + size / bandwidth estimate. A regime stands for one
-// (algorithm, protocol) choice, which the logs do not name; regimes are sorted by the size
-// from which they were fitted. Level: scaleup when every rank is on one node (NVLink),
+// time of a call of S bytes is that of the regime whose size range holds S,
+//     t(S) = latency_r + factor(op, n) S / busbw_r,   r the last regime with from_r <= S
+// (the first regime below every from), factor the nccl-tests bus factor (collective.hpp).
+// A regime stands for one configuration NCCL runs at those sizes (algorithm, protocol,
+// channel count), which the logs do not name; regimes are sorted by `from`, the smallest
+// size each was fitted on. The regime is chosen by SIZE, not as the fastest: NCCL's tuner
+// picks a configuration per size from its own cost estimate, which is not always the
+// fastest one, so the measured curve can jump up where the choice changes. In the A100 log
+// of tests/calibration the time goes from 398 us at 32 MiB to 590 us at 64 MiB, a marginal
+// bus bandwidth of 307 GB/s, above the 300 GB/s NVLink line rate: the two sizes cannot run
+// the same configuration, and no fastest-of-lines (concave) curve comes within 5.8% of
+// 32, 64 and 128 MiB together. Level: scaleup when every rank is on one node (NVLink),
 // scaleout otherwise.
 #pragma once
 
@@ -81,7 +87,8 @@ struct CollectiveFit {
   }
 };
 
-/// Seconds of one call of `bytes` by the fit: the fastest regime. Precondition: regimes not empty.
+/// Seconds of one call of `bytes` by the fit: the regime whose size range holds `bytes`
+/// (see the header). Precondition: regimes not empty.
 double collective_seconds(const CollectiveFit& fit, double bytes);
 
 /// The network model's calibration parameters a profile sets (each optional).
