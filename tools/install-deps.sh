@@ -7,7 +7,7 @@ packages=(
   cmake ninja-build g++ pkg-config ccache
   libboost-graph-dev libyaml-cpp-dev libfmt-dev libcli11-dev nlohmann-json3-dev doctest-dev
   libopenmpi-dev openmpi-bin
-  python3
+  python3 python3-matplotlib
 )
 
 missing=()

@@ -1,6 +1,10 @@
 #include "tools/clustersim/calibrate.hpp"
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
+#include <limits>
+#include <map>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -8,13 +12,12 @@
 #include <iostream>
 #include <sstream>
 
-#include <sys/wait.h>
-
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "models/calibration/fit.hpp"
 #include "models/hardware/catalog.hpp"
+#include "tools/clustersim/plotting.hpp"
 #include "tools/clustersim/report.hpp"
 
 namespace clustersim::tools {
@@ -78,29 +81,77 @@ std::string report_text(const calibration::FitReport& report) {
   return out;
 }
 
-int write_plots(const std::string& dir, const calibration::FitReport& report) {
+/// The data behind the plots: every point (points.csv) and, for each collective series, the
+/// fitted model on a dense size grid (curves.csv: 16 sizes per octave plus each regime's start
+/// and the size just below it, so that a switch between regimes shows as a step).
+std::pair<std::string, std::string> plot_data(const calibration::FitReport& report,
+                                              const calibration::CalibrationProfile& profile) {
+  const auto group_of = [](const calibration::CollectiveFit& f) {
+    return fmt::format("collective/{}/{}x{}", config::enum_name(f.op), f.nodes, f.ranks / f.nodes);
+  };
+  std::map<std::string, double> bus_factor;
+  for (const auto& f : profile.collectives) bus_factor[group_of(f)] = network::bus_factor(f.op, f.ranks);
+  std::string points = "group,label,bytes,measured_s,predicted_s,fitted,bus_factor\n";
+  for (const auto& p : report.points) {
+    const auto it = bus_factor.find(p.group);
+    points += fmt::format("{},{},{},{},{},{},{}\n", p.group, p.label, p.bytes, p.measured, p.predicted,
+                          p.fitted ? 1 : 0, it == bus_factor.end() ? 0.0 : it->second);
+  }
+  std::string curves = "group,bytes,predicted_s,regime\n";
+  for (const auto& f : profile.collectives) {
+    const std::string group = group_of(f);
+    double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
+    for (const auto& p : report.points) {
+      if (p.group == group) {
+        lo = std::min(lo, p.bytes);
+        hi = std::max(hi, p.bytes);
+      }
+    }
+    if (!(hi > 0.0)) continue;
+    std::vector<double> sizes;
+    for (double s = lo; s <= hi * (1 + 1e-12); s *= std::pow(2.0, 1.0 / 16)) sizes.push_back(s);
+    for (const auto& r : f.regimes) {
+      const double from = r.from.value();
+      if (from > lo && from <= hi) {
+        sizes.push_back(from * (1 - 1e-9));
+        sizes.push_back(from);
+      }
+    }
+    sizes.push_back(hi);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    for (double s : sizes) {
+      std::size_t regime = 0;
+      for (std::size_t r = 0; r < f.regimes.size(); ++r) {
+        if (f.regimes[r].from.value() <= s) regime = r;
+      }
+      curves += fmt::format("{},{},{},{}\n", group, s, calibration::collective_seconds(f, s), regime);
+    }
+  }
+  return {points, curves};
+}
+
+int write_plots(const std::string& dir, const std::string& python, const calibration::FitReport& report,
+                const calibration::CalibrationProfile& profile) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
-  std::string csv = "group,label,bytes,measured_s,predicted_s,fitted\n";
-  for (const auto& p : report.points) {
-    csv += fmt::format("{},{},{},{},{},{}\n", p.group, p.label, p.bytes, p.measured, p.predicted, p.fitted ? 1 : 0);
-  }
+  const auto [points_csv, curves_csv] = plot_data(report, profile);
   const std::string points = dir + "/points.csv";
-  if (const std::string err = write_file_atomically(points, csv); !err.empty()) {
-    std::cerr << "error: --plot: " << err << "\n";
+  const std::string curves = dir + "/curves.csv";
+  for (const auto& [path, text] : {std::pair{points, points_csv}, std::pair{curves, curves_csv}}) {
+    if (const std::string err = write_file_atomically(path, text); !err.empty()) {
+      std::cerr << "error: --plot: " << err << "\n";
+      return kExitInput;
+    }
+  }
+  const int rc = run_plot_script(python, "plot_calibration.py", {points, curves, dir});
+  if (rc != 0) {
+    std::cerr << fmt::format("error: --plot: tools/plot_calibration.py {}; the data are in {} and {}\n",
+                             rc < 0 ? std::string("could not be run") : fmt::format("exited with status {}", rc),
+                             points, curves);
     return kExitInput;
   }
-  const std::string script = std::string(CLUSTERSIM_TOOLS_DIR) + "/plot_calibration.py";
-  const std::string cmd = fmt::format("python3 '{}' '{}' '{}'", script, points, dir);
-  const int status = std::system(cmd.c_str());
-  const int rc = status != -1 && WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  if (rc != 0) {
-    std::cout << fmt::format("--plot: skipped, no PNGs written ({}); the points are in {}\n",
-                             rc == 3 ? "python3-matplotlib is not installed" : fmt::format("plot script exit status {}", rc),
-                             points);
-  } else {
-    std::cout << fmt::format("plots written to {}/\n", dir);
-  }
+  std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", dir);
   return 0;
 }
 
@@ -153,6 +204,15 @@ int calibrate(const CalibrateArgs& args) {
       }
     }
   }
+  std::string python;
+  if (!args.plot_dir.empty()) {
+    std::string why;
+    if (const auto found = find_plot_python(why)) {
+      python = *found;
+    } else {
+      errors.add(config::Location{"<command line>", 0, 0}, "--plot", why);
+    }
+  }
   if (!errors.ok()) {
     std::cerr << errors.format();
     std::cerr << fmt::format("{} error{}; nothing was written.\n", errors.items().size(),
@@ -174,7 +234,7 @@ int calibrate(const CalibrateArgs& args) {
   }
   std::cout << report_text(report);
   std::cout << fmt::format("\nprofile for {} written to {}\n", target.gpu_name, args.output);
-  if (!args.plot_dir.empty()) return write_plots(args.plot_dir, report);
+  if (!args.plot_dir.empty()) return write_plots(args.plot_dir, python, report, profile);
   return 0;
 }
 

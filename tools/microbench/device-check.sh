@@ -4,8 +4,10 @@
 #   results.jsonl  every measurement (JSON lines)
 #   profile.json   the fitted profile (clustersim calibrate)
 #   report.txt     the fit report: each point, its prediction and error
+#   plots/         measured vs fitted PNGs, when a Python with matplotlib is found
 #   build.log, <bench>.err
-# At most 6 minutes in all: each step has its own timeout.
+# At most 6 minutes in all: each step has its own timeout, cut to what is left of the
+# 6 minutes (15 s kept for the fit); a step with no time left is skipped and said so.
 # Usage: tools/microbench/device-check.sh OUT_DIR [--quick]
 set -uo pipefail
 if [[ $# -lt 1 ]]; then
@@ -17,7 +19,13 @@ quick=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build="$root/build/device-check"
 start=$SECONDS
+deadline=$((start + 360 - 15))
 jobs=$(nproc 2>/dev/null || echo 4)
+# cap WANTED_S: the step's own timeout, or what is left before the deadline if less.
+cap() {
+  local left=$((deadline - SECONDS))
+  echo $(( $1 < left ? $1 : left ))
+}
 
 if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
   echo "device-check: no GPU visible (nvidia-smi -L failed); nothing measured" | tee "$out/report.txt" >&2
@@ -26,7 +34,7 @@ fi
 nvidia-smi -L > "$out/gpus.txt"
 
 echo "device-check: building into $build"
-if ! timeout 150 bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release \
+if ! timeout "$(cap 150)" bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCLUSTERSIM_BUILD_TESTS=OFF -DCLUSTERSIM_BUILD_BENCHMARKS=OFF && \
       cmake --build '$build' -j$jobs --target clustersim microbench_gemm microbench_memory microbench_launch \
       microbench_elementwise microbench_collectives" > "$out/build.log" 2>&1; then
@@ -37,9 +45,14 @@ fi
 echo "device-check: built in $((SECONDS - start)) s"
 
 : > "$out/results.jsonl"
-run() {  # name timeout_s
-  local t0=$SECONDS
-  if CUDA_VISIBLE_DEVICES=${2#*:} timeout "${2%%:*}" "$build/tools/microbench/$1" $quick \
+run() {  # name timeout_s:gpus
+  local t0=$SECONDS limit
+  limit=$(cap "${2%%:*}")
+  if (( limit < 1 )); then
+    echo "device-check: $1 skipped: the 6 minutes are spent" | tee "$out/$1.err" >&2
+    return
+  fi
+  if CUDA_VISIBLE_DEVICES=${2#*:} timeout "$limit" "$build/tools/microbench/$1" $quick \
       >> "$out/results.jsonl" 2> "$out/$1.err"; then
     echo "device-check: $1 done in $((SECONDS - t0)) s"
   else
@@ -54,7 +67,15 @@ run gemm 120:0
 run collectives 45:"$all_gpus"
 
 echo "device-check: fitting"
-"$build/tools/clustersim/clustersim" calibrate "$out/results.jsonl" -o "$out/profile.json" \
+plot=()
+for py in "${CLUSTERSIM_PYTHON:-}" /usr/bin/python3 python3; do
+  if [[ -n "$py" ]] && "$py" -c "import matplotlib" >/dev/null 2>&1; then
+    plot=(--plot "$out/plots")
+    break
+  fi
+done
+[[ ${#plot[@]} -eq 0 ]] && echo "device-check: no Python with matplotlib (python3-matplotlib); no plots"
+timeout 15 "$build/tools/clustersim/clustersim" calibrate "$out/results.jsonl" -o "$out/profile.json" "${plot[@]}" \
   --source "measured by tools/microbench/device-check.sh on $(head -1 "$out/gpus.txt"), $(date -u +%Y-%m-%d)" \
   > "$out/report.txt" 2>&1
 rc=$?
