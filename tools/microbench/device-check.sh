@@ -59,7 +59,7 @@ run() {  # name timeout_s:gpus
     echo "device-check: $1 failed or timed out after $((SECONDS - t0)) s (see $out/$1.err)" >&2
   fi
 }
-all_gpus=$(nvidia-smi -L | awk '{printf "%s%d", NR > 1 ? "," : "", NR - 1}')
+all_gpus=$(nvidia-smi -L | awk '{printf "%s%d", (NR > 1 ? "," : ""), NR - 1}')
 run launch 30:0
 run memory 60:0
 run elementwise 40:0
