@@ -394,6 +394,26 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
 }
 
 /// The failure model's relations that field tables cannot check.
+// The zipped lists of a sweep block vary together: they must have one length. A key is
+// either zipped or a grid axis.
+void check_sweep(const Scenario& sc, LoadState& state) {
+  if (!sc.sweep) return;
+  const std::vector<SweepAxis>& zip = sc.sweep->zip.axes;
+  for (const SweepAxis& axis : zip) {
+    if (axis.values.size() == zip.front().values.size()) continue;
+    const std::string at = "sweep.zip." + axis.key;
+    state.diagnostics.add(state.where(at), at,
+                          fmt::format("{} values, but {} has {}: zipped lists vary together and need one length",
+                                      axis.values.size(), zip.front().key, zip.front().values.size()),
+                          "give every zipped key as many values, or move this key under sweep.grid");
+  }
+  for (const SweepAxis& axis : sc.sweep->grid.axes) {
+    if (std::none_of(zip.begin(), zip.end(), [&](const SweepAxis& z) { return z.key == axis.key; })) continue;
+    const std::string at = "sweep.grid." + axis.key;
+    state.diagnostics.add(state.where(at), at, "this key is also under sweep.zip", "keep it in one of the two");
+  }
+}
+
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   const Scenario& sc = loaded.config;
   if (!sc.failures) return;
@@ -479,6 +499,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
 
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
+  check_sweep(out.config, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   // Catalog paths are relative to the file that listed them.
@@ -551,3 +572,65 @@ bool describe(std::string_view section, std::vector<config::FieldDoc>& out) {
 }
 
 }  // namespace clustersim::scenario
+
+namespace clustersim::config {
+
+bool Codec<scenario::SweepAxes>::decode(const YAML::Node& n, scenario::SweepAxes& out, const Context& ctx) {
+  if (n.IsNull()) return true;
+  if (!n.IsMap()) {
+    ctx.error(n, fmt::format("expected a mapping of scenario keys to lists of values, got {}", describe_node(n)),
+              "e.g. cluster.nodes: [1024, 2048, 4096]");
+    return false;
+  }
+  ctx.mark_mapping(n);
+  bool ok = true;
+  std::vector<std::string> seen;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    std::string key;
+    if (!decode_scalar_text(it->first, key, ctx, "a scenario key")) {
+      ok = false;
+      continue;
+    }
+    const Context at = ctx.child(key);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      at.error(it->first, fmt::format("duplicate key '{}'", key));
+      ok = false;
+      continue;
+    }
+    seen.push_back(key);
+    const YAML::Node list = it->second;
+    if (!list.IsSequence() || list.size() == 0) {
+      at.error(list,
+               fmt::format("expected a non-empty list of values, got {}",
+                           list.IsSequence() ? std::string("an empty list") : describe_node(list)),
+               fmt::format("{}: [a, b, c]", key));
+      ok = false;
+      continue;
+    }
+    scenario::SweepAxis axis{key, {}};
+    for (std::size_t i = 0; i < list.size(); ++i) {
+      YAML::Emitter e;
+      e.SetMapFormat(YAML::Flow);
+      e.SetSeqFormat(YAML::Flow);
+      e << list[i];
+      axis.values.emplace_back(e.c_str());
+    }
+    at.mark_assigned(list);
+    const auto same = std::find_if(out.axes.begin(), out.axes.end(),
+                                   [&](const scenario::SweepAxis& a) { return a.key == key; });
+    if (same != out.axes.end()) {
+      *same = std::move(axis);
+    } else {
+      out.axes.push_back(std::move(axis));
+    }
+  }
+  return ok;
+}
+
+Json Codec<scenario::SweepAxes>::encode(const scenario::SweepAxes& v) {
+  Json j = Json::object();
+  for (const scenario::SweepAxis& a : v.axes) j[a.key] = a.values;
+  return j;
+}
+
+}  // namespace clustersim::config

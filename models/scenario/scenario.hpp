@@ -33,6 +33,19 @@
 #include "models/reliability/config.hpp"
 
 namespace clustersim::scenario {
+struct SweepAxes;
+}  // namespace clustersim::scenario
+
+namespace clustersim::config {
+template <>
+struct Codec<scenario::SweepAxes> {
+  static bool decode(const YAML::Node& n, scenario::SweepAxes& out, const Context& ctx);
+  static Json encode(const scenario::SweepAxes& v);
+  static std::string type_name() { return "mapping of scenario keys (as --set takes them) to lists of values"; }
+};
+}  // namespace clustersim::config
+
+namespace clustersim::scenario {
 
 struct SimulationConfig {
   std::uint64_t seed = 1;
@@ -53,6 +66,41 @@ struct SimulationConfig {
   }
 };
 
+/// One axis of a `sweep:` block: a scenario key, as `--set` takes it (cluster.nodes,
+/// workload.jobs[0].parallelism.tp, fabric), and its values, each kept as YAML flow text
+/// for `--set` (a mapping value replaces a whole section: `fabric: [{topology: torus, ...}]`).
+struct SweepAxis {
+  std::string key;
+  std::vector<std::string> values;
+  friend bool operator==(const SweepAxis&, const SweepAxis&) = default;
+};
+
+/// A mapping of keys to lists of values, in file order (a later layer's key replaces the
+/// earlier one's list in place; a new key is appended).
+struct SweepAxes {
+  std::vector<SweepAxis> axes;
+  friend bool operator==(const SweepAxes&, const SweepAxes&) = default;
+};
+
+/// `sweep:` the points `clustersim sweep` (and `compare`) run. The zipped lists (all of one
+/// length) make one axis, point k taking the k-th value of each; every grid key is an axis
+/// of its own. Points are the product of the axes: the zip first, then the grid keys in
+/// file order, then the command's --param axes, the last varying fastest.
+struct SweepConfig {
+  SweepAxes grid;
+  SweepAxes zip;
+
+  static auto fields() {
+    return std::tuple{
+        config::field("grid", &SweepConfig::grid,
+                      "keys and their values, every combination (e.g. cluster.nodes: [1024, 2048, 4096])"),
+        config::field("zip", &SweepConfig::zip,
+                      "keys whose lists (all of one length) vary together, one design per position (e.g. name: "
+                      "[fat-tree, torus] with fabric: [{topology: fat_tree, ...}, {topology: torus, ...}])"),
+    };
+  }
+};
+
 struct Scenario {
   std::string name;
   std::string description;
@@ -67,6 +115,7 @@ struct Scenario {
   reliability::SchedulerConfig scheduler;
   reliability::CheckpointConfig checkpoint;
   SimulationConfig simulation;
+  std::optional<SweepConfig> sweep;
 
   static auto fields() {
     return std::tuple{
@@ -89,6 +138,9 @@ struct Scenario {
         config::field("scheduler", &Scenario::scheduler, "hot spares and the retirement of failing nodes"),
         config::field("checkpoint", &Scenario::checkpoint, "checkpoint interval and storage bandwidth"),
         config::field("simulation", &Scenario::simulation, "seed and run control"),
+        config::field("sweep", &Scenario::sweep,
+                      "the points `clustersim sweep` and `clustersim compare` run (`clustersim run` runs the scenario "
+                      "as written)"),
     };
   }
 };

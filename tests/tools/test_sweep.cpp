@@ -70,6 +70,37 @@ TEST_CASE("sweep grid: the cartesian product in parameter order, the last varyin
   CHECK(none.points() == 1);
 }
 
+TEST_CASE("sweep block: zipped keys are one axis, first; grid keys follow in file order") {
+  scenario::LoadOptions o;
+  o.check_memory = false;
+  const auto loaded = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_block.yaml", o);
+  tools::SweepSpec spec;
+  spec.params = tools::sweep_block_params(loaded.config);
+  REQUIRE(spec.params.size() == 4);
+  CHECK(spec.params[0].key == "name");
+  CHECK(spec.params[1].key == "fabric");
+  CHECK(spec.params[1].values == std::vector<std::string>{"{topology: fat_tree, radix: 16}", "{topology: torus, dims: [4, 4]}"});
+  CHECK(spec.params[2].key == "cluster.nodes");  // file order, not alphabetical
+  CHECK(spec.params[3].key == "network.model");
+  CHECK(spec.axes() == std::vector<std::vector<std::size_t>>{{0, 1}, {2}, {3}});
+  CHECK(spec.points() == 2 * 2 * 2);
+  // Point 5 = (zip 1, nodes 0, model 1): the torus design, with its name, on 8 nodes, flow.
+  CHECK(spec.values_of(5) == std::vector<std::string>{"torus", "{topology: torus, dims: [4, 4]}", "8", "flow"});
+  // The point loads as that design.
+  const auto point = scenario::load_scenario(loaded.file, spec.options_of(5));
+  CHECK(point.config.name == "torus");
+  CHECK(point.config.fabric->topology == fabric::Topology::torus);
+  CHECK(point.config.cluster.nodes == 8);
+  CHECK(point.config.network.model == network::Model::flow);
+  // A --param after the block is one more axis, varying fastest.
+  tools::SweepParam extra;
+  std::string why;
+  REQUIRE(tools::parse_sweep_param("simulation.seed=1,2,3", extra, why));
+  spec.params.push_back(extra);
+  CHECK(spec.points() == 24);
+  CHECK(spec.values_of(23) == std::vector<std::string>{"torus", "{topology: torus, dims: [4, 4]}", "16", "flow", "3"});
+}
+
 TEST_CASE("--set reaches into a list element by index") {
   const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml";
   scenario::LoadOptions o;

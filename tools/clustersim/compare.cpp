@@ -7,9 +7,11 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/scenario/scenario.hpp"
 #include "tools/clustersim/report.hpp"
+#include "tools/clustersim/sweep.hpp"
 
 namespace clustersim::tools {
 namespace {
@@ -121,13 +123,67 @@ void mark_best(CompareRow& row) {
   }
 }
 
+namespace {
+
+/// The designs of one file: the scenario, or each point of its `sweep:` block (named by the
+/// point's `name` if the block sets it, else by its parameters).
+void load_designs(const std::string& file, const CompareArgs& args, std::vector<scenario::LoadedScenario>& loaded,
+                  std::vector<std::string>& labels) {
+  const scenario::LoadedScenario base = scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, false});
+  SweepSpec spec;
+  spec.scenario = file;
+  spec.sets = args.sets;
+  spec.seed = args.seed;
+  spec.params = sweep_block_params(base.config);
+  if (spec.params.empty()) {
+    loaded.push_back(scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, true}));
+    labels.emplace_back();
+    return;
+  }
+  if (spec.points() > kMaxComparePoints) {
+    config::Diagnostics d;
+    d.add(config::Location{file, 0, 0}, "sweep",
+          fmt::format("the sweep block has {} points; compare shows at most {} side by side", spec.points(),
+                      kMaxComparePoints),
+          fmt::format("run them with `clustersim sweep {}`", file));
+    throw config::InputError(std::move(d));
+  }
+  const bool named = std::any_of(spec.params.begin(), spec.params.end(), [](const SweepParam& p) { return p.key == "name"; });
+  config::Diagnostics bad;
+  for (std::int64_t i = 0; i < spec.points(); ++i) {
+    std::vector<std::string> parts;
+    const std::vector<std::string> values = spec.values_of(i);
+    std::vector<std::string> others;  // the grid axes: the name stands for the zipped ones
+    for (std::size_t k = 0; k < values.size(); ++k) {
+      parts.push_back(spec.params[k].key + "=" + values[k]);
+      if (!spec.params[k].zipped && spec.params[k].key != "name") others.push_back(parts.back());
+    }
+    const std::string label = fmt::format("{}", fmt::join(parts, " "));
+    try {
+      loaded.push_back(scenario::load_scenario(file, spec.options_of(i)));
+      const std::string& name = loaded.back().config.name;
+      labels.push_back(!named         ? label
+                       : others.empty() ? name
+                                                 : fmt::format("{} ({})", name, fmt::join(others, " ")));
+    } catch (const config::InputError& e) {
+      for (const config::Diagnostic& d : e.diagnostics().items()) {
+        bad.add(d.where, d.path, fmt::format("sweep point {} ({}): {}", i, label, d.message), d.hint);
+      }
+    }
+  }
+  if (!bad.ok()) throw config::InputError(std::move(bad));
+}
+
+}  // namespace
+
 Comparison compare(const CompareArgs& args) {
   Comparison c;
   config::Diagnostics all;
   std::vector<scenario::LoadedScenario> loaded;
+  std::vector<std::string> labels;  // a sweep point's parameters, for its column title
   for (const std::string& file : args.files) {
     try {
-      loaded.push_back(scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, true}));
+      load_designs(file, args, loaded, labels);
     } catch (const config::InputError& e) {
       for (const config::Diagnostic& d : e.diagnostics().items()) all.add(d.where, d.path, d.message, d.hint);
     }
@@ -154,8 +210,9 @@ Comparison compare(const CompareArgs& args) {
   }
 
   for (std::size_t i = 0; i < loaded.size(); ++i) {
-    std::string name = loaded[i].config.name.empty() ? std::filesystem::path(loaded[i].file).stem().string()
-                                                     : loaded[i].config.name;
+    std::string name = !labels[i].empty()             ? labels[i]
+                       : loaded[i].config.name.empty() ? std::filesystem::path(loaded[i].file).stem().string()
+                                                       : loaded[i].config.name;
     if (std::count(c.names.begin(), c.names.end(), name) > 0) name += fmt::format(" #{}", i + 1);
     c.names.push_back(std::move(name));
     c.files.push_back(loaded[i].file);

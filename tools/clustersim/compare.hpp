@@ -1,6 +1,8 @@
 // `clustersim compare A.yaml B.yaml ...`: designs side by side.
 //
-// Each scenario is loaded (with the same --set overrides) and run as `clustersim run` would
+// Each scenario is loaded (with the same --set overrides) and run as `clustersim run` would;
+// a scenario with a `sweep:` block stands for its points (at most kMaxComparePoints), e.g.
+// one job on several topologies (scenarios/topology-comparison-32k.yaml). Each is run
 // (compute_run, on one thread each); the rows are the figures a buyer compares, in base
 // units in JSON and CSV, scaled with SI prefixes in the table:
 //   GPUs, fabric capex (USD), fabric power (W), cluster IT power (W), bisection bandwidth
@@ -14,6 +16,7 @@
 // (opex, depreciation), which does not exist yet; only the first job is compared.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -21,6 +24,9 @@
 #include "models/config/decode.hpp"
 
 namespace clustersim::tools {
+
+/// At most this many designs from one scenario's sweep block.
+inline constexpr std::int64_t kMaxComparePoints = 64;
 
 struct CompareArgs {
   std::vector<std::string> files;  ///< at least one

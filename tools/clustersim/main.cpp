@@ -105,6 +105,13 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                                result.reliability ? " (and failures.csv, gpu_failures.csv)" : "");
     }
     if (!trace_file.empty()) std::cout << fmt::format("trace written to {} (open in https://ui.perfetto.dev)\n", trace_file);
+    if (loaded.config.sweep) {
+      tools::SweepSpec spec;
+      spec.params = tools::sweep_block_params(loaded.config);
+      std::cout << fmt::format("this scenario's sweep block has {} points: `clustersim sweep {}` runs them, `clustersim "
+                               "compare {}` puts them side by side (this run is the scenario as written)\n",
+                               spec.points(), loaded.file, loaded.file);
+    }
   }
   return 0;
 }
@@ -327,6 +334,11 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   spec.sets = args.sets;
   spec.seed = args.seed;
   spec.replications = s.replications;
+  {  // the scenario's sweep block, then the --params
+    const scenario::LoadOptions o{spec.sets, spec.seed, false};
+    spec.params = tools::sweep_block_params(
+        (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config);
+  }
   for (const std::string& text : s.params) {
     tools::SweepParam p;
     std::string why;

@@ -16,12 +16,14 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
 
+#include "sim/check.hpp"
 #include "tools/clustersim/report.hpp"
 
 #ifdef CLUSTERSIM_HAVE_MPI
@@ -414,8 +416,11 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
   config::Diagnostics bad;
   std::set<std::string> keys;
   for (const SweepParam& p : spec.params) {
+    const config::Location at{p.origin == "--param" || spec.scenario.empty() ? std::string(kCommandLine) : spec.scenario,
+                              0, 0};
     if (!keys.insert(p.key).second) {
-      bad.add(config::Location{std::string(kCommandLine), 0, 0}, "", fmt::format("--param {}: given twice", p.key));
+      bad.add(at, "", fmt::format("{} {}: given twice (by the scenario's sweep block or --param)", p.origin, p.key),
+              "vary each key once");
       continue;
     }
     scenario::LoadOptions o = base;
@@ -426,8 +431,8 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
     } catch (const config::InputError& e) {
       for (const config::Diagnostic& d : e.diagnostics().items()) {
         if (d.where.file != kCommandLine) continue;  // a point error, reported in its row
-        bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
-                fmt::format("--param {}={}: {}{}{}", p.key, p.values.front(), d.path.empty() ? "" : d.path + ": ",
+        bad.add(at, "",
+                fmt::format("{} {}={}: {}{}{}", p.origin, p.key, p.values.front(), d.path.empty() ? "" : d.path + ": ",
                             d.message, d.hint.empty() ? "" : " (" + d.hint + ")"));
       }
     }
@@ -557,10 +562,32 @@ bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why)
   return true;
 }
 
+std::vector<SweepParam> sweep_block_params(const scenario::Scenario& sc) {
+  std::vector<SweepParam> out;
+  if (!sc.sweep) return out;
+  for (const scenario::SweepAxis& a : sc.sweep->zip.axes) out.push_back({a.key, a.values, true, "sweep.zip"});
+  for (const scenario::SweepAxis& a : sc.sweep->grid.axes) out.push_back({a.key, a.values, false, "sweep.grid"});
+  return out;
+}
+
+std::vector<std::vector<std::size_t>> SweepSpec::axes() const {
+  std::vector<std::vector<std::size_t>> out;
+  std::optional<std::size_t> zip_axis;
+  for (std::size_t i = 0; i < params.size(); ++i) {
+    if (params[i].zipped && zip_axis) {
+      out[*zip_axis].push_back(i);
+      continue;
+    }
+    if (params[i].zipped) zip_axis = out.size();
+    out.push_back({i});
+  }
+  return out;
+}
+
 std::int64_t SweepSpec::points() const {
   std::int64_t n = 1;
-  for (const SweepParam& p : params) {
-    n *= static_cast<std::int64_t>(p.values.size());
+  for (const auto& axis : axes()) {
+    n *= static_cast<std::int64_t>(params[axis.front()].values.size());
     if (n > kMaxPoints) return kMaxPoints + 1;  // too many: rejected by check_params
   }
   return n;
@@ -568,9 +595,13 @@ std::int64_t SweepSpec::points() const {
 
 std::vector<std::string> SweepSpec::values_of(std::int64_t index) const {
   std::vector<std::string> values(params.size());
-  for (std::size_t i = params.size(); i-- > 0;) {
-    const auto n = static_cast<std::int64_t>(params[i].values.size());
-    values[i] = params[i].values[static_cast<std::size_t>(index % n)];
+  const auto all = axes();
+  for (std::size_t a = all.size(); a-- > 0;) {
+    const auto n = static_cast<std::int64_t>(params[all[a].front()].values.size());
+    for (std::size_t i : all[a]) {
+      CLUSTERSIM_CHECK(static_cast<std::int64_t>(params[i].values.size()) == n, "zipped parameters have one length");
+      values[i] = params[i].values[static_cast<std::size_t>(index % n)];
+    }
     index /= n;
   }
   return values;

@@ -24,9 +24,11 @@
 // --jobs threads, default 1), send each record to rank 0 as it finishes, and rank 0 writes
 // them. Started any other way, the sweep is the threaded one.
 //
+// The scenario's `sweep:` block (scenario::SweepConfig) gives parameters too: its zipped
+// keys first, as one axis whose values go together, then its grid keys, then the --params.
+//
 // LIMITATIONS: the CSV holds the first job's results (sweep.jsonl has every job's); a
-// parameter indexes lists as `workload.jobs[0].parallelism.tp`; the `sweep:` scenario block
-// of the design is not read yet (the grid comes from --param only).
+// parameter indexes lists as `workload.jobs[0].parallelism.tp`.
 #pragma once
 
 #include <cstdint>
@@ -45,7 +47,12 @@ namespace clustersim::tools {
 struct SweepParam {
   std::string key;
   std::vector<std::string> values;
+  bool zipped = false;          ///< varies with the other zipped parameters, as one axis
+  std::string origin = "--param";  ///< where it was given, for messages ("sweep.grid", ...)
 };
+
+/// The parameters of a scenario's `sweep:` block: the zipped keys, then the grid keys.
+std::vector<SweepParam> sweep_block_params(const scenario::Scenario& sc);
 
 /// Parses "KEY=v1,v2,..." (commas inside {}, [] or () do not split) or a range
 /// "KEY=a:b:xF" (a, a*F, ... up to b; F > 1) or "KEY=a:b:+S" (a, a+S, ... up to b). Range
@@ -60,7 +67,10 @@ struct SweepSpec {
   std::optional<std::int64_t> replications;  ///< overrides simulation.replications
   std::vector<SweepParam> params;
 
-  /// Points in the grid: the product of the value counts (1 with no parameter).
+  /// The grid's axes, each a list of indices into `params`: the zipped parameters make one
+  /// axis (where the first of them is), every other parameter one of its own.
+  [[nodiscard]] std::vector<std::vector<std::size_t>> axes() const;
+  /// Points in the grid: the product of the axes' value counts (1 with no parameter).
   [[nodiscard]] std::int64_t points() const;
   /// The parameter values of point `index` (0 <= index < points()).
   [[nodiscard]] std::vector<std::string> values_of(std::int64_t index) const;
