@@ -11,6 +11,7 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/config/diagnostics.hpp"
 #include "models/network/network.hpp"
@@ -18,6 +19,7 @@
 #include "sim/check.hpp"
 #include "tools/clustersim/calibrate.hpp"
 #include "tools/clustersim/compare.hpp"
+#include "tools/clustersim/plotting.hpp"
 #include "tools/clustersim/report.hpp"
 #include "tools/clustersim/sweep.hpp"
 #include "tools/clustersim/validate.hpp"
@@ -62,14 +64,37 @@ int report_input_error(const config::InputError& e) {
   return kExitInput;
 }
 
+/// The interpreter for --plot (tools/clustersim/plotting.hpp), or an error on stderr.
+std::optional<std::string> plot_python(const std::string& option) {
+  std::string why;
+  auto python = tools::find_plot_python(why);
+  if (!python) std::cerr << fmt::format("error: {}: {}\n", option, why);
+  return python;
+}
+
+/// Runs `tools/plot.py args...`; false, with a message, when it fails.
+bool plot(const std::string& python, const std::vector<std::string>& args) {
+  const int rc = tools::run_plot_script(python, "plot.py", args);
+  if (rc == 0) return true;
+  std::cerr << fmt::format("error: tools/plot.py {} {}\n", args.front(),
+                           rc < 0 ? std::string("could not be run") : fmt::format("exited with status {}", rc));
+  return false;
+}
+
 int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir,
-            const std::string& trace_file) {
+            const std::string& trace_file, bool with_plots) {
   const auto start = std::chrono::steady_clock::now();
+  if (with_plots && out_dir.empty()) {
+    std::cerr << "error: --plot draws the files --out writes: give --out DIR as well\n";
+    return kExitInput;
+  }
   const scenario::LoadedScenario loaded = load(args);
   if (!trace_file.empty() && loaded.jobs.empty()) {
     std::cerr << fmt::format("error: --trace {}: the scenario has no workload jobs to trace\n", trace_file);
     return kExitInput;
   }
+  std::optional<std::string> python;
+  if (with_plots && !(python = plot_python("--plot"))) return kExitInput;
   tools::RunResult result = tools::compute_run(loaded, !trace_file.empty());
   result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const config::Json doc = tools::result_document(loaded, result);
@@ -111,6 +136,21 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
       std::cout << fmt::format("this scenario's sweep block has {} points: `clustersim sweep {}` runs them, `clustersim "
                                "compare {}` puts them side by side (this run is the scenario as written)\n",
                                spec.points(), loaded.file, loaded.file);
+    }
+  }
+  if (python) {
+    // Each plot beside the data it draws: breakdown.csv is written by the script.
+    std::vector<std::string> written;
+    if (!result.jobs.empty()) written.emplace_back("breakdown.png");
+    if (result.reliability) {
+      written.emplace_back("timeline.png");
+      written.emplace_back("gpu_health.png");
+    }
+    if (written.empty()) {
+      if (format == "table") std::cout << "--plot: nothing to plot (no workload jobs, no failures)\n";
+    } else {
+      if (!plot(*python, {"run", out_dir})) return kExitInput;
+      if (format == "table") std::cout << fmt::format("plots written to {}/: {}\n", out_dir, fmt::join(written, ", "));
     }
   }
   return 0;
@@ -365,7 +405,36 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   return 0;
 }
 
-int cmd_compare(const tools::CompareArgs& args) {
+std::string csv_field(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char ch : s) {
+    if (ch == '"') out += '"';
+    out += ch;
+  }
+  return out + "\"";
+}
+
+/// The first job's step-time breakdown of each design (what compare compares), as the CSV
+/// plot.py breakdown reads: design,job,step_time_s,compute_s,...,optimizer_s.
+std::string compare_breakdown_csv(const tools::CompareArgs& args, const tools::Comparison& c) {
+  std::string out = "design,job,step_time_s,compute_s,tp_s,cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s\n";
+  for (std::size_t i = 0; i < args.files.size(); ++i) {
+    const scenario::LoadedScenario loaded =
+        scenario::load_scenario(args.files[i], scenario::LoadOptions{args.sets, args.seed, true});
+    if (loaded.jobs.empty()) continue;
+    const workload::StepResult st = workload::simulate_step(tools::step_inputs(loaded, loaded.jobs.front()));
+    const workload::Breakdown& b = st.breakdown;
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(c.names[i]),
+                       csv_field(loaded.jobs.front().config.name), st.step_time_s, b.compute, b.tp, b.cp, b.ep, b.pp,
+                       b.dp, b.bubble, b.optimizer);
+  }
+  return out;
+}
+
+int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
+  std::optional<std::string> python;
+  if (!plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
   const tools::Comparison c = tools::compare(args);
   if (args.format == "json") {
     std::cout << tools::compare_json(c).dump(2) << "\n";
@@ -373,6 +442,23 @@ int cmd_compare(const tools::CompareArgs& args) {
     std::cout << tools::compare_csv(c);
   } else {
     std::cout << tools::compare_table(c);
+  }
+  if (python) {
+    const std::string breakdown = compare_breakdown_csv(args, c);
+    std::string err = tools::write_file_atomically(plot_dir + "/compare.csv", tools::compare_csv(c));
+    if (err.empty()) err = tools::write_file_atomically(plot_dir + "/breakdown.csv", breakdown);
+    if (!err.empty()) {
+      std::cerr << "error: --plot: " << err << "\n";
+      return kExitInput;
+    }
+    const bool any_job = breakdown.find('\n') + 1 < breakdown.size();
+    std::vector<std::string> plot_args{"compare", plot_dir + "/compare.csv", "-o", plot_dir + "/compare.png"};
+    if (any_job) plot_args.insert(plot_args.end(), {"--breakdown", plot_dir + "/breakdown.csv"});
+    if (!plot(*python, plot_args)) return kExitInput;
+    if (args.format == "table") {
+      std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", plot_dir,
+                               any_job ? ", breakdown.png" : "", any_job ? ", breakdown.csv" : "");
+    }
   }
   return 0;
 }
@@ -398,12 +484,17 @@ int run_main(int argc, char** argv) {
   run->add_option("--out", out_dir, "also write results.json (atomically) into this folder");
   run->add_option("--trace", trace_file, "write one training step of each job as Chrome trace-event JSON (Perfetto)")
       ->type_name("FILE");
+  bool run_plots = false;
+  run->add_flag("--plot", run_plots,
+                "also draw PNGs into the --out folder: breakdown.png (step time by activity), timeline.png "
+                "(failures), gpu_health.png (failures per GPU, one pixel each); needs python3-matplotlib");
   run->footer(
       "Examples:\n"
       "  clustersim run\n"
       "  clustersim run scenarios/quickstart.yaml --seed 7 --out out/\n"
       "  clustersim run scenarios/quickstart.yaml --set cluster.node=dgx-a100 --format csv\n"
-      "  clustersim run scenarios/llama3-405b-16k.yaml --trace step.json");
+      "  clustersim run scenarios/llama3-405b-16k.yaml --trace step.json\n"
+      "  clustersim run scenarios/llama3-405b-54d.yaml --out out/ --plot   # + breakdown, timeline, GPU heat map");
 
   ScenarioArgs check_args;
   CLI::App* check = app.add_subcommand("check", "validate a scenario without running it");
@@ -521,10 +612,16 @@ int run_main(int argc, char** argv) {
   compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed");
   compare_cmd->add_option("--format", compare_args.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
+  std::string compare_plot_dir;
+  compare_cmd->add_option("--plot", compare_plot_dir,
+                          "also write compare.png (a bar chart per figure) and breakdown.png (the first job's step "
+                          "time by activity), with their CSVs, into this folder; needs python3-matplotlib")
+      ->type_name("DIR");
   compare_cmd->footer(
       "Examples:\n"
       "  clustersim compare scenarios/fat-tree-k16.yaml scenarios/dragonfly-1k.yaml scenarios/torus-8x8x8.yaml\n"
-      "  clustersim compare scenarios/llama3-405b-16k.yaml scenarios/llama3-405b-54d.yaml --format csv");
+      "  clustersim compare scenarios/llama3-405b-16k.yaml scenarios/llama3-405b-54d.yaml --format csv\n"
+      "  clustersim compare A.yaml B.yaml C.yaml --plot plots/   # plots/compare.png, plots/breakdown.png");
 
   std::string section;
   std::string describe_format = "text";
@@ -546,13 +643,13 @@ int run_main(int argc, char** argv) {
   }
 
   try {
-    if (*run) return cmd_run(run_args, run_format, out_dir, trace_file);
+    if (*run) return cmd_run(run_args, run_format, out_dir, trace_file, run_plots);
     if (*check) return cmd_check(check_args);
     if (*topology) return cmd_topology(topo_args, topo_format);
     if (*collective) return cmd_collective(coll_args, coll);
     if (*describe) return cmd_describe(section, describe_format);
     if (*sweep) return cmd_sweep(sweep_args, sweep_opts);
-    if (*compare_cmd) return cmd_compare(compare_args);
+    if (*compare_cmd) return cmd_compare(compare_args, compare_plot_dir);
     if (*validate) return cmd_validate(cases_file, validate_format, fail_above);
     if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {

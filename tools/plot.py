@@ -1,0 +1,610 @@
+#!/usr/bin/env python3
+"""Plots of clustersim results (PNG, with the CSV behind each).
+
+The simulator writes the data; this draws it with matplotlib (Debian: python3-matplotlib).
+`clustersim run ... --out DIR --plot` and `clustersim compare ... --plot DIR` run it with an
+interpreter that has matplotlib; it also runs on its own:
+
+  plot.py breakdown RESULTS.json|BREAKDOWN.csv... -o breakdown.png
+      Step-time breakdown per design and job: stacked bars of compute, TP, CP, EP, PP, DP,
+      pipeline bubble and optimizer time (the critical pipeline stage's), with the step time.
+      Inputs: result documents (`clustersim run --out DIR` writes DIR/results.json; the design
+      is the scenario's name) or a CSV with columns design,job,step_time_s,compute_s,tp_s,
+      cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s. Writes that CSV beside the PNG.
+  plot.py run DIR [--nodes-per-rack N]
+      Every plot of a `clustersim run --out DIR` folder: DIR/breakdown.png (with the jobs'
+      steps), DIR/timeline.png and DIR/gpu_health.png (with failures), as below.
+  plot.py compare COMPARE.csv [--breakdown BREAKDOWN.csv] -o compare.png
+      Designs side by side, one bar chart per figure (fabric capex, power, bisection, step
+      time, MFU, ETTR, time to train, cost, ...), the best of each highlighted.
+      Input: `clustersim compare A.yaml B.yaml ... --format csv`. With --breakdown, also the
+      designs' step-time breakdown, into breakdown.png beside compare.png.
+  plot.py timeline FAILURES.csv [--results RESULTS.json] -o timeline.png
+      The failure timeline of a run (replication 0): each failure by cause, each job's
+      interruptions and the time it was down, retired nodes, and the cumulative counts.
+      Input: DIR/failures.csv of `clustersim run --out DIR` (time_s,time_d,kind,cause,job,node,gpu).
+  plot.py heatmap GPU_FAILURES.csv [--results RESULTS.json] [--nodes-per-rack N] -o health.png
+      GPU health heat map, one pixel per GPU: failures per GPU over the run (replication 0).
+      The GPUs of a node are a row segment, a rack's nodes are stacked in node order, racks
+      are separated by a gap and laid out left to right, top to bottom. Racks: --nodes-per-rack,
+      else cost.nodes_per_rack of RESULTS.json (default: results.json beside the CSV), else
+      none are drawn. Input: DIR/gpu_failures.csv (gpu,node,local,failures).
+  plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... -o pareto.png
+      Every row as a point (x against y) and the Pareto front: the rows no other row beats on
+      both (lower is better on each axis unless --x-better/--y-better higher). Any CSV with a
+      header row and named numeric columns: `clustersim sweep` (sweep.csv), `clustersim plan`,
+      your own. Rows with a non-numeric x or y, or a 'status' column other than 'ok', are
+      skipped. Defaults: --x time_to_train_s --y total_cost_usd. Writes the front beside the
+      PNG (NAME_front.csv).
+
+Exit status 2, with a message, on bad input (a missing file or column) or when matplotlib is
+missing.
+"""
+import argparse
+import csv
+import json
+import math
+import os
+import sys
+
+COMPONENTS = [  # key in the result document, label, colour
+    ("compute_s", "compute", "#4C72B0"),
+    ("tp_s", "tensor-parallel comm.", "#DD8452"),
+    ("cp_s", "context-parallel comm.", "#937860"),
+    ("ep_s", "expert-parallel comm.", "#DA8BC3"),
+    ("pp_s", "pipeline comm.", "#8172B3"),
+    ("dp_s", "data-parallel comm.", "#C44E52"),
+    ("bubble_s", "pipeline bubble", "#BBBBBB"),
+    ("optimizer_s", "optimizer", "#55A868"),
+]
+
+UNIT_SUFFIXES = [  # column-name suffix, unit shown
+    ("_usd", "USD"), ("_w", "W"), ("_bps", "B/s"), ("_bytes", "B"), ("_kwh", "kWh"), ("_s", "s"),
+]
+
+
+class InputError(Exception):
+    pass
+
+
+def plt_module():
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        return plt
+    except ImportError:
+        raise InputError("matplotlib is not installed for this interpreter "
+                         "(Debian: apt-get install python3-matplotlib)")
+
+
+def read_csv(path):
+    try:
+        with open(path, newline="") as f:
+            rows = list(csv.DictReader(f))
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}")
+    return rows
+
+
+def read_json(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}")
+    except ValueError as e:
+        raise InputError(f"{path}: not JSON: {e}")
+
+
+def number(text):
+    try:
+        v = float(text)
+    except (TypeError, ValueError):
+        return None
+    return v if math.isfinite(v) else None
+
+
+def write_csv(path, header, rows):
+    tmp = path + ".tmp"
+    with open(tmp, "w", newline="") as f:
+        w = csv.writer(f, lineterminator="\n")
+        w.writerow(header)
+        w.writerows(rows)
+    os.replace(tmp, path)
+
+
+def si(v, unit):
+    """Three significant digits with an SI prefix: 1.17 MUSD, 3.38 s, 50.5%."""
+    if unit == "fraction":
+        return f"{100 * v:.1f}%"
+    if unit == "count":
+        return f"{v:,.0f}"
+    if unit == "s" and abs(v) >= 86400:
+        return f"{v / 86400:.3g} d"
+    if unit == "s" and abs(v) >= 3600:
+        return f"{v / 3600:.3g} h"
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
+                          (1e-6, "µ")):
+        if abs(v) >= scale:
+            return f"{v / scale:.3g} {prefix}{unit}"
+    return f"{v:.3g} {unit}"
+
+
+def save(fig, path):
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    tmp = path + ".tmp.png"
+    fig.savefig(tmp, dpi=110)
+    os.replace(tmp, path)
+
+
+def sibling(path, suffix):
+    stem, _ = os.path.splitext(path)
+    return stem + suffix
+
+
+# --- breakdown -------------------------------------------------------------------------
+
+def breakdown_rows(inputs):
+    rows = []  # design, job, step_time_s, components...
+    for path in inputs:
+        if path.endswith(".csv"):
+            for r in read_csv(path):
+                missing = [k for k in ["design", "job", "step_time_s"] + [c[0] for c in COMPONENTS] if k not in r]
+                if missing:
+                    raise InputError(f"{path}: no column {', '.join(missing)} (see plot.py --help)")
+                rows.append([r["design"], r["job"], number(r["step_time_s"])] + [number(r[c[0]]) or 0.0
+                                                                                 for c in COMPONENTS])
+            continue
+        doc = read_json(path)
+        design = (doc.get("scenario") or {}).get("name") or os.path.splitext(os.path.basename(
+            doc.get("scenario_file") or path))[0]
+        for job in doc.get("jobs") or []:
+            b = job.get("breakdown")
+            if not b:
+                continue
+            rows.append([design, job.get("name", "?"), job.get("step_time_s")] + [b.get(c[0], 0.0) for c in COMPONENTS])
+    return rows
+
+
+def cmd_breakdown(args):
+    rows = breakdown_rows(args.inputs)
+    if not rows:
+        raise InputError("no job steps in " + ", ".join(args.inputs) + ": the scenarios have no workload jobs")
+    plt = plt_module()
+    step_max = max(max(r[2] or 0.0, sum(r[3:])) for r in rows)
+    scale, unit = (1e-3, "ms") if step_max < 1.0 else (1.0, "s")
+    used = [i for i in range(len(COMPONENTS)) if any(r[3 + i] > 0 for r in rows)]
+    designs = {r[0] for r in rows}
+    labels = [f"{r[0]} / {r[1]}" if len(designs) > 1 and len({x[1] for x in rows}) > 1 else
+              (r[0] if len(designs) > 1 else r[1]) for r in rows]
+    height = 1.9 + 0.5 * len(rows)
+    fig, ax = plt.subplots(figsize=(9, height))
+    ys = list(range(len(rows)))[::-1]
+    for i in used:
+        key, name, colour = COMPONENTS[i]
+        left = [sum(r[3 + j] for j in used if j < i) / scale for r in rows]
+        ax.barh(ys, [r[3 + i] / scale for r in rows], left=left, color=colour, label=name, height=0.6,
+                edgecolor="white", linewidth=0.5)
+    for y, r in zip(ys, rows):
+        if r[2] is not None:
+            ax.plot([r[2] / scale] * 2, [y - 0.38, y + 0.38], color="black", lw=1.5)
+            ax.text(max(r[2], sum(r[3:])) / scale, y, f"  step {si(r[2], 's')}", va="center", fontsize=8)
+    ax.plot([], [], color="black", lw=1.5, label="step time")
+    ax.set_yticks(ys)
+    ax.set_yticklabels(labels, fontsize=9)
+    ax.set_xlabel(f"time per training step ({unit})")
+    ax.set_xlim(0, step_max / scale * 1.22)
+    ax.grid(True, axis="x", alpha=0.3)
+    title = "Step-time breakdown" + (f" of {rows[0][0]}" if len(designs) == 1 else " per design")
+    ax.set_title(f"{title}: the critical pipeline stage's time by activity", fontsize=10)
+    handles, names = ax.get_legend_handles_labels()
+    fig.legend(handles, names, loc="lower center", ncol=min(5, len(handles)), fontsize=8, frameon=False)
+    fig.tight_layout(rect=(0, 0.55 / height, 1, 1))
+    save(fig, args.output)
+    plt.close(fig)
+    if not all(p.endswith(".csv") for p in args.inputs):
+        write_csv(sibling(args.output, ".csv"), ["design", "job", "step_time_s"] + [c[0] for c in COMPONENTS], rows)
+
+
+# --- compare ---------------------------------------------------------------------------
+
+COMPARE_NAMES = {  # compare's keys (tools/clustersim/compare.cpp) as people read them
+    "gpus": "GPUs", "mfu": "MFU", "ettr": "ETTR", "tokens_per_s": "throughput", "it_power_w": "cluster IT power",
+    "usd_per_gpu_hour": "cost per GPU-hour", "usd_per_million_tokens": "cost per million trained tokens",
+    "capex_usd": "capex", "total_cost_usd": "total cost of the run", "bisection_bandwidth_Bps": "bisection bandwidth",
+    "memory_per_gpu_bytes": "memory per GPU",
+}
+
+
+def metric_name(key, unit):
+    if key in COMPARE_NAMES:
+        return COMPARE_NAMES[key]
+    for suffix, _ in UNIT_SUFFIXES:
+        if key.lower().endswith(suffix):
+            key = key[: -len(suffix)]
+            break
+    return key.replace("_", " ")
+
+
+def cmd_compare(args):
+    rows = read_csv(args.input)
+    if not rows or not {"metric", "unit", "better", "best"} <= set(rows[0]):
+        raise InputError(f"{args.input}: expected the CSV of `clustersim compare --format csv` "
+                         "(metric,unit,better,<designs>...,best)")
+    with open(args.input, newline="") as f:
+        header = next(csv.reader(f))
+    designs = header[3:-1]
+    panels = [r for r in rows if r["metric"] != "gpus" and any(number(r[d]) is not None for d in designs)]
+    if not panels:
+        raise InputError(f"{args.input}: no figures to plot")
+    plt = plt_module()
+    cols = 3
+    nrows = math.ceil(len(panels) / cols)
+    fig, axes = plt.subplots(nrows, cols, figsize=(4.2 * cols, 0.6 + (0.75 + 0.32 * len(designs)) * nrows),
+                             squeeze=False)
+    for ax, r in zip(axes.flat, panels):
+        best = set(filter(None, r["best"].split(";")))
+        vals = [number(r[d]) for d in designs]
+        ys = list(range(len(designs)))[::-1]
+        colours = ["#55A868" if d in best else "#8DA0CB" for d in designs]
+        ax.barh(ys, [v or 0.0 for v in vals], color=colours, height=0.65)
+        top = max((v for v in vals if v is not None), default=0.0)
+        for y, v in zip(ys, vals):
+            text = "no value" if v is None else si(v, r["unit"])
+            ax.text((v or 0.0) + 0.02 * (top or 1.0), y, text, va="center", fontsize=7.5)
+        ax.set_xlim(0, (top or 1.0) * 1.45)
+        ax.set_yticks(ys)
+        ax.set_yticklabels(designs, fontsize=8)
+        ax.set_xticks([])
+        better = {"lower": " (lower is better)", "higher": " (higher is better)"}.get(r["better"], "")
+        unit = {"fraction": "%", "count": ""}.get(r["unit"], r["unit"])
+        ax.set_title(f"{metric_name(r['metric'], r['unit'])}{f' ({unit})' if unit else ''}{better}", fontsize=8.5)
+        for side in ("top", "right", "bottom"):
+            ax.spines[side].set_visible(False)
+    for ax in list(axes.flat)[len(panels):]:
+        ax.set_visible(False)
+    fig.suptitle(f"Designs compared: {', '.join(designs)} (green: the best of each figure)", fontsize=10)
+    fig.tight_layout()
+    save(fig, args.output)
+    plt.close(fig)
+    if args.breakdown:
+        cmd_breakdown(argparse.Namespace(inputs=[args.breakdown],
+                                         output=os.path.join(os.path.dirname(args.output) or ".", "breakdown.png")))
+
+
+# --- timeline --------------------------------------------------------------------------
+
+def cmd_timeline(args):
+    rows = read_csv(args.input)
+    need = {"time_s", "kind", "cause", "job", "node", "gpu"}
+    if rows and not need <= set(rows[0]):
+        raise InputError(f"{args.input}: expected the columns {','.join(sorted(need))} "
+                         "(clustersim run --out DIR writes DIR/failures.csv)")
+    plt = plt_module()
+    day = 86400.0
+    events = [(float(r["time_s"]) / day, r) for r in rows if number(r["time_s"]) is not None]
+    failures = [(t, r) for t, r in events if r["kind"] == "failure"]
+    horizon = max([t for t, _ in events] + [1e-9])
+    if args.results or os.path.exists(os.path.join(os.path.dirname(args.input) or ".", "results.json")):
+        doc = read_json(args.results or os.path.join(os.path.dirname(args.input) or ".", "results.json"))
+        horizon = max(horizon, (doc.get("scenario", {}).get("simulation", {}).get("horizon_s") or 0) / day)
+    causes = sorted({r["cause"] for _, r in failures}, key=lambda c: -sum(1 for _, r in failures if r["cause"] == c))
+    jobs = sorted({r["job"] for _, r in events if r["job"] and r["kind"] in ("interruption", "restart", "start")})
+    lanes = [f"job {j}" for j in jobs] + (["node retired"] if any(r["kind"] == "retired" for _, r in events) else []) \
+        + causes
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 2.2 + 0.28 * len(lanes) + 2.2), sharex=True,
+                                      gridspec_kw={"height_ratios": [max(2.0, 0.28 * len(lanes)), 2.0]})
+    y_of = {lane: len(lanes) - 1 - i for i, lane in enumerate(lanes)}
+    cmap = plt.get_cmap("tab20")
+    # A failure interrupted a job when an interruption of the same cause has its time.
+    interrupting = {(r["time_s"], r["cause"]) for _, r in events if r["kind"] == "interruption"}
+    for i, c in enumerate(causes):
+        pts = [(t, r) for t, r in failures if r["cause"] == c]
+        hit = [t for t, r in pts if (r["time_s"], c) in interrupting]
+        idle = [t for t, r in pts if (r["time_s"], c) not in interrupting]
+        top.plot(hit, [y_of[c]] * len(hit), "o", ms=3.5, color=cmap(i % 20), label=None)
+        top.plot(idle, [y_of[c]] * len(idle), "o", ms=3.5, mfc="none", color=cmap(i % 20))
+    for j in jobs:
+        y = y_of[f"job {j}"]
+        down, spans, ticks, finished = None, [], [], []
+        for t, r in events:
+            if r["job"] != j:
+                continue
+            if r["kind"] == "interruption":
+                down = t if down is None else down
+                ticks.append(t)
+            elif r["kind"] == "restart" and down is not None:
+                spans.append((down, t - down))
+                down = None
+            elif r["kind"] == "finished":
+                finished.append(t)
+        if down is not None:
+            spans.append((down, horizon - down))
+        top.vlines(ticks, y - 0.35, y + 0.35, color="#C44E52", lw=0.8)
+        top.broken_barh(spans, (y - 0.3, 0.6), color="#C44E52", alpha=0.35, lw=0)
+        if finished:
+            top.plot(finished, [y] * len(finished), marker="|", ms=14, ls="none", color="black")
+    retired = [t for t, r in events if r["kind"] == "retired"]
+    if retired:
+        top.plot(retired, [y_of["node retired"]] * len(retired), "x", ms=5, color="black")
+    top.set_yticks(list(y_of.values()))
+    top.set_yticklabels(list(y_of.keys()), fontsize=8)
+    top.set_ylim(-0.7, len(lanes) - 0.3)
+    top.grid(True, axis="x", alpha=0.3)
+    top.plot([], [], "o", ms=4, color="0.3", label="failure that interrupted a job")
+    top.plot([], [], "o", ms=4, mfc="none", color="0.3", label="failure that interrupted none (spare, idle)")
+    top.fill_between([], [], [], color="#C44E52", alpha=0.35, label="job interrupted until restart")
+    top.legend(loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False,
+               borderaxespad=-2.2)
+    n_int = sum(1 for _, r in events if r["kind"] == "interruption")
+    top.set_title(f"Failure timeline (replication 0): {len(failures)} failures, {n_int} job interruptions "
+                  f"over {horizon:.3g} days\n\n", fontsize=10)
+    for kind, colour, label in (("failure", "#4C72B0", "failures"), ("interruption", "#C44E52", "interruptions")):
+        ts = [t for t, r in events if r["kind"] == kind]
+        bottom.step([0.0] + ts + [horizon], [0] + list(range(1, len(ts) + 1)) + [len(ts)], where="post",
+                    color=colour, label=label)
+    bottom.set_ylabel("cumulative count")
+    bottom.set_xlabel("simulated time (days)")
+    bottom.set_xlim(0, horizon)
+    bottom.set_ylim(bottom=0)
+    bottom.grid(True, alpha=0.3)
+    bottom.legend(loc="upper left", fontsize=8, frameon=False)
+    fig.tight_layout()
+    save(fig, args.output)
+    plt.close(fig)
+
+
+# --- heat map --------------------------------------------------------------------------
+
+def heatmap_grid(cells, nodes, per_node, per_rack, gaps, aspect=1.6):
+    """The heat map's pixels: one per GPU, NaN for the gaps. cells: (node, local GPU, value).
+    A rack is a block of per_rack rows (its nodes, in order) x per_node columns (a node's GPUs),
+    followed by a one-pixel gap when `gaps`; blocks go left to right, then top to bottom, about
+    `aspect` times wider than tall. Returns (grid, racks, racks across)."""
+    import numpy as np
+    racks = math.ceil(nodes / per_rack)
+    bw, bh = per_node + (1 if gaps else 0), per_rack + (1 if gaps else 0)
+    across = max(1, min(racks, round(math.sqrt(racks * bh / bw * aspect))))
+    down = math.ceil(racks / across)
+    grid = np.full((down * bh, across * bw), np.nan)
+    for node, local, value in cells:
+        rack, slot = divmod(node, per_rack)
+        by, bx = divmod(rack, across)
+        grid[by * bh + slot, bx * bw + local] = value
+    if gaps:  # no trailing gap after the last row and column of racks
+        grid = grid[:-1, :-1]
+    return grid, racks, across
+
+
+def cmd_heatmap(args):
+    rows = read_csv(args.input)
+    if rows and not {"gpu", "node", "local", "failures"} <= set(rows[0]):
+        raise InputError(f"{args.input}: expected the columns gpu,node,local,failures "
+                         "(clustersim run --out DIR writes DIR/gpu_failures.csv)")
+    if not rows:
+        raise InputError(f"{args.input}: no GPUs")
+    results = args.results or os.path.join(os.path.dirname(args.input) or ".", "results.json")
+    doc = read_json(results) if (args.results or os.path.exists(results)) else {}
+    per_rack = args.nodes_per_rack or (doc.get("cost") or {}).get("nodes_per_rack")
+    cluster_nodes = (doc.get("inventory") or {}).get("nodes")
+    nodes = max(int(r["node"]) for r in rows) + 1
+    per_node = max(int(r["local"]) for r in rows) + 1
+    racks_known = bool(per_rack)
+    if not racks_known:
+        # No racks: nodes stacked in columns of about sqrt(nodes) rows, without gaps.
+        per_rack = max(1, round(math.sqrt(nodes * per_node / 1.6)))
+    per_rack = int(per_rack)
+    import numpy as np
+    plt = plt_module()
+    from matplotlib.colors import BoundaryNorm, ListedColormap
+    grid, racks, _ = heatmap_grid([(int(r["node"]), int(r["local"]), float(r["failures"])) for r in rows], nodes,
+                                  per_node, per_rack, racks_known and per_rack < nodes)
+    counts = grid[~np.isnan(grid)]
+    top = int(max(1, counts.max()))
+    levels = list(range(0, top + 2))
+    base = plt.get_cmap("YlOrRd")
+    colours = ["#E6E6E6"] + [base(0.35 + 0.65 * i / max(1, top - 1)) for i in range(top)]
+    cmap = ListedColormap(colours)
+    cmap.set_bad("white")
+    norm = BoundaryNorm([l - 0.5 for l in levels], cmap.N)
+    k = max(1, min(12, 1500 // grid.shape[1], 1100 // grid.shape[0]))  # screen pixels per GPU
+    fig_w = grid.shape[1] * k / 110 + 2.2
+    fig_h = grid.shape[0] * k / 110 + 1.6
+    fig, ax = plt.subplots(figsize=(fig_w, fig_h))
+    im = ax.imshow(np.ma.masked_invalid(grid), cmap=cmap, norm=norm, interpolation="nearest", aspect="equal")
+    ax.set_xticks([])
+    ax.set_yticks([])
+    for side in ax.spines.values():
+        side.set_visible(False)
+    failed = int((counts > 0).sum())
+    layout = (f"{racks:,} racks of {per_rack} nodes: a rack's nodes top to bottom, racks left to right, then down"
+              if racks_known else f"racks unknown: nodes top to bottom in columns of {per_rack}")
+    spares = (f" (nodes from {cluster_nodes:,} on, the last {nodes - cluster_nodes}, are spares and replacements)"
+              if cluster_nodes and cluster_nodes < nodes else "")
+    ax.set_title(f"GPU health: failures per GPU over the run (replication 0), one pixel per GPU\n"
+                 f"{len(rows):,} GPUs = {nodes:,} nodes × {per_node}, a node's GPUs in one row segment\n"
+                 f"{layout}{spares}\n"
+                 f"{failed:,} GPUs failed at least once; {int(counts.sum()):,} failures attributed to a GPU",
+                 fontsize=8.5)
+    ticks = levels[:-1] if top <= 10 else [0, 1] + list(range(2, top + 1, max(1, top // 8)))
+    cb = fig.colorbar(im, ax=ax, fraction=0.025, pad=0.015, shrink=0.6, ticks=ticks)
+    cb.set_label("failures of the GPU", fontsize=8)
+    cb.ax.tick_params(labelsize=7)
+    fig.tight_layout()
+    save(fig, args.output)
+    plt.close(fig)
+
+
+# --- pareto ----------------------------------------------------------------------------
+
+def column_unit(column):
+    for suffix, unit in UNIT_SUFFIXES:
+        if column.lower().endswith(suffix):
+            return unit
+    return None
+
+
+def axis_label(column):
+    unit = column_unit(column)
+    return f"{column} ({unit})" if unit else column
+
+
+def pareto_front(points, x_lower, y_lower):
+    """Indices of the points no other point beats or equals on both axes and beats on one."""
+    sx = 1 if x_lower else -1
+    sy = 1 if y_lower else -1
+    order = sorted(range(len(points)), key=lambda i: (sx * points[i][0], sy * points[i][1]))
+    front, best_y = [], math.inf
+    for i in order:
+        y = sy * points[i][1]
+        if y < best_y:
+            front.append(i)
+            best_y = y
+    return front
+
+
+def cmd_pareto(args):
+    rows = read_csv(args.input)
+    if not rows:
+        raise InputError(f"{args.input}: no rows")
+    for col in [args.x, args.y] + (args.label or []):
+        if col not in rows[0]:
+            raise InputError(f"{args.input}: no column '{col}'; the columns are {', '.join(rows[0].keys())}")
+    kept = [r for r in rows if number(r[args.x]) is not None and number(r[args.y]) is not None
+            and r.get("status", "ok") == "ok"]
+    if not kept:
+        raise InputError(f"{args.input}: no row has numbers in both '{args.x}' and '{args.y}'")
+    raw = [(number(r[args.x]), number(r[args.y])) for r in kept]
+    front = pareto_front(raw, args.x_better == "lower", args.y_better == "lower")
+    # Seconds spanning days are drawn in days (ticks at whole days, not at 2e6 s).
+    scales = [86400.0 if column_unit(c) == "s" and max(abs(p[i]) for p in raw) > 2 * 86400 else 1.0
+              for i, c in enumerate((args.x, args.y))]
+    pts = [(x / scales[0], y / scales[1]) for x, y in raw]
+    plt = plt_module()
+    fig, ax = plt.subplots(figsize=(8.5, 6))
+    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", ms=5, color="#8DA0CB", alpha=0.8,
+            label=f"all {len(pts)} designs")
+    fx = [pts[i][0] for i in front]
+    fy = [pts[i][1] for i in front]
+    ax.plot(fx, fy, "-o", ms=6, color="#C44E52", label=f"Pareto front ({len(front)})")
+    if args.label:
+        for i in front:
+            ax.annotate(" ".join(kept[i][c] for c in args.label), (pts[i][0], pts[i][1]), textcoords="offset points",
+                        xytext=(6, 4), fontsize=7.5)
+    for axis, vals, forced in (("x", [p[0] for p in pts], args.logx), ("y", [p[1] for p in pts], args.logy)):
+        positive = [v for v in vals if v > 0]
+        if forced or (len(positive) == len(vals) and max(positive) / min(positive) > 100):
+            (ax.set_xscale if axis == "x" else ax.set_yscale)("log")
+    from matplotlib.ticker import FuncFormatter
+    labels = []
+    for column, axis, scale in ((args.x, ax.xaxis, scales[0]), (args.y, ax.yaxis, scales[1])):
+        unit = column_unit(column)
+        if scale != 1.0:
+            labels.append(f"{column} (days)")
+        elif unit:  # ticks in the column's unit with a prefix: 45 MUSD
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u) if v else "0"))
+            labels.append(axis_label(column))
+        else:
+            labels.append(column)
+    ax.set_xlabel(labels[0] + f" — {args.x_better} is better")
+    ax.set_ylabel(labels[1] + f" — {args.y_better} is better")
+    ax.grid(True, alpha=0.3, which="both")
+    ax.legend(fontsize=8, frameon=False)
+    ax.set_title(f"Pareto front of {args.y} against {args.x}\n({os.path.basename(args.input)}; "
+                 f"a design is on the front when no other is better on both)", fontsize=10)
+    fig.tight_layout()
+    save(fig, args.output)
+    plt.close(fig)
+    header = list(rows[0].keys())
+    write_csv(sibling(args.output, "_front.csv"), header, [[kept[i][h] for h in header] for i in front])
+
+
+def cmd_run(args):
+    """Every plot of a `clustersim run --out DIR` folder, in one interpreter start."""
+    d = args.dir
+    results = os.path.join(d, "results.json")
+    if not os.path.exists(results):
+        raise InputError(f"{d}: no results.json (clustersim run --out {d} writes it)")
+    drawn = 0
+    if any(j.get("breakdown") for j in read_json(results).get("jobs") or []):
+        cmd_breakdown(argparse.Namespace(inputs=[results], output=os.path.join(d, "breakdown.png")))
+        drawn += 1
+    if os.path.exists(os.path.join(d, "failures.csv")):
+        cmd_timeline(argparse.Namespace(input=os.path.join(d, "failures.csv"), results=results,
+                                        output=os.path.join(d, "timeline.png")))
+        drawn += 1
+    if os.path.exists(os.path.join(d, "gpu_failures.csv")):
+        cmd_heatmap(argparse.Namespace(input=os.path.join(d, "gpu_failures.csv"), results=results,
+                                       nodes_per_rack=args.nodes_per_rack, output=os.path.join(d, "gpu_health.png")))
+        drawn += 1
+    if not drawn:
+        raise InputError(f"{d}: nothing to plot (no job steps, no failure files)")
+
+
+def main(argv):
+    p = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n")[0],
+                                epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    r = sub.add_parser("run", help="every plot of a clustersim run --out DIR folder")
+    r.add_argument("dir", metavar="DIR")
+    r.add_argument("--nodes-per-rack", type=int, metavar="N", help="for the heat map (default: from results.json)")
+    r.set_defaults(run=cmd_run, output=None)
+    b = sub.add_parser("breakdown", help="step-time breakdown per design")
+    b.add_argument("inputs", nargs="+", metavar="RESULTS.json|BREAKDOWN.csv")
+    b.add_argument("-o", "--output", required=True, metavar="PNG")
+    b.set_defaults(run=cmd_breakdown)
+    c = sub.add_parser("compare", help="designs side by side (clustersim compare --format csv)")
+    c.add_argument("input", metavar="COMPARE.csv")
+    c.add_argument("--breakdown", metavar="BREAKDOWN.csv",
+                   help="also draw the designs' step-time breakdown, into breakdown.png beside the PNG")
+    c.add_argument("-o", "--output", required=True, metavar="PNG")
+    c.set_defaults(run=cmd_compare)
+    t = sub.add_parser("timeline", help="the failure timeline of a run (failures.csv)")
+    t.add_argument("input", metavar="FAILURES.csv")
+    t.add_argument("--results", metavar="RESULTS.json", help="the run's results (horizon); default: beside the CSV")
+    t.add_argument("-o", "--output", required=True, metavar="PNG")
+    t.set_defaults(run=cmd_timeline)
+    h = sub.add_parser("heatmap", help="GPU health heat map, one pixel per GPU (gpu_failures.csv)")
+    h.add_argument("input", metavar="GPU_FAILURES.csv")
+    h.add_argument("--results", metavar="RESULTS.json", help="the run's results (racks); default: beside the CSV")
+    h.add_argument("--nodes-per-rack", type=int, metavar="N", help="nodes per rack (default: from the results)")
+    h.add_argument("-o", "--output", required=True, metavar="PNG")
+    h.set_defaults(run=cmd_heatmap)
+    q = sub.add_parser("pareto", help="Pareto front of two columns of any CSV (time against cost)",
+                       formatter_class=argparse.RawDescriptionHelpFormatter, description="""\
+Every row of TABLE.csv as a point (x against y) and the Pareto front: the rows that no
+other row beats on both axes (lower is better on each unless --x-better/--y-better higher).
+
+TABLE.csv: any CSV with a header row naming its columns, e.g. the plan.csv of
+`clustersim plan --out DIR`, the sweep.csv of `clustersim sweep --out DIR`, or your own:
+
+    design,nodes,topology,time_to_train_s,total_cost_usd
+    a,1024,fat_tree,7776000,41000000
+    b,2048,rail_clos,3990000,42800000
+
+Rows whose x or y is not a number, or whose 'status' column (if any) is not 'ok', are
+skipped. A column name ending in _s, _usd, _w, _bytes or _bps gives its unit; seconds over
+two days are drawn in days. Writes the PNG and, beside it, NAME_front.csv: the front's rows,
+all columns, in x order.""")
+    q.add_argument("input", metavar="TABLE.csv")
+    q.add_argument("--x", default="time_to_train_s", metavar="COLUMN", help="x column (default: time_to_train_s)")
+    q.add_argument("--y", default="total_cost_usd", metavar="COLUMN", help="y column (default: total_cost_usd)")
+    q.add_argument("--x-better", choices=["lower", "higher"], default="lower")
+    q.add_argument("--y-better", choices=["lower", "higher"], default="lower")
+    q.add_argument("--label", action="append", metavar="COLUMN", help="label the front's points (repeatable)")
+    q.add_argument("--logx", action="store_true", help="log x axis (default: when x spans over 100x)")
+    q.add_argument("--logy", action="store_true", help="log y axis (default: when y spans over 100x)")
+    q.add_argument("-o", "--output", required=True, metavar="PNG")
+    q.set_defaults(run=cmd_pareto)
+    args = p.parse_args(argv)
+    try:
+        args.run(args)
+    except InputError as e:
+        print(f"plot.py {args.command}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
