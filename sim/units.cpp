@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <span>
 
 #include <fmt/format.h>
@@ -55,6 +56,10 @@ constexpr std::array kPowerUnits{Unit{"GW", 1e9}, Unit{"MW", 1e6}, Unit{"kW", 1e
 constexpr std::array kMoneyUnits{Unit{"BUSD", 1e9}, Unit{"MUSD", 1e6}, Unit{"kUSD", 1e3},
                                  Unit{"USD", 1.0}, Unit{"KUSD", 1e3}};
 
+// The base unit is USD/kWh, the unit tariffs are quoted in, so that printed prices read as
+// written ("0.08USD/kWh"); USD/MWh (wholesale) and USD/Wh are accepted on input.
+constexpr std::array kEnergyPriceUnits{Unit{"USD/kWh", 1.0}, Unit{"USD/MWh", 1e-3}, Unit{"USD/Wh", 1e3}};
+
 constexpr std::array kCountUnits{Unit{"T", 1e12}, Unit{"B", 1e9}, Unit{"M", 1e6}, Unit{"K", 1e3},
                                  Unit{"G", 1e9}, Unit{"k", 1e3}};
 
@@ -62,7 +67,7 @@ constexpr std::array kCountUnits{Unit{"T", 1e12}, Unit{"B", 1e9}, Unit{"M", 1e6}
 // and checked for integrality after scaling.
 constexpr std::array kTimeUnits{Unit{"d", 86400e9}, Unit{"h", 3600e9}, Unit{"min", 60e9},
                                 Unit{"s", 1e9},     Unit{"ms", 1e6},   Unit{"us", 1e3},
-                                Unit{"ns", 1.0},    Unit{"µs", 1e3}};
+                                Unit{"ns", 1.0},    Unit{"µs", 1e3},   Unit{"y", 365.25 * 86400e9}};
 
 constexpr UnitFamily kBytes{"a size", "80GiB or 1.5TB", kByteUnits, 6, true, "B"};
 constexpr UnitFamily kBandwidth{"a bandwidth", "400Gbps or 50GB/s", kBandwidthUnits, 5, false,
@@ -71,6 +76,8 @@ constexpr UnitFamily kFlops{"a FLOP rate", "989TFLOPS", kFlopUnits, 6, false, "F
 constexpr UnitFamily kPower{"a power", "700W or 10.2kW", kPowerUnits, 4, false, "W"};
 constexpr UnitFamily kMoney{"an amount of money", "30000USD or 1.5MUSD", kMoneyUnits, 4, false,
                             "USD"};
+constexpr UnitFamily kEnergyPrice{"an energy price", "0.08USD/kWh or 80USD/MWh", kEnergyPriceUnits, 1, false,
+                                  "USD/kWh"};
 constexpr UnitFamily kCount{"a count", "15.6T or 2048", kCountUnits, 4, true, ""};
 constexpr UnitFamily kTime{"a time", "700ns, 1.5us, 10min or 54d", kTimeUnits, 7, false, "s"};
 
@@ -162,6 +169,7 @@ std::string human(FlopRate f) { return human_in(kFlops, f.value()); }
 std::string human(Power p) { return human_in(kPower, p.value()); }
 std::string human(Money m) { return human_in(kMoney, m.value()); }
 std::string human(Count c) { return human_in(kCount, c.value()); }
+std::string human(EnergyPrice p) { return human_in(kEnergyPrice, p.value()); }
 
 Time transfer_time(Bytes size, Bandwidth rate) { return Time::from_seconds(size / Bytes::of(rate.value())); }
 
@@ -184,16 +192,21 @@ Parsed<FlopRate> parse_flop_rate(std::string_view text) { return parse_quantity<
 Parsed<Power> parse_power(std::string_view text) { return parse_quantity<Power>(kPower, text); }
 Parsed<Money> parse_money(std::string_view text) { return parse_quantity<Money>(kMoney, text); }
 Parsed<Count> parse_count(std::string_view text) { return parse_quantity<Count>(kCount, text); }
+Parsed<EnergyPrice> parse_energy_price(std::string_view text) {
+  return parse_quantity<EnergyPrice>(kEnergyPrice, text);
+}
 
 std::string format_time(Time t) {
   const std::int64_t ns = t.ns();
   if (ns == 0) return "0s";
   const std::int64_t mag = ns < 0 ? -ns : ns;
-  // The largest unit in which the time reads as a number >= 1 that parses back exactly.
+  // The largest unit in which the time reads as a number >= 1 with at most three decimals
+  // that parses back exactly ("1.5us", "40h" rather than "1.6666666666666667d").
   for (const Unit& u : std::span(kTimeUnits).first(kTime.printable)) {
     const auto f = static_cast<std::int64_t>(u.factor);
     if (mag < f) continue;
     if (ns % f == 0) return fmt::format("{}{}", ns / f, u.name);
+    if (mag < std::numeric_limits<std::int64_t>::max() / 1000 && (ns * 1000) % f != 0) continue;
     const std::string text = fmt::format("{}{}", static_cast<double>(ns) / u.factor, u.name);
     Parsed<Time> back = parse_time(text);
     if (back && *back.value == t) return text;
@@ -207,6 +220,7 @@ std::string format_flop_rate(FlopRate f) { return format_in(kFlops, f.value()); 
 std::string format_power(Power p) { return format_in(kPower, p.value()); }
 std::string format_money(Money m) { return format_in(kMoney, m.value()); }
 std::string format_count(Count c) { return format_in(kCount, c.value()); }
+std::string format_energy_price(EnergyPrice p) { return format_in(kEnergyPrice, p.value()); }
 
 std::optional<std::string> closest_match(std::string_view word,
                                          const std::vector<std::string_view>& candidates,

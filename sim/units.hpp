@@ -5,12 +5,14 @@
 // JSON writers elsewhere). All quantities but time are doubles in one SI base unit:
 //
 //   type        base unit   accepted units (case-sensitive; decimal k/M/G/T = 1e3..., Ki/Mi = 2^10...)
-//   Time        ns (int64)  ns us µs ms s min h d        e.g. 700ns 1.5us 10min 54d
+//   Time        ns (int64)  ns us µs ms s min h d y      e.g. 700ns 1.5us 10min 54d 4y
+//                           (y, input only, is the Julian year of 365.25 d)
 //   Bytes       B           B KB MB GB TB PB KiB MiB GiB TiB PiB; a bare number is bytes
 //   Bandwidth   B/s         bps Kbps Mbps Gbps Tbps (bits/s; also Gb/s ...), B/s KB/s ... TB/s, KiB/s ... GiB/s
 //   FlopRate    FLOP/s      FLOPS GFLOPS TFLOPS PFLOPS EFLOPS (also TFLOP/s ...)
 //   Power       W           W kW MW GW
 //   Money       USD         USD kUSD MUSD BUSD
+//   EnergyPrice USD/kWh     USD/kWh USD/MWh USD/Wh              e.g. 0.08USD/kWh 80USD/MWh
 //   Count       1           a bare number with an optional K M B (=G) T suffix: 15.6T
 //
 // Parsing is strict: a unit from another family ("400GB" for a bandwidth), a missing
@@ -58,6 +60,7 @@ using FlopRate = Quantity<struct FlopRateTag>;    ///< floating-point operations
 using Power = Quantity<struct PowerTag>;          ///< watts
 using Money = Quantity<struct MoneyTag>;          ///< US dollars
 using Count = Quantity<struct CountTag>;          ///< a dimensionless count (tokens, steps)
+using EnergyPrice = Quantity<struct EnergyPriceTag>;  ///< US dollars per kilowatt-hour
 
 /// Time to move `size` at `rate`, rounded to the nearest nanosecond. rate > 0.
 Time transfer_time(Bytes size, Bandwidth rate);
@@ -77,6 +80,7 @@ Parsed<FlopRate> parse_flop_rate(std::string_view text);
 Parsed<Power> parse_power(std::string_view text);
 Parsed<Money> parse_money(std::string_view text);
 Parsed<Count> parse_count(std::string_view text);
+Parsed<EnergyPrice> parse_energy_price(std::string_view text);
 
 /// Canonical text that parses back to exactly the same value ("1.5us", "54d", "50GB/s").
 std::string format_time(Time t);
@@ -86,6 +90,7 @@ std::string format_flop_rate(FlopRate f);
 std::string format_power(Power p);
 std::string format_money(Money m);
 std::string format_count(Count c);
+std::string format_energy_price(EnergyPrice p);
 
 /// Rounded text for people: 4 significant digits in the largest unit that keeps the number
 /// at least 1 ("10.24TB", "126.6PFLOPS", "163.2kW"). Not for round-tripping: use format_*.
@@ -96,6 +101,7 @@ std::string human(FlopRate f);
 std::string human(Power p);
 std::string human(Money m);
 std::string human(Count c);
+std::string human(EnergyPrice p);
 
 /// The candidate closest to `word` by edit distance (ignoring case), if it is close enough
 /// to be a likely typo: at most `max_distance`, or max(1, |word|/3) when that is negative.

@@ -220,6 +220,10 @@ template <>
 struct Codec<sim::Count> : QuantityCodec<sim::Count, sim::parse_count, sim::format_count> {
   static std::string type_name() { return "count (e.g. 2048, 15.6T)"; }
 };
+template <>
+struct Codec<sim::EnergyPrice> : QuantityCodec<sim::EnergyPrice, sim::parse_energy_price, sim::format_energy_price> {
+  static std::string type_name() { return "energy price (e.g. 0.08USD/kWh, 80USD/MWh)"; }
+};
 
 template <class E>
 struct Codec<E, std::enable_if_t<NamedEnum<E>>> {
@@ -361,6 +365,11 @@ struct Codec<NameOr<T>> {
 template <class M>
 concept Bounded = std::totally_ordered<M> && requires(const M& m) { Codec<M>::text(m); };
 
+/// An optional whose value type carries a range: the range applies to the value when set.
+template <class M>
+concept BoundedOptional = requires { typename M::value_type; } &&
+                          std::is_same_v<M, std::optional<typename M::value_type>> && Bounded<typename M::value_type>;
+
 template <class S, class M>
 struct Field {
   using Struct = S;
@@ -408,6 +417,16 @@ bool decode_field(const Field<S, M>& f, const YAML::Node& value, S& out, const C
     }
     if (f.max && *f.max < decoded) {
       ctx.error(value, fmt::format("must be at most {}, got {}", Codec<M>::text(*f.max), Codec<M>::text(decoded)));
+      return false;
+    }
+  } else if constexpr (BoundedOptional<M>) {
+    using V = typename M::value_type;
+    if (decoded && f.min && *f.min && *decoded < **f.min) {
+      ctx.error(value, fmt::format("must be at least {}, got {}", Codec<V>::text(**f.min), Codec<V>::text(*decoded)));
+      return false;
+    }
+    if (decoded && f.max && *f.max && **f.max < *decoded) {
+      ctx.error(value, fmt::format("must be at most {}, got {}", Codec<V>::text(**f.max), Codec<V>::text(*decoded)));
       return false;
     }
   }
@@ -637,6 +656,10 @@ void describe_type(const std::string& path, std::vector<FieldDoc>& out) {
         if constexpr (Bounded<M>) {
           if (f.min) doc.type += fmt::format(", at least {}", Codec<M>::text(*f.min));
           if (f.max) doc.type += fmt::format(", at most {}", Codec<M>::text(*f.max));
+        } else if constexpr (BoundedOptional<M>) {
+          using V = typename M::value_type;
+          if (f.min && *f.min) doc.type += fmt::format(", at least {}", Codec<V>::text(**f.min));
+          if (f.max && *f.max) doc.type += fmt::format(", at most {}", Codec<V>::text(**f.max));
         }
       }
       out.push_back(std::move(doc));

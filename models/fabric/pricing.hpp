@@ -1,5 +1,7 @@
-// The price and power table of network parts (models/fabric/pricing.yaml, compiled in):
-// switches by port count and speed, NICs, optical transceivers and cables, each entry with
+// The price and power table (models/fabric/pricing.yaml, compiled in): network parts
+// (switches by port count and speed, NICs, optical transceivers and cables), and the
+// compute hardware the cost model prices (servers by catalog node type, GPUs by catalog GPU
+// type, and the host parts per GPU of a server the table does not list), each entry with
 // its source and the date its price applies to. The fabric's capex and power are priced
 // from it by choosing, for each part, the cheapest class that meets the need.
 #pragma once
@@ -56,12 +58,56 @@ struct PartPrice {
   }
 };
 
+/// A server (a catalog node type), as bought: GPUs, host, scale-up fabric and, unless
+/// includes_nics is false, its scale-out NICs.
+struct ServerPrice {
+  sim::Money price;
+  bool includes_nics = true;
+  std::int64_t nodes_per_rack = 1;
+  std::string date;
+  std::string source;
+  std::string notes;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{
+        field("price", &ServerPrice::price, "price of one node").require(),
+        field("includes_nics", &ServerPrice::includes_nics,
+              "the price includes the node's scale-out NICs (the fabric's NIC line is then not added)"),
+        field("nodes_per_rack", &ServerPrice::nodes_per_rack, "nodes in one rack, for the rack power density")
+            .at_least(1)
+            .at_most(1000),
+        field("date", &ServerPrice::date, "when the price applies"),
+        field("source", &ServerPrice::source, "where the figures come from"),
+        field("notes", &ServerPrice::notes, "derivations and caveats")};
+  }
+};
+
+/// A price without a power figure: a GPU (its power is the catalog's TDP) or host parts.
+struct ItemPrice {
+  sim::Money price;
+  std::string date;
+  std::string source;
+  std::string notes;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{field("price", &ItemPrice::price, "price of one").require(),
+                      field("date", &ItemPrice::date, "when the price applies"),
+                      field("source", &ItemPrice::source, "where the figures come from"),
+                      field("notes", &ItemPrice::notes, "derivations and caveats")};
+  }
+};
+
 struct PricingTable {
   std::string currency = "USD";
   std::map<std::string, SwitchPrice> switches;
   std::map<std::string, PartPrice> nics;
   std::map<std::string, PartPrice> transceivers;
   std::map<std::string, PartPrice> cables;
+  std::map<std::string, ServerPrice> servers;
+  std::map<std::string, ItemPrice> gpus;
+  std::optional<ItemPrice> host_per_gpu;
 
   static auto fields() {
     using config::field;
@@ -69,7 +115,11 @@ struct PricingTable {
                       field("switches", &PricingTable::switches, "switch classes by name"),
                       field("nics", &PricingTable::nics, "NIC classes by name"),
                       field("transceivers", &PricingTable::transceivers, "optical transceivers, one per link end"),
-                      field("cables", &PricingTable::cables, "copper DAC and fibre cables, one per link")};
+                      field("cables", &PricingTable::cables, "copper DAC and fibre cables, one per link"),
+                      field("servers", &PricingTable::servers, "servers by catalog node type"),
+                      field("gpus", &PricingTable::gpus, "GPUs by catalog GPU type"),
+                      field("host_per_gpu", &PricingTable::host_per_gpu,
+                            "host parts per GPU (CPUs, memory, chassis, NICs) of a server the table does not list")};
   }
 };
 

@@ -453,6 +453,14 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   }
 }
 
+/// The monitoring section's relations (rollups by increasing age, each coarser).
+void check_monitoring(const Scenario& sc, LoadState& state) {
+  for (const cost::ConfigProblem& p : cost::check_monitoring(sc.monitoring)) {
+    const std::string at = "monitoring." + p.path;
+    state.diagnostics.add(state.where(at), at, p.message, p.hint);
+  }
+}
+
 /// Reads the profile named by `calibration:` (relative to the file that named it), checks
 /// that it is for the cluster's GPU type, and overlays its network parameters on the
 /// scenario's, except those the scenario set explicitly.
@@ -499,6 +507,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
 
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
+  check_monitoring(out.config, state);
   check_sweep(out.config, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 

@@ -22,6 +22,7 @@
 #include "models/calibration/profile.hpp"
 #include "models/cluster/cluster.hpp"
 #include "models/config/decode.hpp"
+#include "models/cost/config.hpp"
 #include "models/fabric/config.hpp"
 #include "models/fabric/fabric.hpp"
 #include "models/fabric/pricing.hpp"
@@ -114,6 +115,8 @@ struct Scenario {
   std::optional<reliability::FailuresConfig> failures;
   reliability::SchedulerConfig scheduler;
   reliability::CheckpointConfig checkpoint;
+  cost::EconomicsConfig economics;
+  cost::MonitoringConfig monitoring;
   SimulationConfig simulation;
   std::optional<SweepConfig> sweep;
 
@@ -137,6 +140,12 @@ struct Scenario {
                       "failure processes, GPU heterogeneity and repair times (optional: none, no failures)"),
         config::field("scheduler", &Scenario::scheduler, "hot spares and the retirement of failing nodes"),
         config::field("checkpoint", &Scenario::checkpoint, "checkpoint interval and storage bandwidth"),
+        config::field("economics", &Scenario::economics,
+                      "energy price, PUE, depreciation life and prices for the cost model (defaults sourced in "
+                      "models/cost/config.hpp)"),
+        config::field("monitoring", &Scenario::monitoring,
+                      "metric counts, sampling interval, compression, rollups and retention of the monitoring "
+                      "load"),
         config::field("simulation", &Scenario::simulation, "seed and run control"),
         config::field("sweep", &Scenario::sweep,
                       "the points `clustersim sweep` and `clustersim compare` run (`clustersim run` runs the scenario "

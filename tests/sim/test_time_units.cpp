@@ -26,7 +26,9 @@ TEST_CASE("time parses every unit to exact nanoseconds") {
 TEST_CASE("time rejects what it cannot represent, saying why") {
   CHECK(parse_time("5").error == "'5' has no unit: expected a time such as 700ns, 1.5us, 10min or 54d");
   CHECK(parse_time("0.5ns").error == "'0.5ns' is finer than the 1ns resolution of simulated time");
-  CHECK(parse_time("300y").error.find("unknown unit 'y'") == 0);
+  CHECK(parse_time("300yr").error.find("unknown unit 'yr'") == 0);
+  // y is the Julian year, 365.25 d; 300 of them exceed int64 nanoseconds.
+  CHECK(parse_time("300y").error == "'300y' is beyond the 292-year range of simulated time");
   CHECK(parse_time("10mins").error.find("(did you mean '10min'?)") != std::string::npos);
   CHECK(parse_time("-1s").error == "expected a time that is not negative, got '-1s'");
   CHECK(parse_time("fast").error == "expected a time such as 700ns, 1.5us, 10min or 54d, got 'fast'");
@@ -76,6 +78,19 @@ TEST_CASE("FLOP rates, power, money and counts") {
   CHECK(parse_count("2048").value->value() == 2048.0);
   CHECK(format_power(Power::of(10200)) == "10.2kW");
   CHECK(format_money(Money::of(30000)) == "30kUSD");
+  // Years are input only (365.25 d): 4y is 1461 days and prints as such.
+  CHECK(parse_time("4y").value->ns() == 4 * 31'557'600'000'000'000LL);
+  CHECK(format_time(*parse_time("4y").value) == "1461d");
+  // An exact whole unit beats a long fraction of a larger one.
+  CHECK(format_time(*parse_time("40h").value) == "40h");
+  CHECK(format_time(*parse_time("36h").value) == "1.5d");
+  // Energy prices in USD per kWh; per MWh and per Wh convert.
+  CHECK(parse_energy_price("0.08USD/kWh").value->value() == 0.08);
+  CHECK(parse_energy_price("80USD/MWh").value->value() == doctest::Approx(0.08));
+  CHECK(parse_energy_price("0.00008USD/Wh").value->value() == doctest::Approx(0.08));
+  CHECK(format_energy_price(EnergyPrice::of(0.08)) == "0.08USD/kWh");
+  CHECK(parse_energy_price("0.08USD").error.find("unknown unit 'USD' in '0.08USD': expected an energy price") == 0);
+  CHECK(parse_energy_price("0.08").error == "'0.08' has no unit: expected an energy price such as 0.08USD/kWh or 80USD/MWh");
 }
 
 TEST_CASE("every formatted quantity parses back to the same value") {
@@ -88,6 +103,7 @@ TEST_CASE("every formatted quantity parses back to the same value") {
     CHECK(parse_power(format_power(Power::of(v))).value == Power::of(v));
     CHECK(parse_money(format_money(Money::of(v))).value == Money::of(v));
     CHECK(parse_count(format_count(Count::of(v))).value == Count::of(v));
+    CHECK(parse_energy_price(format_energy_price(EnergyPrice::of(v))).value == EnergyPrice::of(v));
   }
 }
 

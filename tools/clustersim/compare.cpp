@@ -4,6 +4,8 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include <fmt/format.h>
@@ -33,6 +35,9 @@ constexpr RowSpec kRows[] = {
     {"fabric capex", "fabric_capex_usd", "USD", Better::lower},
     {"fabric power", "fabric_power_w", "W", Better::lower},
     {"cluster IT power", "it_power_w", "W", Better::lower},
+    {"peak facility power", "peak_facility_power_w", "W", Better::lower},
+    {"capex", "capex_usd", "USD", Better::lower},
+    {"cost per GPU-hour", "usd_per_gpu_hour", "USD/GPU-h", Better::lower},
     {"bisection bandwidth", "bisection_bandwidth_Bps", "B/s", Better::higher},
     {"step time", "step_time_s", "s", Better::lower},
     {"throughput", "tokens_per_s", "tokens/s", Better::higher},
@@ -40,32 +45,51 @@ constexpr RowSpec kRows[] = {
     {"memory per GPU", "memory_per_gpu_bytes", "B", Better::none},
     {"ETTR", "ettr", "fraction", Better::higher},
     {"time to train", "time_to_train_s", "s", Better::lower},
+    {"total cost", "total_cost_usd", "USD", Better::lower},
+    {"cost per million trained tokens", "usd_per_million_tokens", "USD", Better::lower},
 };
+
+/// The row of `key` in kRows.
+constexpr std::size_t row_of(std::string_view key) {
+  for (std::size_t i = 0; i < std::size(kRows); ++i) {
+    if (key == kRows[i].key) return i;
+  }
+  return std::size(kRows);
+}
 
 std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional<double>(v) : std::nullopt; }
 
 Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
   Figures f;
   f.values.resize(std::size(kRows));
-  auto& v = f.values;
-  v[0] = static_cast<double>(r.inventory.gpus);
+  const auto v = [&](std::string_view key) -> std::optional<double>& {
+    const std::size_t i = row_of(key);
+    if (i >= f.values.size()) throw std::logic_error(fmt::format("compare: no row '{}'", key));
+    return f.values[i];
+  };
+  v("gpus") = static_cast<double>(r.inventory.gpus);
   if (r.fabric) {
-    if (r.fabric->capex) v[1] = r.fabric->capex->value();
-    if (r.fabric->power) v[2] = r.fabric->power->value();
-    v[4] = r.fabric->bisection_bandwidth.value();
+    if (r.fabric->capex) v("fabric_capex_usd") = r.fabric->capex->value();
+    if (r.fabric->power) v("fabric_power_w") = r.fabric->power->value();
+    v("bisection_bandwidth_Bps") = r.fabric->bisection_bandwidth.value();
   }
-  v[3] = r.inventory.it_power.value();
+  v("it_power_w") = r.inventory.it_power.value();
+  v("peak_facility_power_w") = r.cost.peak.facility.value();
+  if (r.cost.capex) v("capex_usd") = r.cost.capex->value();
+  if (r.cost.usd_per_gpu_hour) v("usd_per_gpu_hour") = finite(*r.cost.usd_per_gpu_hour);
   if (!r.jobs.empty()) {
     const workload::StepResult& st = r.jobs[0];
-    v[5] = finite(st.step_time_s);
-    v[6] = finite(st.tokens_per_s);
-    v[7] = finite(st.mfu);
-    v[8] = finite(st.memory.total);
-    const auto& job = loaded.jobs[0].config;
-    if (job.train_tokens && st.tokens_per_s > 0) v[10] = finite(job.train_tokens->value() / st.tokens_per_s);
-    if (r.reliability && !r.reliability->jobs.empty()) {
-      v[9] = finite(r.reliability->jobs[0].ettr.mean);
-      v[10] = finite(r.reliability->jobs[0].time_to_train_s.mean);
+    v("step_time_s") = finite(st.step_time_s);
+    v("tokens_per_s") = finite(st.tokens_per_s);
+    v("mfu") = finite(st.mfu);
+    v("memory_per_gpu_bytes") = finite(st.memory.total);
+    if (r.reliability && !r.reliability->jobs.empty()) v("ettr") = finite(r.reliability->jobs[0].ettr.mean);
+    v("time_to_train_s") = finite(time_to_train_s(loaded, r, 0));
+    if (!r.training.empty() && r.training[0]) {
+      if (r.training[0]->cost_usd) v("total_cost_usd") = finite(*r.training[0]->cost_usd);
+      if (r.training[0]->usd_per_million_tokens) {
+        v("usd_per_million_tokens") = finite(*r.training[0]->usd_per_million_tokens);
+      }
     }
   }
   return f;
@@ -75,6 +99,7 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
 std::string si(double v, std::string_view unit) {
   if (unit == "fraction") return fmt::format("{:.1f}%", 100.0 * v);
   if (unit == "count") return fmt::format("{:.0f}", v);
+  if (unit == "USD/GPU-h") return fmt::format("{:.3f} USD/GPU-h", v);
   if (unit == "s" && v >= 86400.0) return fmt::format("{:.2f} d", v / 86400.0);
   if (unit == "s" && v >= 3600.0) return fmt::format("{:.2f} h", v / 3600.0);
   static constexpr std::pair<double, const char*> kPrefixes[] = {

@@ -5,15 +5,17 @@
 // one job on several topologies (scenarios/topology-comparison-32k.yaml). Each is run
 // (compute_run, on one thread each); the rows are the figures a buyer compares, in base
 // units in JSON and CSV, scaled with SI prefixes in the table:
-//   GPUs, fabric capex (USD), fabric power (W), cluster IT power (W), bisection bandwidth
-//   (B/s, one way), and for the first job: step time (s), throughput (tokens/s), MFU,
-//   memory per GPU (B), ETTR and time to train (s; with failures, from the long-horizon
-//   run, otherwise train_tokens / throughput).
+//   GPUs, fabric capex (USD), fabric power (W), cluster IT power (W), peak facility power
+//   (W, PUE included), capex of the whole cluster (USD), cost per GPU-hour (USD/GPU-h,
+//   depreciation + energy), bisection bandwidth (B/s, one way), and for the first job: step
+//   time (s), throughput (tokens/s), MFU, memory per GPU (B), ETTR, time to train (s; with
+//   failures, from the long-horizon run, otherwise train_tokens / throughput), total cost
+//   of the training run (USD: its GPU-hours at the cluster's cost per GPU-hour) and cost per
+//   million trained tokens (USD). The cost rows come from models/cost/cost.hpp.
 // A row whose better direction is known marks its best value(s) (ties within 1e-9
 // relative are all best); a row no scenario has a value for is left out.
 //
-// LIMITATIONS: total cost of ownership and cost per trained token need the economics model
-// (opex, depreciation), which does not exist yet; only the first job is compared.
+// LIMITATIONS: only the first job is compared.
 #pragma once
 
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -72,8 +73,64 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
     r.reliability = reliability::simulate_long_run(long_run_inputs(loaded, r.jobs, r.fabric));
     r.info.events_processed += r.reliability->events;
   }
+  add_economics(loaded, r);
   return r;
 }
+
+cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunResult& r) {
+  const scenario::Scenario& sc = loaded.config;
+  cost::CostInputs in;
+  in.nodes = sc.cluster.nodes;
+  in.gpus_per_node = loaded.node.spec.gpus;
+  in.gpu_tdp = loaded.node.gpu.tdp;
+  in.host_power = loaded.node.spec.host_power;
+  in.node = cost::price_node(loaded.node.name, loaded.node.gpu_name, in.gpus_per_node, loaded.pricing, sc.economics);
+  in.fabric = r.fabric ? &*r.fabric : nullptr;
+  in.economics = sc.economics;
+  if (sc.economics.utilization) {
+    in.utilization = *sc.economics.utilization;
+    in.utilization_basis = "economics.utilization";
+  } else if (r.jobs.empty()) {
+    in.utilization = 1.0;
+    in.utilization_basis = "full load: the scenario has no job";
+  } else {
+    // Each job's GPUs are busy for the compute and optimizer share of their step; the rest idle.
+    std::vector<std::pair<std::int64_t, double>> jobs;
+    for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+      const workload::StepResult& st = r.jobs[i];
+      const double busy = st.step_time_s > 0 ? (st.breakdown.compute + st.breakdown.optimizer) / st.step_time_s : 0.0;
+      jobs.emplace_back(loaded.jobs[i].config.gpus, busy);
+    }
+    in.utilization = cost::fleet_utilization(jobs, in.nodes * in.gpus_per_node);
+    in.utilization_basis = "the jobs' compute share of their steps; GPUs in no job idle";
+  }
+  return in;
+}
+
+double time_to_train_s(const scenario::LoadedScenario& loaded, const RunResult& r, std::size_t job) {
+  const auto& cfg = loaded.jobs[job].config;
+  if (!cfg.train_tokens) return std::nan("");
+  if (r.reliability && job < r.reliability->jobs.size()) return r.reliability->jobs[job].time_to_train_s.mean;
+  const double rate = r.jobs[job].tokens_per_s;
+  return rate > 0 ? cfg.train_tokens->value() / rate : std::nan("");
+}
+
+void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
+  r.cost = cost::compute_cost(cost_inputs(loaded, r));
+  r.training.clear();
+  for (std::size_t i = 0; i < loaded.jobs.size() && i < r.jobs.size(); ++i) {
+    const double t = time_to_train_s(loaded, r, i);
+    if (!std::isfinite(t)) {
+      r.training.emplace_back();
+      continue;
+    }
+    r.training.emplace_back(
+        cost::training_cost(r.cost, loaded.jobs[i].config.gpus, t, loaded.jobs[i].config.train_tokens->value()));
+  }
+  r.monitoring = cost::monitoring_load(r.inventory.gpus, r.inventory.nodes, r.fabric ? r.fabric->switches : 0,
+                                       loaded.config.monitoring);
+}
+
 
 std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r) {
   std::string out = "time_s,time_d,kind,cause,job,node,gpu\n";
@@ -253,11 +310,119 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
                        {"retired_nodes", rel.retired_nodes.mean},
                        {"heterogeneity_alpha", rel.heterogeneity_alpha}};
   }
+  config::Json cost = cost::to_json(result.cost);
+  config::Json training = config::Json::array();
+  for (std::size_t i = 0; i < result.training.size(); ++i) {
+    if (!result.training[i]) continue;
+    config::Json t = cost::to_json(*result.training[i]);
+    t["job"] = loaded.jobs[i].config.name;
+    training.push_back(std::move(t));
+  }
+  cost["training"] = std::move(training);
+  doc["cost"] = std::move(cost);
+  doc["monitoring"] = cost::to_json(result.monitoring);
   doc["run_info"] = {{"wall_time_s", info.wall_time_s},
                      {"events_processed", info.events_processed},
                      {"events_scheduled", info.events_scheduled}};
   return doc;
 }
+
+namespace {
+
+/// "2,048" style thousands separators for counts people read.
+std::string grouped(double v) {
+  std::string digits = fmt::format("{:.0f}", v);
+  std::string out;
+  const std::size_t start = !digits.empty() && digits[0] == '-' ? 1 : 0;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > start && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
+/// Four significant digits below 10,000, grouped digits above (no exponent).
+std::string readable(double v) { return std::fabs(v) >= 1e4 ? grouped(v) : fmt::format("{:.4g}", v); }
+
+std::string days_or_hours(double s) {
+  return s >= 2 * 86400.0 ? fmt::format("{:.4g} d", s / 86400.0) : fmt::format("{:.4g} h", s / 3600.0);
+}
+
+/// The Cost and power and Monitoring blocks of the table.
+std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& result) {
+  const cost::CostResult& c = result.cost;
+  const cost::EconomicsConfig& e = loaded.config.economics;
+  std::string out;
+  const auto row = [&](std::string_view label, const std::string& value) {
+    out += fmt::format("  {:<22}{}\n", label, value);
+  };
+  out += fmt::format("\nCost and power (PUE {:.3g}, energy {}, straight-line depreciation over {:.3g} years; "
+                     "prices: models/fabric/pricing.yaml)\n",
+                     e.pue, sim::human(e.energy_price), c.life_years);
+  std::map<std::string, double> by_category;
+  std::vector<std::string> order;
+  for (const cost::CapexLine& l : c.capex_lines) {
+    if (!by_category.count(l.category)) order.push_back(l.category);
+    by_category[l.category] += l.capex.value();
+  }
+  std::vector<std::string> parts;
+  for (const std::string& k : order) parts.push_back(fmt::format("{} {}", k, sim::human(sim::Money::of(by_category[k]))));
+  row("capex", c.capex ? fmt::format("{} ({})", sim::human(*c.capex), fmt::join(parts, ", "))
+                       : fmt::format("not priced ({} priced: {})", parts.empty() ? "nothing" : "only",
+                                     parts.empty() ? std::string("-") : fmt::format("{}", fmt::join(parts, ", "))));
+  for (const std::string& u : c.unpriced) row("", "not priced: " + u);
+  if (!c.node_price_basis.empty()) row("node price", c.node_price_basis);
+  row("GPU busy share", fmt::format("{:.1f}% ({})", 100.0 * c.utilization, c.utilization_basis));
+  row("power at that load", fmt::format("facility {} = PUE x IT {} (GPUs {}, hosts {}, network {})",
+                                        sim::human(c.average.facility), sim::human(c.average.it),
+                                        sim::human(c.average.gpus), sim::human(c.average.hosts),
+                                        sim::human(c.average.network)));
+  row("peak facility power", fmt::format("{} (IT {} with every GPU at its TDP)", sim::human(c.peak.facility),
+                                         sim::human(c.peak.it)));
+  row("rack power density", fmt::format("{} per rack ({} nodes per rack at peak; {} racks)", sim::human(c.rack_power),
+                                        c.nodes_per_rack, c.racks));
+  row("energy opex", fmt::format("{}/year ({:.4g} GWh/year)", sim::human(c.opex_per_year),
+                                 c.energy_per_year_kwh / 1e6));
+  if (c.depreciation_per_year) {
+    row("depreciation", fmt::format("{}/year", sim::human(*c.depreciation_per_year)));
+    row("cost per GPU-hour", fmt::format("{:.3f} USD/GPU-h (depreciation + energy, over {} GPUs)", *c.usd_per_gpu_hour,
+                                         grouped(static_cast<double>(c.gpus))));
+    row("TCO over the life", fmt::format("{} (capex + {:.3g} years of energy)", sim::human(*c.tco), c.life_years));
+  }
+  for (std::size_t i = 0; i < result.training.size(); ++i) {
+    if (!result.training[i]) continue;
+    const cost::TrainingCost& t = *result.training[i];
+    const auto& job = loaded.jobs[i].config;
+    row(fmt::format("training {}", job.name),
+        t.cost_usd ? fmt::format("{} for {} GPU-hours over {}{} ({:.4g} USD per million tokens; {} MWh)",
+                                 sim::human(sim::Money::of(*t.cost_usd)), grouped(t.gpu_hours),
+                                 days_or_hours(t.time_to_train_s), result.reliability ? " with failures" : "",
+                                 t.usd_per_million_tokens.value_or(std::nan("")), readable(t.energy_kwh / 1000.0))
+                   : fmt::format("{} GPU-hours over {} (cost not priced; {} MWh)", grouped(t.gpu_hours),
+                                 days_or_hours(t.time_to_train_s), readable(t.energy_kwh / 1000.0)));
+  }
+
+  const cost::MonitoringLoad& m = result.monitoring;
+  const cost::MonitoringConfig& mc = loaded.config.monitoring;
+  out += fmt::format("\nMonitoring ({} metrics per GPU, {} per node, {} per switch, every {})\n", mc.metrics_per_gpu,
+                     mc.metrics_per_node, mc.metrics_per_switch, sim::human(mc.interval));
+  row("series", fmt::format("{} (GPUs {}, nodes {}, switches {})", grouped(static_cast<double>(m.series)),
+                            grouped(static_cast<double>(m.series_gpus)), grouped(static_cast<double>(m.series_nodes)),
+                            grouped(static_cast<double>(m.series_switches))));
+  row("ingest", fmt::format("{} samples/s, {} before compression", grouped(m.samples_per_s),
+                            sim::human(sim::Bandwidth::of(m.ingest_bytes_per_s))));
+  row("storage per day", fmt::format("{} at the raw resolution (compression {:.3g}:1)",
+                                     sim::human(sim::Bytes::of(m.stored_bytes_per_day)), mc.compression));
+  std::vector<std::string> levels;
+  for (const cost::MonitoringLevel& l : m.levels) {
+    levels.push_back(fmt::format("{} to {}", sim::human(sim::Time::from_seconds(l.interval_s)), days_or_hours(l.to_s)));
+  }
+  row("storage at retention", fmt::format("{} for {} ({})", sim::human(sim::Bytes::of(m.stored_bytes_at_retention)),
+                                          days_or_hours(m.retention_s), fmt::join(levels, ", ")));
+  return out;
+}
+
+}  // namespace
 
 std::string result_table(const scenario::LoadedScenario& loaded, const RunResult& result) {
   const cluster::Inventory& inv = result.inventory;
@@ -366,6 +531,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                              : std::string("none: no failure stops this job"));
     }
   }
+  out += cost_table(loaded, result);
   if (result.reliability && std::isfinite(result.reliability->top1_failure_share.mean)) {
     out += fmt::format("\nGPU failures: the 1% of GPUs that failed most had {:.1f}% of them (they carry {:.1f}% of the "
                        "fleet's failure rate; with few failures per GPU most GPUs have none); {:.1f} nodes retired\n",
@@ -439,6 +605,27 @@ std::string result_csv(const RunResult& result) {
     if (m.capex) row("capex", m.capex->value(), "USD");
     if (m.power) row("power", m.power->value(), "W");
   }
+  {
+    const cost::CostResult& c = result.cost;
+    section = "cost";
+    if (c.capex) row("capex", c.capex->value(), "USD");
+    row("opex_per_year", c.opex_per_year.value(), "USD/year");
+    if (c.depreciation_per_year) row("depreciation_per_year", c.depreciation_per_year->value(), "USD/year");
+    if (c.usd_per_gpu_hour) row("usd_per_gpu_hour", *c.usd_per_gpu_hour, "USD/GPU-h");
+    if (c.tco) row("tco", c.tco->value(), "USD");
+    row("utilization", c.utilization, "fraction");
+    row("average_facility_power", c.average.facility.value(), "W");
+    row("peak_facility_power", c.peak.facility.value(), "W");
+    row("rack_power", c.rack_power.value(), "W");
+    row("racks", c.racks, "count");
+    const cost::MonitoringLoad& m = result.monitoring;
+    section = "monitoring";
+    row("series", m.series, "count");
+    row("samples_per_s", m.samples_per_s, "samples/s");
+    row("ingest_bytes_per_s", m.ingest_bytes_per_s, "B/s");
+    row("stored_bytes_per_day", m.stored_bytes_per_day, "B/day");
+    row("stored_bytes_at_retention", m.stored_bytes_at_retention, "B");
+  }
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
     const workload::StepResult& st = result.jobs[i];
     const std::string sec = fmt::format("jobs[{}]", i);
@@ -465,6 +652,13 @@ std::string result_csv(const RunResult& result) {
       for (const auto& [cause, e] : rs.lost_gpu_hours) lost += e.mean;
       row("lost_gpu_hours", lost, "GPU-h");
       if (std::isfinite(rs.checkpoint_interval_s)) row("checkpoint_interval_s", rs.checkpoint_interval_s, "s");
+    }
+    if (i < result.training.size() && result.training[i]) {
+      const cost::TrainingCost& t = *result.training[i];
+      row("gpu_hours", t.gpu_hours, "GPU-h");
+      if (t.cost_usd) row("total_cost_usd", *t.cost_usd, "USD");
+      if (t.usd_per_million_tokens) row("usd_per_million_tokens", *t.usd_per_million_tokens, "USD/1e6 tokens");
+      row("training_energy_kwh", t.energy_kwh, "kWh");
     }
   }
   return out;

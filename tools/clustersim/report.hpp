@@ -11,6 +11,8 @@
 
 #include "models/cluster/cluster.hpp"
 #include "models/config/decode.hpp"
+#include "models/cost/cost.hpp"
+#include "models/cost/monitoring.hpp"
 #include "models/fabric/metrics.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/reliability/longrun.hpp"
@@ -30,8 +32,23 @@ struct RunResult {
   std::optional<fabric::FabricMetrics> fabric;
   std::vector<workload::StepResult> jobs;  ///< one step of each job, in scenario order
   std::optional<reliability::LongRunResult> reliability;  ///< when the scenario has failures
+  cost::CostResult cost;                                  ///< capex, opex, power (models/cost/cost.hpp)
+  std::vector<std::optional<cost::TrainingCost>> training;  ///< per job; none without train_tokens
+  cost::MonitoringLoad monitoring;
   RunInfo info;
 };
+
+/// The cost model's inputs for a run whose steps (and long run, if any) are computed: the
+/// node's price, the fabric's priced parts and the fleet's busy share from the jobs' steps.
+cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunResult& r);
+
+/// Fills r.cost, r.training and r.monitoring from the rest of `r` (compute_run calls it).
+void add_economics(const scenario::LoadedScenario& loaded, RunResult& r);
+
+/// A job's time to train in seconds: the long run's (ETTR included) when the scenario has
+/// failures, else train_tokens / throughput; NaN when the job has no train_tokens.
+double time_to_train_s(const scenario::LoadedScenario& loaded, const RunResult& r, std::size_t job);
+
 
 /// What the training-step model needs for one of the scenario's jobs (which must outlive it).
 workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
