@@ -2,6 +2,7 @@
 //
 // Exit codes: 0 success; 2 bad input (scenario errors, bad options, unwritable output),
 // reported as diagnostics with nothing written; 3 an internal error (a bug: please report it).
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -19,6 +20,7 @@
 #include "sim/check.hpp"
 #include "tools/clustersim/calibrate.hpp"
 #include "tools/clustersim/compare.hpp"
+#include "tools/clustersim/plan.hpp"
 #include "tools/clustersim/plotting.hpp"
 #include "tools/clustersim/report.hpp"
 #include "tools/clustersim/sweep.hpp"
@@ -463,6 +465,67 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   return 0;
 }
 
+struct PlanOptions {
+  std::string deadline;
+  std::string budget;
+  std::string topologies;
+  std::string out_dir;
+  std::string format = "table";
+};
+
+int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) {
+  p.scenario = args.file;
+  p.sets = args.sets;
+  p.seed = args.seed;
+  const sim::Parsed<sim::Time> deadline = sim::parse_time(o.deadline);
+  if (!deadline || deadline.value->ns() <= 0) {
+    std::cerr << fmt::format("error: --deadline {}: {}\n", o.deadline,
+                             deadline ? std::string("must be positive") : deadline.error);
+    return kExitInput;
+  }
+  p.deadline = *deadline.value;
+  if (!o.budget.empty()) {
+    const sim::Parsed<sim::Money> budget = sim::parse_money(o.budget);
+    if (!budget) {
+      std::cerr << fmt::format("error: --budget {}: {}\n", o.budget, budget.error);
+      return kExitInput;
+    }
+    p.budget = *budget.value;
+  }
+  std::vector<std::string_view> names;
+  for (const auto& entry : enum_names(fabric::Topology{})) names.push_back(entry.second);
+  for (std::size_t start = 0; !o.topologies.empty() && start <= o.topologies.size();) {
+    const std::size_t comma = std::min(o.topologies.find(',', start), o.topologies.size());
+    const std::string t = o.topologies.substr(start, comma - start);
+    if (std::find(names.begin(), names.end(), t) == names.end()) {
+      const auto near = sim::closest_match(t, names);
+      std::cerr << fmt::format("error: --topologies: unknown topology '{}'; expected {}{}\n", t, fmt::join(names, ", "),
+                               near ? fmt::format(" (did you mean '{}'?)", *near) : std::string());
+      return kExitInput;
+    }
+    p.topologies.push_back(t);
+    start = comma + 1;
+  }
+  const tools::Plan plan = tools::plan(p);
+  if (!o.out_dir.empty()) {
+    std::string err = tools::write_file_atomically(o.out_dir + "/plan.csv", tools::plan_csv(plan));
+    if (err.empty()) err = tools::write_file_atomically(o.out_dir + "/plan.json", tools::plan_json(plan).dump(2) + "\n");
+    if (!err.empty()) {
+      std::cerr << "error: " << err << "\n";
+      return kExitInput;
+    }
+  }
+  if (o.format == "json") {
+    std::cout << tools::plan_json(plan).dump(2) << "\n";
+  } else if (o.format == "csv") {
+    std::cout << tools::plan_csv(plan);
+  } else {
+    std::cout << tools::plan_table(plan);
+    if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", o.out_dir, o.out_dir);
+  }
+  return 0;
+}
+
 int run_main(int argc, char** argv) {
   CLI::App app{"clustersim: a discrete-event simulator of GPU clusters"};
   app.set_version_flag("--version", fmt::format("clustersim {} (commit {})", tools::kVersion, tools::kGitCommit));
@@ -623,6 +686,37 @@ int run_main(int argc, char** argv) {
       "  clustersim compare scenarios/llama3-405b-16k.yaml scenarios/llama3-405b-54d.yaml --format csv\n"
       "  clustersim compare A.yaml B.yaml C.yaml --plot plots/   # plots/compare.png, plots/breakdown.png");
 
+  ScenarioArgs plan_args;
+  tools::PlanArgs plan_opts;
+  PlanOptions plan_more;
+  CLI::App* plan_cmd = app.add_subcommand(
+      "plan", "search cluster size, topology and parallelism for the cheapest ways to train the scenario's first job "
+              "by a deadline; prints the Pareto front of time against cost");
+  add_scenario_options(*plan_cmd, plan_args, false);
+  plan_cmd->add_option("--deadline", plan_more.deadline, "time to train at most this (e.g. 90d)")
+      ->required()
+      ->type_name("TIME");
+  plan_cmd->add_option("--budget", plan_more.budget, "total cost of the training run at most this (e.g. 500MUSD)")
+      ->type_name("MONEY");
+  plan_cmd->add_option("--nodes", plan_opts.nodes,
+                       "cluster sizes: a list or a range a:b:x2 (default: the scenario's x 1/4, 1/2, 1, 2, 4)")
+      ->type_name("NODES");
+  plan_cmd->add_option("--topologies", plan_more.topologies,
+                       "comma list (default: the scenario's, and the other Clos for a Clos)")
+      ->type_name("LIST");
+  plan_cmd->add_option("--replications", plan_opts.replications,
+                       "failure replications per point, when the scenario has failures (default 5)")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000}));
+  plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->check(CLI::Range(1, 4096));
+  plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")->type_name("DIR");
+  plan_cmd->add_option("--format", plan_more.format, "table, json or csv")
+      ->check(CLI::IsMember({"table", "json", "csv"}));
+  plan_cmd->footer(
+      "Examples:\n"
+      "  clustersim plan scenarios/llama3-405b-16k.yaml --deadline 90d\n"
+      "  clustersim plan scenarios/llama3-405b-54d.yaml --deadline 70d --budget 40MUSD --out out/plan\n"
+      "  clustersim plan study.yaml --deadline 30d --nodes 512:8192:x2 --topologies fat_tree,rail_clos");
+
   std::string section;
   std::string describe_format = "text";
   CLI::App* describe = app.add_subcommand("describe", "print the reference of every scenario key");
@@ -650,6 +744,7 @@ int run_main(int argc, char** argv) {
     if (*describe) return cmd_describe(section, describe_format);
     if (*sweep) return cmd_sweep(sweep_args, sweep_opts);
     if (*compare_cmd) return cmd_compare(compare_args, compare_plot_dir);
+    if (*plan_cmd) return cmd_plan(plan_args, plan_opts, plan_more);
     if (*validate) return cmd_validate(cases_file, validate_format, fail_above);
     if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {

@@ -1,0 +1,402 @@
+#include "tools/clustersim/plan.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <charconv>
+#include <cmath>
+#include <exception>
+#include <filesystem>
+#include <thread>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "models/scenario/scenario.hpp"
+#include "tools/clustersim/report.hpp"
+#include "tools/clustersim/sweep.hpp"
+
+namespace clustersim::tools {
+namespace {
+
+config::InputError option_error(std::string option, std::string message, std::string hint = {}) {
+  config::Diagnostics d;
+  d.add(config::Location{"<command line>", 0, 0}, std::move(option), std::move(message), std::move(hint));
+  return config::InputError(std::move(d));
+}
+
+std::vector<std::int64_t> powers_of_two_up_to(std::int64_t limit) {
+  std::vector<std::int64_t> out;
+  for (std::int64_t v = 1; v <= limit && v <= 64; v *= 2) out.push_back(v);
+  return out;
+}
+
+std::vector<std::int64_t> node_counts(const std::string& text, std::int64_t base) {
+  std::vector<std::int64_t> out;
+  if (text.empty()) {
+    for (const auto& [num, den] : {std::pair{1, 4}, {1, 2}, {1, 1}, {2, 1}, {4, 1}}) {
+      if ((base * num) % den != 0) continue;
+      const std::int64_t n = base * num / den;
+      if (n >= 1 && std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+    }
+    return out;
+  }
+  SweepParam p;
+  std::string why;
+  if (!parse_sweep_param("cluster.nodes=" + text, p, why)) throw option_error("--nodes", why, "--nodes 512:8192:x2");
+  for (const std::string& v : p.values) {
+    std::int64_t n = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || end != v.data() + v.size() || n < 1) {
+      throw option_error("--nodes", fmt::format("'{}' is not a node count (a whole number, at least 1)", v),
+                         "--nodes 512,1024,2048");
+    }
+    if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);
+  }
+  return out;
+}
+
+std::string first_problem(const config::Diagnostics& d) {
+  if (d.items().empty()) return "invalid";
+  const config::Diagnostic& x = d.items().front();
+  return x.path.empty() ? x.message : fmt::format("{}: {}", x.path, x.message);
+}
+
+/// Loads and runs one point; fills its figures, or marks it infeasible with the reason.
+void evaluate(const PlanArgs& args, const std::vector<std::string>& sets, PlanPoint& pt) {
+  try {
+    const scenario::LoadedScenario loaded =
+        scenario::load_scenario(args.scenario, scenario::LoadOptions{sets, args.seed, true});
+    const RunResult r = compute_run(loaded);
+    if (r.jobs.empty()) {
+      pt.reason = "no job";
+      return;
+    }
+    const workload::StepResult& st = r.jobs[0];
+    pt.step_time_s = st.step_time_s;
+    pt.mfu = st.mfu;
+    if (r.reliability && !r.reliability->jobs.empty()) pt.ettr = r.reliability->jobs[0].ettr.mean;
+    pt.time_to_train_s = time_to_train_s(loaded, r, 0);
+    if (!std::isfinite(pt.time_to_train_s)) {
+      pt.reason = "no training progress to project a time to train from";
+      return;
+    }
+    if (!r.training.empty() && r.training[0]) {
+      pt.total_cost_usd = r.training[0]->cost_usd;
+      pt.usd_per_million_tokens = r.training[0]->usd_per_million_tokens;
+    }
+    if (r.cost.capex) pt.capex_usd = r.cost.capex->value();
+    pt.usd_per_gpu_hour = r.cost.usd_per_gpu_hour;
+    pt.peak_facility_power_w = r.cost.peak.facility.value();
+    pt.feasible = true;
+  } catch (const config::InputError& e) {
+    pt.reason = first_problem(e.diagnostics());
+  } catch (const std::exception& e) {
+    pt.reason = fmt::format("internal error (a bug in clustersim): {}", e.what());
+  }
+}
+
+std::string opt_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
+config::Json opt_json(const std::optional<double>& v) { return v ? config::Json(*v) : config::Json(nullptr); }
+
+std::string csv_quote(const std::string& s) {
+  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string days(double s) { return fmt::format("{:.2f} d", s / 86400.0); }
+
+}  // namespace
+
+void mark_pareto(std::vector<PlanPoint>& points) {
+  std::vector<std::size_t> order;
+  for (std::size_t i = 0; i < points.size(); ++i) {
+    points[i].pareto = false;
+    if (points[i].feasible && points[i].total_cost_usd) order.push_back(i);
+  }
+  // By time, then cost: a point is on the front when it is cheaper than every faster one.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    const PlanPoint& x = points[a];
+    const PlanPoint& y = points[b];
+    if (x.time_to_train_s != y.time_to_train_s) return x.time_to_train_s < y.time_to_train_s;
+    return *x.total_cost_usd < *y.total_cost_usd;
+  });
+  double best_cost = INFINITY;
+  double best_time = -1.0;
+  for (std::size_t i : order) {
+    PlanPoint& p = points[i];
+    const double c = *p.total_cost_usd;
+    if (c < best_cost || (c == best_cost && p.time_to_train_s == best_time)) {
+      p.pareto = true;
+      best_cost = c;
+      best_time = p.time_to_train_s;
+    }
+  }
+}
+
+Plan plan(const PlanArgs& args) {
+  const auto start = std::chrono::steady_clock::now();
+  const scenario::LoadedScenario base =
+      scenario::load_scenario(args.scenario, scenario::LoadOptions{args.sets, args.seed, false});
+  if (base.jobs.empty() || !base.jobs[0].config.train_tokens) {
+    throw option_error("workload.jobs[0]", "plan needs a job with train_tokens (what has to be trained by the deadline)",
+                       "workload: {jobs: [{name: pretrain, model: llama3-405b, train_tokens: 15.6T, ...}]}");
+  }
+  if (!base.config.fabric) {
+    throw option_error("fabric", "plan needs a fabric section (the topology is one of the axes)",
+                       "fabric: {topology: rail_clos, radix: 64}");
+  }
+  if (args.deadline.ns() <= 0) throw option_error("--deadline", "must be positive", "--deadline 90d");
+  const scenario::ResolvedJob& job = base.jobs[0];
+  const auto& par = job.config.parallelism;
+  const std::int64_t gpn = base.node.spec.gpus;
+
+  Plan p;
+  p.scenario = base.config.name.empty() ? std::filesystem::path(base.file).stem().string() : base.config.name;
+  p.job = job.config.name;
+  p.model = job.model_name;
+  p.train_tokens = job.config.train_tokens->value();
+  p.deadline_s = args.deadline.seconds();
+  if (args.budget) p.budget_usd = args.budget->value();
+  p.node_counts = node_counts(args.nodes, base.config.cluster.nodes);
+  if (!args.topologies.empty()) {
+    for (const std::string& t : args.topologies) {
+      if (std::find(p.topologies.begin(), p.topologies.end(), t) == p.topologies.end()) p.topologies.push_back(t);
+    }
+  } else {
+    const std::string own(config::enum_name(base.config.fabric->topology));
+    p.topologies.push_back(own);
+    if (own == "rail_clos") p.topologies.emplace_back("fat_tree");
+    if (own == "fat_tree") p.topologies.emplace_back("rail_clos");
+  }
+  p.tps = powers_of_two_up_to(gpn);
+  p.pps = powers_of_two_up_to(job.model.layers + 2);
+  p.replications = base.config.failures ? args.replications : 0;
+
+  // The points and their --set overrides, in search order.
+  std::vector<std::vector<std::string>> sets;
+  for (std::int64_t nodes : p.node_counts) {
+    for (const std::string& topo : p.topologies) {
+      for (std::int64_t tp : p.tps) {
+        for (std::int64_t pp : p.pps) {
+          PlanPoint pt;
+          pt.nodes = nodes;
+          pt.gpus = nodes * gpn;
+          pt.topology = topo;
+          pt.tp = tp;
+          pt.pp = pp;
+          pt.cp = par.cp;
+          pt.ep = par.ep;
+          std::vector<std::string> s = args.sets;
+          const std::int64_t model_ranks = tp * par.cp * pp;
+          if (pt.gpus % model_ranks != 0) {
+            pt.reason = fmt::format("{} GPUs do not split into tp x cp x pp = {} ranks", pt.gpus, model_ranks);
+            p.points.push_back(std::move(pt));
+            sets.emplace_back();
+            continue;
+          }
+          pt.dp = pt.gpus / model_ranks;
+          // The scenario's interleaving where the schedule allows it (enough layers for the
+          // chunks, micro-batches a multiple of pp), else none.
+          const std::int64_t per_step = pt.dp * job.config.micro_batch;
+          const std::int64_t micro = per_step > 0 && job.config.global_batch % per_step == 0
+                                         ? job.config.global_batch / per_step
+                                         : 0;
+          pt.virtual_stages = pp > 1 && pp * par.virtual_stages <= job.model.layers + 2 && micro > 0 && micro % pp == 0
+                                  ? par.virtual_stages
+                                  : 1;
+          s.push_back(fmt::format("cluster.nodes={}", nodes));
+          s.push_back(fmt::format("fabric.topology={}", topo));
+          s.emplace_back("network.model=analytical");
+          s.push_back(fmt::format("workload.jobs[0].gpus={}", pt.gpus));
+          s.push_back(fmt::format("workload.jobs[0].parallelism.tp={}", tp));
+          s.push_back(fmt::format("workload.jobs[0].parallelism.pp={}", pp));
+          s.push_back(fmt::format("workload.jobs[0].parallelism.dp={}", pt.dp));
+          s.push_back(fmt::format("workload.jobs[0].parallelism.virtual_stages={}", pt.virtual_stages));
+          if (p.replications > 0) s.push_back(fmt::format("simulation.replications={}", p.replications));
+          p.points.push_back(std::move(pt));
+          sets.push_back(std::move(s));
+        }
+      }
+    }
+  }
+
+  // Every point on a worker thread; points share nothing.
+  std::atomic<std::size_t> next{0};
+  const int threads = std::max(
+      1, std::min<int>(args.jobs > 0 ? args.jobs : static_cast<int>(std::thread::hardware_concurrency()),
+                       static_cast<int>(std::max<std::size_t>(1, p.points.size()))));
+  {
+    std::vector<std::jthread> workers;
+    for (int t = 0; t < threads; ++t) {
+      workers.emplace_back([&] {
+        for (std::size_t i = next++; i < p.points.size(); i = next++) {
+          if (!sets[i].empty()) evaluate(args, sets[i], p.points[i]);
+        }
+      });
+    }
+  }
+
+  mark_pareto(p.points);
+  for (std::size_t i = 0; i < p.points.size(); ++i) {
+    PlanPoint& pt = p.points[i];
+    if (!pt.feasible) continue;
+    pt.meets_deadline = pt.time_to_train_s <= p.deadline_s;
+    pt.within_budget = !p.budget_usd || (pt.total_cost_usd && *pt.total_cost_usd <= *p.budget_usd);
+    if (!pt.meets_deadline || !pt.within_budget || !pt.total_cost_usd) continue;
+    if (!p.best || *pt.total_cost_usd < *p.points[*p.best].total_cost_usd ||
+        (*pt.total_cost_usd == *p.points[*p.best].total_cost_usd &&
+         pt.time_to_train_s < p.points[*p.best].time_to_train_s)) {
+      p.best = i;
+    }
+  }
+  p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return p;
+}
+
+std::string plan_table(const Plan& p) {
+  std::string out;
+  std::size_t feasible = 0;
+  for (const PlanPoint& pt : p.points) feasible += pt.feasible ? 1 : 0;
+  out += fmt::format("Plan: {} ({}, {} tokens) from {}; deadline {}{}\n", p.job, p.model,
+                     sim::human(sim::Count::of(p.train_tokens)), p.scenario, days(p.deadline_s),
+                     p.budget_usd ? fmt::format(", budget {} (total cost)", sim::human(sim::Money::of(*p.budget_usd)))
+                                  : std::string());
+  out += fmt::format("Search: nodes {{{}}} x topology {{{}}} x tp {{{}}} x pp {{{}}}; dp = GPUs / (tp cp pp); "
+                     "analytical network{}\n",
+                     fmt::join(p.node_counts, ", "), fmt::join(p.topologies, ", "), fmt::join(p.tps, ", "),
+                     fmt::join(p.pps, ", "),
+                     p.replications > 0 ? fmt::format(", {} failure replications per point", p.replications)
+                                        : std::string());
+  out += fmt::format("{} points, {} feasible ({} do not fit or do not divide), {:.2f} s\n", p.points.size(), feasible,
+                     p.points.size() - feasible, p.wall_s);
+  out += "\nPareto front of time to train against total cost (> meets the deadline and the budget, * the cheapest "
+         "that does)\n";
+  out += fmt::format("    {:>6} {:>7} {:<10} {:>3} {:>3} {:>5} {:>3} {:>9} {:>6} {:>7} {:>13} {:>12} {:>10} {:>12} "
+                     "{:>10}\n",
+                     "nodes", "GPUs", "topology", "tp", "pp", "dp", "vs", "step (s)", "MFU", "ETTR", "time to train",
+                     "total cost", "USD/Mtok", "capex", "USD/GPU-h");
+  std::vector<std::size_t> front;
+  for (std::size_t i = 0; i < p.points.size(); ++i) {
+    if (p.points[i].pareto) front.push_back(i);
+  }
+  std::sort(front.begin(), front.end(),
+            [&](std::size_t a, std::size_t b) { return p.points[a].time_to_train_s < p.points[b].time_to_train_s; });
+  const auto money = [](const std::optional<double>& v) {
+    return v ? sim::human(sim::Money::of(*v)) : std::string("-");
+  };
+  for (std::size_t i : front) {
+    const PlanPoint& pt = p.points[i];
+    const char* mark = p.best == i ? " *" : pt.meets_deadline && pt.within_budget ? " >" : "  ";
+    out += fmt::format("{}  {:>6} {:>7} {:<10} {:>3} {:>3} {:>5} {:>3} {:>9.3f} {:>5.1f}% {:>7} {:>13} {:>12} {:>10} "
+                       "{:>12} {:>10}\n",
+                       mark, pt.nodes, pt.gpus, pt.topology, pt.tp, pt.pp, pt.dp, pt.virtual_stages, pt.step_time_s,
+                       100.0 * pt.mfu, pt.ettr ? fmt::format("{:.1f}%", 100.0 * *pt.ettr) : std::string("-"),
+                       days(pt.time_to_train_s), money(pt.total_cost_usd),
+                       pt.usd_per_million_tokens ? fmt::format("{:.3f}", *pt.usd_per_million_tokens) : std::string("-"),
+                       money(pt.capex_usd),
+                       pt.usd_per_gpu_hour ? fmt::format("{:.3f}", *pt.usd_per_gpu_hour) : std::string("-"));
+  }
+  if (front.empty()) out += "    (no feasible point with a priced cost)\n";
+  out += "\n";
+  if (p.best) {
+    const PlanPoint& b = p.points[*p.best];
+    out += fmt::format("Cheapest meeting the deadline{}: {} nodes ({} GPUs), {}, tp {} pp {} dp {}: {} to train, "
+                       "total cost {}, {:.3f} USD per million tokens, capex {}\n",
+                       p.budget_usd ? " and the budget" : "", b.nodes, b.gpus, b.topology, b.tp, b.pp, b.dp,
+                       days(b.time_to_train_s), money(b.total_cost_usd), b.usd_per_million_tokens.value_or(NAN),
+                       money(b.capex_usd));
+  } else {
+    const PlanPoint* fastest = nullptr;
+    for (const PlanPoint& pt : p.points) {
+      if (pt.feasible && (!fastest || pt.time_to_train_s < fastest->time_to_train_s)) fastest = &pt;
+    }
+    out += fmt::format("No plan meets the deadline{}", p.budget_usd ? " and the budget" : "");
+    out += fastest ? fmt::format("; the fastest takes {} ({} nodes, tp {} pp {}, total cost {})\n",
+                                 days(fastest->time_to_train_s), fastest->nodes, fastest->tp, fastest->pp,
+                                 money(fastest->total_cost_usd))
+                   : std::string(": no point is feasible (see plan.csv for the reasons)\n");
+  }
+  return out;
+}
+
+std::string plan_csv(const Plan& p) {
+  std::string out =
+      "point,nodes,gpus,topology,tp,cp,pp,dp,ep,virtual_stages,status,step_time_s,mfu,ettr,time_to_train_s,"
+      "total_cost_usd,usd_per_million_tokens,capex_usd,usd_per_gpu_hour,peak_facility_power_w,meets_deadline,"
+      "within_budget,pareto,best,reason\n";
+  const auto flag = [](bool b) { return b ? "true" : "false"; };
+  for (std::size_t i = 0; i < p.points.size(); ++i) {
+    const PlanPoint& pt = p.points[i];
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}", i, pt.nodes, pt.gpus, pt.topology, pt.tp, pt.cp, pt.pp,
+                       pt.dp, pt.ep, pt.virtual_stages, pt.feasible ? "ok" : "infeasible");
+    if (pt.feasible) {
+      out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},", pt.step_time_s, pt.mfu, opt_cell(pt.ettr),
+                         pt.time_to_train_s, opt_cell(pt.total_cost_usd), opt_cell(pt.usd_per_million_tokens),
+                         opt_cell(pt.capex_usd), opt_cell(pt.usd_per_gpu_hour), pt.peak_facility_power_w,
+                         flag(pt.meets_deadline), flag(pt.within_budget), flag(pt.pareto), flag(p.best == i));
+    } else {
+      out += ",,,,,,,,,,false,false,false,false,";
+    }
+    out += csv_quote(pt.reason);
+    out += '\n';
+  }
+  return out;
+}
+
+config::Json plan_json(const Plan& p) {
+  config::Json points = config::Json::array();
+  for (std::size_t i = 0; i < p.points.size(); ++i) {
+    const PlanPoint& pt = p.points[i];
+    config::Json j = {{"point", i},           {"nodes", pt.nodes}, {"gpus", pt.gpus}, {"topology", pt.topology},
+                      {"tp", pt.tp},          {"cp", pt.cp},       {"pp", pt.pp},     {"dp", pt.dp},
+                      {"ep", pt.ep},          {"virtual_stages", pt.virtual_stages},
+                      {"status", pt.feasible ? "ok" : "infeasible"}};
+    if (pt.feasible) {
+      j["step_time_s"] = pt.step_time_s;
+      j["mfu"] = pt.mfu;
+      j["ettr"] = opt_json(pt.ettr);
+      j["time_to_train_s"] = pt.time_to_train_s;
+      j["total_cost_usd"] = opt_json(pt.total_cost_usd);
+      j["usd_per_million_tokens"] = opt_json(pt.usd_per_million_tokens);
+      j["capex_usd"] = opt_json(pt.capex_usd);
+      j["usd_per_gpu_hour"] = opt_json(pt.usd_per_gpu_hour);
+      j["peak_facility_power_w"] = pt.peak_facility_power_w;
+      j["meets_deadline"] = pt.meets_deadline;
+      j["within_budget"] = pt.within_budget;
+      j["pareto"] = pt.pareto;
+      j["best"] = p.best == i;
+    } else {
+      j["reason"] = pt.reason;
+    }
+    points.push_back(std::move(j));
+  }
+  config::Json front = config::Json::array();
+  for (std::size_t i = 0; i < p.points.size(); ++i) {
+    if (p.points[i].pareto) front.push_back(i);
+  }
+  return {{"scenario", p.scenario},
+          {"job", p.job},
+          {"model", p.model},
+          {"train_tokens", p.train_tokens},
+          {"deadline_s", p.deadline_s},
+          {"budget_usd", opt_json(p.budget_usd)},
+          {"search_space",
+           {{"nodes", p.node_counts},
+            {"topologies", p.topologies},
+            {"tp", p.tps},
+            {"pp", p.pps},
+            {"dp", "GPUs / (tp x cp x pp)"},
+            {"network_model", "analytical"},
+            {"failure_replications", p.replications}}},
+          {"points", std::move(points)},
+          {"pareto", std::move(front)},
+          {"best", p.best ? config::Json(*p.best) : config::Json(nullptr)}};
+}
+
+}  // namespace clustersim::tools
