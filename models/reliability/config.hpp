@@ -9,7 +9,7 @@
 //                                       #   software nccl: per job
 //     heterogeneity: {kind: power_law, top_fraction: 0.01, failure_share: 0.5}
 //     repair: {detect: 5min, restart: 10min, replace: lognormal(4h, 1.0)}
-//   scheduler: {spare_nodes: 32, retire_after: 3, retire_window: 30d}
+//   scheduler: {spare_nodes: 32, retire_after: 3, retire_window: 30d, policy: backfill}
 //   checkpoint: {interval: auto, write_bandwidth: 2TB/s}
 //
 // A rate is failures per unit and day ("0.0002/gpu-day", "/node-day", "/switch-day",
@@ -158,11 +158,20 @@ struct FailuresConfig {
   }
 };
 
+/// The order in which queued jobs start: first come, first served, or EASY backfilling (a
+/// later job may start first when it does not delay the head job's reservation).
+enum class QueuePolicy { fifo, backfill };
+
+constexpr std::array<std::pair<QueuePolicy, std::string_view>, 2> enum_names(QueuePolicy) {
+  return {{{QueuePolicy::fifo, "fifo"}, {QueuePolicy::backfill, "backfill"}}};
+}
+
 struct SchedulerConfig {
   std::int64_t spare_nodes = 0;
   std::int64_t retire_after = 0;
   sim::Time retire_window = sim::Time::from_seconds(30 * 86400);
   bool shrink = false;
+  QueuePolicy policy = QueuePolicy::fifo;
 
   static auto fields() {
     using config::field;
@@ -174,6 +183,9 @@ struct SchedulerConfig {
         field("retire_window", &SchedulerConfig::retire_window, "the window retire_after counts failures in"),
         field("shrink", &SchedulerConfig::shrink,
               "when no spare is free, restart with fewer data-parallel replicas instead of waiting for a repair"),
+        field("policy", &SchedulerConfig::policy,
+              "job queue: fifo (in submission order) or backfill (EASY: a later job may start early if it does not "
+              "delay the first queued job's reservation)"),
     };
   }
 };

@@ -128,17 +128,34 @@ struct JobState {
   double work = std::numeric_limits<double>::infinity();  ///< seconds of training needed
   double committed = 0.0;
   double rate = 1.0;  ///< share of full throughput (below 1 while shrunk)
-  bool running = false, finished = false, waiting = false;
+  bool queued = false, started = false, running = false, finished = false, waiting = false;
   double run_start = 0.0, down_since = 0.0;
+  double start_time = 0.0;  ///< first start
+  double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
   std::string down_cause;
   std::vector<std::int64_t> slots;  ///< physical node per slot, -1 when missing
   std::int64_t missing = 0;
   sim::EventHandle done_event;
   std::int64_t interruptions = 0;
+  std::int64_t fragmented_starts = 0;
   std::map<std::string, std::int64_t> by_cause;
   std::map<std::string, double> lost_gpu_hours;
   double finished_at = 0.0;
+  // Integrals over running time (from `acc_since`), for utilisation.
+  double acc_since = 0.0;
+  double busy_gpu_s = 0.0;
 };
+
+/// Failure-free wall time for a job running from its last commit to finish its work:
+/// remaining compute r = (work - committed) / rate in cycles of tau + delta, the last one
+/// with its own checkpoint.
+double failure_free_duration(const JobState& j) {
+  if (!std::isfinite(j.work)) return std::numeric_limits<double>::infinity();
+  const double remaining = std::max(0.0, j.work - j.committed) / j.rate;
+  if (!std::isfinite(j.tau)) return remaining + j.delta;
+  const double cycles = std::max(1.0, std::ceil(remaining / j.tau));
+  return (cycles - 1.0) * (j.tau + j.delta) + (remaining - (cycles - 1.0) * j.tau) + j.delta;
+}
 
 /// Checkpoint times and interval of a job (the same in every replication).
 void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Klass>& classes) {
@@ -205,6 +222,7 @@ class Model {
     ready_id_ = engine_.add_handler<&Model::on_ready>(*this);
     restarted_id_ = engine_.add_handler<&Model::on_restarted>(*this);
     done_id_ = engine_.add_handler<&Model::on_done>(*this);
+    submit_id_ = engine_.add_handler<&Model::on_submit>(*this);
   }
 
   Replication run(double end) {
@@ -233,30 +251,31 @@ class Model {
         r_.top1_rate_share = std::accumulate(m.begin(), m.begin() + top, 0.0) / std::accumulate(m.begin(), m.end(), 0.0);
       }
     }
-    for (std::int64_t n = in_.nodes; n < physical; ++n) pool_.push_back(n);
-    for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
-      JobState& job = r_.jobs[j];
-      job.slots.resize(static_cast<std::size_t>(job.p.nodes));
-      for (std::int64_t s = 0; s < job.p.nodes; ++s) enter_service(job.p.first_node + s, static_cast<std::int64_t>(j), s);
-      job.running = true;
-      job.run_start = 0.0;
-      schedule_done(job, static_cast<std::int64_t>(j));
-    }
+    for (std::int64_t n = 0; n < physical; ++n) pool_.push_back(n);
     for (std::size_t c = 0; c < classes_.size(); ++c) {
       const Klass& k = classes_[c];
       std::int64_t units = 0;
       if (k.per == Per::switch_) units = in_.switches;
       if (k.per == Per::link) units = in_.links;
-      if (k.per == Per::job) units = static_cast<std::int64_t>(r_.jobs.size());
       for (std::int64_t u = 0; u < units; ++u) schedule_unit(c, u, 0, 1.0, 0.0);
     }
+    for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
+      const double at = r_.jobs[j].p.submit_s;
+      if (at <= 0.0) {
+        submit(static_cast<std::int64_t>(j));
+      } else if (at < end_) {
+        engine_.schedule_at(sim::Time::from_seconds(at), submit_id_, static_cast<std::uint64_t>(j));
+      }
+    }
+    schedule_queue();
     unfinished_ = static_cast<std::int64_t>(std::count_if(r_.jobs.begin(), r_.jobs.end(),
                                                            [](const JobState& j) { return std::isfinite(j.work); }));
     engine_.run_until(sim::Time::from_seconds(end_));
     r_.elapsed = (unfinished_ == 0 && in_.horizon_s <= 0.0) ? last_done_ : end_;
-    // A job still down at the end has lost its GPUs since it went down.
     for (JobState& j : r_.jobs) {
-      if (!j.running && !j.finished) {
+      account(j, r_.elapsed);
+      // A job still down at the end has lost its GPUs since it went down.
+      if (j.started && !j.running && !j.finished) {
         j.lost_gpu_hours[j.down_cause] += (r_.elapsed - j.down_since) * static_cast<double>(j.p.gpus) / 3600.0;
       }
     }
@@ -299,6 +318,10 @@ class Model {
     if (!std::isfinite(k.mean_s)) return;
     const double t = from + draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
     if (t < end_) engine_.schedule_at(sim::Time::from_seconds(t), fail_id_, pack(c, gen, index));
+  }
+
+  [[nodiscard]] double unit_mult(std::size_t c, const Node& node, std::int64_t unit) const {
+    return classes_[c].heterogeneous ? node.mult[static_cast<std::size_t>(unit % gpn_)] : 1.0;
   }
 
   void enter_service(std::int64_t n, std::int64_t job, std::int64_t slot) {
@@ -350,16 +373,24 @@ class Model {
     node.job = state;
   }
 
+  /// A node entering the fleet (repaired or new) joins the spares.
+  void node_available(std::int64_t n) {
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    node.job = kInPool;
+    pool_.push_back(n);
+    nodes_returned();
+  }
+
+  /// Nodes joined the free pool: jobs missing nodes first, then the queue.
+  void nodes_returned() {
+    serve_waiting();
+    schedule_queue();
+  }
+
   void schedule_done(JobState& j, std::int64_t index) {
     if (!std::isfinite(j.work)) return;
-    const double remaining = std::max(0.0, j.work - j.committed) / j.rate;  // wall time of compute
-    double at = j.run_start + remaining + j.delta;
-    if (std::isfinite(j.tau)) {
-      const double cycles = std::max(1.0, std::ceil(remaining / j.tau));
-      at = j.run_start + (cycles - 1.0) * (j.tau + j.delta) + (remaining - (cycles - 1.0) * j.tau) + j.delta;
-    }
-    j.done_event = engine_.schedule_at(sim::Time::from_seconds(std::max(at, engine_.now().seconds())), done_id_,
-                                       static_cast<std::uint64_t>(index));
+    j.done_at = std::max(j.run_start + failure_free_duration(j), engine_.now().seconds());
+    j.done_event = engine_.schedule_at(sim::Time::from_seconds(j.done_at), done_id_, static_cast<std::uint64_t>(index));
   }
 
   /// Completed checkpoint cycles of a running job at `now`.
@@ -372,10 +403,17 @@ class Model {
     return k;
   }
 
+  /// Adds the running time since the last call to job j's integrals.
+  static void account(JobState& j, double now) {
+    if (j.running && now > j.acc_since) j.busy_gpu_s += (now - j.acc_since) * j.rate * static_cast<double>(j.p.gpus);
+    j.acc_since = now;
+  }
+
   void interrupt(std::int64_t index, const Klass& k) {
     JobState& j = r_.jobs[static_cast<std::size_t>(index)];
     if (j.finished || !j.running) return;
     const double now = engine_.now().seconds();
+    account(j, now);
     const double k_done = committed_cycles(j, now);
     const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
     const double since = now - j.run_start - k_done * cycle;
@@ -387,6 +425,7 @@ class Model {
     }
     j.lost_gpu_hours[k.name] += lost * static_cast<double>(j.p.gpus) / 3600.0;
     engine_.cancel(j.done_event);
+    j.done_at = std::numeric_limits<double>::infinity();
     j.running = false;
     j.down_since = now;
     j.down_cause = k.name;
@@ -413,6 +452,161 @@ class Model {
                            static_cast<std::uint64_t>(index));
   }
 
+  // ---- the queue ---------------------------------------------------------------------
+
+  void submit(std::int64_t index) {
+    r_.jobs[static_cast<std::size_t>(index)].queued = true;
+    queue_.push_back(index);
+  }
+
+  void on_submit(sim::Engine&, std::uint64_t arg) {
+    submit(static_cast<std::int64_t>(arg));
+    schedule_queue();
+  }
+
+  /// Free nodes the queue may use: those beyond the hot spares.
+  [[nodiscard]] std::int64_t queue_nodes() const {
+    return static_cast<std::int64_t>(pool_.size()) - in_.scheduler.spare_nodes;
+  }
+
+  /// When a started job is expected to free its nodes, failure-free.
+  [[nodiscard]] double expected_end(const JobState& j, double now) const {
+    if (j.running) return j.done_at;
+    return now + in_.failures->repair.restart.seconds() + j.read + failure_free_duration(j);
+  }
+
+  /// Starts what the policy allows (see the header).
+  void schedule_queue() {
+    if (queue_.empty()) return;
+    std::int64_t free = queue_nodes();
+    while (!queue_.empty() && r_.jobs[static_cast<std::size_t>(queue_.front())].p.nodes <= free) {
+      free -= r_.jobs[static_cast<std::size_t>(queue_.front())].p.nodes;
+      start_job(queue_.front());
+      queue_.erase(queue_.begin());
+    }
+    if (queue_.size() < 2 || in_.scheduler.policy != QueuePolicy::backfill) return;
+    // EASY: the head's reservation (shadow time) and the nodes it leaves over (extra).
+    const double now = engine_.now().seconds();
+    const std::int64_t need = r_.jobs[static_cast<std::size_t>(queue_.front())].p.nodes;
+    ends_.clear();
+    for (const JobState& j : r_.jobs) {
+      if (!j.started || j.finished) continue;
+      const auto held = static_cast<std::int64_t>(std::count_if(j.slots.begin(), j.slots.end(),
+                                                                [](std::int64_t n) { return n >= 0; }));
+      ends_.emplace_back(expected_end(j, now), held);
+    }
+    std::sort(ends_.begin(), ends_.end());
+    double shadow = std::numeric_limits<double>::infinity();
+    std::int64_t extra = std::numeric_limits<std::int64_t>::max();  // the head never fits: nothing to delay
+    std::int64_t freed = free;
+    for (const auto& [at, held] : ends_) {
+      if (!std::isfinite(at)) break;
+      freed += held;
+      if (freed >= need) {
+        shadow = at;
+        extra = freed - need;
+        break;
+      }
+    }
+    for (std::size_t q = 1; q < queue_.size();) {
+      const std::int64_t index = queue_[q];
+      const JobState& j = r_.jobs[static_cast<std::size_t>(index)];
+      const bool ends_before = now + failure_free_duration(j) <= shadow;
+      if (j.p.nodes <= free && (ends_before || j.p.nodes <= extra)) {
+        if (!ends_before) extra -= j.p.nodes;
+        free -= j.p.nodes;
+        start_job(index);
+        queue_.erase(queue_.begin() + static_cast<std::ptrdiff_t>(q));
+      } else {
+        ++q;
+      }
+    }
+  }
+
+  /// The nodes a starting job takes (see Placement in the header), removed from the pool.
+  std::vector<std::int64_t> place(JobState& j) {
+    const std::int64_t n = j.p.nodes;
+    free_.assign(nodes_.size(), 0);
+    for (std::int64_t p : pool_) free_[static_cast<std::size_t>(p)] = 1;
+    const auto all_free = [&](std::int64_t s) {
+      for (std::int64_t i = s; i < s + n; ++i) {
+        if (i >= static_cast<std::int64_t>(free_.size()) || !free_[static_cast<std::size_t>(i)]) return false;
+      }
+      return true;
+    };
+    std::int64_t start = -1;
+    if (j.p.first_node >= 0 && all_free(j.p.first_node)) start = j.p.first_node;
+    if (start < 0) {
+      const std::int64_t b = in_.block_nodes;
+      const auto extra_blocks = [&](std::int64_t s) {
+        return b > 0 ? ((s + n - 1) / b - s / b + 1) - (n + b - 1) / b : 0;
+      };
+      std::tuple<std::int64_t, std::int64_t, std::int64_t> best{std::numeric_limits<std::int64_t>::max(), 0, 0};
+      const auto consider = [&](std::int64_t s, std::int64_t run) {
+        const std::tuple<std::int64_t, std::int64_t, std::int64_t> score{extra_blocks(s), run, s};
+        if (start < 0 || score < best) {
+          best = score;
+          start = s;
+        }
+      };
+      const auto size = static_cast<std::int64_t>(free_.size());
+      for (std::int64_t a = 0; a < size;) {
+        if (!free_[static_cast<std::size_t>(a)]) {
+          ++a;
+          continue;
+        }
+        std::int64_t e = a;
+        while (e < size && free_[static_cast<std::size_t>(e)]) ++e;
+        const std::int64_t run = e - a;
+        if (run >= n) {
+          consider(a, run);
+          consider(e - n, run);
+          if (b > 0) {
+            for (std::int64_t s = (a + b - 1) / b * b; s + n <= e; s += b) consider(s, run);
+          }
+        }
+        a = e;
+      }
+    }
+    std::vector<std::int64_t> taken;
+    if (start >= 0) {
+      for (std::int64_t i = start; i < start + n; ++i) taken.push_back(i);
+    } else {  // fragmented: the lowest-numbered free nodes
+      ++j.fragmented_starts;
+      for (std::size_t i = 0; i < free_.size() && static_cast<std::int64_t>(taken.size()) < n; ++i) {
+        if (free_[i]) taken.push_back(static_cast<std::int64_t>(i));
+      }
+    }
+    for (std::int64_t t : taken) free_[static_cast<std::size_t>(t)] = 2;
+    pool_.erase(std::remove_if(pool_.begin(), pool_.end(), [&](std::int64_t p) { return free_[static_cast<std::size_t>(p)] == 2; }),
+                pool_.end());
+    return taken;
+  }
+
+  void start_job(std::int64_t index) {
+    JobState& j = r_.jobs[static_cast<std::size_t>(index)];
+    const double now = engine_.now().seconds();
+    const std::vector<std::int64_t> nodes = place(j);
+    CLUSTERSIM_CHECK(static_cast<std::int64_t>(nodes.size()) == j.p.nodes, "a started job has all its nodes");
+    j.queued = false;
+    j.started = true;
+    j.start_time = now;
+    j.slots.assign(static_cast<std::size_t>(j.p.nodes), -1);
+    for (std::int64_t s = 0; s < j.p.nodes; ++s) enter_service(nodes[static_cast<std::size_t>(s)], index, s);
+    j.running = true;
+    j.rate = 1.0;
+    j.run_start = now;
+    j.acc_since = now;
+    record("start", "", index, nodes.front(), -1);
+    schedule_done(j, index);
+    // The job's own failure processes (software) run from its start.
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      if (classes_[c].per == Per::job) schedule_unit(c, index, 0, 1.0, now);
+    }
+  }
+
+  // ---- failures and repairs ----------------------------------------------------------
+
   void on_failure(sim::Engine&, std::uint64_t arg) {
     const auto c = static_cast<std::size_t>(arg >> 56);
     const auto gen = static_cast<std::uint32_t>((arg >> 32) & 0xFFFFFFu);
@@ -429,7 +623,7 @@ class Model {
       record("failure", k.name, job, n, k.per == Per::gpu ? index : -1);
       // The failed unit starts a new life: at once if it keeps running, after its repair if not.
       remaining_[c][static_cast<std::size_t>(index)] = kFresh;
-      const double mult = k.heterogeneous ? node.mult[static_cast<std::size_t>(index % gpn_)] : 1.0;
+      const double mult = unit_mult(c, node, index);
       if (!k.restarts) {
         resume_unit(c, index, gen, mult, now);
         return;
@@ -494,9 +688,7 @@ class Model {
       }
     }
     if (back == n) record("repaired", "", -1, n, -1);
-    nodes_[static_cast<std::size_t>(back)].job = kInPool;
-    pool_.push_back(back);
-    serve_waiting();
+    node_available(back);
   }
 
   /// Gives pool nodes to the jobs missing some, in job order, and restarts those that can.
@@ -557,12 +749,14 @@ class Model {
     j.lost_gpu_hours[j.down_cause] += (now - j.down_since) * static_cast<double>(j.p.gpus) / 3600.0;
     j.running = true;
     j.run_start = now;
+    j.acc_since = now;
     record("restart", j.down_cause, static_cast<std::int64_t>(arg), -1, -1);
     schedule_done(j, static_cast<std::int64_t>(arg));
   }
 
   void on_done(sim::Engine& e, std::uint64_t arg) {
     JobState& j = r_.jobs[arg];
+    account(j, e.now().seconds());
     j.finished = true;
     j.running = false;
     j.committed = j.work;
@@ -572,9 +766,9 @@ class Model {
     for (std::int64_t n : j.slots) {
       if (n < 0) continue;
       leave_service(n, kInPool);
-      pool_.push_back(n);  // a finished job's nodes become spares for the others
+      pool_.push_back(n);  // a finished job's nodes are free: spares for the others, or for the queue
     }
-    serve_waiting();
+    nodes_returned();
     if (--unfinished_ == 0 && in_.horizon_s <= 0.0) e.stop();
   }
 
@@ -603,12 +797,16 @@ class Model {
   double last_done_ = 0.0;
   std::int64_t unfinished_ = 0;
   std::vector<Node> nodes_;
-  std::vector<std::int64_t> pool_;
+  std::vector<std::int64_t> pool_;   ///< free healthy nodes, in the order they became free
+  std::vector<std::int64_t> queue_;  ///< submitted jobs not started, in queue order
+  // Scratch space, reused.
+  std::vector<char> free_;
+  std::vector<std::pair<double, std::int64_t>> ends_;
   static constexpr double kFresh = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::vector<double>> remaining_;  ///< per class and unit: operating time left (NaN: draw)
   std::vector<std::vector<double>> due_;        ///< per class and unit in service: failure time
   Replication r_;
-  sim::HandlerId fail_id_, element_back_id_, repaired_id_, ready_id_, restarted_id_, done_id_;
+  sim::HandlerId fail_id_, element_back_id_, repaired_id_, ready_id_, restarted_id_, done_id_, submit_id_;
 };
 
 Estimate estimate(const sim::Welford& w) {
@@ -621,48 +819,65 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   CLUSTERSIM_CHECK(in.failures != nullptr && in.replications >= 1, "a long run needs failures and replications");
   const std::vector<Klass> classes = resolve_classes(*in.failures);
   std::vector<JobState> jobs;
-  double ideal = 0.0;
+  double ideal = 0.0, last_submit = 0.0;
   for (const JobProfile& p : in.jobs) {
     JobState j;
     j.p = p;
     plan_checkpoints(j, in, classes);
-    if (std::isfinite(j.work)) ideal = std::max(ideal, j.work);
+    if (std::isfinite(j.work)) ideal += j.work;
+    last_submit = std::max(last_submit, p.submit_s);
     jobs.push_back(std::move(j));
   }
   // Without a horizon, run until every job has trained its tokens (a stop at 100 times the
-  // failure-free time guards against a cluster that never gets there).
-  const double end = in.horizon_s > 0.0 ? in.horizon_s : std::max(100.0 * ideal, kDay);
+  // failure-free time of the jobs one after another guards against a cluster that never
+  // gets there).
+  const double end = in.horizon_s > 0.0 ? in.horizon_s : std::max(last_submit + 100.0 * ideal, kDay);
 
   LongRunResult out;
   out.heterogeneity_alpha = pareto_alpha(in.failures->heterogeneity);
   const std::size_t J = jobs.size();
-  std::vector<sim::Welford> interruptions(J), ettr(J), goodput(J), ttt(J);
-  std::vector<std::int64_t> finished(J, 0);
+  std::vector<sim::Welford> interruptions(J), ettr(J), goodput(J), ttt(J), wait(J), start(J), finish(J),
+      fragmented(J);
+  std::vector<std::int64_t> finished(J, 0), started(J, 0);
   std::vector<std::vector<std::map<std::string, double>>> causes(J), lost(J);
   std::vector<std::map<std::string, double>> failures;
-  sim::Welford top1, top1_rate, retired;
+  sim::Welford top1, top1_rate, retired, utilisation, busy, available;
+  const double cluster_gpus = static_cast<double>(in.nodes * in.gpus_per_node);
   for (std::int64_t rep = 0; rep < in.replications; ++rep) {
     Model model(in, classes, jobs, static_cast<std::uint64_t>(rep), rep == 0);
     Replication r = model.run(end);
     out.events += r.events;
+    double busy_gpu_s = 0.0;
     for (std::size_t j = 0; j < J; ++j) {
       const JobState& s = r.jobs[j];
-      const double elapsed = s.finished ? s.finished_at : r.elapsed;
-      const double useful = model.useful(s, r.elapsed);
+      busy_gpu_s += s.busy_gpu_s;
       interruptions[j].add(static_cast<double>(s.interruptions));
-      ettr[j].add(elapsed > 0.0 ? useful / elapsed : 0.0);
-      goodput[j].add(elapsed > 0.0 ? useful * s.p.tokens_per_s / elapsed : 0.0);
-      // A replication that made no progress cannot project a time to train: left out.
-      if (std::isfinite(s.work) && (s.finished || useful > 1e-6 * s.work)) {
-        ttt[j].add(s.finished ? s.finished_at : elapsed * s.work / useful);
-      }
-      finished[j] += s.finished ? 1 : 0;
       std::map<std::string, double> c, l;
       for (const auto& [k, v] : s.by_cause) c[k] = static_cast<double>(v);
       for (const auto& [k, v] : s.lost_gpu_hours) l[k] = v;
       causes[j].push_back(std::move(c));
       lost[j].push_back(std::move(l));
+      if (!s.started) continue;  // still queued at the end: no training figures
+      ++started[j];
+      wait[j].add(s.start_time - s.p.submit_s);
+      start[j].add(s.start_time);
+      fragmented[j].add(static_cast<double>(s.fragmented_starts));
+      // ETTR, goodput and time to train count from the job's first start.
+      const double elapsed = (s.finished ? s.finished_at : r.elapsed) - s.start_time;
+      const double useful = model.useful(s, r.elapsed);
+      ettr[j].add(elapsed > 0.0 ? useful / elapsed : 0.0);
+      goodput[j].add(elapsed > 0.0 ? useful * s.p.tokens_per_s / elapsed : 0.0);
+      // A replication that made no progress cannot project a time to train: left out.
+      if (std::isfinite(s.work) && (s.finished || useful > 1e-6 * s.work)) {
+        ttt[j].add(s.finished ? s.finished_at - s.start_time : elapsed * s.work / useful);
+      }
+      if (s.finished) finish[j].add(s.finished_at);
+      finished[j] += s.finished ? 1 : 0;
     }
+    const double available_gpu_s = cluster_gpus * r.elapsed;
+    utilisation.add(available_gpu_s > 0.0 ? busy_gpu_s / available_gpu_s : 0.0);
+    busy.add(busy_gpu_s / 3600.0);
+    available.add(available_gpu_s / 3600.0);
     std::map<std::string, double> f;
     for (const auto& [k, v] : r.failures_by_cause) f[k] = static_cast<double>(v);
     failures.push_back(std::move(f));
@@ -712,8 +927,16 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     s.checkpoint_interval_s = jobs[j].tau;
     s.checkpoint_write_s = jobs[j].delta;
     s.mtbf_s = jobs[j].mtbf;
+    s.started_share = static_cast<double>(started[j]) / static_cast<double>(in.replications);
+    s.queue_wait_s = estimate(wait[j]);  // NaN where it never started
+    s.start_s = estimate(start[j]);
+    s.end_s = estimate(finish[j]);
+    s.fragmented_starts = estimate(fragmented[j]);
     out.jobs.push_back(std::move(s));
   }
+  out.utilisation = estimate(utilisation);
+  out.busy_gpu_hours = estimate(busy);
+  out.available_gpu_hours = estimate(available);
   out.failures_by_cause = summarize(failures);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   out.top1_failure_share = top1.count() > 0 ? estimate(top1) : Estimate{nan, nan};

@@ -8,7 +8,8 @@
 // happens between them, so a job's progress is advanced in closed form: running since s
 // with checkpoint interval tau and blocking checkpoint time delta, at time t it has
 // committed floor((t - s) / (tau + delta)) tau more seconds of training and would lose the
-// rest. A 54-day run of a 16,384-GPU job is a few hundred events per replication.
+// rest. A 54-day run of a 16,384-GPU job is a few hundred events per replication; a queue
+// adds a few events per job (submit, start, finish).
 //
 // A failure that stops a job (effect restart): the work since the last completed
 // checkpoint is lost (none for a planned one), the job is down for detect + restart +
@@ -35,11 +36,46 @@
 // goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x (lost work + downtime),
 // by the cause of the interruption.
 //
-// LIMITATIONS: switch and cable failures stop every multi-node job (paths are not traced);
-// idle spares do not fail; a shrunk job's throughput is taken in proportion to its replicas
-// (the global batch spread over fewer replicas, each as fast); burn-in, job queues and shared-storage
-// contention between jobs checkpointing at once are not modelled yet; the jobs' step time
-// is that of the healthy cluster.
+// The scheduler. Jobs enter a queue at their submit time (scenario order among jobs
+// submitted together) and start when enough nodes are free: `fifo` starts them strictly in
+// queue order; `backfill` is EASY backfilling (Lifka, "The ANL/IBM SP scheduling system",
+// JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 2001): when the head job does not fit, it gets
+// a reservation at the earliest time enough nodes free up, counted from the running jobs'
+// failure-free end times (a down job's from a restart now); a later job may start at once if
+// it fits in the free nodes and either ends (failure-free) before that reservation or uses
+// only nodes the head job will not need then. A failure can still delay a job past its
+// estimate and so the head job past its reservation, as a user's wall-time estimate can. A
+// finished job frees its nodes; a hardware failure takes a replacement from the free nodes
+// first (the running jobs come first), and the queue may use free nodes only beyond
+// `spare_nodes`, the hot spares kept for replacements. A job's first start costs nothing
+// (the restart time is paid on restarts).
+//
+// Placement: physical nodes are numbered in fabric order (the cluster's nodes, then the
+// spares, then nodes bought to replace retired ones); a pod or group of the fabric
+// (`block_nodes`: the nodes whose NICs meet below the top switch tier) is a contiguous range.
+// A starting job takes its nominal range (first_node .. + nodes: where its step time was
+// simulated) when it is free; else the free contiguous range that spans the fewest pods
+// beyond the least it must (a job of at most a pod inside one pod: its pipeline and
+// data-parallel groups stay under the pod's switches), then the tightest fit, then the
+// lowest start; else, fragmented, the lowest-numbered free nodes. TP stays inside a node
+// (the job's rank order). The job's step time is the one simulated on its nominal range
+// and is not recomputed: on a regular fabric (Clos, dragonfly) a contiguous range of the
+// same shape costs the same; a range straddling more pods, or a fragmented one, would be
+// slower than modelled (`fragmented_starts` counts those).
+//
+// Utilisation = busy GPU-hours / available GPU-hours, where a GPU is busy while a job runs
+// on it (training or checkpointing, not while down or waiting; a shrunk job counts the
+// GPUs of its whole replicas) and available = the cluster's GPUs (spares apart) x the
+// elapsed time. Per job: queue wait = first start - submit; ETTR, goodput and time to train
+// count from the job's first start.
+//
+// LIMITATIONS: switch and cable failures stop every running multi-node job (paths are not
+// traced); idle spares do not fail or age; a shrunk job's throughput is taken in proportion
+// to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
+// step time is that of their nominal placement on the healthy cluster (see Placement);
+// burn-in and shared-storage contention between jobs checkpointing at once are not
+// modelled yet; the scheduler has no priorities, preemption or reservations beyond EASY's
+// one.
 #pragma once
 
 #include <cstdint>
@@ -54,13 +90,14 @@ namespace clustersim::reliability {
 
 struct JobProfile {
   std::string name;
-  std::int64_t first_node = 0;  ///< the job's nodes: first_node .. first_node + nodes - 1
+  std::int64_t first_node = 0;  ///< nominal placement: first_node .. first_node + nodes - 1 (see Placement)
   std::int64_t nodes = 0;
   std::int64_t gpus = 0;
   std::int64_t dp = 1;  ///< data-parallel replicas, each on nodes / dp consecutive nodes (for shrinking)
   double tokens_per_s = 0.0;               ///< healthy throughput
   std::optional<double> train_tokens;      ///< none: train until the horizon
   double checkpoint_bytes = 0.0;
+  double submit_s = 0.0;                   ///< enters the queue
 };
 
 struct LongRunInputs {
@@ -71,6 +108,7 @@ struct LongRunInputs {
   std::int64_t gpus_per_node = 0;
   std::int64_t switches = 0;
   std::int64_t links = 0;
+  std::int64_t block_nodes = 0;  ///< nodes per pod or group, for placement (0: none)
   std::vector<JobProfile> jobs;
   double horizon_s = 0.0;  ///< 0: until every job has trained its tokens
   std::int64_t replications = 1;
@@ -96,11 +134,17 @@ struct JobSummary {
   double checkpoint_interval_s = 0.0;
   double checkpoint_write_s = 0.0;  ///< blocking time of one checkpoint
   double mtbf_s = 0.0;              ///< expected, from the rates
+  // The queue (replications where the job started, or finished, within the horizon; NaN: none).
+  double started_share = 0.0;
+  Estimate queue_wait_s;  ///< first start - submit
+  Estimate start_s;       ///< first start
+  Estimate end_s;         ///< finished
+  Estimate fragmented_starts;  ///< starts on nodes that are not one contiguous range
 };
 
 struct TimelineEvent {
   double time_s = 0.0;
-  std::string kind;   ///< failure, interruption, restart, repaired, retired, finished
+  std::string kind;   ///< failure, interruption, restart, repaired, retired, finished, start
   std::string cause;  ///< component class
   std::int64_t job = -1;
   std::int64_t node = -1;  ///< physical node id
@@ -113,6 +157,9 @@ struct LongRunResult {
   Estimate top1_failure_share;  ///< share of GPU failures on the 1% of GPUs that failed most (NaN: none failed)
   Estimate top1_rate_share;     ///< share of the fleet's GPU failure rate on its top 1% (expected)
   Estimate retired_nodes;
+  Estimate utilisation;          ///< busy GPU-hours / available GPU-hours (see the header)
+  Estimate busy_gpu_hours;
+  Estimate available_gpu_hours;  ///< the cluster's GPUs (spares apart) x elapsed time
   double elapsed_s = 0.0;       ///< of replication 0
   std::vector<TimelineEvent> timeline;     ///< replication 0
   std::vector<std::int64_t> gpu_failures;  ///< replication 0, per physical GPU

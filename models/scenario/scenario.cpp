@@ -351,13 +351,12 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       state.diagnostics.add(state.where(at), at, e.message, e.hint);
     }
     if (!problems.empty()) continue;
-    job.first_gpu = next_gpu;
-    next_gpu += job.config.gpus;
-    if (next_gpu > cluster_gpus) {
+    // Jobs that do not all fit at once queue; each must fit the cluster on its own.
+    if (job.config.gpus > cluster_gpus) {
       state.diagnostics.add(state.where(path + ".gpus"), path + ".gpus",
-                            fmt::format("the jobs need {} GPUs up to this one, but the cluster has {} ({} nodes of {})",
-                                        next_gpu, cluster_gpus, loaded.config.cluster.nodes, gpus_per_node),
-                            fmt::format("cluster.nodes: {}", (next_gpu + gpus_per_node - 1) / gpus_per_node));
+                            fmt::format("the job needs {} GPUs, but the cluster has {} ({} nodes of {})",
+                                        job.config.gpus, cluster_gpus, loaded.config.cluster.nodes, gpus_per_node),
+                            fmt::format("cluster.nodes: {}", (job.config.gpus + gpus_per_node - 1) / gpus_per_node));
       continue;
     }
     job.profile = loaded.calibration ? calibration::compute_profile(*loaded.calibration, loaded.node.gpu_name, loaded.node.gpu)
@@ -388,12 +387,40 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
           hint);
       continue;
     }
-    out.push_back(std::move(job));
+    // `count` copies, placed one after another (back to GPU 0 when the cluster is full).
+    job.entry = i;
+    for (std::int64_t c = 0; c < jobs[i].count; ++c) {
+      ResolvedJob copy = job;
+      copy.copy = c;
+      if (jobs[i].count > 1) copy.config.name = fmt::format("{}-{}", jobs[i].name, c);
+      if (next_gpu + copy.config.gpus > cluster_gpus) next_gpu = 0;
+      copy.first_gpu = next_gpu;
+      next_gpu += copy.config.gpus;
+      out.push_back(std::move(copy));
+    }
+  }
+  // Names identify jobs in the results and the failure timeline.
+  std::map<std::string, std::size_t> names;
+  std::vector<bool> reported(jobs.size(), false);
+  for (const ResolvedJob& job : out) {
+    const auto [it, fresh] = names.emplace(job.config.name, job.entry);
+    if (fresh || reported[job.entry]) continue;
+    reported[job.entry] = true;
+    const std::string at = fmt::format("workload.jobs[{}].name", job.entry);
+    const std::int64_t n = jobs[job.entry].count;
+    const std::string mine = n > 1 ? fmt::format("count: {} names its copies {}-0 .. {}-{}, and '{}'", n,
+                                                 jobs[job.entry].name, jobs[job.entry].name, n - 1, job.config.name)
+                                   : fmt::format("'{}'", job.config.name);
+    state.diagnostics.add(state.where(at), at,
+                          fmt::format("{} is already the name of {}workload.jobs[{}]", mine,
+                                      jobs[it->second].count > 1 ? "a copy of " : "", it->second),
+                          "give each job its own name");
   }
   return out;
 }
 
-/// The failure model's relations that field tables cannot check.
+/// The failure model's relations that field tables cannot check (and those of a queue,
+/// which runs through the same model).
 // The zipped lists of a sweep block vary together: they must have one length. A key is
 // either zipped or a grid axis.
 void check_sweep(const Scenario& sc, LoadState& state) {
@@ -416,31 +443,36 @@ void check_sweep(const Scenario& sc, LoadState& state) {
 
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   const Scenario& sc = loaded.config;
-  if (!sc.failures) return;
-  for (const reliability::ConfigProblem& p : reliability::check_failures(*sc.failures)) {
-    const std::string at = "failures." + p.path;
-    state.diagnostics.add(state.where(at), at, p.message, p.hint);
+  const bool queue = jobs_queue(loaded);
+  if (!sc.failures && !queue) return;
+  if (sc.failures) {
+    for (const reliability::ConfigProblem& p : reliability::check_failures(*sc.failures)) {
+      const std::string at = "failures." + p.path;
+      state.diagnostics.add(state.where(at), at, p.message, p.hint);
+    }
   }
+  const std::string_view with = sc.failures ? "with failures" : "in a queue";
   if (!sc.simulation.horizon) {
-    for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
-      if (!loaded.jobs[i].config.train_tokens) {
-        const std::string at = fmt::format("workload.jobs[{}]", i);
+    for (const ResolvedJob& job : loaded.jobs) {
+      if (!job.config.train_tokens && job.copy == 0) {
+        const std::string at = fmt::format("workload.jobs[{}]", job.entry);
         state.diagnostics.add(state.where(at), at,
-                              "with failures, a job needs train_tokens, or the scenario a simulation.horizon",
+                              fmt::format("{}, a job needs train_tokens, or the scenario a simulation.horizon", with),
                               "train_tokens: 15.6T, or simulation: {horizon: 54d}");
       }
     }
   }
-  // Failures strike nodes: each job must have whole nodes of its own.
+  // Failures strike nodes and the scheduler hands out nodes: each job must have whole nodes of its own.
   const std::int64_t gpn = loaded.node.spec.gpus;
-  for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
-    const ResolvedJob& job = loaded.jobs[i];
-    if (job.first_gpu % gpn != 0 || job.config.gpus % gpn != 0) {
-      const std::string at = fmt::format("workload.jobs[{}].gpus", i);
+  std::vector<bool> reported(sc.workload.jobs.size(), false);
+  for (const ResolvedJob& job : loaded.jobs) {
+    if ((job.first_gpu % gpn != 0 || job.config.gpus % gpn != 0) && !reported[job.entry]) {
+      reported[job.entry] = true;
+      const std::string at = fmt::format("workload.jobs[{}].gpus", job.entry);
       state.diagnostics.add(state.where(at), at,
-                            fmt::format("with failures, jobs need whole nodes of their own: {} GPUs from GPU {} share "
+                            fmt::format("{}, jobs need whole nodes of their own: {} GPUs from GPU {} share "
                                         "a node of {} with another job or leave part of one",
-                                        job.config.gpus, job.first_gpu, gpn),
+                                        with, job.config.gpus, job.first_gpu, gpn),
                             fmt::format("gpus: {}", std::max<std::int64_t>(gpn, job.config.gpus / gpn * gpn)));
     }
   }
@@ -543,6 +575,15 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
 }
 
 }  // namespace
+
+bool jobs_queue(const LoadedScenario& loaded) {
+  std::int64_t gpus = 0;
+  for (const ResolvedJob& job : loaded.jobs) {
+    gpus += job.config.gpus;
+    if (job.config.submit.seconds() > 0.0) return true;
+  }
+  return gpus > loaded.config.cluster.nodes * loaded.node.spec.gpus;
+}
 
 LoadedScenario load_scenario(const std::string& path, const LoadOptions& options) {
   LoadState state;

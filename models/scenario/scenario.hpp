@@ -138,7 +138,7 @@ struct Scenario {
         config::field("workload", &Scenario::workload, "training jobs: model, GPUs, parallelism, batch"),
         config::field("failures", &Scenario::failures,
                       "failure processes, GPU heterogeneity and repair times (optional: none, no failures)"),
-        config::field("scheduler", &Scenario::scheduler, "hot spares and the retirement of failing nodes"),
+        config::field("scheduler", &Scenario::scheduler, "hot spares, retirement of failing nodes and the job queue"),
         config::field("checkpoint", &Scenario::checkpoint, "checkpoint interval and storage bandwidth"),
         config::field("economics", &Scenario::economics,
                       "energy price, PUE, depreciation life and prices for the cost model (defaults sourced in "
@@ -166,7 +166,9 @@ struct ResolvedJob {
   std::string model_name;  ///< catalog name, or "inline"
   workload::ModelSpec model;
   compute::ComputeProfile profile;  ///< of the node's GPU type
-  std::int64_t first_gpu = 0;       ///< runs on GPUs first_gpu .. first_gpu + gpus - 1
+  std::int64_t first_gpu = 0;       ///< runs on GPUs first_gpu .. first_gpu + gpus - 1 (nominal, with a queue)
+  std::size_t entry = 0;            ///< its workload.jobs[] entry
+  std::int64_t copy = 0;            ///< which of the entry's `count` copies (named NAME-copy when count > 1)
 };
 
 /// A scenario fully resolved against its catalogs: what the models are built from.
@@ -183,6 +185,11 @@ struct LoadedScenario {
 
 /// Loads the scenario at `path`. Throws config::InputError with every problem found.
 LoadedScenario load_scenario(const std::string& path, const LoadOptions& options);
+
+/// Whether the jobs queue: they need more GPUs together than the cluster has, or one is
+/// submitted after the start. Such a workload runs through the long-horizon model's
+/// scheduler, with failures or without.
+bool jobs_queue(const LoadedScenario& loaded);
 
 /// Loads the built-in default scenario (scenarios/quickstart.yaml, compiled in).
 LoadedScenario load_default_scenario(const LoadOptions& options);

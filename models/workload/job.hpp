@@ -1,9 +1,12 @@
 // Training jobs (scenario section `workload`): which model, on how many GPUs, split how.
 //
-// A job trains `model` on `gpus` GPUs, taken in node order after the previous job's. The
-// GPUs are split into tp x cp x pp x dp ranks (tensor, context, pipeline and data
-// parallel); expert parallelism (ep) divides each data-parallel group into ep-sized
-// expert groups (as Megatron-Core folds EP into DP). Global rank r has coordinates
+// A job trains `model` on `gpus` GPUs, taken in node order after the previous job's: its
+// nominal placement, on which its step is simulated (when the jobs do not all fit at once,
+// the placement wraps back to GPU 0; the scheduler of models/reliability/longrun.hpp places
+// each job when it starts). `count: N` stands for N identical jobs NAME-0 .. NAME-<N-1>,
+// submitted together at `submit`. The GPUs are split into tp x cp x pp x dp ranks (tensor,
+// context, pipeline and data parallel); expert parallelism (ep) divides each data-parallel
+// group into ep-sized expert groups (as Megatron-Core folds EP into DP). Global rank r has coordinates
 // (tp_i, cp_i, pp_i, dp_i) with the first name in `order` varying fastest:
 //     r = tp_i + tp (cp_i + cp (pp_i + pp dp_i))        for order [tp, cp, pp, dp]
 // and runs on the job's r-th GPU, so TP stays inside a node (when tp divides the node's
@@ -106,6 +109,8 @@ struct JobConfig {
   compute::Dtype grad_dtype = compute::Dtype::fp32;
   bool overlap_grad_reduce = true;
   std::optional<sim::Count> train_tokens;
+  sim::Time submit = sim::Time::zero();
+  std::int64_t count = 1;
 
   static auto fields() {
     using config::field;
@@ -128,6 +133,12 @@ struct JobConfig {
         field("overlap_grad_reduce", &JobConfig::overlap_grad_reduce,
               "reduce each layer's gradients while backward goes on (else after the last micro-batch)"),
         field("train_tokens", &JobConfig::train_tokens, "tokens to train on, for time_to_train (15.6T)"),
+        field("submit", &JobConfig::submit, "when the job enters the scheduler's queue")
+            .at_least(sim::Time::zero()),
+        field("count", &JobConfig::count,
+              "identical copies of the job (a hyperparameter search), named NAME-0 .. NAME-<count-1>")
+            .at_least(1)
+            .at_most(100'000),
     };
   }
 };
@@ -136,7 +147,7 @@ struct WorkloadConfig {
   std::vector<JobConfig> jobs;
 
   static auto fields() {
-    return std::tuple{config::field("jobs", &WorkloadConfig::jobs, "training jobs, placed on the GPUs in order")};
+    return std::tuple{config::field("jobs", &WorkloadConfig::jobs, "training jobs, placed on the GPUs in order (queued when they do not all fit)")};
   }
 };
 

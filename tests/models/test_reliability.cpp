@@ -1,5 +1,6 @@
 // The long horizon: rates and laws parse, checkpoint/restart matches its renewal equation,
-// Young/Daly's optimum is recovered by a sweep, spares and retirement do what they say.
+// Young/Daly's optimum is recovered by a sweep, spares and retirement do what they say; the
+// queue starts jobs in FIFO or EASY-backfill order and places them by pods.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -336,4 +337,122 @@ TEST_CASE("a finished job's nodes become spares; a job down at the end counts it
   for (const auto& [k, e] : r.jobs[1].lost_gpu_hours) lost += e.mean;
   // Whatever it lost, lost GPU-hours and training time add up to its GPU-hours.
   CHECK(lost + r.jobs[1].ettr.mean * 20 * 24 * 16 == doctest::Approx(20 * 24 * 16).epsilon(0.05));
+}
+
+namespace {
+
+/// A cluster of `nodes` nodes of 8 GPUs without failures or checkpoints; jobs train at one
+/// token per second, so train_tokens is their run time in seconds.
+struct QueueFixture {
+  FailuresConfig failures;
+  LongRunInputs in;
+
+  QueueFixture(std::int64_t nodes, QueuePolicy policy) {
+    in.failures = &failures;
+    in.nodes = nodes;
+    in.gpus_per_node = 8;
+    in.scheduler.policy = policy;
+  }
+  void job(const char* name, std::int64_t nodes, double hours, double submit_h = 0.0, std::int64_t first = 0) {
+    JobProfile p{name, first, nodes, 8 * nodes, nodes, 1.0, hours * 3600.0, 0.0};
+    p.submit_s = submit_h * 3600.0;
+    in.jobs.push_back(p);
+  }
+};
+
+std::vector<double> starts_h(const LongRunResult& r) {
+  std::vector<double> out;
+  for (const JobSummary& j : r.jobs) out.push_back(j.start_s.mean / 3600.0);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("queue: FIFO starts in order; EASY backfill starts a later job early only if the head is not delayed") {
+  SUBCASE("a backfilled job may end after the reservation on nodes the head job will not need") {
+    // 4 nodes. A (3 nodes, 10 h) starts; B (2 nodes, 5 h) waits for A. Backfill: B's
+    // reservation is at 10 h, when 1 + 3 nodes are free, 2 more than it needs (extra = 2).
+    // C (1 node, 4 h) ends before 10 h: starts at 0. At 4 h C's node is free again: D (1
+    // node, 20 h) ends after 10 h but fits in the extra nodes: starts at 4 h. B starts at
+    // 10 h either way.
+    const auto run = [](QueuePolicy policy) {
+      QueueFixture f(4, policy);
+      f.job("A", 3, 10);
+      f.job("B", 2, 5);
+      f.job("C", 1, 4);
+      f.job("D", 1, 20);
+      return simulate_long_run(f.in);
+    };
+    const LongRunResult fifo = run(QueuePolicy::fifo);
+    const LongRunResult backfill = run(QueuePolicy::backfill);
+    CHECK(starts_h(fifo) == std::vector<double>{0, 10, 10, 10});
+    CHECK(starts_h(backfill) == std::vector<double>{0, 10, 0, 4});
+    CHECK(backfill.jobs[3].queue_wait_s.mean == doctest::Approx(4 * 3600.0));
+    CHECK(fifo.jobs[3].end_s.mean == doctest::Approx(30 * 3600.0));
+    CHECK(backfill.jobs[3].end_s.mean == doctest::Approx(24 * 3600.0));
+    // Utilisation = busy / available GPU-hours: (3 x 10 + 2 x 5 + 1 x 4 + 1 x 20) node-h x 8
+    // = 512 GPU-h, over 4 nodes x 8 GPUs until the last job ends (30 h FIFO, 24 h backfill).
+    CHECK(fifo.utilisation.mean == doctest::Approx(512.0 / (32 * 30)));
+    CHECK(backfill.utilisation.mean == doctest::Approx(512.0 / (32 * 24)));
+    CHECK(backfill.busy_gpu_hours.mean == doctest::Approx(512.0));
+    // Without failures every job trains all the time it runs.
+    CHECK(backfill.jobs[3].ettr.mean == doctest::Approx(1.0));
+  }
+  SUBCASE("a job that would take nodes the head job needs at its reservation waits") {
+    // 4 nodes. A (2 nodes, 10 h) runs; B (4 nodes, 5 h) needs all of them at 10 h: no extra.
+    // C (1 node, 20 h) fits now but would still run at 10 h: it waits for B (starts at 15 h).
+    // D (1 node, 5 h) ends before 10 h: backfilled at 0.
+    const auto run = [](QueuePolicy policy) {
+      QueueFixture f(4, policy);
+      f.job("A", 2, 10);
+      f.job("B", 4, 5);
+      f.job("C", 1, 20);
+      f.job("D", 1, 5);
+      return simulate_long_run(f.in);
+    };
+    CHECK(starts_h(run(QueuePolicy::fifo)) == std::vector<double>{0, 10, 15, 15});
+    CHECK(starts_h(run(QueuePolicy::backfill)) == std::vector<double>{0, 10, 15, 0});
+  }
+  SUBCASE("jobs submitted later queue from their submit time; the queue keeps the hot spares free") {
+    // 2 nodes and 1 spare. A (2 nodes, 10 h) at 0; B (1 node, 1 h) submitted at 3 h finds
+    // the spare idle but may not take it: it starts when A ends.
+    QueueFixture f(2, QueuePolicy::backfill);
+    f.in.scheduler.spare_nodes = 1;
+    f.job("A", 2, 10);
+    f.job("B", 1, 1, 3);
+    const LongRunResult r = simulate_long_run(f.in);
+    CHECK(starts_h(r) == std::vector<double>{0, 10});
+    CHECK(r.jobs[1].queue_wait_s.mean == doctest::Approx(7 * 3600.0));
+    // The spare is not the cluster's: utilisation (2 x 10 + 1 x 1) node-h / (2 nodes x 11 h).
+    CHECK(r.utilisation.mean == doctest::Approx(21.0 / 22.0));
+  }
+}
+
+TEST_CASE("placement: the nominal range when free, else a contiguous range inside one pod, else fragmented") {
+  const auto first_nodes = [](const LongRunResult& r) {
+    std::vector<std::int64_t> out;
+    for (const TimelineEvent& e : r.timeline) {
+      if (e.kind == "start") out.push_back(e.node);
+    }
+    return out;
+  };
+  // 8 nodes in pods of 4. A takes nodes 0-2 (its nominal range). B (2 nodes) was simulated
+  // on nodes 0-1, which A holds: the free run is 3-7; starting at 3 would straddle pods 0
+  // and 1, starting at 4 keeps it in pod 1 (the lowest such start).
+  QueueFixture f(8, QueuePolicy::fifo);
+  f.job("A", 3, 10);
+  f.job("B", 2, 10);
+  f.in.block_nodes = 4;
+  CHECK(first_nodes(simulate_long_run(f.in)) == std::vector<std::int64_t>{0, 4});
+  f.in.block_nodes = 0;  // no pods (a torus): the tightest fit, then the lowest start
+  CHECK(first_nodes(simulate_long_run(f.in)) == std::vector<std::int64_t>{0, 3});
+  // 4 nodes: A on node 0 and B on node 2 leave nodes 1 and 3: C (2 nodes) starts fragmented.
+  QueueFixture g(4, QueuePolicy::fifo);
+  g.job("A", 1, 10);
+  g.job("B", 1, 10, 0, 2);
+  g.job("C", 2, 10, 0, 0);
+  const LongRunResult r = simulate_long_run(g.in);
+  CHECK(first_nodes(r) == std::vector<std::int64_t>{0, 2, 1});
+  CHECK(r.jobs[2].fragmented_starts.mean == 1.0);
+  CHECK(r.jobs[0].fragmented_starts.mean == 0.0);
 }

@@ -94,3 +94,30 @@ TEST_CASE("the quickstart file and the built-in default are the same scenario") 
   const auto builtin = config::to_json(scenario::load_default_scenario({}).config);
   CHECK(file == builtin);
 }
+
+TEST_CASE("count expands a job into named copies; jobs that do not fit together queue") {
+  // 16 nodes of 8 GPUs: a 96-GPU job and 6 one-node copies need 144 GPUs, more than 128:
+  // they queue. Nominal placements follow one another and wrap back to GPU 0.
+  scenario::LoadedScenario s = scenario::load_default_scenario(
+      {{"workload.jobs=[{name: big, model: llama3-8b, gpus: 96, parallelism: {tp: 8, dp: 12}, global_batch: 96},"
+        " {name: hp, model: llama3-8b, gpus: 8, parallelism: {tp: 8}, global_batch: 8, count: 6}]",
+        "simulation.horizon=1d"},
+       std::nullopt});
+  REQUIRE(s.jobs.size() == 7);
+  CHECK(s.jobs[0].config.name == "big");
+  CHECK(s.jobs[1].config.name == "hp-0");
+  CHECK(s.jobs[6].config.name == "hp-5");
+  CHECK(s.jobs[6].entry == 1);
+  CHECK(s.jobs[6].copy == 5);
+  // big on GPUs 0-95; hp-0 .. hp-3 on 96-127; hp-4 wraps to 0, hp-5 follows at 8.
+  CHECK(s.jobs[4].first_gpu == 120);
+  CHECK(s.jobs[5].first_gpu == 0);
+  CHECK(s.jobs[6].first_gpu == 8);
+  CHECK(scenario::jobs_queue(s));
+  // Without the last two copies everything fits at once: no queue.
+  scenario::LoadedScenario fits = scenario::load_default_scenario(
+      {{"workload.jobs=[{name: big, model: llama3-8b, gpus: 96, parallelism: {tp: 8, dp: 12}, global_batch: 96},"
+        " {name: hp, model: llama3-8b, gpus: 8, parallelism: {tp: 8}, global_batch: 8, count: 4}]"},
+       std::nullopt});
+  CHECK_FALSE(scenario::jobs_queue(fits));
+}

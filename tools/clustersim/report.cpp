@@ -27,12 +27,28 @@ workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const s
   return in;
 }
 
+namespace {
+
+/// Nodes per pod or group, for placement: how many nodes, counted from node 0, reach node
+/// 0 (NIC 0 to NIC 0) below the fabric's top tier (in fewer switch hops than its diameter);
+/// every node on a one-tier fabric; 0 on a torus, which has no such blocks.
+std::int64_t block_nodes(const fabric::Fabric& f, std::int64_t diameter) {
+  if (f.topology == fabric::Topology::torus || f.nics_per_node <= 0) return 0;
+  for (std::int64_t n = 1; n < f.nodes; ++n) {
+    if (f.switch_hops(0, n * f.nics_per_node) >= diameter) return n;
+  }
+  return f.nodes;
+}
+
+}  // namespace
+
 reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loaded,
                                            const std::vector<workload::StepResult>& steps,
                                            const std::optional<fabric::FabricMetrics>& fabric) {
   const scenario::Scenario& sc = loaded.config;
+  static const reliability::FailuresConfig kNoFailures{};  // a queue without failures
   reliability::LongRunInputs in;
-  in.failures = &*sc.failures;
+  in.failures = sc.failures ? &*sc.failures : &kNoFailures;
   in.scheduler = sc.scheduler;
   in.checkpoint = sc.checkpoint;
   in.nodes = sc.cluster.nodes;
@@ -40,6 +56,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
   if (fabric) {
     in.switches = fabric->switches;
     for (const auto& [kind, n] : fabric->links) in.links += n;
+    if (loaded.fabric) in.block_nodes = block_nodes(*loaded.fabric, fabric->diameter_hops);
   }
   for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
     const scenario::ResolvedJob& job = loaded.jobs[i];
@@ -53,6 +70,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
     // bf16 weights, fp32 master weights and Adam's two moments: 14 bytes per parameter.
     p.checkpoint_bytes = sc.checkpoint.size ? sc.checkpoint.size->value() : 14.0 * workload::parameters(job.model).total;
+    p.submit_s = job.config.submit.seconds();
     in.jobs.push_back(std::move(p));
   }
   in.horizon_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 0.0;
@@ -66,10 +84,14 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
   r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
   if (loaded.fabric) r.fabric = fabric::measure(*loaded.fabric, loaded.pricing);
   for (const scenario::ResolvedJob& job : loaded.jobs) {
+    if (job.copy > 0) {  // the copies of a `count` job share the first copy's step
+      r.jobs.push_back(r.jobs.back());
+      continue;
+    }
     r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace)));
     r.info.events_processed += r.jobs.back().events;
   }
-  if (loaded.config.failures) {
+  if (loaded.config.failures || scenario::jobs_queue(loaded)) {
     r.reliability = reliability::simulate_long_run(long_run_inputs(loaded, r.jobs, r.fabric));
     r.info.events_processed += r.reliability->events;
   }
@@ -175,7 +197,7 @@ namespace {
 /// A mean, or null when it is not a number (a figure with no replication to average).
 config::Json number(double v) { return std::isfinite(v) ? config::Json(v) : config::Json(nullptr); }
 
-void add_reliability(config::Json& j, const reliability::JobSummary& s) {
+void add_reliability(config::Json& j, const reliability::JobSummary& s, double job_submit_s) {
   config::Json by_cause = config::Json::object();
   for (const auto& [k, e] : s.by_cause) by_cause[k] = e.mean;
   config::Json lost = config::Json::object();
@@ -186,8 +208,8 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s) {
   }
   if (j.contains("time_to_train_s")) j["time_to_train_ideal_s"] = j["time_to_train_s"];
   j["interruptions"] = {{"total", s.interruptions.mean}, {"by_cause", std::move(by_cause)}};
-  j["ettr"] = s.ettr.mean;
-  j["goodput"] = s.goodput_tokens_per_s.mean;
+  j["ettr"] = number(s.ettr.mean);
+  j["goodput"] = number(s.goodput_tokens_per_s.mean);
   j["time_to_train_s"] = number(s.time_to_train_s.mean);
   j["finished_share"] = s.finished_share;
   j["lost_gpu_hours"] = std::move(lost);
@@ -195,10 +217,19 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s) {
   j["checkpoint_interval_s"] = number(s.checkpoint_interval_s);
   j["checkpoint_blocking_s"] = s.checkpoint_write_s;
   j["mtbf_s"] = number(s.mtbf_s);
+  j["submit_s"] = job_submit_s;
+  j["started_share"] = s.started_share;
+  j["queue_wait_s"] = number(s.queue_wait_s.mean);
+  j["start_s"] = number(s.start_s.mean);
+  j["end_s"] = number(s.end_s.mean);
+  j["fragmented_starts"] = number(s.fragmented_starts.mean);
   j["ci95"] = {{"interruptions", number(s.interruptions.ci95)},
                {"ettr", number(s.ettr.ci95)},
                {"goodput", number(s.goodput_tokens_per_s.ci95)},
-               {"time_to_train_s", number(s.time_to_train_s.ci95)}};
+               {"time_to_train_s", number(s.time_to_train_s.ci95)},
+               {"queue_wait_s", number(s.queue_wait_s.ci95)},
+               {"start_s", number(s.start_s.ci95)},
+               {"end_s", number(s.end_s.ci95)}};
 }
 
 }  // namespace
@@ -294,7 +325,7 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   config::Json jobs = config::Json::array();
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
     config::Json j = job_json(loaded.jobs[i], result.jobs[i]);
-    if (result.reliability) add_reliability(j, result.reliability->jobs[i]);
+    if (result.reliability) add_reliability(j, result.reliability->jobs[i], loaded.jobs[i].config.submit.seconds());
     jobs.push_back(std::move(j));
   }
   doc["jobs"] = std::move(jobs);
@@ -309,6 +340,11 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
                        {"top1_rate_share", number(rel.top1_rate_share.mean)},
                        {"retired_nodes", rel.retired_nodes.mean},
                        {"heterogeneity_alpha", rel.heterogeneity_alpha}};
+    doc["schedule"] = {{"policy", config::enum_name(loaded.config.scheduler.policy)},
+                       {"utilisation", rel.utilisation.mean},
+                       {"busy_gpu_hours", rel.busy_gpu_hours.mean},
+                       {"available_gpu_hours", rel.available_gpu_hours.mean},
+                       {"ci95", {{"utilisation", number(rel.utilisation.ci95)}}}};
   }
   config::Json cost = cost::to_json(result.cost);
   config::Json training = config::Json::array();
@@ -424,6 +460,33 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
 
 }  // namespace
 
+namespace {
+
+/// Utilisation and the per-job queue figures, with units.
+std::string schedule_table(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& rel) {
+  std::string out;
+  const auto hours = [](const reliability::Estimate& e) {
+    return std::isfinite(e.mean) ? fmt::format("{:.2f}", e.mean / 3600.0) : std::string("-");
+  };
+  out += fmt::format("\nSchedule ({} policy): utilisation {:.2f}%{} of the cluster's GPU-hours ({:.0f} busy of {:.0f})\n",
+                     config::enum_name(loaded.config.scheduler.policy), 100.0 * rel.utilisation.mean,
+                     std::isfinite(rel.utilisation.ci95) ? fmt::format(" +- {:.2f}%", 100.0 * rel.utilisation.ci95)
+                                                         : std::string(),
+                     rel.busy_gpu_hours.mean, rel.available_gpu_hours.mean);
+  out += fmt::format("  {:<24}{:>7}{:>12}{:>12}{:>12}{:>12}{:>9}\n", "job", "GPUs", "submit (h)", "wait (h)",
+                     "start (h)", "end (h)", "ETTR");
+  for (std::size_t i = 0; i < rel.jobs.size() && i < loaded.jobs.size(); ++i) {
+    const reliability::JobSummary& s = rel.jobs[i];
+    out += fmt::format("  {:<24}{:>7}{:>12.2f}{:>12}{:>12}{:>12}{:>9}\n", s.name, loaded.jobs[i].config.gpus,
+                       loaded.jobs[i].config.submit.seconds() / 3600.0, hours(s.queue_wait_s), hours(s.start_s),
+                       hours(s.end_s), std::isfinite(s.ettr.mean) ? fmt::format("{:.3f}", s.ettr.mean) : std::string("-"));
+  }
+  out += "  (means over replications; end: where the job finished within the horizon; ETTR from the job's start)\n";
+  return out;
+}
+
+}  // namespace
+
 std::string result_table(const scenario::LoadedScenario& loaded, const RunResult& result) {
   const cluster::Inventory& inv = result.inventory;
   const RunInfo& info = result.info;
@@ -463,8 +526,14 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     const scenario::ResolvedJob& job = loaded.jobs[i];
     const workload::StepResult& st = result.jobs[i];
     const auto& p = job.config.parallelism;
+    if (job.copy > 0) continue;  // the copies of a `count` job: in the schedule below
     out += fmt::format("\nJob {}: {} on {} GPUs (GPUs {}-{})\n", job.config.name, job.model_name, job.config.gpus,
                        job.first_gpu, job.first_gpu + job.config.gpus - 1);
+    if (const std::int64_t n = loaded.config.workload.jobs[job.entry].count; n > 1) {
+      row("copies", fmt::format("{} ({}-0 .. {}-{}), each as this one; the schedule below has each",
+                                n, loaded.config.workload.jobs[job.entry].name, loaded.config.workload.jobs[job.entry].name,
+                                n - 1));
+    }
     row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}", p.tp, p.cp, p.pp, p.dp,
                                    p.ep, p.virtual_stages, p.zero, p.sequence_parallel ? ", sequence parallel" : ""));
     row("batch", fmt::format("{} sequences of {} tokens; {} micro-batches of {} per replica", job.config.global_batch,
@@ -505,10 +574,20 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                      : fmt::format("{:.{}f}", e.mean * scale, digits);
       };
       const double elapsed = result.reliability->elapsed_s;
-      out += fmt::format("  with failures ({} replication{}, {}; mean +- 95% interval)\n",
+      out += fmt::format("  {} ({} replication{}, {}; mean +- 95% interval)\n",
+                         loaded.config.failures ? "with failures" : "in the queue",
                          loaded.config.simulation.replications, loaded.config.simulation.replications == 1 ? "" : "s",
                          elapsed >= 86400.0 ? fmt::format("{:.1f} days", elapsed / 86400.0)
                                             : fmt::format("{:.1f} hours", elapsed / 3600.0));
+      if (std::isfinite(rs.queue_wait_s.mean)) {
+        row("queue", fmt::format("waited {} h, started at {} h{}", pm(rs.queue_wait_s, 1.0 / 3600.0, 2),
+                                 pm(rs.start_s, 1.0 / 3600.0, 2),
+                                 rs.started_share < 1.0 ? fmt::format(" (started in {:.0f}% of replications)",
+                                                                      100.0 * rs.started_share)
+                                                        : std::string()));
+      } else {
+        row("queue", "still queued at the end of every replication");
+      }
       std::vector<std::string> causes;
       for (const auto& [k, e] : rs.by_cause) causes.push_back(fmt::format("{} {:.1f}", k, e.mean));
       row("interruptions", fmt::format("{} ({})", pm(rs.interruptions, 1.0, 1), fmt::join(causes, ", ")));
@@ -538,6 +617,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                        100.0 * result.reliability->top1_failure_share.mean,
                        100.0 * result.reliability->top1_rate_share.mean, result.reliability->retired_nodes.mean);
   }
+  if (result.reliability) out += schedule_table(loaded, *result.reliability);
   out += fmt::format("\nwall time {:.3f} s, {} events\n", info.wall_time_s, info.events_processed);
   return out;
 }
@@ -652,6 +732,9 @@ std::string result_csv(const RunResult& result) {
       for (const auto& [cause, e] : rs.lost_gpu_hours) lost += e.mean;
       row("lost_gpu_hours", lost, "GPU-h");
       if (std::isfinite(rs.checkpoint_interval_s)) row("checkpoint_interval_s", rs.checkpoint_interval_s, "s");
+      if (std::isfinite(rs.queue_wait_s.mean)) row("queue_wait_s", rs.queue_wait_s.mean, "s");
+      if (std::isfinite(rs.start_s.mean)) row("start_s", rs.start_s.mean, "s");
+      if (std::isfinite(rs.end_s.mean)) row("end_s", rs.end_s.mean, "s");
     }
     if (i < result.training.size() && result.training[i]) {
       const cost::TrainingCost& t = *result.training[i];
@@ -660,6 +743,11 @@ std::string result_csv(const RunResult& result) {
       if (t.usd_per_million_tokens) row("usd_per_million_tokens", *t.usd_per_million_tokens, "USD/1e6 tokens");
       row("training_energy_kwh", t.energy_kwh, "kWh");
     }
+  }
+  if (result.reliability) {
+    section = "schedule";
+    row("utilisation", result.reliability->utilisation.mean, "fraction");
+    row("busy_gpu_hours", result.reliability->busy_gpu_hours.mean, "GPU-h");
   }
   return out;
 }
