@@ -164,16 +164,40 @@ std::string did_you_mean(const std::string& word, const std::vector<std::string_
   return near ? fmt::format("did you mean '{}'?", *near) : std::string();
 }
 
+/// A compiled-in document decoded once per process (its text never changes, and parsing it
+/// is most of a small scenario's load time: sweeps load one scenario per point): the value
+/// and the diagnostics decoding gave (none unless the build itself is broken).
+template <class T>
+struct Builtin {
+  T value;
+  config::Diagnostics diagnostics;
+};
+
+template <class T>
+Builtin<T> decode_builtin(std::string_view file, std::string_view text) {
+  LoadState state;
+  Builtin<T> out;
+  if (auto doc = parse_document(std::string(file), {}, std::string(text), state)) {
+    config::Codec<T>::decode(doc->root, out.value, Context(state, doc->file));
+    if (state.diagnostics.ok()) config::check_required(out.value, "", state);
+  }
+  out.diagnostics = std::move(state.diagnostics);
+  return out;
+}
+
+void report_builtin(const config::Diagnostics& d, LoadState& scenario_state) {
+  for (const auto& item : d.items()) scenario_state.diagnostics.add(item.where, item.path, item.message, item.hint);
+}
+
 /// The built-in catalog, then each of `files`; entries of later files override earlier ones.
 hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::path& base_dir,
                                const Location& files_at, LoadState& scenario_state) {
-  hardware::Catalog catalog;
+  static const Builtin<hardware::Catalog> builtin =
+      decode_builtin<hardware::Catalog>(hardware::kBuiltinCatalogFile, hardware::builtin_catalog_text());
+  report_builtin(builtin.diagnostics, scenario_state);
+  hardware::Catalog catalog = builtin.value;
   LoadState state;
   std::vector<Document> docs;
-  if (auto builtin = parse_document(std::string(hardware::kBuiltinCatalogFile), {},
-                                    std::string(hardware::builtin_catalog_text()), state)) {
-    docs.push_back(std::move(*builtin));
-  }
   for (const std::string& f : files) {
     const fs::path p = fs::path(f).is_absolute() ? fs::path(f) : base_dir / f;
     if (auto doc = read_document(p.lexically_normal().string(), state, files_at, "catalogs")) {
@@ -238,15 +262,10 @@ void reconcile_fabric(Scenario& sc, LoadState& state) {
 
 /// The built-in price table (errors in it are reported like any input's).
 fabric::PricingTable load_pricing(LoadState& scenario_state) {
-  LoadState state;
-  fabric::PricingTable table;
-  if (auto doc = parse_document(std::string(fabric::kBuiltinPricingFile), {},
-                                std::string(fabric::builtin_pricing_text()), state)) {
-    config::Codec<fabric::PricingTable>::decode(doc->root, table, Context(state, doc->file));
-    if (state.diagnostics.ok()) config::check_required(table, "", state);
-  }
-  for (const auto& d : state.diagnostics.items()) scenario_state.diagnostics.add(d.where, d.path, d.message, d.hint);
-  return table;
+  static const Builtin<fabric::PricingTable> builtin =
+      decode_builtin<fabric::PricingTable>(fabric::kBuiltinPricingFile, fabric::builtin_pricing_text());
+  report_builtin(builtin.diagnostics, scenario_state);
+  return builtin.value;
 }
 
 /// Looks up the node type and its GPU type in the catalog.
@@ -295,15 +314,10 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
 }
 
 workload::ModelCatalog load_models(LoadState& scenario_state) {
-  LoadState state;
-  workload::ModelCatalog models;
-  if (auto doc = parse_document(std::string(workload::kBuiltinModelsFile), {},
-                                std::string(workload::builtin_models_text()), state)) {
-    config::Codec<workload::ModelCatalog>::decode(doc->root, models, Context(state, doc->file));
-    if (state.diagnostics.ok()) config::check_required(models, "", state);
-  }
-  for (const auto& d : state.diagnostics.items()) scenario_state.diagnostics.add(d.where, d.path, d.message, d.hint);
-  return models;
+  static const Builtin<workload::ModelCatalog> builtin =
+      decode_builtin<workload::ModelCatalog>(workload::kBuiltinModelsFile, workload::builtin_models_text());
+  report_builtin(builtin.diagnostics, scenario_state);
+  return builtin.value;
 }
 
 /// Resolves each job's model, checks its parallelism, places it after the previous job
