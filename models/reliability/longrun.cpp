@@ -125,6 +125,7 @@ struct Node {
 struct JobState {
   JobProfile p;
   double tau = 0.0, delta = 0.0, write = 0.0, read = 0.0, mtbf = 0.0;
+  double write_alone = 0.0, delta_alone = 0.0;  ///< on the storage alone (delta: blocking part)
   double work = std::numeric_limits<double>::infinity();  ///< seconds of training needed
   double committed = 0.0;
   double rate = 1.0;  ///< share of full throughput (below 1 while shrunk)
@@ -141,9 +142,9 @@ struct JobState {
   std::map<std::string, std::int64_t> by_cause;
   std::map<std::string, double> lost_gpu_hours;
   double finished_at = 0.0;
-  // Integrals over running time (from `acc_since`), for utilisation.
+  // Integrals over running time (from `acc_since`), for utilisation and storage figures.
   double acc_since = 0.0;
-  double busy_gpu_s = 0.0;
+  double running_s = 0.0, busy_gpu_s = 0.0, blocking_s_integral = 0.0, slowdown_integral = 0.0;
 };
 
 /// Failure-free wall time for a job running from its last commit to finish its work:
@@ -190,6 +191,8 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
   // Asynchronous writes do not overlap: the next snapshot waits for the previous write.
   if (c.async) j.tau = std::max(j.tau, j.write - j.delta);
   if (j.p.train_tokens) j.work = *j.p.train_tokens / j.p.tokens_per_s;
+  j.write_alone = j.write;
+  j.delta_alone = j.delta;
 }
 
 struct Replication {
@@ -268,6 +271,7 @@ class Model {
       }
     }
     schedule_queue();
+    update_storage();
     unfinished_ = static_cast<std::int64_t>(std::count_if(r_.jobs.begin(), r_.jobs.end(),
                                                            [](const JobState& j) { return std::isfinite(j.work); }));
     engine_.run_until(sim::Time::from_seconds(end_));
@@ -385,6 +389,7 @@ class Model {
   void nodes_returned() {
     serve_waiting();
     schedule_queue();
+    update_storage();
   }
 
   void schedule_done(JobState& j, std::int64_t index) {
@@ -405,8 +410,74 @@ class Model {
 
   /// Adds the running time since the last call to job j's integrals.
   static void account(JobState& j, double now) {
-    if (j.running && now > j.acc_since) j.busy_gpu_s += (now - j.acc_since) * j.rate * static_cast<double>(j.p.gpus);
+    if (j.running && now > j.acc_since) {
+      const double dt = now - j.acc_since;
+      j.running_s += dt;
+      j.busy_gpu_s += dt * j.rate * static_cast<double>(j.p.gpus);
+      j.blocking_s_integral += dt * j.delta;
+      j.slowdown_integral += dt * (j.write_alone > 0.0 ? j.write / j.write_alone : 1.0);
+    }
     j.acc_since = now;
+  }
+
+  /// Changes a running job's checkpoint write time from now on, in closed form: the cycles
+  /// completed so far are committed, the cycle in progress continues (a write under way
+  /// finishes its remaining bytes at the new speed). The place where a change of the job's
+  /// throughput (rate) would go too.
+  void rebase(JobState& j, std::int64_t index, double write) {
+    const double now = engine_.now().seconds();
+    account(j, now);
+    const double delta = in_.checkpoint.async ? j.delta : write;
+    if (std::isfinite(j.tau)) {
+      const double cycle = j.tau + j.delta;
+      const double k = std::floor((now - j.run_start) / cycle);
+      const double phase = now - j.run_start - k * cycle;
+      j.committed = std::min(j.work, j.committed + k * j.tau * j.rate);
+      if (phase < j.tau || j.delta <= 0.0) {
+        j.run_start = now - phase;
+      } else {
+        const double done = (phase - j.tau) / j.delta;  // share of the blocking part behind
+        j.run_start = now + (1.0 - done) * delta - (j.tau + delta);
+      }
+    }
+    j.write = write;
+    j.delta = delta;
+    engine_.cancel(j.done_event);
+    schedule_done(j, index);
+  }
+
+  /// The storage mean field over the running jobs (see the header): solves
+  /// w_j = w0_j (1 + sum_{k != j} d_k) and rebases the jobs whose write time changed.
+  void update_storage() {
+    writers_.clear();
+    for (std::size_t i = 0; i < r_.jobs.size(); ++i) {
+      const JobState& j = r_.jobs[i];
+      if (j.running && std::isfinite(j.tau) && j.write_alone > 0.0) writers_.push_back(i);
+    }
+    const auto duty = [&](const JobState& j, double w) {
+      const double delta = in_.checkpoint.async ? j.delta_alone : w;
+      return std::min(1.0, w / (j.tau + delta));
+    };
+    w_.resize(writers_.size());
+    for (std::size_t a = 0; a < writers_.size(); ++a) w_[a] = r_.jobs[writers_[a]].write_alone;
+    if (writers_.size() > 1) {
+      for (int iter = 0; iter < 10'000; ++iter) {
+        double total = 0.0;
+        for (std::size_t a = 0; a < writers_.size(); ++a) total += duty(r_.jobs[writers_[a]], w_[a]);
+        double change = 0.0;
+        for (std::size_t a = 0; a < writers_.size(); ++a) {
+          const JobState& j = r_.jobs[writers_[a]];
+          const double next = j.write_alone * (1.0 + total - duty(j, w_[a]));
+          change = std::max(change, std::abs(next - w_[a]) / w_[a]);
+          w_[a] = next;
+        }
+        if (change < 1e-13) break;
+      }
+    }
+    for (std::size_t a = 0; a < writers_.size(); ++a) {
+      JobState& j = r_.jobs[writers_[a]];
+      if (std::abs(w_[a] - j.write) > 1e-12 * j.write_alone) rebase(j, static_cast<std::int64_t>(writers_[a]), w_[a]);
+    }
   }
 
   void interrupt(std::int64_t index, const Klass& k) {
@@ -462,6 +533,7 @@ class Model {
   void on_submit(sim::Engine&, std::uint64_t arg) {
     submit(static_cast<std::int64_t>(arg));
     schedule_queue();
+    update_storage();
   }
 
   /// Free nodes the queue may use: those beyond the hot spares.
@@ -475,7 +547,7 @@ class Model {
     return now + in_.failures->repair.restart.seconds() + j.read + failure_free_duration(j);
   }
 
-  /// Starts what the policy allows (see the header).
+  /// Starts what the policy allows (see the header); call update_storage() after.
   void schedule_queue() {
     if (queue_.empty()) return;
     std::int64_t free = queue_nodes();
@@ -643,6 +715,7 @@ class Model {
         resume_unit(c, index, gen, mult, now);
       }
       interrupt(job, k);
+      update_storage();
       return;
     }
     if (k.per == Per::job && r_.jobs[static_cast<std::size_t>(index)].finished) return;  // the job is gone
@@ -656,6 +729,7 @@ class Model {
           if (r_.jobs[j].p.nodes > 1) interrupt(static_cast<std::int64_t>(j), k);
         }
       }
+      update_storage();
     }
     if (k.hardware && k.per != Per::job) {
       engine_.schedule_after(sim::Time::from_seconds(draw_duration(in_.failures->repair.replace, repair_rng_)),
@@ -750,8 +824,11 @@ class Model {
     j.running = true;
     j.run_start = now;
     j.acc_since = now;
+    j.write = j.write_alone;
+    j.delta = j.delta_alone;
     record("restart", j.down_cause, static_cast<std::int64_t>(arg), -1, -1);
     schedule_done(j, static_cast<std::int64_t>(arg));
+    update_storage();
   }
 
   void on_done(sim::Engine& e, std::uint64_t arg) {
@@ -802,6 +879,8 @@ class Model {
   // Scratch space, reused.
   std::vector<char> free_;
   std::vector<std::pair<double, std::int64_t>> ends_;
+  std::vector<std::size_t> writers_;
+  std::vector<double> w_;
   static constexpr double kFresh = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::vector<double>> remaining_;  ///< per class and unit: operating time left (NaN: draw)
   std::vector<std::vector<double>> due_;        ///< per class and unit in service: failure time
@@ -837,7 +916,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   out.heterogeneity_alpha = pareto_alpha(in.failures->heterogeneity);
   const std::size_t J = jobs.size();
   std::vector<sim::Welford> interruptions(J), ettr(J), goodput(J), ttt(J), wait(J), start(J), finish(J),
-      fragmented(J);
+      fragmented(J), blocking(J), slowdown(J);
   std::vector<std::int64_t> finished(J, 0), started(J, 0);
   std::vector<std::vector<std::map<std::string, double>>> causes(J), lost(J);
   std::vector<std::map<std::string, double>> failures;
@@ -862,6 +941,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       wait[j].add(s.start_time - s.p.submit_s);
       start[j].add(s.start_time);
       fragmented[j].add(static_cast<double>(s.fragmented_starts));
+      if (s.running_s > 0.0) {
+        blocking[j].add(s.blocking_s_integral / s.running_s);
+        slowdown[j].add(s.slowdown_integral / s.running_s);
+      }
       // ETTR, goodput and time to train count from the job's first start.
       const double elapsed = (s.finished ? s.finished_at : r.elapsed) - s.start_time;
       const double useful = model.useful(s, r.elapsed);
@@ -932,6 +1015,8 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     s.start_s = estimate(start[j]);
     s.end_s = estimate(finish[j]);
     s.fragmented_starts = estimate(fragmented[j]);
+    s.checkpoint_blocking_s = estimate(blocking[j]);
+    s.storage_slowdown = estimate(slowdown[j]);
     out.jobs.push_back(std::move(s));
   }
   out.utilisation = estimate(utilisation);

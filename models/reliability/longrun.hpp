@@ -69,13 +69,31 @@
 // elapsed time. Per job: queue wait = first start - submit; ETTR, goodput and time to train
 // count from the job's first start.
 //
+// Shared storage: every job writes its checkpoints to the same storage of
+// `write_bandwidth` B. A job writing alone takes w0 = S / B. Writes of different jobs are
+// not synchronised, so the model takes the mean field: job k writes a share
+// d_k = w_k / (tau_k + delta_k) of its running time (its write duty cycle, at most 1), and
+// while job j writes, on average sum_{k != j} d_k other running jobs write too; with the
+// bandwidth shared equally among writers (processor sharing)
+//     w_j = w0_j (1 + sum_{k running, k != j} d_k),
+// a fixed point (each w_k depends on the others' through d_k) found by iterating from the
+// alone times (the iteration increases monotonically and is bounded by d_k <= 1). It is
+// solved again whenever the set of running jobs changes; a job whose write time changes is
+// rebased at that instant (committed cycles kept, the cycle in progress continued, the
+// rest of a write at the new speed). The interval tau is planned once from the write time
+// alone. Checkpoint reads at restart use read_bandwidth alone.
+//
 // LIMITATIONS: switch and cable failures stop every running multi-node job (paths are not
 // traced); idle spares do not fail or age; a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
-// step time is that of their nominal placement on the healthy cluster (see Placement);
-// burn-in and shared-storage contention between jobs checkpointing at once are not
-// modelled yet; the scheduler has no priorities, preemption or reservations beyond EASY's
-// one.
+// step time is that of their nominal placement on the healthy cluster (see Placement; a
+// per-job throughput factor while an element class is down, for rerouting, would change
+// JobState::rate through rebase()); the storage model is a mean field (jobs whose
+// checkpoints are phase-locked, same interval started together, would collide every time,
+// up to n times slower; an asynchronous job rebased while a background write is pending
+// counts that checkpoint as written, and one whose contended write outlasts its interval is
+// not slowed further, its writes overlapping); burn-in is not modelled yet; the scheduler
+// has no priorities, preemption or reservations beyond EASY's one.
 #pragma once
 
 #include <cstdint>
@@ -132,7 +150,7 @@ struct JobSummary {
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;
   double checkpoint_interval_s = 0.0;
-  double checkpoint_write_s = 0.0;  ///< blocking time of one checkpoint
+  double checkpoint_write_s = 0.0;  ///< blocking time of one checkpoint, writing alone
   double mtbf_s = 0.0;              ///< expected, from the rates
   // The queue (replications where the job started, or finished, within the horizon; NaN: none).
   double started_share = 0.0;
@@ -140,6 +158,9 @@ struct JobSummary {
   Estimate start_s;       ///< first start
   Estimate end_s;         ///< finished
   Estimate fragmented_starts;  ///< starts on nodes that are not one contiguous range
+  // Shared storage, averaged over the job's running time.
+  Estimate checkpoint_blocking_s;  ///< blocking time of one checkpoint, contention included
+  Estimate storage_slowdown;       ///< checkpoint write time / write time alone (>= 1)
 };
 
 struct TimelineEvent {

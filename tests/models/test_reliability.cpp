@@ -1,6 +1,7 @@
 // The long horizon: rates and laws parse, checkpoint/restart matches its renewal equation,
 // Young/Daly's optimum is recovered by a sweep, spares and retirement do what they say; the
-// queue starts jobs in FIFO or EASY-backfill order and places them by pods.
+// queue starts jobs in FIFO or EASY-backfill order and places them by pods; shared storage
+// follows its fixed point.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -455,4 +456,40 @@ TEST_CASE("placement: the nominal range when free, else a contiguous range insid
   CHECK(first_nodes(r) == std::vector<std::int64_t>{0, 2, 1});
   CHECK(r.jobs[2].fragmented_starts.mean == 1.0);
   CHECK(r.jobs[0].fragmented_starts.mean == 0.0);
+}
+
+TEST_CASE("shared storage: jobs checkpointing together share the write bandwidth in proportion to their duty cycles") {
+  // Sync checkpoints of S = 60 TB at 1 TB/s: w0 = 60 s alone, every tau = 600 s. Two such
+  // jobs: w = w0 (1 + d), d = w / (tau + w)  =>  w^2 + (tau - 2 w0) w - w0 tau = 0.
+  const double w0 = 60.0, tau = 600.0;
+  const double w = (-(tau - 2 * w0) + std::sqrt((tau - 2 * w0) * (tau - 2 * w0) + 4 * w0 * tau)) / 2;
+  const auto run = [&](int jobs, double second_work) {
+    FailuresConfig failures;
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 4;
+    in.gpus_per_node = 8;
+    in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+    in.checkpoint.interval = {false, sim::Time::from_seconds(tau)};
+    in.jobs.push_back({"first", 0, 2, 16, 2, 1.0, 20 * tau, 60e12});
+    if (jobs > 1) in.jobs.push_back({"second", 2, 2, 16, 2, 1.0, second_work, 60e12});
+    return simulate_long_run(in);
+  };
+  const LongRunResult alone = run(1, 0);
+  CHECK(alone.jobs[0].checkpoint_blocking_s.mean == doctest::Approx(w0));
+  CHECK(alone.jobs[0].storage_slowdown.mean == doctest::Approx(1.0));
+  CHECK(alone.jobs[0].end_s.mean == doctest::Approx(20 * (tau + w0)));
+  const LongRunResult both = run(2, 20 * tau);
+  CHECK(w / w0 == doctest::Approx(1.0991).epsilon(1e-3));  // 65.95 s: 10% longer per checkpoint
+  for (const JobSummary& j : both.jobs) {
+    CHECK(j.checkpoint_blocking_s.mean == doctest::Approx(w).epsilon(1e-9));
+    CHECK(j.storage_slowdown.mean == doctest::Approx(w / w0).epsilon(1e-9));
+    CHECK(j.end_s.mean == doctest::Approx(20 * (tau + w)).epsilon(1e-9));
+    CHECK(j.ettr.mean == doctest::Approx(tau / (tau + w)).epsilon(1e-9));
+  }
+  // The second job trains 10 intervals: it ends at 10 (tau + w); the first then writes
+  // alone for its last 10 intervals: 10 (tau + w) + 10 (tau + w0).
+  const LongRunResult staggered = run(2, 10 * tau);
+  CHECK(staggered.jobs[1].end_s.mean == doctest::Approx(10 * (tau + w)).epsilon(1e-9));
+  CHECK(staggered.jobs[0].end_s.mean == doctest::Approx(10 * (tau + w) + 10 * (tau + w0)).epsilon(1e-9));
 }

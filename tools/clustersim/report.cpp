@@ -215,7 +215,10 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, double j
   j["lost_gpu_hours"] = std::move(lost);
   j["lost_gpu_hours_total"] = lost_total;
   j["checkpoint_interval_s"] = number(s.checkpoint_interval_s);
-  j["checkpoint_blocking_s"] = s.checkpoint_write_s;
+  j["checkpoint_blocking_s"] = std::isfinite(s.checkpoint_blocking_s.mean) ? s.checkpoint_blocking_s.mean
+                                                                           : s.checkpoint_write_s;
+  j["checkpoint_blocking_alone_s"] = s.checkpoint_write_s;
+  j["storage_slowdown"] = number(s.storage_slowdown.mean);
   j["mtbf_s"] = number(s.mtbf_s);
   j["submit_s"] = job_submit_s;
   j["started_share"] = s.started_share;
@@ -229,7 +232,8 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, double j
                {"time_to_train_s", number(s.time_to_train_s.ci95)},
                {"queue_wait_s", number(s.queue_wait_s.ci95)},
                {"start_s", number(s.start_s.ci95)},
-               {"end_s", number(s.end_s.ci95)}};
+               {"end_s", number(s.end_s.ci95)},
+               {"storage_slowdown", number(s.storage_slowdown.ci95)}};
 }
 
 }  // namespace
@@ -603,10 +607,16 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
       row("lost GPU-hours", fmt::format("{:.0f} (lost work and downtime)", lost_total));
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
-                             ? fmt::format("every {:.1f} min ({}), {:.1f} s blocking each; job MTBF {:.2f} h",
+                             ? fmt::format("every {:.1f} min ({}), {:.1f} s blocking each{}; job MTBF {:.2f} h",
                                            rs.checkpoint_interval_s / 60.0,
                                            loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
-                                           rs.checkpoint_write_s, rs.mtbf_s / 3600.0)
+                                           std::isfinite(rs.checkpoint_blocking_s.mean) ? rs.checkpoint_blocking_s.mean
+                                                                                        : rs.checkpoint_write_s,
+                                           rs.storage_slowdown.mean > 1.0005
+                                               ? fmt::format(" (writes {:.2f} x slower than alone: shared storage)",
+                                                             rs.storage_slowdown.mean)
+                                               : std::string(),
+                                           rs.mtbf_s / 3600.0)
                              : std::string("none: no failure stops this job"));
     }
   }
@@ -735,6 +745,7 @@ std::string result_csv(const RunResult& result) {
       if (std::isfinite(rs.queue_wait_s.mean)) row("queue_wait_s", rs.queue_wait_s.mean, "s");
       if (std::isfinite(rs.start_s.mean)) row("start_s", rs.start_s.mean, "s");
       if (std::isfinite(rs.end_s.mean)) row("end_s", rs.end_s.mean, "s");
+      if (std::isfinite(rs.storage_slowdown.mean)) row("storage_slowdown", rs.storage_slowdown.mean, "ratio");
     }
     if (i < result.training.size() && result.training[i]) {
       const cost::TrainingCost& t = *result.training[i];
