@@ -9,7 +9,7 @@
 //                                       #   software nccl: per job
 //     heterogeneity: {kind: power_law, top_fraction: 0.01, failure_share: 0.5}
 //     repair: {detect: 5min, restart: 10min, replace: lognormal(4h, 1.0)}
-//   scheduler: {spare_nodes: 32, retire_after: 3, retire_window: 30d, policy: backfill}
+//   scheduler: {spare_nodes: 32, retire_after: 3, retire_window: 30d, policy: backfill, burn_in: 48h}
 //   checkpoint: {interval: auto, write_bandwidth: 2TB/s}
 //
 // A rate is failures per unit and day ("0.0002/gpu-day", "/node-day", "/switch-day",
@@ -172,6 +172,7 @@ struct SchedulerConfig {
   sim::Time retire_window = sim::Time::from_seconds(30 * 86400);
   bool shrink = false;
   QueuePolicy policy = QueuePolicy::fifo;
+  sim::Time burn_in = sim::Time::zero();
 
   static auto fields() {
     using config::field;
@@ -186,6 +187,10 @@ struct SchedulerConfig {
         field("policy", &SchedulerConfig::policy,
               "job queue: fifo (in submission order) or backfill (EASY: a later job may start early if it does not "
               "delay the first queued job's reservation)"),
+        field("burn_in", &SchedulerConfig::burn_in,
+              "burn-in of every node entering the fleet (installed, replacing a retired one, back from repair) "
+              "before it serves jobs or joins the spares; failures during it are caught there (0s: none)")
+            .at_least(sim::Time::zero()),
     };
   }
 };

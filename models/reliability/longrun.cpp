@@ -62,6 +62,7 @@ constexpr double kDay = 86400.0;
 constexpr std::int64_t kInPool = -1;
 constexpr std::int64_t kInRepair = -2;
 constexpr std::int64_t kRetired = -3;
+constexpr std::int64_t kInBurnIn = -4;
 
 /// One component class, resolved.
 struct Klass {
@@ -119,7 +120,9 @@ struct Node {
   std::vector<double> mult;  ///< per GPU rate multiplier
   std::vector<double> failure_times;
   std::uint32_t gen = 0;
-  std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired
+  std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired / kInBurnIn
+  double burn_in_start = 0.0;
+  std::vector<std::pair<double, std::size_t>> caught;  ///< failures caught in the burn-in under way: time, class
 };
 
 struct JobState {
@@ -198,6 +201,10 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
 struct Replication {
   std::vector<JobState> jobs;
   std::map<std::string, std::int64_t> failures_by_cause;
+  std::map<std::string, std::int64_t> burn_in_failures;
+  std::int64_t burn_in_failures_installed = 0;
+  std::int64_t burn_ins = 0;
+  double burn_in_node_s = 0.0;
   std::vector<std::int64_t> gpu_failures;
   std::int64_t retired = 0;
   double top1_rate_share = 0.0;
@@ -216,7 +223,8 @@ class Model {
         gpn_(in.gpus_per_node),
         hetero_(sim::make_stream(in.seed, "failures.heterogeneity", replication)),
         repair_rng_(sim::make_stream(in.seed, "failures.repair", replication)),
-        alpha_(pareto_alpha(in.failures->heterogeneity)) {
+        alpha_(pareto_alpha(in.failures->heterogeneity)),
+        burn_in_(in.scheduler.burn_in.seconds()) {
     r_.jobs = std::move(jobs);
     for (const Klass& k : classes_) streams_.push_back(sim::make_stream(in.seed, "failures." + k.name, replication));
     fail_id_ = engine_.add_handler<&Model::on_failure>(*this);
@@ -226,6 +234,7 @@ class Model {
     restarted_id_ = engine_.add_handler<&Model::on_restarted>(*this);
     done_id_ = engine_.add_handler<&Model::on_done>(*this);
     submit_id_ = engine_.add_handler<&Model::on_submit>(*this);
+    burned_in_id_ = engine_.add_handler<&Model::on_burned_in>(*this);
   }
 
   Replication run(double end) {
@@ -252,6 +261,16 @@ class Model {
       if (top > 0) {
         std::partial_sort(m.begin(), m.begin() + top, m.end(), std::greater<>());
         r_.top1_rate_share = std::accumulate(m.begin(), m.begin() + top, 0.0) / std::accumulate(m.begin(), m.end(), 0.0);
+      }
+    }
+    // The installed fleet burns in before the horizon starts: it ages, and what fails is caught.
+    if (burn_in_ > 0.0) {
+      for (std::int64_t n = 0; n < physical; ++n) {
+        Node& node = nodes_[static_cast<std::size_t>(n)];
+        burn_in_units(n, -burn_in_);
+        r_.burn_in_failures_installed += static_cast<std::int64_t>(node.caught.size());
+        for (const auto& [t, c] : node.caught) ++r_.burn_in_failures[classes_[c].name];
+        node.caught.clear();
       }
     }
     for (std::int64_t n = 0; n < physical; ++n) pool_.push_back(n);
@@ -281,6 +300,14 @@ class Model {
       // A job still down at the end has lost its GPUs since it went down.
       if (j.started && !j.running && !j.finished) {
         j.lost_gpu_hours[j.down_cause] += (r_.elapsed - j.down_since) * static_cast<double>(j.p.gpus) / 3600.0;
+      }
+    }
+    // Burn-ins under way at the end: their time and what they caught so far.
+    for (Node& node : nodes_) {
+      if (node.job != kInBurnIn) continue;
+      r_.burn_in_node_s += std::max(0.0, r_.elapsed - node.burn_in_start);
+      for (const auto& [t, c] : node.caught) {
+        if (t < r_.elapsed) ++r_.burn_in_failures[classes_[c].name];
       }
     }
     r_.events = engine_.events_processed();
@@ -377,9 +404,57 @@ class Model {
     node.job = state;
   }
 
-  /// A node entering the fleet (repaired or new) joins the spares.
+  /// Runs node n's GPU and node units (unplanned classes) through a burn-in of b seconds
+  /// from `start`: each unit's operating time left shrinks by b; a unit whose life ends
+  /// inside it is caught (noted in node.caught with its time) and draws a fresh life.
+  void burn_in_units(std::int64_t n, double start) {
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    node.caught.clear();
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const Klass& k = classes_[c];
+      if ((k.per != Per::gpu && k.per != Per::node) || k.planned || !std::isfinite(k.mean_s)) continue;
+      const std::int64_t first = k.per == Per::gpu ? n * gpn_ : n;
+      const std::int64_t count = k.per == Per::gpu ? gpn_ : 1;
+      for (std::int64_t u = first; u < first + count; ++u) {
+        const double mult = unit_mult(c, node, u);
+        double& left = remaining_[c][static_cast<std::size_t>(u)];
+        if (std::isnan(left)) left = draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
+        double at = 0.0;  // into the burn-in
+        while (at + left < burn_in_) {
+          at += left;
+          node.caught.emplace_back(start + at, c);
+          left = draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
+        }
+        left -= burn_in_ - at;
+      }
+    }
+  }
+
+  /// A node entering the fleet (repaired or new) goes to burn-in, or straight to the spares.
   void node_available(std::int64_t n) {
     Node& node = nodes_[static_cast<std::size_t>(n)];
+    if (burn_in_ > 0.0) {
+      const double now = engine_.now().seconds();
+      node.job = kInBurnIn;
+      node.burn_in_start = now;
+      ++r_.burn_ins;
+      burn_in_units(n, now);
+      record("burn_in", "", -1, n, -1);
+      engine_.schedule_after(sim::Time::from_seconds(burn_in_), burned_in_id_, static_cast<std::uint64_t>(n));
+      return;
+    }
+    node.job = kInPool;
+    pool_.push_back(n);
+    nodes_returned();
+  }
+
+  void on_burned_in(sim::Engine&, std::uint64_t arg) {
+    const auto n = static_cast<std::int64_t>(arg);
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    r_.burn_in_node_s += burn_in_;
+    for (const auto& [t, c] : node.caught) ++r_.burn_in_failures[classes_[c].name];
+    node.caught.clear();
+    record("burned_in", "", -1, n, -1);
     node.job = kInPool;
     pool_.push_back(n);
     nodes_returned();
@@ -870,6 +945,7 @@ class Model {
   std::vector<sim::RandomStream> streams_;
   sim::RandomStream hetero_, repair_rng_;
   double alpha_;
+  double burn_in_;
   double end_ = 0.0;
   double last_done_ = 0.0;
   std::int64_t unfinished_ = 0;
@@ -885,7 +961,8 @@ class Model {
   std::vector<std::vector<double>> remaining_;  ///< per class and unit: operating time left (NaN: draw)
   std::vector<std::vector<double>> due_;        ///< per class and unit in service: failure time
   Replication r_;
-  sim::HandlerId fail_id_, element_back_id_, repaired_id_, ready_id_, restarted_id_, done_id_, submit_id_;
+  sim::HandlerId fail_id_, element_back_id_, repaired_id_, ready_id_, restarted_id_, done_id_, submit_id_,
+      burned_in_id_;
 };
 
 Estimate estimate(const sim::Welford& w) {
@@ -919,8 +996,8 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       fragmented(J), blocking(J), slowdown(J);
   std::vector<std::int64_t> finished(J, 0), started(J, 0);
   std::vector<std::vector<std::map<std::string, double>>> causes(J), lost(J);
-  std::vector<std::map<std::string, double>> failures;
-  sim::Welford top1, top1_rate, retired, utilisation, busy, available;
+  std::vector<std::map<std::string, double>> failures, caught;
+  sim::Welford top1, top1_rate, retired, utilisation, busy, available, burn_ins, burn_in_hours, caught_installed;
   const double cluster_gpus = static_cast<double>(in.nodes * in.gpus_per_node);
   for (std::int64_t rep = 0; rep < in.replications; ++rep) {
     Model model(in, classes, jobs, static_cast<std::uint64_t>(rep), rep == 0);
@@ -961,6 +1038,12 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     utilisation.add(available_gpu_s > 0.0 ? busy_gpu_s / available_gpu_s : 0.0);
     busy.add(busy_gpu_s / 3600.0);
     available.add(available_gpu_s / 3600.0);
+    burn_ins.add(static_cast<double>(r.burn_ins));
+    burn_in_hours.add(r.burn_in_node_s / 3600.0);
+    caught_installed.add(static_cast<double>(r.burn_in_failures_installed));
+    std::map<std::string, double> b;
+    for (const auto& [k, v] : r.burn_in_failures) b[k] = static_cast<double>(v);
+    caught.push_back(std::move(b));
     std::map<std::string, double> f;
     for (const auto& [k, v] : r.failures_by_cause) f[k] = static_cast<double>(v);
     failures.push_back(std::move(f));
@@ -1022,6 +1105,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   out.utilisation = estimate(utilisation);
   out.busy_gpu_hours = estimate(busy);
   out.available_gpu_hours = estimate(available);
+  out.burn_ins = estimate(burn_ins);
+  out.burn_in_node_hours = estimate(burn_in_hours);
+  out.burn_in_failures = summarize(caught);
+  out.burn_in_failures_installed = estimate(caught_installed);
   out.failures_by_cause = summarize(failures);
   const double nan = std::numeric_limits<double>::quiet_NaN();
   out.top1_failure_share = top1.count() > 0 ? estimate(top1) : Estimate{nan, nan};

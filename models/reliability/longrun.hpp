@@ -83,6 +83,16 @@
 // rest of a write at the new speed). The interval tau is planned once from the write time
 // alone. Checkpoint reads at restart use read_bandwidth alone.
 //
+// Burn-in (scheduler.burn_in b): every node entering the fleet is exercised for b before it
+// serves jobs or joins the spares: the installed fleet before the horizon starts (it costs
+// no time inside it), a node bought to replace a retired one, and a node back from repair
+// (its replaced part is new). Its GPU and node units age by b (their operating clocks run);
+// a unit that fails during burn-in is caught there (replaced, a fresh life drawn; the
+// repair is taken to fit inside b; the failure neither interrupts a job nor counts towards
+// retirement). Under a Weibull law with shape < 1 (infant mortality) the hazard falls with
+// age, so aged units fail less in service; under the exponential law burn-in changes
+// nothing but the time it takes. Planned (maintenance) clocks do not run in burn-in.
+//
 // LIMITATIONS: switch and cable failures stop every running multi-node job (paths are not
 // traced); idle spares do not fail or age; a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
@@ -92,8 +102,8 @@
 // checkpoints are phase-locked, same interval started together, would collide every time,
 // up to n times slower; an asynchronous job rebased while a background write is pending
 // counts that checkpoint as written, and one whose contended write outlasts its interval is
-// not slowed further, its writes overlapping); burn-in is not modelled yet; the scheduler
-// has no priorities, preemption or reservations beyond EASY's one.
+// not slowed further, its writes overlapping); the scheduler has no priorities, preemption or
+// reservations beyond EASY's one.
 #pragma once
 
 #include <cstdint>
@@ -165,7 +175,7 @@ struct JobSummary {
 
 struct TimelineEvent {
   double time_s = 0.0;
-  std::string kind;   ///< failure, interruption, restart, repaired, retired, finished, start
+  std::string kind;   ///< failure, interruption, restart, repaired, retired, finished, start, burn_in, burned_in
   std::string cause;  ///< component class
   std::int64_t job = -1;
   std::int64_t node = -1;  ///< physical node id
@@ -181,6 +191,10 @@ struct LongRunResult {
   Estimate utilisation;          ///< busy GPU-hours / available GPU-hours (see the header)
   Estimate busy_gpu_hours;
   Estimate available_gpu_hours;  ///< the cluster's GPUs (spares apart) x elapsed time
+  Estimate burn_ins;             ///< burn-ins started within the horizon (repaired and new nodes)
+  Estimate burn_in_node_hours;   ///< node-hours spent in burn-in within the horizon
+  std::map<std::string, Estimate> burn_in_failures;  ///< caught in burn-in (the installed fleet's included)
+  Estimate burn_in_failures_installed;               ///< caught by the installed fleet's burn-in, before t = 0
   double elapsed_s = 0.0;       ///< of replication 0
   std::vector<TimelineEvent> timeline;     ///< replication 0
   std::vector<std::int64_t> gpu_failures;  ///< replication 0, per physical GPU

@@ -138,7 +138,7 @@ struct Scenario {
         config::field("workload", &Scenario::workload, "training jobs: model, GPUs, parallelism, batch"),
         config::field("failures", &Scenario::failures,
                       "failure processes, GPU heterogeneity and repair times (optional: none, no failures)"),
-        config::field("scheduler", &Scenario::scheduler, "hot spares, retirement of failing nodes and the job queue"),
+        config::field("scheduler", &Scenario::scheduler, "hot spares, retirement of failing nodes, the job queue and burn-in"),
         config::field("checkpoint", &Scenario::checkpoint, "checkpoint interval and storage bandwidth"),
         config::field("economics", &Scenario::economics,
                       "energy price, PUE, depreciation life and prices for the cost model (defaults sourced in "

@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <numeric>
 #include <map>
 #include <system_error>
 
@@ -344,6 +345,13 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
                        {"top1_rate_share", number(rel.top1_rate_share.mean)},
                        {"retired_nodes", rel.retired_nodes.mean},
                        {"heterogeneity_alpha", rel.heterogeneity_alpha}};
+    config::Json caught = config::Json::object();
+    for (const auto& [k, e] : rel.burn_in_failures) caught[k] = e.mean;
+    doc["failures"]["burn_in"] = {{"duration_s", loaded.config.scheduler.burn_in.seconds()},
+                                  {"burn_ins", rel.burn_ins.mean},
+                                  {"node_hours", rel.burn_in_node_hours.mean},
+                                  {"caught_by_cause", std::move(caught)},
+                                  {"caught_installed", rel.burn_in_failures_installed.mean}};
     doc["schedule"] = {{"policy", config::enum_name(loaded.config.scheduler.policy)},
                        {"utilisation", rel.utilisation.mean},
                        {"busy_gpu_hours", rel.busy_gpu_hours.mean},
@@ -466,9 +474,20 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
 
 namespace {
 
-/// Utilisation and the per-job queue figures, with units.
+/// Burn-in, utilisation and the per-job queue figures, with units.
 std::string schedule_table(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& rel) {
   std::string out;
+  const double burn_in = loaded.config.scheduler.burn_in.seconds();
+  if (burn_in > 0.0) {
+    std::vector<std::string> caught;
+    for (const auto& [k, e] : rel.burn_in_failures) caught.push_back(fmt::format("{} {:.1f}", k, e.mean));
+    out += fmt::format("\nBurn-in of {:.4g} h per node: {:.1f} failures caught ({}), {:.1f} of them by the installed "
+                       "fleet before the start; {:.1f} burn-ins of repaired or new nodes took {:.0f} node-hours\n",
+                       burn_in / 3600.0, std::accumulate(rel.burn_in_failures.begin(), rel.burn_in_failures.end(), 0.0,
+                                                         [](double a, const auto& kv) { return a + kv.second.mean; }),
+                       caught.empty() ? std::string("none") : fmt::format("{}", fmt::join(caught, ", ")),
+                       rel.burn_in_failures_installed.mean, rel.burn_ins.mean, rel.burn_in_node_hours.mean);
+  }
   const auto hours = [](const reliability::Estimate& e) {
     return std::isfinite(e.mean) ? fmt::format("{:.2f}", e.mean / 3600.0) : std::string("-");
   };
@@ -759,6 +778,7 @@ std::string result_csv(const RunResult& result) {
     section = "schedule";
     row("utilisation", result.reliability->utilisation.mean, "fraction");
     row("busy_gpu_hours", result.reliability->busy_gpu_hours.mean, "GPU-h");
+    row("burn_in_node_hours", result.reliability->burn_in_node_hours.mean, "node-h");
   }
   return out;
 }
