@@ -614,8 +614,12 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       std::vector<std::string> causes;
       for (const auto& [k, e] : rs.by_cause) causes.push_back(fmt::format("{} {:.1f}", k, e.mean));
       row("interruptions", fmt::format("{} ({})", pm(rs.interruptions, 1.0, 1), fmt::join(causes, ", ")));
-      row("ETTR", fmt::format("{} % of the time trains", pm(rs.ettr, 100.0, 2)));
-      row("goodput", fmt::format("{} tokens/s", sim::human(sim::Count::of(rs.goodput_tokens_per_s.mean))));
+      if (std::isfinite(rs.ettr.mean)) {
+        row("ETTR", fmt::format("{} % of the time trains", pm(rs.ettr, 100.0, 2)));
+        row("goodput", fmt::format("{} tokens/s", sim::human(sim::Count::of(rs.goodput_tokens_per_s.mean))));
+      } else {
+        row("ETTR", "none: the job never started");
+      }
       if (job.config.train_tokens) {
         row("time to train", std::isfinite(rs.time_to_train_s.mean)
                                  ? fmt::format("{} days{}", pm(rs.time_to_train_s, 1.0 / 86400.0, 1),
@@ -754,8 +758,8 @@ std::string result_csv(const RunResult& result) {
       const reliability::JobSummary& rs = result.reliability->jobs[i];
       row("interruptions", rs.interruptions.mean, "count");
       for (const auto& [cause, e] : rs.by_cause) row("interruptions_" + cause, e.mean, "count");
-      row("ettr", rs.ettr.mean, "fraction");
-      row("goodput", rs.goodput_tokens_per_s.mean, "tokens/s");
+      if (std::isfinite(rs.ettr.mean)) row("ettr", rs.ettr.mean, "fraction");
+      if (std::isfinite(rs.goodput_tokens_per_s.mean)) row("goodput", rs.goodput_tokens_per_s.mean, "tokens/s");
       if (std::isfinite(rs.time_to_train_s.mean)) row("time_to_train_s", rs.time_to_train_s.mean, "s");
       double lost = 0.0;
       for (const auto& [cause, e] : rs.lost_gpu_hours) lost += e.mean;
