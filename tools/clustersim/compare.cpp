@@ -95,7 +95,8 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
   return f;
 }
 
-/// "1.168 M" style: three significant digits and an SI prefix.
+/// "1.168 M" style: three significant digits and an SI prefix. Money takes no prefix below 1
+/// ("0.03989 USD", not "39.89 mUSD", which reads as millions at a glance).
 std::string si(double v, std::string_view unit) {
   if (unit == "fraction") return fmt::format("{:.1f}%", 100.0 * v);
   if (unit == "count") return fmt::format("{:.0f}", v);
@@ -104,8 +105,9 @@ std::string si(double v, std::string_view unit) {
   if (unit == "s" && v >= 3600.0) return fmt::format("{:.2f} h", v / 3600.0);
   static constexpr std::pair<double, const char*> kPrefixes[] = {
       {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}, {1e-3, "m"}, {1e-6, "u"}};
+  const bool money = unit == "USD";
   for (const auto& [scale, prefix] : kPrefixes) {
-    if (std::abs(v) >= scale) return fmt::format("{:.4g} {}{}", v / scale, prefix, unit);
+    if (std::abs(v) >= scale || (money && scale == 1.0)) return fmt::format("{:.4g} {}{}", v / scale, prefix, unit);
   }
   return fmt::format("{:.4g} {}", v, unit);
 }
