@@ -41,3 +41,42 @@ TEST_CASE("Pareto front: faster or cheaper than every other point, ties kept, in
   mark_pareto(unpriced);
   CHECK_FALSE(unpriced[0].pareto);
 }
+
+TEST_CASE("No plan: the budget names the cheapest point meeting the deadline, else the fastest") {
+  Plan p;
+  p.deadline_s = 100;
+  p.budget_usd = 1.0;
+  p.points = {point(10, 300), point(50, 200), point(200, 5)};  // the first two meet the deadline, over budget
+  for (PlanPoint& pt : p.points) pt.meets_deadline = pt.time_to_train_s <= p.deadline_s;
+  p.points[1].nodes = 7;
+  std::string t = plan_table(p);
+  CHECK(t.find("the cheapest meeting the deadline costs 200USD over the budget of 1USD (7 nodes") !=
+        std::string::npos);
+  CHECK(t.find("the fastest") == std::string::npos);
+  // No point meets the deadline: the fastest is named, and with a budget the cheapest too.
+  for (PlanPoint& pt : p.points) pt.meets_deadline = false;
+  t = plan_table(p);
+  CHECK(t.find("the fastest takes") != std::string::npos);
+  CHECK(t.find("the cheapest costs 5USD") != std::string::npos);
+  p.budget_usd.reset();
+  t = plan_table(p);
+  CHECK(t.find("the fastest takes") != std::string::npos);
+  CHECK(t.find("the cheapest costs") == std::string::npos);
+}
+
+TEST_CASE("No feasible point: the most common reasons, or plan.csv's when --out wrote it") {
+  Plan p;
+  p.deadline_s = 100;
+  p.points = {point(1, 1, false), point(1, 1, false), point(1, 1, false)};
+  p.points[0].reason = "does not fit in HBM";
+  p.points[1].reason = "fabric cannot be built";
+  p.points[2].reason = "fabric cannot be built";
+  const std::string here = plan_table(p);
+  CHECK(here.find("plan.csv") == std::string::npos);
+  const auto fabric = here.find("2 of 3 points: fabric cannot be built");
+  const auto hbm = here.find("1 of 3 points: does not fit in HBM");
+  REQUIRE(fabric != std::string::npos);
+  REQUIRE(hbm != std::string::npos);
+  CHECK(fabric < hbm);  // the most common first
+  CHECK(plan_table(p, true).find("see plan.csv for the reasons") != std::string::npos);
+}

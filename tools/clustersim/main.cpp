@@ -520,7 +520,7 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   } else if (o.format == "csv") {
     std::cout << tools::plan_csv(plan);
   } else {
-    std::cout << tools::plan_table(plan);
+    std::cout << tools::plan_table(plan, !o.out_dir.empty());
     if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", o.out_dir, o.out_dir);
   }
   return 0;

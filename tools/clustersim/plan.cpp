@@ -7,6 +7,7 @@
 #include <cmath>
 #include <exception>
 #include <filesystem>
+#include <map>
 #include <thread>
 
 #include <fmt/format.h>
@@ -259,7 +260,54 @@ Plan plan(const PlanArgs& args) {
   return p;
 }
 
-std::string plan_table(const Plan& p) {
+/// Why no point is chosen: with points meeting the deadline, the budget rules them out, so
+/// the cheapest of them is named; else the fastest feasible point (and, with a budget, the
+/// cheapest too); with no feasible point at all, plan.csv's reasons when --out wrote it,
+/// else the most common reasons here.
+static std::string no_plan_text(const Plan& p, bool files_written) {
+  const auto money = [](const std::optional<double>& v) {
+    return v ? sim::human(sim::Money::of(*v)) : std::string("-");
+  };
+  const PlanPoint* fastest = nullptr;
+  const PlanPoint* cheapest = nullptr;      // meeting the deadline, priced
+  const PlanPoint* cheapest_any = nullptr;  // priced
+  for (const PlanPoint& pt : p.points) {
+    if (!pt.feasible) continue;
+    if (!fastest || pt.time_to_train_s < fastest->time_to_train_s) fastest = &pt;
+    if (!pt.total_cost_usd) continue;
+    if (!cheapest_any || *pt.total_cost_usd < *cheapest_any->total_cost_usd) cheapest_any = &pt;
+    if (pt.meets_deadline && (!cheapest || *pt.total_cost_usd < *cheapest->total_cost_usd)) cheapest = &pt;
+  }
+  std::string out = fmt::format("No plan meets the deadline{}", p.budget_usd ? " and the budget" : "");
+  if (cheapest && p.budget_usd) {
+    return out + fmt::format("; the cheapest meeting the deadline costs {} over the budget of {} ({} nodes, tp {} "
+                             "pp {}, {} to train)\n",
+                             money(cheapest->total_cost_usd), money(p.budget_usd), cheapest->nodes, cheapest->tp,
+                             cheapest->pp, days(cheapest->time_to_train_s));
+  }
+  if (fastest) {
+    out += fmt::format("; the fastest takes {} ({} nodes, tp {} pp {}, total cost {})", days(fastest->time_to_train_s),
+                       fastest->nodes, fastest->tp, fastest->pp, money(fastest->total_cost_usd));
+    if (p.budget_usd && cheapest_any && cheapest_any != fastest) {
+      out += fmt::format("; the cheapest costs {} ({} nodes, tp {} pp {}, {} to train)",
+                         money(cheapest_any->total_cost_usd), cheapest_any->nodes, cheapest_any->tp, cheapest_any->pp,
+                         days(cheapest_any->time_to_train_s));
+    }
+    return out + "\n";
+  }
+  if (files_written) return out + ": no point is feasible (see plan.csv for the reasons)\n";
+  std::map<std::string, std::size_t> reasons;
+  for (const PlanPoint& pt : p.points) ++reasons[pt.reason];
+  std::vector<std::pair<std::string, std::size_t>> common(reasons.begin(), reasons.end());
+  std::stable_sort(common.begin(), common.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  out += ": no point is feasible; the most common reasons:\n";
+  for (std::size_t i = 0; i < common.size() && i < 3; ++i) {
+    out += fmt::format("  {} of {} points: {}\n", common[i].second, p.points.size(), common[i].first);
+  }
+  return out;
+}
+
+std::string plan_table(const Plan& p, bool files_written) {
   std::string out;
   std::size_t feasible = 0;
   for (const PlanPoint& pt : p.points) feasible += pt.feasible ? 1 : 0;
@@ -312,15 +360,7 @@ std::string plan_table(const Plan& p) {
                        days(b.time_to_train_s), money(b.total_cost_usd), b.usd_per_million_tokens.value_or(NAN),
                        money(b.capex_usd));
   } else {
-    const PlanPoint* fastest = nullptr;
-    for (const PlanPoint& pt : p.points) {
-      if (pt.feasible && (!fastest || pt.time_to_train_s < fastest->time_to_train_s)) fastest = &pt;
-    }
-    out += fmt::format("No plan meets the deadline{}", p.budget_usd ? " and the budget" : "");
-    out += fastest ? fmt::format("; the fastest takes {} ({} nodes, tp {} pp {}, total cost {})\n",
-                                 days(fastest->time_to_train_s), fastest->nodes, fastest->tp, fastest->pp,
-                                 money(fastest->total_cost_usd))
-                   : std::string(": no point is feasible (see plan.csv for the reasons)\n");
+    out += no_plan_text(p, files_written);
   }
   return out;
 }

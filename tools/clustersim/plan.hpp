@@ -26,7 +26,10 @@
 // its time to train is at most --deadline and is within budget when its total cost is at
 // most --budget. The Pareto front is the set of feasible points that no other feasible
 // point beats on both time and cost (ties kept); the answer is the cheapest point that meets
-// the deadline and the budget.
+// the deadline and the budget. When there is none, the table names the cheapest point that
+// meets the deadline when the budget rules them all out, else the fastest feasible point (and
+// with a budget the cheapest one too), and
+// when no point is feasible, the most common reasons (or plan.csv's, when --out wrote it).
 //
 // Files (--out DIR): plan.csv, one row per point in search order, columns
 //   point,nodes,gpus,topology,tp,cp,pp,dp,ep,virtual_stages,status,step_time_s,mfu,ettr,
@@ -110,7 +113,9 @@ Plan plan(const PlanArgs& args);
 /// cost; exposed for tests. O(n log n).
 void mark_pareto(std::vector<PlanPoint>& points);
 
-std::string plan_table(const Plan& p);
+/// The table; `files_written`: --out wrote plan.csv (an all-infeasible plan points to its
+/// reasons there, else prints the most common ones).
+std::string plan_table(const Plan& p, bool files_written = false);
 std::string plan_csv(const Plan& p);
 config::Json plan_json(const Plan& p);
 
