@@ -67,10 +67,12 @@ struct DurationLaw {
 };
 
 /// What a failure does to the jobs that use the element.
-enum class Effect { restart, none };
+/// reroute (switches and links only): the fabric routes around the element; the jobs run at
+/// their degraded step time until it is repaired, or restart if it cuts them off.
+enum class Effect { restart, none, reroute };
 
-constexpr std::array<std::pair<Effect, std::string_view>, 2> enum_names(Effect) {
-  return {{{Effect::restart, "restart"}, {Effect::none, "none"}}};
+constexpr std::array<std::pair<Effect, std::string_view>, 3> enum_names(Effect) {
+  return {{{Effect::restart, "restart"}, {Effect::none, "none"}, {Effect::reroute, "reroute"}}};
 }
 
 struct ComponentConfig {
@@ -94,7 +96,9 @@ struct ComponentConfig {
         field("hardware", &ComponentConfig::hardware,
               "the failed node is swapped for a spare and repaired (default: all but software and maintenance)"),
         field("planned", &ComponentConfig::planned, "announced (maintenance): the job checkpoints first"),
-        field("effect", &ComponentConfig::effect, "restart the jobs using the element, or none"),
+        field("effect", &ComponentConfig::effect,
+              "restart the jobs using the element, none, or (switch and link components) reroute: traffic goes "
+              "around it and the jobs run at the degraded fabric's step time until it is repaired"),
     };
   }
 };

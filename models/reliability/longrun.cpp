@@ -41,6 +41,13 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
       out.push_back({path, fmt::format("'{}' is not a known component class, so its unit is unknown", name),
                      "add per: gpu, node, switch, link or job"});
     }
+    const Per per = c.rate ? c.rate->per : c.per ? *c.per : by_name.value_or(Per::node);
+    if (c.effect == Effect::reroute && per != Per::switch_ && per != Per::link) {
+      out.push_back({path + ".effect",
+                     fmt::format("reroute is for network elements (per: switch or link), not per {}",
+                                 config::enum_name(per)),
+                     "effect: restart"});
+    }
   }
   const Heterogeneity& h = f.heterogeneity;
   if (h.kind == HeterogeneityKind::power_law) {
@@ -74,6 +81,7 @@ struct Klass {
   bool hardware = true;
   bool planned = false;
   bool restarts = true;
+  bool reroutes = false;  ///< a network element the fabric routes around
   bool heterogeneous = false;
 };
 
@@ -90,6 +98,7 @@ std::vector<Klass> resolve_classes(const FailuresConfig& f) {
     k.hardware = c.hardware.value_or(default_hardware(name));
     k.planned = c.planned;
     k.restarts = c.effect == Effect::restart;
+    k.reroutes = c.effect == Effect::reroute;
     k.heterogeneous = k.per == Per::gpu && f.heterogeneity.kind == HeterogeneityKind::power_law;
     out.push_back(std::move(k));
   }
@@ -131,7 +140,10 @@ struct JobState {
   double write_alone = 0.0, delta_alone = 0.0;  ///< on the storage alone (delta: blocking part)
   double work = std::numeric_limits<double>::infinity();  ///< seconds of training needed
   double committed = 0.0;
-  double rate = 1.0;  ///< share of full throughput (below 1 while shrunk)
+  double rate = 1.0;  ///< share of full throughput (below 1 while shrunk or degraded)
+  double degrade = 1.0;  ///< product of the factors of the network elements down that it routes around
+  /// Elements down that the job routes around: (class, unit) -> its factor.
+  std::map<std::pair<std::size_t, std::int64_t>, double> degraded_by;
   bool queued = false, started = false, running = false, finished = false, waiting = false;
   double run_start = 0.0, down_since = 0.0;
   double start_time = 0.0;  ///< first start
@@ -484,13 +496,23 @@ class Model {
   }
 
   /// Adds the running time since the last call to job j's integrals.
-  static void account(JobState& j, double now) {
+  void account(JobState& j, double now) const {
     if (j.running && now > j.acc_since) {
       const double dt = now - j.acc_since;
       j.running_s += dt;
       j.busy_gpu_s += dt * j.rate * static_cast<double>(j.p.gpus);
       j.blocking_s_integral += dt * j.delta;
       j.slowdown_integral += dt * (j.write_alone > 0.0 ? j.write / j.write_alone : 1.0);
+      // Running degraded loses (1 - degrade) of the throughput it has, shared among the
+      // elements down by their own losses.
+      if (j.degrade < 1.0) {
+        double weights = 0.0;
+        for (const auto& [key, f] : j.degraded_by) weights += 1.0 - f;
+        const double lost = dt * j.rate / j.degrade * (1.0 - j.degrade) * static_cast<double>(j.p.gpus) / 3600.0;
+        for (const auto& [key, f] : j.degraded_by) {
+          if (weights > 0.0) j.lost_gpu_hours[classes_[key.first].name] += lost * (1.0 - f) / weights;
+        }
+      }
     }
     j.acc_since = now;
   }
@@ -553,6 +575,46 @@ class Model {
       JobState& j = r_.jobs[writers_[a]];
       if (std::abs(w_[a] - j.write) > 1e-12 * j.write_alone) rebase(j, static_cast<std::int64_t>(writers_[a]), w_[a]);
     }
+  }
+
+  /// Job j runs at `degrade` of its throughput from now (network elements down or back).
+  /// The work of the checkpoint cycle in progress is counted at the new rate: an error of
+  /// at most one checkpoint interval times the change.
+  void set_degrade(std::int64_t index, double degrade) {
+    JobState& j = r_.jobs[static_cast<std::size_t>(index)];
+    if (degrade == j.degrade) return;
+    const double now = engine_.now().seconds();
+    if (!j.running) {  // takes effect at the restart (can_restart sets the rate)
+      j.degrade = degrade;
+      return;
+    }
+    account(j, now);
+    const double k = committed_cycles(j, now);
+    if (std::isfinite(j.tau)) {
+      j.committed = std::min(j.work, j.committed + k * j.tau * j.rate);
+      j.run_start += k * (j.tau + j.delta);
+    }
+    j.rate = j.rate / j.degrade * degrade;
+    j.degrade = degrade;
+    if (std::isfinite(j.work)) {
+      engine_.cancel(j.done_event);
+      schedule_done(j, index);
+    }
+  }
+
+  void update_degrade(std::int64_t index) {
+    double d = 1.0;
+    for (const auto& [key, f] : r_.jobs[static_cast<std::size_t>(index)].degraded_by) d *= f;
+    set_degrade(index, d);
+  }
+
+  /// The degradation of job j for unit `index` of network class k, if the fabric routes
+  /// around it (0: it cuts the job off).
+  [[nodiscard]] double degradation(const JobState& j, const Klass& k, std::int64_t index) const {
+    for (const Degradation& d : j.p.degradations) {
+      if (d.is_switch == (k.per == Per::switch_) && index >= d.first && index < d.first + d.count) return d.factor;
+    }
+    return 0.0;
   }
 
   void interrupt(std::int64_t index, const Klass& k) {
@@ -741,7 +803,7 @@ class Model {
     j.slots.assign(static_cast<std::size_t>(j.p.nodes), -1);
     for (std::int64_t s = 0; s < j.p.nodes; ++s) enter_service(nodes[static_cast<std::size_t>(s)], index, s);
     j.running = true;
-    j.rate = 1.0;
+    j.rate = j.degrade;
     j.run_start = now;
     j.acc_since = now;
     record("start", "", index, nodes.front(), -1);
@@ -806,6 +868,28 @@ class Model {
       }
       update_storage();
     }
+    if (k.reroutes) {
+      // Jobs the fabric can route around the element run degraded until it is back; it
+      // cuts the others off (an edge switch: a leaf, a router), and they restart.
+      for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
+        JobState& job = r_.jobs[j];
+        if (job.p.nodes <= 1 || job.finished || !job.started) continue;
+        const double f = degradation(job, k, index);
+        if (f <= 0.0) {
+          interrupt(static_cast<std::int64_t>(j), k);
+          continue;
+        }
+        account(job, now);
+        job.degraded_by[{c, index}] = f;
+        update_degrade(static_cast<std::int64_t>(j));
+      }
+      // Down until replaced (hardware) or restarted.
+      const double down = k.hardware ? draw_duration(in_.failures->repair.replace, repair_rng_)
+                                     : in_.failures->repair.detect.seconds() + in_.failures->repair.restart.seconds();
+      engine_.schedule_after(sim::Time::from_seconds(down), element_back_id_,
+                             (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
+      return;
+    }
     if (k.hardware && k.per != Per::job) {
       engine_.schedule_after(sim::Time::from_seconds(draw_duration(in_.failures->repair.replace, repair_rng_)),
                              element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
@@ -815,8 +899,18 @@ class Model {
   }
 
   void on_element_back(sim::Engine&, std::uint64_t arg) {
-    schedule_unit(static_cast<std::size_t>(arg >> 32), static_cast<std::int64_t>(arg & 0xFFFFFFFFu), 0, 1.0,
-                  engine_.now().seconds());
+    const auto c = static_cast<std::size_t>(arg >> 32);
+    const auto index = static_cast<std::int64_t>(arg & 0xFFFFFFFFu);
+    if (classes_[c].reroutes) {
+      for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
+        JobState& job = r_.jobs[j];
+        if (job.degraded_by.count({c, index}) == 0) continue;
+        account(job, engine_.now().seconds());
+        job.degraded_by.erase({c, index});
+        update_degrade(static_cast<std::int64_t>(j));
+      }
+    }
+    schedule_unit(c, index, 0, 1.0, engine_.now().seconds());
   }
 
   void on_node_repaired(sim::Engine&, std::uint64_t arg) {
@@ -867,13 +961,13 @@ class Model {
   /// Whether the job can restart now: all its nodes, or (shrinking) at least one replica.
   bool can_restart(JobState& j) {
     if (j.missing == 0) {
-      j.rate = 1.0;
+      j.rate = j.degrade;
       return true;
     }
     if (!in_.scheduler.shrink) return false;
     const double share = whole_replicas(j);
     if (share <= 0.0) return false;
-    j.rate = share;
+    j.rate = share * j.degrade;
     return true;
   }
 

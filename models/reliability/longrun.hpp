@@ -93,12 +93,20 @@
 // age, so aged units fail less in service; under the exponential law burn-in changes
 // nothing but the time it takes. Planned (maintenance) clocks do not run in burn-in.
 //
-// LIMITATIONS: switch and cable failures stop every running multi-node job (paths are not
-// traced); idle spares do not fail or age; a shrunk job's throughput is taken in proportion
+// Network elements with effect reroute (per switch or link): each multi-node job keeps the
+// share of its throughput its Degradation class for that unit gives (the step simulated on
+// the fabric without the element), from the failure until the element is back (replace time
+// for hardware, detect + restart otherwise); concurrent ones multiply. An element of no
+// class (a leaf or router holding the job's endpoints) restarts the job. The throughput
+// lost while running degraded counts in lost_gpu_hours under the element's class.
+//
+// LIMITATIONS: switch and cable failures with effect restart stop every running multi-node
+// job (paths are not traced), and with reroute every multi-node job is assumed to cross the
+// element (the factor is a mean over elements of the class); idle spares do not fail or age;
+// a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
-// step time is that of their nominal placement on the healthy cluster (see Placement; a
-// per-job throughput factor while an element class is down, for rerouting, would change
-// JobState::rate through rebase()); the storage model is a mean field (jobs whose
+// step time is that of their nominal placement on the healthy cluster (see Placement); the
+// storage model is a mean field (jobs whose
 // checkpoints are phase-locked, same interval started together, would collide every time,
 // up to n times slower; an asynchronous job rebased while a background write is pending
 // counts that checkpoint as written, and one whose contended write outlasts its interval is
@@ -116,6 +124,19 @@
 
 namespace clustersim::reliability {
 
+/// How a job fares while one network element of a class is down and the fabric routes
+/// around it: units first .. first + count - 1 of the switches (is_switch) or of the links,
+/// numbered as LongRunInputs counts them; the job keeps `factor` of its throughput
+/// (healthy / degraded step time, tools/clustersim/degraded.hpp). A unit of no class cuts
+/// the job off.
+struct Degradation {
+  std::string name;
+  bool is_switch = true;
+  std::int64_t first = 0;
+  std::int64_t count = 0;
+  double factor = 1.0;
+};
+
 struct JobProfile {
   std::string name;
   std::int64_t first_node = 0;  ///< nominal placement: first_node .. first_node + nodes - 1 (see Placement)
@@ -126,6 +147,7 @@ struct JobProfile {
   std::optional<double> train_tokens;      ///< none: train until the horizon
   double checkpoint_bytes = 0.0;
   double submit_s = 0.0;                   ///< enters the queue
+  std::vector<Degradation> degradations{};  ///< for components with effect reroute
 };
 
 struct LongRunInputs {

@@ -1,5 +1,6 @@
 #include "tools/clustersim/report.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -12,6 +13,7 @@
 #include <fmt/ranges.h>
 
 #include "models/cluster/cluster.hpp"
+#include "tools/clustersim/degraded.hpp"
 #include "tools/clustersim/version.hpp"
 
 namespace clustersim::tools {
@@ -59,6 +61,10 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     for (const auto& [kind, n] : fabric->links) in.links += n;
     if (loaded.fabric) in.block_nodes = block_nodes(*loaded.fabric, fabric->diameter_hops);
   }
+  const bool reroutes =
+      loaded.fabric && sc.failures &&
+      std::any_of(sc.failures->components.begin(), sc.failures->components.end(),
+                  [](const auto& c) { return c.second.effect == reliability::Effect::reroute; });
   for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
     const scenario::ResolvedJob& job = loaded.jobs[i];
     reliability::JobProfile p;
@@ -72,6 +78,16 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     // bf16 weights, fp32 master weights and Adam's two moments: 14 bytes per parameter.
     p.checkpoint_bytes = sc.checkpoint.size ? sc.checkpoint.size->value() : 14.0 * workload::parameters(job.model).total;
     p.submit_s = job.config.submit.seconds();
+    if (reroutes && p.nodes > 1) {
+      // Copies of one job entry fare alike: the first copy's classes serve them all.
+      if (i > 0 && loaded.jobs[i - 1].entry == job.entry) {
+        p.degradations = in.jobs.back().degradations;
+      } else {
+        for (const DegradedClass& c : degraded_steps(loaded, job, steps[i].step_time_s)) {
+          p.degradations.push_back({c.name, c.is_switch, c.first, c.count, c.factor});
+        }
+      }
+    }
     in.jobs.push_back(std::move(p));
   }
   in.horizon_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 0.0;

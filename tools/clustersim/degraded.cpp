@@ -1,0 +1,104 @@
+#include "tools/clustersim/degraded.hpp"
+
+#include <algorithm>
+#include <map>
+
+#include "models/fabric/graph.hpp"
+#include "models/workload/step.hpp"
+#include "tools/clustersim/report.hpp"
+
+namespace clustersim::tools {
+
+namespace {
+
+bool is_edge(fabric::VertexKind k) { return k == fabric::VertexKind::leaf || k == fabric::VertexKind::router; }
+
+bool switch_to_switch(fabric::LinkKind k) {
+  using fabric::LinkKind;
+  return k == LinkKind::leaf_spine || k == LinkKind::spine_core || k == LinkKind::local || k == LinkKind::global ||
+         k == LinkKind::torus;
+}
+
+// Whether every switch the job's endpoints plug into still reaches the first one.
+bool job_connected(const fabric::Fabric& f, const scenario::ResolvedJob& job) {
+  const std::int64_t first_endpoint = f.endpoint_of_gpu(job.first_gpu);
+  const std::vector<std::int64_t> dist = fabric::switch_distances(f, f.attachment(first_endpoint));
+  for (std::int64_t g = job.first_gpu; g < job.first_gpu + job.config.gpus; g += f.gpus_per_node) {
+    const std::int64_t node_first = f.endpoint_of_gpu(g);
+    for (std::int64_t e = node_first; e < node_first + f.nics_per_node; ++e) {
+      if (dist[f.attachment(e).value] < 0) return false;
+    }
+  }
+  return true;
+}
+
+// Evenly spread picks among `count` elements: the middles of `samples` equal slices.
+std::vector<std::int64_t> picks(std::int64_t count, int samples) {
+  std::vector<std::int64_t> out;
+  const std::int64_t k = std::min<std::int64_t>(count, samples);
+  for (std::int64_t i = 0; i < k; ++i) out.push_back((2 * i + 1) * count / (2 * k));
+  return out;
+}
+
+}  // namespace
+
+std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
+                                          double healthy_step_s, int samples) {
+  std::vector<DegradedClass> out;
+  if (!loaded.fabric) return out;
+  const fabric::Fabric& base = *loaded.fabric;
+
+  // Switch units are the fabric's switches in vertex order; link units its cables (one per
+  // pair of directions) in link order: the numbering the long-run model draws from.
+  std::map<fabric::VertexKind, std::vector<fabric::VertexId>> by_kind;
+  std::int64_t unit = 0;
+  std::map<fabric::VertexKind, std::int64_t> first_unit;
+  for (std::uint32_t v = 0; v < base.vertex_kind.size(); ++v) {
+    const fabric::VertexKind k = base.vertex_kind[v];
+    if (k == fabric::VertexKind::gpu || k == fabric::VertexKind::nic || k == fabric::VertexKind::scaleup) continue;
+    if (!first_unit.count(k)) first_unit[k] = unit;
+    by_kind[k].push_back(fabric::VertexId{v});
+    ++unit;
+  }
+  std::map<fabric::LinkKind, std::vector<fabric::LinkId>> cables;
+  for (std::uint32_t l = 0; l < base.links.size(); ++l) {
+    if (base.links[l].reverse.value < l) continue;  // one per cable
+    cables[base.links[l].kind].push_back(fabric::LinkId{l});
+  }
+
+  const auto run = [&](const auto& fail) {
+    fabric::Fabric f = base;
+    fail(f);
+    if (!job_connected(f, job)) return -1.0;
+    workload::StepInputs in = step_inputs(loaded, job);
+    in.fabric = &f;
+    return workload::simulate_step(in).step_time_s;
+  };
+  const auto add = [&](DegradedClass c, const auto& elements, const auto& fail_one) {
+    double sum = 0.0;
+    for (std::int64_t i : picks(c.count, samples)) {
+      const double t = run([&](fabric::Fabric& f) { fail_one(f, elements[static_cast<std::size_t>(i)]); });
+      if (t <= 0.0) return;  // cuts the job off: not a rerouting class
+      sum += t;
+    }
+    c.step_time_s = sum / static_cast<double>(std::min<std::int64_t>(c.count, samples));
+    c.factor = healthy_step_s / c.step_time_s;
+    out.push_back(std::move(c));
+  };
+  for (const auto& [kind, vertices] : by_kind) {
+    if (is_edge(kind)) continue;
+    add(DegradedClass{fabric::name(kind), true, first_unit[kind], static_cast<std::int64_t>(vertices.size())}, vertices,
+        [](fabric::Fabric& f, fabric::VertexId v) { f.fail_vertex(v); });
+  }
+  std::int64_t link_unit = 0;
+  for (const auto& [kind, list] : cables) {
+    if (switch_to_switch(kind)) {
+      add(DegradedClass{std::string(fabric::name(kind)) + " link", false, link_unit, static_cast<std::int64_t>(list.size())},
+          list, [](fabric::Fabric& f, fabric::LinkId l) { f.fail_link(l); });
+    }
+    link_unit += static_cast<std::int64_t>(list.size());
+  }
+  return out;
+}
+
+}  // namespace clustersim::tools

@@ -1,0 +1,43 @@
+// A job's step time while one network element is down and the fabric routes around it.
+//
+// The long-horizon model (models/reliability/longrun.hpp) needs, for each failure class a
+// fabric can route around, how fast each job trains until the element is repaired. For a
+// switch above the leaves (a spine or aggregation switch, a core switch) and for a
+// switch-to-switch cable (leaf-spine, spine-core, torus, dragonfly local and global), the
+// job's step is simulated again on a copy of the fabric with that element failed: routes
+// that crossed it are recomputed around it (Fabric::route's breadth-first search), so the
+// collectives that used it share the surviving links. The factor is healthy step time /
+// degraded step time, the share of its throughput the job keeps.
+//
+// Which element fails matters (a core switch that the job's rings cross, or one they do
+// not); the factor is the mean over `samples` elements of the class spread evenly over it.
+// Switches that hold endpoints (leaves, torus and dragonfly routers) are not a rerouting
+// class: their failure cuts nodes off, and the job restarts.
+//
+// LIMITATIONS: one element down at a time (concurrent degradations multiply their
+// factors in the long run, an approximation); the step is simulated on the scenario's
+// network model, once per class and job.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+
+namespace clustersim::tools {
+
+struct DegradedClass {
+  std::string name;  ///< "spine", "core", "leaf_spine link", ...
+  bool is_switch = true;
+  std::int64_t first = 0;   ///< switch units (index among the fabric's switches) or links (cable index)
+  std::int64_t count = 0;
+  double factor = 1.0;      ///< healthy / degraded step time, mean over the samples
+  double step_time_s = 0.0; ///< degraded, mean over the samples
+};
+
+/// The rerouting classes of the scenario's fabric for `job`, each with the job's degraded
+/// step time. `healthy_step_s` is the job's step time on the intact fabric.
+std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
+                                          double healthy_step_s, int samples = 3);
+
+}  // namespace clustersim::tools
