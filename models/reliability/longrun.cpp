@@ -482,7 +482,11 @@ class Model {
   void schedule_done(JobState& j, std::int64_t index) {
     if (!std::isfinite(j.work)) return;
     j.done_at = std::max(j.run_start + failure_free_duration(j), engine_.now().seconds());
-    j.done_event = engine_.schedule_at(sim::Time::from_seconds(j.done_at), done_id_, static_cast<std::uint64_t>(index));
+    // A finish past the end of the run never happens in it (and may lie beyond the engine's
+    // clock: 292 years).
+    j.done_event = j.done_at < end_ ? engine_.schedule_at(sim::Time::from_seconds(j.done_at), done_id_,
+                                                          static_cast<std::uint64_t>(index))
+                                    : sim::EventHandle{};
   }
 
   /// Completed checkpoint cycles of a running job at `now`.
@@ -1079,9 +1083,11 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     jobs.push_back(std::move(j));
   }
   // Without a horizon, run until every job has trained its tokens (a stop at 100 times the
-  // failure-free time of the jobs one after another guards against a cluster that never
-  // gets there).
-  const double end = in.horizon_s > 0.0 ? in.horizon_s : std::max(last_submit + 100.0 * ideal, kDay);
+  // failure-free time of the jobs one after another, and at 100 years, guards against a
+  // cluster that never gets there; jobs unfinished then are reported as such).
+  constexpr double kLongestRun = 100.0 * 365.25 * kDay;
+  const double end =
+      in.horizon_s > 0.0 ? in.horizon_s : std::min(std::max(last_submit + 100.0 * ideal, kDay), kLongestRun);
 
   LongRunResult out;
   out.heterogeneity_alpha = pareto_alpha(in.failures->heterogeneity);
