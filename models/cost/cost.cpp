@@ -53,8 +53,11 @@ PowerSplit power_at(const CostInputs& in, double u, sim::Power network) {
   PowerSplit p;
   p.gpus = in.gpu_tdp * (gpus * (e.gpu_idle_fraction + (1.0 - e.gpu_idle_fraction) * u));
   p.hosts = in.host_power * (static_cast<double>(in.nodes) * (e.host_idle_fraction + (1.0 - e.host_idle_fraction) * u));
+  p.spares = (in.gpu_tdp * (static_cast<double>(in.gpus_per_node) * e.gpu_idle_fraction) +
+              in.host_power * e.host_idle_fraction) *
+             static_cast<double>(in.spare_nodes);
   p.network = network;
-  p.it = p.gpus + p.hosts + p.network;
+  p.it = p.gpus + p.hosts + p.spares + p.network;
   p.facility = p.it * e.pue;
   return p;
 }
@@ -65,6 +68,7 @@ CostResult compute_cost(const CostInputs& in) {
   const EconomicsConfig& e = in.economics;
   CostResult r;
   r.gpus = in.nodes * in.gpus_per_node;
+  r.spare_nodes = in.spare_nodes;
   r.utilization = std::clamp(in.utilization, 0.0, 1.0);
   r.utilization_basis = in.utilization_basis;
   r.node_price_basis = in.node.basis;
@@ -81,6 +85,10 @@ CostResult compute_cost(const CostInputs& in) {
       r.capex_lines.push_back({"hosts", in.node.basis, in.nodes, (node - *in.node.gpu_price * g) * n});
     } else {
       r.capex_lines.push_back({"servers", in.node.basis, in.nodes, node * n});
+    }
+    if (in.spare_nodes > 0) {
+      r.capex_lines.push_back({"spares", "scheduler.spare_nodes; " + in.node.basis, in.spare_nodes,
+                               node * static_cast<double>(in.spare_nodes)});
     }
   } else {
     priced = false;
@@ -123,7 +131,7 @@ CostResult compute_cost(const CostInputs& in) {
 
   // Racks.
   r.nodes_per_rack = std::max<std::int64_t>(1, in.node.nodes_per_rack);
-  r.racks = (in.nodes + r.nodes_per_rack - 1) / r.nodes_per_rack;
+  r.racks = (in.nodes + in.spare_nodes + r.nodes_per_rack - 1) / r.nodes_per_rack;
   r.rack_power = (in.gpu_tdp * static_cast<double>(in.gpus_per_node) + in.host_power) *
                  static_cast<double>(std::min(r.nodes_per_rack, std::max<std::int64_t>(in.nodes, 1)));
   return r;
@@ -150,6 +158,7 @@ config::Json number(const std::optional<double>& v) { return v ? config::Json(*v
 config::Json power_json(const PowerSplit& p) {
   return {{"gpus_w", p.gpus.value()},
           {"hosts_w", p.hosts.value()},
+          {"spares_w", p.spares.value()},
           {"network_w", p.network.value()},
           {"it_w", p.it.value()},
           {"facility_w", p.facility.value()}};
@@ -166,6 +175,7 @@ config::Json to_json(const CostResult& c) {
     lines.push_back({{"category", l.category}, {"item", l.item}, {"count", l.count}, {"capex_usd", l.capex.value()}});
   }
   j["capex_usd"] = money(c.capex);
+  j["spare_nodes"] = c.spare_nodes;
   j["capex_by_category_usd"] = std::move(by_category);
   j["capex_lines"] = std::move(lines);
   j["unpriced"] = c.unpriced;

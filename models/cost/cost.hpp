@@ -2,7 +2,8 @@
 // utilisation, straight-line depreciation, $/GPU-hour, peak facility power, rack power
 // density, and the cost of a training run.
 //
-// Inputs: N nodes of G GPUs (TDP P_gpu each; host power P_host per node, everything but the
+// Inputs: N nodes of G GPUs, and S hot spare nodes beside them (scheduler.spare_nodes,
+// models/reliability/config.hpp) (TDP P_gpu each; host power P_host per node, everything but the
 // GPUs at load, models/hardware/catalog.yaml), the fabric's priced parts
 // (models/fabric/metrics.hpp), the node's price (below), the fleet-average GPU busy share u,
 // and the scenario's `economics:` section (models/cost/config.hpp, defaults sourced there).
@@ -18,7 +19,9 @@
 //                                          when the GPU price is known)
 //   C_network = sum of the fabric's lines: switches, transceivers, cables, and NICs only
 //               when the servers do not include them
-//   C = C_servers + C_network + economics.other_capex
+//   C_spares  = S x price_node            (category "spares": the hot spares, bought like
+//                                          the cluster's nodes; no fabric ports counted)
+//   C = C_servers + C_spares + C_network + economics.other_capex
 // Power (W), at busy share u (0 idle, 1 every GPU computing all the time):
 //   P_gpus(u)  = N G P_gpu (f_g + (1 - f_g) u)         f_g = economics.gpu_idle_fraction
 //   P_hosts(u) = N P_host (f_h + (1 - f_h) u)          f_h = economics.host_idle_fraction
@@ -26,14 +29,16 @@
 //                with its traffic (Mahadevan et al., 'A Power Benchmarking Framework for
 //                Network Devices', IFIP Networking 2009). NICs are not added: the catalog's
 //                host power already includes them.
-//   P_IT(u) = P_gpus + P_hosts + P_net;   P_facility(u) = PUE x P_IT(u)
-//   peak facility power = PUE x P_IT(1)
+//   P_spares   = S (G P_gpu f_g + P_host f_h), constant: a hot spare is powered on and idle
+//   P_IT(u) = P_gpus + P_hosts + P_spares + P_net;   P_facility(u) = PUE x P_IT(u)
+//   peak facility power = PUE x P_IT(1)   (the spares still idle)
 // Energy and opex, with Y = 8,766 h (365.25 d) a year and price p per kWh:
 //   E_year = P_facility(u) x Y;   opex = E_year x p
 // Depreciation, straight line over the life L years, no residual value:
 //   D = C / L;   cost per year = D + opex;   TCO = C + L x opex
-//   $/GPU-hour = (D + opex) / (N G Y)
-// Racks: R = ceil(N / nodes_per_rack); rack power density = nodes_per_rack x (G P_gpu +
+//   $/GPU-hour = (D + opex) / (N G Y)    (the spares' cost is carried by the N G GPUs that
+//                                         serve jobs)
+// Racks: R = ceil((N + S) / nodes_per_rack); rack power density = nodes_per_rack x (G P_gpu +
 // P_host), the IT power of a full rack at peak (kW per rack).
 // Training run of a job on g GPUs for a time to train T (from the failure model's ETTR when
 // the scenario has failures, else train_tokens / throughput), with its train_tokens K:
@@ -86,7 +91,8 @@ NodePricing price_node(const std::string& node_name, const std::string& gpu_name
                        const fabric::PricingTable& table, const EconomicsConfig& economics);
 
 struct CostInputs {
-  std::int64_t nodes = 0;
+  std::int64_t nodes = 0;        ///< serving jobs
+  std::int64_t spare_nodes = 0;  ///< hot spares beside them (idle)
   std::int64_t gpus_per_node = 0;
   sim::Power gpu_tdp;
   sim::Power host_power;  ///< per node, at load
@@ -98,7 +104,7 @@ struct CostInputs {
 };
 
 struct CapexLine {
-  std::string category;  ///< gpus, hosts, servers, switches, nics, transceivers, cables, other
+  std::string category;  ///< gpus, hosts, servers, spares, switches, nics, transceivers, cables, other
   std::string item;      ///< the priced class or basis
   std::int64_t count = 0;
   sim::Money capex;
@@ -107,13 +113,15 @@ struct CapexLine {
 struct PowerSplit {
   sim::Power gpus;
   sim::Power hosts;
+  sim::Power spares;  ///< the idle hot spares
   sim::Power network;
-  sim::Power it;        ///< gpus + hosts + network
+  sim::Power it;        ///< gpus + hosts + spares + network
   sim::Power facility;  ///< PUE x it
 };
 
 struct CostResult {
-  std::int64_t gpus = 0;
+  std::int64_t gpus = 0;  ///< serving jobs (spares apart)
+  std::int64_t spare_nodes = 0;
   std::vector<CapexLine> capex_lines;
   std::optional<sim::Money> capex;  ///< absent when a part is not priced
   std::vector<std::string> unpriced;

@@ -169,6 +169,35 @@ TEST_CASE("fleet utilisation: GPU-weighted busy shares, idle GPUs outside jobs, 
   CHECK(fleet_utilization({{8, 1.5}}, 8) == 1.0);
 }
 
+TEST_CASE("hot spares: bought like nodes (their own capex line), idle power, racks; $/GPU-hour over serving GPUs") {
+  const fabric::FabricMetrics fab = tiny_fabric();
+  CostInputs in = tiny(&fab);
+  in.spare_nodes = 3;
+  const CostResult r = compute_cost(in);
+  // Capex: 212,000 + 3 spares x 100,000 = 512,000.
+  REQUIRE(r.capex);
+  CHECK(r.capex->value() == Approx(512'000));
+  double spares = 0;
+  std::int64_t count = 0;
+  for (const CapexLine& l : r.capex_lines) {
+    if (l.category == "spares") spares += l.capex.value(), count += l.count;
+  }
+  CHECK(spares == Approx(300'000));
+  CHECK(count == 3);
+  // Idle power: 3 x (4 x 500 x 0.1 + 1,000 x 0.5) = 2,100 W, at any load; IT 3,782 + 2,100.
+  CHECK(r.average.spares.value() == Approx(2100));
+  CHECK(r.peak.spares.value() == Approx(2100));
+  CHECK(r.average.it.value() == Approx(5882));
+  CHECK(r.peak.it.value() == Approx(8182));
+  // $/GPU-hour: (512,000 / 2 + 1.5 x 5,882 W x 8,766 h x 0.1 USD/kWh) / (8 x 8,766), the
+  // spares carried by the 8 serving GPUs.
+  REQUIRE(r.usd_per_gpu_hour);
+  CHECK(*r.usd_per_gpu_hour == Approx((256'000 + 1.5 * 5882 * 8766 / 1000 * 0.1) / (8 * 8766.0)));
+  // Racks: 5 nodes, 2 per rack: 3 racks.
+  CHECK(r.racks == 3);
+  CHECK(r.gpus == 8);
+}
+
 TEST_CASE("training cost: GPU-hours at the cluster's $/GPU-hour, per million tokens, energy share") {
   const fabric::FabricMetrics fab = tiny_fabric();
   const CostResult c = compute_cost(tiny(&fab));

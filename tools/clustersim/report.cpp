@@ -120,6 +120,7 @@ cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunRe
   const scenario::Scenario& sc = loaded.config;
   cost::CostInputs in;
   in.nodes = sc.cluster.nodes;
+  in.spare_nodes = sc.scheduler.spare_nodes;
   in.gpus_per_node = loaded.node.spec.gpus;
   in.gpu_tdp = loaded.node.gpu.tdp;
   in.host_power = loaded.node.spec.host_power;
@@ -437,9 +438,12 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
   for (const std::string& u : c.unpriced) row("", "not priced: " + u);
   if (!c.node_price_basis.empty()) row("node price", c.node_price_basis);
   row("GPU busy share", fmt::format("{:.1f}% ({})", 100.0 * c.utilization, c.utilization_basis));
-  row("power at that load", fmt::format("facility {} = PUE x IT {} (GPUs {}, hosts {}, network {})",
+  row("power at that load", fmt::format("facility {} = PUE x IT {} (GPUs {}, hosts {}, {}network {})",
                                         sim::human(c.average.facility), sim::human(c.average.it),
                                         sim::human(c.average.gpus), sim::human(c.average.hosts),
+                                        c.spare_nodes > 0 ? fmt::format("{} idle spare nodes {}, ", c.spare_nodes,
+                                                                        sim::human(c.average.spares))
+                                                          : std::string(),
                                         sim::human(c.average.network)));
   row("peak facility power", fmt::format("{} (IT {} with every GPU at its TDP)", sim::human(c.peak.facility),
                                          sim::human(c.peak.it)));
