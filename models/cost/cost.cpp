@@ -45,6 +45,18 @@ double fleet_utilization(const std::vector<std::pair<std::int64_t, double>>& job
   return std::clamp(busy / static_cast<double>(total_gpus), 0.0, 1.0);
 }
 
+double scheduled_utilization(double schedule_utilisation, const std::vector<std::pair<double, double>>& jobs) {
+  double weight = 0.0;
+  double busy = 0.0;
+  for (const auto& [w, u] : jobs) {
+    if (!(w > 0.0)) continue;
+    weight += w;
+    busy += w * std::clamp(u, 0.0, 1.0);
+  }
+  if (weight <= 0.0 || !std::isfinite(schedule_utilisation)) return 0.0;
+  return std::clamp(schedule_utilisation * busy / weight, 0.0, 1.0);
+}
+
 namespace {
 
 PowerSplit power_at(const CostInputs& in, double u, sim::Power network) {

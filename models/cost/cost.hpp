@@ -44,18 +44,26 @@
 // the scenario has failures, else train_tokens / throughput), with its train_tokens K:
 //   GPU-hours H = g T / 3600;   cost = H x $/GPU-hour;   cost per 1e6 tokens = cost / (K / 1e6)
 //   energy = (g / (N G)) x P_facility(u) x T   (the job's share of the facility's draw)
-// The fleet-average busy share u is, by default, sum_j g_j u_j / (N G) with u_j = (compute +
-// optimizer) / step time of job j's critical stage: exposed communication and pipeline
-// bubbles count as idle; GPUs in no job are idle; with no job at all the cluster is taken
-// at full load (u = 1); economics.utilization overrides it.
+// The fleet-average busy share u (of the N G GPUs; spares apart) is, by default, with
+// u_j = (compute + optimizer) / step time of job j's critical stage (exposed communication
+// and pipeline bubbles count as idle):
+//   - when the long run has a schedule (a job queue or failures: models/reliability/
+//     longrun.hpp), u = U x sum_j w_j u_j / sum_j w_j, where U is the schedule's utilisation
+//     (busy GPU-hours / available GPU-hours) and w_j = g_j x (end_j - start_j) the GPU-time
+//     job j spans (end_j: its finish, or the end of the run; 0 for a job that never starts),
+//     so jobs queued behind others are not counted as running at once;
+//   - else sum_j g_j u_j / (N G), every job running at once;
+// GPUs in no job are idle; with no job at all the cluster is taken at full load (u = 1);
+// economics.utilization overrides it.
 //
 // LIMITATIONS: list/street prices of one date (no volume discount, support contract, staff,
 // facility construction or lease, storage or software unless put in other_capex); a busy GPU
 // draws its TDP, an upper bound (an 8-GPU H100 node measured at most 8.4 kW of its 10.2 kW
 // rating while training: Latif et al., 'Empirical Measurements of AI Training Power Demand on
 // a GPU-Accelerated Node', arXiv 2412.08602, 2024), so opex and peak power lean high; power is
-// linear in the busy share and does not see the failure model's downtime (GPUs of a stopped
-// job draw as if training); NIC-side optics may also be in the host's rating (at most 8 x 8 W
+// linear in the busy share; without a schedule it does not see the failure model's downtime
+// (GPUs of a stopped job draw as if training), with one the weights w_j span a job's
+// downtime too; spares are priced as whole nodes with no fabric ports, optics or cables; NIC-side optics may also be in the host's rating (at most 8 x 8 W
 // per DGX H100, 0.6%); the training cost charges the job's GPU-hours at the cluster's
 // average $/GPU-hour (GPUs outside the job pay for themselves).
 #pragma once
@@ -148,6 +156,11 @@ CostResult compute_cost(const CostInputs& in);
 /// The fleet-average busy share from jobs (gpus_j, u_j) on a cluster of `total_gpus`:
 /// sum_j g_j u_j / total_gpus, clamped to [0, 1]; 1 when there is no job.
 double fleet_utilization(const std::vector<std::pair<std::int64_t, double>>& jobs, std::int64_t total_gpus);
+
+/// The busy share under a schedule of utilisation `schedule_utilisation` (0..1) from jobs
+/// (w_j GPU-seconds spanned, u_j): U x sum_j w_j u_j / sum_j w_j, clamped to [0, 1]; 0 when
+/// no job spans any time.
+double scheduled_utilization(double schedule_utilisation, const std::vector<std::pair<double, double>>& jobs);
 
 struct TrainingCost {
   double time_to_train_s = 0.0;

@@ -198,6 +198,16 @@ TEST_CASE("hot spares: bought like nodes (their own capex line), idle power, rac
   CHECK(r.gpus == 8);
 }
 
+TEST_CASE("busy share under a schedule: the schedule's utilisation x the GPU-time-weighted compute shares") {
+  // U 0.6; jobs spanning 100 and 300 GPU-s, busy 0.5 and 0.9: 0.6 x (50 + 270) / 400 = 0.48.
+  CHECK(scheduled_utilization(0.6, {{100, 0.5}, {300, 0.9}}) == Approx(0.48));
+  // A job that never starts weighs nothing.
+  CHECK(scheduled_utilization(0.6, {{0, 0.1}, {300, 0.9}}) == Approx(0.54));
+  // Never above the schedule's utilisation, whatever the queue's total GPU demand.
+  CHECK(scheduled_utilization(0.58, {{1e9, 1.0}, {1e9, 1.0}}) == Approx(0.58));
+  CHECK(scheduled_utilization(0.6, {}) == 0.0);
+}
+
 TEST_CASE("training cost: GPU-hours at the cluster's $/GPU-hour, per million tokens, energy share") {
   const fabric::FabricMetrics fab = tiny_fabric();
   const CostResult c = compute_cost(tiny(&fab));

@@ -135,14 +135,30 @@ cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunRe
     in.utilization_basis = "full load: the scenario has no job";
   } else {
     // Each job's GPUs are busy for the compute and optimizer share of their step; the rest idle.
-    std::vector<std::pair<std::int64_t, double>> jobs;
-    for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+    const auto compute_share = [&](std::size_t i) {
       const workload::StepResult& st = r.jobs[i];
-      const double busy = st.step_time_s > 0 ? (st.breakdown.compute + st.breakdown.optimizer) / st.step_time_s : 0.0;
-      jobs.emplace_back(loaded.jobs[i].config.gpus, busy);
+      return st.step_time_s > 0 ? (st.breakdown.compute + st.breakdown.optimizer) / st.step_time_s : 0.0;
+    };
+    const reliability::LongRunResult* lr = r.reliability ? &*r.reliability : nullptr;
+    if (lr && std::isfinite(lr->utilisation.mean) && lr->jobs.size() == r.jobs.size()) {
+      // Under the schedule, each job weighs by the GPU-time it spans (cost.hpp).
+      std::vector<std::pair<double, double>> jobs;
+      for (std::size_t i = 0; i < r.jobs.size(); ++i) {
+        const reliability::JobSummary& j = lr->jobs[i];
+        const double end = std::isfinite(j.end_s.mean) ? j.end_s.mean : lr->elapsed_s;
+        const double span = std::isfinite(j.start_s.mean) ? std::max(0.0, end - j.start_s.mean) : 0.0;
+        jobs.emplace_back(static_cast<double>(loaded.jobs[i].config.gpus) * span, compute_share(i));
+      }
+      in.utilization = cost::scheduled_utilization(lr->utilisation.mean, jobs);
+      in.utilization_basis = fmt::format(
+          "the schedule's utilisation {:.1f}% x the jobs' compute share of their steps, weighted by GPU-time",
+          100.0 * lr->utilisation.mean);
+    } else {
+      std::vector<std::pair<std::int64_t, double>> jobs;
+      for (std::size_t i = 0; i < r.jobs.size(); ++i) jobs.emplace_back(loaded.jobs[i].config.gpus, compute_share(i));
+      in.utilization = cost::fleet_utilization(jobs, in.nodes * in.gpus_per_node);
+      in.utilization_basis = "the jobs' compute share of their steps; GPUs in no job idle";
     }
-    in.utilization = cost::fleet_utilization(jobs, in.nodes * in.gpus_per_node);
-    in.utilization_basis = "the jobs' compute share of their steps; GPUs in no job idle";
   }
   return in;
 }
