@@ -453,6 +453,25 @@ void check_sweep(const Scenario& sc, LoadState& state) {
     const std::string at = "sweep.grid." + axis.key;
     state.diagnostics.add(state.where(at), at, "this key is also under sweep.zip", "keep it in one of the two");
   }
+  // Every value must be one the key takes: each is applied, as `--set KEY=VALUE` would be,
+  // to a copy of the scenario (a key that does not exist, a value of the wrong type or out
+  // of range). What only a whole point can tell (a fabric too small) is that point's error
+  // row in the sweep.
+  for (const auto& [section, axes] : {std::pair{"zip", &zip}, {"grid", &sc.sweep->grid.axes}}) {
+    for (const SweepAxis& axis : *axes) {
+      for (std::size_t i = 0; i < axis.values.size(); ++i) {
+        Scenario copy = sc;
+        copy.sweep.reset();
+        LoadState trial;
+        config::apply_set(copy, axis.key + "=" + axis.values[i], trial);
+        const std::string at = fmt::format("sweep.{}.{}[{}]", section, axis.key, i);
+        for (const config::Diagnostic& d : trial.diagnostics.items()) {
+          state.diagnostics.add(i < axis.where.size() ? axis.where[i] : state.where(at), at,
+                                d.path.empty() ? d.message : d.path + ": " + d.message, d.hint);
+        }
+      }
+    }
+  }
 }
 
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
@@ -671,8 +690,9 @@ bool Codec<scenario::SweepAxes>::decode(const YAML::Node& n, scenario::SweepAxes
       ok = false;
       continue;
     }
-    scenario::SweepAxis axis{key, {}};
+    scenario::SweepAxis axis{key, {}, {}};
     for (std::size_t i = 0; i < list.size(); ++i) {
+      axis.where.push_back(at.locate(list[i]));
       YAML::Emitter e;
       e.SetMapFormat(YAML::Flow);
       e.SetSeqFormat(YAML::Flow);

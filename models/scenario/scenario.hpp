@@ -73,7 +73,8 @@ struct SimulationConfig {
 struct SweepAxis {
   std::string key;
   std::vector<std::string> values;
-  friend bool operator==(const SweepAxis&, const SweepAxis&) = default;
+  std::vector<config::Location> where;  ///< of each value, for diagnostics
+  friend bool operator==(const SweepAxis& a, const SweepAxis& b) { return a.key == b.key && a.values == b.values; }
 };
 
 /// A mapping of keys to lists of values, in file order (a later layer's key replaces the
