@@ -280,6 +280,33 @@ struct Codec<std::vector<T>> {
   static std::string type_name() { return fmt::format("list of {}", Codec<T>::type_name()); }
 };
 
+/// Walks the entries of mapping `n` in file order (the caller has checked it is one): marks
+/// it, decodes each key as text (`what` names it in errors), reports a repeated key, and calls
+/// `each(key, value, context of the key)` for the others, which returns whether the value
+/// decoded. Returns whether every entry did.
+template <class F>
+bool decode_entries(const YAML::Node& n, const Context& ctx, std::string_view what, F&& each) {
+  ctx.mark_mapping(n);
+  bool ok = true;
+  std::vector<std::string> seen;
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    std::string key;
+    if (!decode_scalar_text(it->first, key, ctx, what)) {
+      ok = false;
+      continue;
+    }
+    const Context at = ctx.child(key);
+    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
+      at.error(it->first, fmt::format("duplicate key '{}'", key));
+      ok = false;
+      continue;
+    }
+    seen.push_back(key);
+    ok = each(key, YAML::Node(it->second), at) && ok;
+  }
+  return ok;
+}
+
 template <class T>
 struct Codec<std::map<std::string, T>> {
   static bool decode(const YAML::Node& n, std::map<std::string, T>& out, const Context& ctx) {
@@ -288,31 +315,13 @@ struct Codec<std::map<std::string, T>> {
       ctx.error(n, fmt::format("expected a mapping of names to {}, got {}", Codec<T>::type_name(), describe_node(n)));
       return false;
     }
-    ctx.mark_mapping(n);
-    bool ok = true;
-    std::vector<std::string> seen;
-    for (auto it = n.begin(); it != n.end(); ++it) {
-      std::string key;
-      if (!decode_scalar_text(it->first, key, ctx, "a name")) {
-        ok = false;
-        continue;
-      }
-      const Context at = ctx.child(key);
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-        at.error(it->first, fmt::format("duplicate key '{}'", key));
-        ok = false;
-        continue;
-      }
-      seen.push_back(key);
+    return decode_entries(n, ctx, "a name", [&](const std::string& key, const YAML::Node& node, const Context& at) {
       T value = out.count(key) ? out[key] : T{};
-      if (Codec<T>::decode(it->second, value, at)) {
-        out[key] = std::move(value);
-        at.mark_assigned(it->second);
-      } else {
-        ok = false;
-      }
-    }
-    return ok;
+      if (!Codec<T>::decode(node, value, at)) return false;
+      out[key] = std::move(value);
+      at.mark_assigned(node);
+      return true;
+    });
   }
   static Json encode(const std::map<std::string, T>& v) {
     Json j = Json::object();

@@ -665,30 +665,13 @@ bool Codec<scenario::SweepAxes>::decode(const YAML::Node& n, scenario::SweepAxes
               "e.g. cluster.nodes: [1024, 2048, 4096]");
     return false;
   }
-  ctx.mark_mapping(n);
-  bool ok = true;
-  std::vector<std::string> seen;
-  for (auto it = n.begin(); it != n.end(); ++it) {
-    std::string key;
-    if (!decode_scalar_text(it->first, key, ctx, "a scenario key")) {
-      ok = false;
-      continue;
-    }
-    const Context at = ctx.child(key);
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      at.error(it->first, fmt::format("duplicate key '{}'", key));
-      ok = false;
-      continue;
-    }
-    seen.push_back(key);
-    const YAML::Node list = it->second;
+  return decode_entries(n, ctx, "a scenario key", [&](const std::string& key, const YAML::Node& list, const Context& at) {
     if (!list.IsSequence() || list.size() == 0) {
       at.error(list,
                fmt::format("expected a non-empty list of values, got {}",
                            list.IsSequence() ? std::string("an empty list") : describe_node(list)),
                fmt::format("{}: [a, b, c]", key));
-      ok = false;
-      continue;
+      return false;
     }
     scenario::SweepAxis axis{key, {}, {}};
     for (std::size_t i = 0; i < list.size(); ++i) {
@@ -707,8 +690,8 @@ bool Codec<scenario::SweepAxes>::decode(const YAML::Node& n, scenario::SweepAxes
     } else {
       out.axes.push_back(std::move(axis));
     }
-  }
-  return ok;
+    return true;
+  });
 }
 
 Json Codec<scenario::SweepAxes>::encode(const scenario::SweepAxes& v) {
