@@ -41,6 +41,16 @@ ModelSpec gpt(std::int64_t layers, std::int64_t hidden = 4096, std::int64_t head
   return m;
 }
 
+/// gpt(8) as a mixture of 8 swiglu experts of width 4096, top-2.
+ModelSpec moe8() {
+  ModelSpec m = gpt(8);
+  m.ffn = Mlp::swiglu;
+  m.experts = 8;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 4096;
+  return m;
+}
+
 JobConfig job_for(std::int64_t tp, std::int64_t pp, std::int64_t dp, std::int64_t global_batch) {
   JobConfig j;
   j.name = "test";
@@ -285,11 +295,7 @@ TEST_CASE("overlapping the gradient reduction with backward hides data-parallel 
 
 TEST_CASE("mixture of experts: expert parallelism adds all-to-all time; ep must divide the experts") {
   const auto s = small_cluster();
-  ModelSpec m = gpt(8);
-  m.ffn = Mlp::swiglu;
-  m.experts = 8;
-  m.top_k = 2;
-  m.expert_ffn_hidden = 4096;
+  const ModelSpec m = moe8();
   JobConfig j = job_for(1, 1, 64, 64);
   j.parallelism.ep = 8;
   const StepResult r = step(s, j, m);
@@ -304,11 +310,7 @@ TEST_CASE("mixture of experts: expert parallelism adds all-to-all time; ep must 
 
 TEST_CASE("mixture of experts: expert gradients are reduced and sharded over the expert-data-parallel group") {
   const auto s = small_cluster();
-  ModelSpec m = gpt(8);
-  m.ffn = Mlp::swiglu;
-  m.experts = 8;
-  m.top_k = 2;
-  m.expert_ffn_hidden = 4096;
+  const ModelSpec m = moe8();
   JobConfig j = job_for(1, 1, 64, 64);
   j.parallelism.ep = 8;
   j.parallelism.zero = 1;

@@ -12,9 +12,14 @@ using namespace clustersim;
 
 namespace {
 
-scenario::LoadedScenario load(std::vector<std::string> sets) {
+/// 16 nodes on a 2-tier Clos of radix-16 switches with the given taper (uplinks:downlinks);
+/// the job on all 128 GPUs (tp 2, pp 2, dp 32), its rings crossing leaves.
+scenario::LoadedScenario load(const std::string& oversubscription) {
   scenario::LoadOptions o;
-  o.sets = std::move(sets);
+  o.sets = {"cluster.nodes=16",
+            "fabric={topology: fat_tree, radix: 16, tiers: 2, oversubscription: \"" + oversubscription + "\"}",
+            "workload.jobs[0].gpus=128", "workload.jobs[0].parallelism.dp=32", "workload.jobs[0].parallelism.tp=2",
+            "workload.jobs[0].parallelism.pp=2"};
   return scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml", o);
 }
 
@@ -23,9 +28,7 @@ scenario::LoadedScenario load(std::vector<std::string> sets) {
 TEST_CASE("degraded fabric: losing a spine slows a job whose data-parallel rings cross the spines") {
   // 16 nodes on a 2-tier Clos of radix-16 switches with a 1:3 taper: 11 leaves of 12 ports
   // down and 4 up, to 4 spines. The job's rings cross leaves.
-  const auto s = load({"cluster.nodes=16", "fabric={topology: fat_tree, radix: 16, tiers: 2, oversubscription: \"1:3\"}",
-                       "workload.jobs[0].gpus=128", "workload.jobs[0].parallelism.dp=32",
-                       "workload.jobs[0].parallelism.tp=2", "workload.jobs[0].parallelism.pp=2"});
+  const auto s = load("1:3");
   const auto& job = s.jobs.at(0);
   const double healthy = workload::simulate_step(tools::step_inputs(s, job)).step_time_s;
   const auto classes = tools::degraded_steps(s, job, healthy);
@@ -51,9 +54,7 @@ TEST_CASE("degraded fabric: losing a spine slows a job whose data-parallel rings
 }
 
 TEST_CASE("degraded fabric: with one spine, losing it cuts the leaves apart: no rerouting class") {
-  const auto s = load({"cluster.nodes=16", "fabric={topology: fat_tree, radix: 16, tiers: 2, oversubscription: \"1:15\"}",
-                       "workload.jobs[0].gpus=128", "workload.jobs[0].parallelism.dp=32",
-                       "workload.jobs[0].parallelism.tp=2", "workload.jobs[0].parallelism.pp=2"});
+  const auto s = load("1:15");
   const auto& job = s.jobs.at(0);
   const double healthy = workload::simulate_step(tools::step_inputs(s, job)).step_time_s;
   for (const auto& c : tools::degraded_steps(s, job, healthy)) CHECK(c.name != "spine");
