@@ -400,15 +400,42 @@ class World {
   bool active_ = false;
 };
 
-/// What rank 0 knows before running: the columns, the files and the missing points.
+/// A finished point: its sweep.jsonl line and its sweep.csv row (each with the newline).
+struct Record {
+  std::int64_t point = 0;
+  std::string jsonl;
+  std::string csv;
+};
+
+/// What rank 0 knows before running: the columns, the files, the finished points' records
+/// and the missing points.
 struct Prepared {
   SweepColumns columns;
+  std::vector<Record> records;
   std::vector<std::int64_t> pending;
   std::int64_t resumed = 0;
   std::int64_t resumed_errors = 0;
   std::string jsonl_path;
   std::string csv_path;
 };
+
+/// Rewrites both files from the records, in point order (each atomically: a temporary file
+/// renamed over the old one, so a kill leaves the old file or the new one, never a mix).
+/// The bytes depend only on the records, not on the order in which the points finished.
+void write_in_point_order(Prepared& p) {
+  std::sort(p.records.begin(), p.records.end(),
+            [](const Record& a, const Record& b) { return a.point < b.point; });
+  std::string jsonl;
+  std::string csv = p.columns.header();
+  for (const Record& r : p.records) {
+    jsonl += r.jsonl;
+    csv += r.csv;
+  }
+  for (const auto& [path, text] : {std::pair{&p.jsonl_path, &jsonl}, {&p.csv_path, &csv}}) {
+    const std::string err = write_file_atomically(*path, *text);
+    if (!err.empty()) throw input_error(*path, 0, "", err);
+  }
+}
 
 /// Checks the parameters against the scenario's keys: a misspelt key or an unparsable first
 /// value is an input error, not a grid of error rows.
@@ -445,8 +472,8 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
 }
 
 /// Reads the records of an earlier run of the same sweep (complete, valid lines of
-/// sweep.jsonl, first of each point), rewrites both files from them and lists the missing
-/// points.
+/// sweep.jsonl, first of each point), rewrites both files from them in point order and lists
+/// the missing points.
 Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostream& log) {
   Prepared p;
   scenario::LoadOptions base = spec.options_of(-1);
@@ -463,9 +490,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
   p.jsonl_path = (dir / "sweep.jsonl").string();
   p.csv_path = (dir / "sweep.csv").string();
 
-  std::vector<std::string> kept;
   std::vector<bool> done(static_cast<std::size_t>(spec.points()), false);
-  std::string csv = p.columns.header();
   if (fs::exists(p.jsonl_path)) {
     std::ifstream in(p.jsonl_path, std::ios::binary);
     std::stringstream buf;
@@ -514,17 +539,11 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
       done[static_cast<std::size_t>(index)] = true;
       ++p.resumed;
       if (rec["status"] != "ok") ++p.resumed_errors;
-      kept.push_back(line + "\n");
-      csv += p.columns.row(rec);
+      p.records.push_back({index, line + "\n", p.columns.row(rec)});
     }
     if (!bad.ok()) throw config::InputError(std::move(bad));
   }
-  std::string jsonl;
-  for (const std::string& l : kept) jsonl += l;
-  for (const auto& [path, text] : {std::pair{&p.jsonl_path, &jsonl}, {&p.csv_path, &csv}}) {
-    const std::string err = write_file_atomically(*path, *text);
-    if (!err.empty()) throw input_error(*path, 0, "", err);
-  }
+  write_in_point_order(p);
   for (std::int64_t i = 0; i < spec.points(); ++i) {
     if (!done[static_cast<std::size_t>(i)]) p.pending.push_back(i);
   }
@@ -733,8 +752,10 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::
   std::int64_t finished = summary.resumed;
   const auto write = [&](const std::string& line) {
     const config::Json rec = config::Json::parse(line);
-    jsonl_file->append(line + "\n");
-    csv_file->append(prep.columns.row(rec));
+    Record r{rec.at("point").get<std::int64_t>(), line + "\n", prep.columns.row(rec)};
+    jsonl_file->append(r.jsonl);
+    csv_file->append(r.csv);
+    prep.records.push_back(std::move(r));
     if (rec["status"] != "ok") ++summary.errors;
     ++finished;
   };
@@ -794,6 +815,12 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::
     }
   }
   progress.update(finished, summary.errors, true);
+  if (world.rank() == 0 && !prep.pending.empty()) {
+    // Every point is done: the files in point order, as one thread would have written them.
+    jsonl_file.reset();
+    csv_file.reset();
+    write_in_point_order(prep);
+  }
   summary.wall_s = seconds_since(start);
   return summary;
 }

@@ -7,17 +7,22 @@
 // its scenario and runs `compute_run` (tools/clustersim/report.hpp) on a worker thread; the
 // points share nothing, so the results do not depend on the number of threads or ranks.
 //
-// Files (in --out DIR), appended to as each point finishes, in completion order:
+// Files (in --out DIR), a line per point:
 //   sweep.jsonl  one JSON record a line: {"point", "params", "status", "results", "jobs",
 //                "error", "wall_s"}; the source of truth.
 //   sweep.csv    point, the parameters, status, the key results (units in the column names:
 //                step_time_s, fabric_capex_usd, ...; the first job's), error, wall_s (last).
-// Each line is written whole with one append write(2), then the next file's. Resuming (the
-// same command and --out again) reads sweep.jsonl, drops a partial last line, checks that
-// every record is a point of this grid, rewrites both files from the records (atomically)
-// and runs only the points that are missing. A point whose scenario is invalid (parallelism
-// that does not divide, a job that does not fit in memory) is a finished point with status
-// "error" and the diagnostics as its message; it is not run again on resume.
+// While the sweep runs, each file is a journal: a point's line is appended as the point
+// finishes (completion order), whole, with one append write(2), then the next file's, so a
+// kill loses no finished point. When the last point is done, rank 0 rewrites both files in
+// point order (each atomically: a temporary file renamed over it), so a finished sweep's
+// files are the same bytes whatever the threads, the ranks or the resumes, but for wall_s
+// (measured, not computed). Resuming (the same command and --out again) reads sweep.jsonl,
+// drops a partial last line, checks that every record is a point of this grid, rewrites both
+// files from the records in point order (atomically) and runs only the points that are
+// missing. A point whose scenario is invalid (parallelism that does not divide, a job that
+// does not fit in memory) is a finished point with status "error" and the diagnostics as its
+// message; it is not run again on resume.
 //
 // MPI (built when CMake finds MPI; CLUSTERSIM_HAVE_MPI): started by mpirun or srun, rank 0
 // resumes, broadcasts the missing points, the ranks take them round-robin (each with
@@ -28,7 +33,9 @@
 // keys first, as one axis whose values go together, then its grid keys, then the --params.
 //
 // LIMITATIONS: the CSV holds the first job's results (sweep.jsonl has every job's); a
-// parameter indexes lists as `workload.jobs[0].parallelism.tp`.
+// parameter indexes lists as `workload.jobs[0].parallelism.tp`; rank 0 holds every finished
+// record (its JSON line and CSV row) in memory until the end, to write them in point order;
+// wall_s, a point's measured run time, differs from run to run.
 #pragma once
 
 #include <cstdint>
