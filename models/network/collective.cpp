@@ -254,27 +254,30 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         out.phases.push_back(std::move(inter));
         break;
       }
-      Phase intra;
-      intra.repeat = g - 1;
+      // All-reduce, pipelined: every GPU sends its node-ring successor the reduce-scatter
+      // and the all-gather traffic (2(g-1)/g S) and the same local rank of the next node its
+      // share of the rail rings' all-reduce of S/g (2(N-1)/N S/g), in one phase whose R
+      // steps spread those bytes evenly: R = 2(g-1) + 2(N-1) + C - 1, the two rings' steps
+      // plus the pipeline's C - 1 further chunks (C = chunks_for(S/g)). The three stages
+      // overlap on their different links, as NCCL's pipelined hierarchical algorithms (its
+      // tree's intra-node chains and inter-node trees) run: time R alpha +
+      // max(2(g-1)/g S / B_nvlink, 2(N-1)/N S/g / B_nic), not the sum of the stages.
+      const auto gd = static_cast<double>(g);
+      const auto nd = static_cast<double>(nodes);
+      const std::int64_t steps = 2 * (g - 1) + 2 * (nodes - 1) + chunks_for(S / gd) - 1;
+      const auto rd = static_cast<double>(steps);
+      Phase p;
+      p.repeat = steps;
       for (std::int64_t node = 0; node < nodes; ++node) {
         for (std::int64_t i = 0; i < g; ++i) {
-          intra.transfers.push_back({ranks[static_cast<std::size_t>(node * g + i)],
-                                     ranks[static_cast<std::size_t>(node * g + (i + 1) % g)],
-                                     S / static_cast<double>(g)});
+          const std::int64_t me = ranks[static_cast<std::size_t>(node * g + i)];
+          p.transfers.push_back(
+              {me, ranks[static_cast<std::size_t>(node * g + (i + 1) % g)], 2 * (gd - 1) / gd * S / rd});
+          p.transfers.push_back({me, ranks[static_cast<std::size_t>(((node + 1) % nodes) * g + i)],
+                                 2 * (nd - 1) / nd * S / gd / rd});
         }
       }
-      Phase inter;
-      inter.repeat = 2 * (nodes - 1);
-      for (std::int64_t node = 0; node < nodes; ++node) {
-        for (std::int64_t i = 0; i < g; ++i) {
-          inter.transfers.push_back({ranks[static_cast<std::size_t>(node * g + i)],
-                                     ranks[static_cast<std::size_t>(((node + 1) % nodes) * g + i)],
-                                     S / static_cast<double>(g) / static_cast<double>(nodes)});
-        }
-      }
-      out.phases.push_back(intra);
-      out.phases.push_back(std::move(inter));
-      out.phases.push_back(std::move(intra));
+      out.phases.push_back(std::move(p));
       break;
     }
     case Algorithm::direct: {

@@ -28,7 +28,11 @@
 //                            2 log2(n) steps (n a power of two)
 //   hierarchical all-reduce  ring reduce-scatter inside each node (NVLink), ring all-reduce
 //                            across nodes among the GPUs of the same local rank (one ring
-//                            per rail, S/g each), ring all-gather inside each node
+//                            per rail, S/g each), ring all-gather inside each node, the
+//                            three pipelined in chunks as NCCL's hierarchical algorithms run
+//                            (its tree: chains inside nodes, trees across): one phase of
+//                            R = 2(g-1) + 2(N-1) + C - 1 steps, C = chunks(S/g), time
+//                            R alpha + max(2(g-1)/g S/B_nvlink, 2(N-1)/N S/g / B_nic)
 //   direct all-to-all        one phase, every rank sends S/n to every other
 //   hierarchical all-to-all  inside each node, GPU i hands GPU j all it has for local rank j
 //                            (nodes x S/n); then rail by rail, GPU j of node a sends GPU j

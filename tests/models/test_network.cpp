@@ -456,6 +456,40 @@ TEST_CASE("SHARP all-reduce on 4 nodes: the slower of NVLink and the SHARP strea
   CHECK(flow_time(f, cfg, s).seconds() == doctest::Approx(expected(cfg)).epsilon(1e-3));
 }
 
+TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink and the NICs sets the time") {
+  // Without latencies the R steps of the one pipelined phase sum to the bytes over the rates:
+  //   time = max(2(g-1)/g S / B_nvlink, 2(N-1)/N S/g / B_nic per GPU)
+  // not the sequential reduce-scatter + rail all-reduce + all-gather.
+  const double S = 1073741824.0;
+  const double g = 8;
+  const double N = 2;
+  for (const std::int64_t nics : {8, 1}) {
+    CAPTURE(nics);
+    cluster::ResolvedNode n = node(8, nics);
+    n.spec.scaleup_latency = sim::Time::zero();
+    FabricConfig c = clos(32, 2);  // both nodes' NICs on one leaf: no ECMP collision on uplinks
+    c.link_latency = sim::Time::zero();
+    std::vector<fabric::FabricError> errors;
+    const auto f = fabric::build_fabric(c, n, 2, errors);
+    REQUIRE(f.has_value());
+    const NetworkConfig cfg = bare();
+    const double nvlink = 450e9 * cfg.scaleup_efficiency;
+    const double nic_per_gpu = 50e9 * cfg.scaleout_efficiency * static_cast<double>(nics) / g;
+    const double stage_nvlink = 2 * (g - 1) / g * S / nvlink;
+    const double stage_nic = 2 * (N - 1) / N * S / g / nic_per_gpu;
+    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(16), S, 8);
+    REQUIRE(s.phases.size() == 1);
+    CHECK(s.steps() == 2 * 7 + 2 * 1 + 256 - 1);  // 256 chunks of 512 KiB in S/g
+    CHECK(analytical_time(f.value(), cfg, s).seconds() == doctest::Approx(std::max(stage_nvlink, stage_nic)).epsilon(1e-6));
+    CHECK(flow_time(f.value(), cfg, s).seconds() == doctest::Approx(std::max(stage_nvlink, stage_nic)).epsilon(1e-6));
+    if (nics == 8) {
+      CHECK(stage_nvlink > stage_nic);
+    } else {
+      CHECK(stage_nic > stage_nvlink);  // one NIC for 8 GPUs: the network is the bottleneck
+    }
+  }
+}
+
 TEST_CASE("routes built at one size time every size of the same collective exactly as analytical_time") {
   // Rates (min over the path of c_l / n_l, the rate bound) and latencies do not depend on
   // bytes, so routes of S1 give time(S2) = overhead + sum repeat x max_t (fixed_t + b_t / rate_t)
