@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "models/fabric/fabric.hpp"
+#include "models/network/network.hpp"
 #include "sim/check.hpp"
 
 namespace clustersim::calibration {
@@ -539,6 +541,254 @@ NetworkCalibration network_from(const std::vector<CollectiveFit>& fits, const Fi
   return n;
 }
 
+namespace {
+
+/// The minimum of a unimodal f on [lo, hi] by golden section (to a relative 1e-5 of the
+/// interval): the argument.
+template <class F>
+double golden_min(F f, double lo, double hi) {
+  const double r = (std::sqrt(5.0) - 1.0) / 2.0;
+  double a = lo;
+  double b = hi;
+  double x1 = b - r * (b - a);
+  double x2 = a + r * (b - a);
+  double f1 = f(x1);
+  double f2 = f(x2);
+  while (b - a > 1e-5 * (hi - lo)) {
+    if (f1 <= f2) {
+      b = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = b - r * (b - a);
+      f1 = f(x1);
+    } else {
+      a = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = a + r * (b - a);
+      f2 = f(x2);
+    }
+  }
+  // The ends too: the optimum of a monotone error sits on one.
+  double best = 0.5 * (a + b);
+  double fbest = f(best);
+  for (double x : {lo, hi}) {
+    const double fx = f(x);
+    if (fx < fbest) {
+      best = x;
+      fbest = fx;
+    }
+  }
+  return best;
+}
+
+std::string series_group(const std::string& prefix, const CollectiveFit& f) {
+  return fmt::format("{}/{}/{}x{}", prefix, config::enum_name(f.op), f.nodes, f.ranks / f.nodes);
+}
+
+}  // namespace
+
+NetworkModel network_model_on(const cluster::ResolvedNode& node) {
+  auto fabrics = std::make_shared<std::map<std::int64_t, std::optional<fabric::Fabric>>>();
+  return [node, fabrics](const CollectiveFit& series, double bytes, const network::NetworkConfig& cfg) {
+    auto it = fabrics->find(series.nodes);
+    if (it == fabrics->end()) {
+      fabric::FabricConfig fc;
+      fc.topology = fabric::Topology::fat_tree;
+      fc.radix = 64;
+      fc.tiers = 0;  // the fewest that fit
+      fc.link_latency = sim::Time::from_ns(700);
+      std::vector<fabric::FabricError> errors;
+      it = fabrics->emplace(series.nodes, fabric::build_fabric(fc, node, series.nodes, errors)).first;
+    }
+    const std::optional<fabric::Fabric>& f = it->second;
+    if (!f || series.ranks > f->gpus()) return std::numeric_limits<double>::quiet_NaN();
+    std::vector<std::int64_t> ranks(static_cast<std::size_t>(series.ranks));
+    for (std::int64_t i = 0; i < series.ranks; ++i) ranks[static_cast<std::size_t>(i)] = i;
+    const sim::Bytes size = sim::Bytes::of(bytes);
+    const network::Algorithm algo = network::choose_algorithm(*f, cfg, series.op, ranks, size);
+    network::Schedule schedule;
+    std::string why;
+    if (!network::plan(series.op, algo, ranks, size, f->gpus_per_node, network::in_network(*f, cfg), schedule, why)) {
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    return network::analytical_time(*f, cfg, schedule).seconds();
+  };
+}
+
+NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
+                                  const NetworkModel& model, FitReport& report) {
+  const CollectiveFit* up = nullptr;
+  const CollectiveFit* out = nullptr;
+  for (const CollectiveFit& f : fits) {
+    if (f.op != network::Op::all_reduce || f.regimes.empty()) continue;
+    const CollectiveFit*& slot = f.level == Level::scaleup ? up : out;
+    if (!slot || f.ranks > slot->ranks) slot = &f;
+  }
+  // One series to invert: its points, the latency-bound (smallest) and bandwidth-bound
+  // (largest) ones.
+  struct Series {
+    const CollectiveFit* fit = nullptr;
+    std::vector<const CollectivePoint*> all;
+    std::vector<const CollectivePoint*> small;
+    std::vector<const CollectivePoint*> large;
+    double small_to = -1.0;
+    double large_from = 0.0;
+    bool scaleup = true;
+  };
+  network::NetworkConfig cfg;  // the defaults, replaced as the fit goes
+  std::vector<Series> series;
+  for (const CollectiveFit* f : {up, out}) {
+    if (!f) continue;
+    Series s;
+    s.fit = f;
+    s.scaleup = f == up;
+    for (const CollectivePoint& p : points) {
+      if (p.op == f->op && p.ranks == f->ranks && p.nodes == f->nodes) s.all.push_back(&p);
+    }
+    if (s.all.empty()) continue;
+    if (!std::isfinite(model(*f, s.all.front()->bytes, cfg))) {
+      report.notes.push_back(fmt::format("{}: the network model cannot run this configuration; its parameters "
+                                         "are not fitted from it",
+                                         series_group("network", *f)));
+      continue;
+    }
+    // The efficiency is the share of line rate reached where the bandwidth term dominates,
+    // the three largest sizes of the last regime; the latency is what the smallest sizes
+    // take, the three smallest of the first regime (none when the series has fewer than 6).
+    std::vector<double> sizes;
+    for (const CollectivePoint* p : s.all) sizes.push_back(p->bytes);
+    std::sort(sizes.begin(), sizes.end());
+    sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+    s.large_from = std::max(f->regimes.back().from.value(), sizes[sizes.size() - std::min<std::size_t>(3, sizes.size())]);
+    if (sizes.size() >= 6) {
+      s.small_to = sizes[2];
+      if (f->regimes.size() > 1) s.small_to = std::min(s.small_to, std::nextafter(f->regimes[1].from.value(), 0.0));
+    }
+    for (const CollectivePoint* p : s.all) {
+      if (p->bytes <= s.small_to) s.small.push_back(p);
+      if (p->bytes >= s.large_from) s.large.push_back(p);
+    }
+    series.push_back(std::move(s));
+  }
+  NetworkCalibration n;
+  if (series.empty()) return n;
+
+  const auto worst = [&](const Series& s, const std::vector<const CollectivePoint*>& ps,
+                         const network::NetworkConfig& c) {
+    double w = 0.0;
+    for (const CollectivePoint* p : ps) {
+      const double t = model(*s.fit, p->bytes, c);
+      if (!std::isfinite(t)) return std::numeric_limits<double>::infinity();
+      w = std::max(w, std::abs(t / p->seconds - 1.0));
+    }
+    return w;
+  };
+  const auto worst_small = [&](const network::NetworkConfig& c) {
+    double w = 0.0;
+    for (const Series& s : series) w = std::max(w, worst(s, s.small, c));
+    return w;
+  };
+  double max_small = 0.0;
+  for (const Series& s : series) {
+    for (const CollectivePoint* p : s.small) max_small = std::max(max_small, p->seconds);
+  }
+  // step_latency only when two series with different step counts can tell it from
+  // call_overhead: one on one node and one across nodes.
+  const bool fit_latency = max_small > 0.0;
+  const bool fit_step = fit_latency && series.size() == 2 && !series[0].small.empty() && !series[1].small.empty();
+  const auto efficiency = [](network::NetworkConfig& c, bool scaleup) -> double& {
+    return scaleup ? c.scaleup_efficiency : c.scaleout_efficiency;
+  };
+  for (int round = 0; round < 3; ++round) {
+    if (fit_latency) {
+      // The latency terms: call_overhead c (and step_latency s) minimizing the worst error
+      // over the smallest sizes of every series; each time grows linearly with c and s.
+      const auto best_c = [&](double step) {
+        return golden_min(
+            [&](double x) {
+              network::NetworkConfig c = cfg;
+              c.call_overhead = sim::Time::from_seconds(x);
+              c.step_latency = sim::Time::from_seconds(step);
+              return worst_small(c);
+            },
+            0.0, max_small);
+      };
+      double step = 0.0;
+      if (fit_step) {
+        step = golden_min(
+            [&](double x) {
+              network::NetworkConfig c = cfg;
+              c.call_overhead = sim::Time::from_seconds(best_c(x));
+              c.step_latency = sim::Time::from_seconds(x);
+              return worst_small(c);
+            },
+            0.0, max_small / 8);
+      }
+      cfg.call_overhead = sim::Time::from_seconds(best_c(step));
+      cfg.step_latency = sim::Time::from_seconds(step);
+    }
+    for (const Series& s : series) {
+      efficiency(cfg, s.scaleup) = golden_min(
+          [&](double x) {
+            network::NetworkConfig c = cfg;
+            efficiency(c, s.scaleup) = x;
+            return worst(s, s.large, c);
+          },
+          0.01, 1.0);
+    }
+  }
+  if (fit_latency) {
+    n.call_overhead = cfg.call_overhead;
+    if (fit_step) n.step_latency = cfg.step_latency;
+  }
+  for (const Series& s : series) {
+    const char* name = s.scaleup ? "scaleup_efficiency" : "scaleout_efficiency";
+    const double e = efficiency(cfg, s.scaleup);
+    // Identifiable only if moving it 5% either way worsens the fit: where the largest sizes
+    // are bound by a link of the other level (NVLink for a multi-node series whose NICs keep
+    // up) any value above a threshold fits as well.
+    const auto error_at = [&](double x) {
+      network::NetworkConfig c = cfg;
+      efficiency(c, s.scaleup) = x;
+      return worst(s, s.large, c);
+    };
+    const double best = error_at(e);
+    const bool flat_down = error_at(std::max(0.01, 0.95 * e)) <= best + 1e-4;
+    const bool flat_up = e < 0.999 && error_at(std::min(1.0, 1.05 * e)) <= best + 1e-4;
+    if (!flat_down && !flat_up) {
+      (s.scaleup ? n.scaleup_efficiency : n.scaleout_efficiency) = e;
+      report.notes.push_back(fmt::format(
+          "{} {:.4f}: the network model reproduces the {} all-reduce from {} within {:.1f}%{}", name, e,
+          fmt::format("{}x{}", s.fit->nodes, s.fit->ranks / s.fit->nodes), sim::human(sim::Bytes::of(s.large_from)),
+          100 * worst(s, s.large, cfg),
+          e >= 0.999 ? " (at the bound: the model's links at full line rate are still slower than the log)" : ""));
+    } else {
+      efficiency(cfg, s.scaleup) = s.scaleup ? network::NetworkConfig{}.scaleup_efficiency
+                                             : network::NetworkConfig{}.scaleout_efficiency;
+      report.notes.push_back(fmt::format("{}: not determined by the {} series, whose largest sizes the model bounds "
+                                         "by another link; not set",
+                                         name, series_group("network", *s.fit)));
+    }
+  }
+  if (fit_latency) {
+    report.notes.push_back(fmt::format(
+        "call_overhead {:.2f} us{}: the network model reproduces the smallest sizes within {:.1f}%",
+        cfg.call_overhead.seconds() * 1e6,
+        fit_step ? fmt::format(", step_latency {:.3f} us", cfg.step_latency.seconds() * 1e6) : std::string(),
+        100 * worst_small(cfg)));
+  }
+  for (const Series& s : series) {
+    const std::string group = series_group("network", *s.fit);
+    for (const CollectivePoint* p : s.all) {
+      const bool used = p->bytes >= s.large_from || p->bytes <= s.small_to;
+      report.points.push_back({group, sim::human(sim::Bytes::of(p->bytes)), p->seconds, model(*s.fit, p->bytes, cfg),
+                               used, p->bytes});
+    }
+  }
+  return n;
+}
+
 CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, FitReport& report) {
   CalibrationProfile p;
   p.gpu = target.gpu_name;
@@ -558,7 +808,8 @@ CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, F
   }
   if (!m.collectives.empty()) {
     p.collectives = fit_collectives(m.collectives, report);
-    NetworkCalibration n = network_from(p.collectives, target, report);
+    NetworkCalibration n = target.node ? invert_network(m.collectives, p.collectives, network_model_on(*target.node), report)
+                                       : network_from(p.collectives, target, report);
     if (n.scaleup_efficiency || n.scaleout_efficiency || n.call_overhead) p.network = n;
   }
   return p;

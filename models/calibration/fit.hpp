@@ -26,28 +26,56 @@
 //      at most the median out-of-place vs in-place spread of the log; 0.5% without repeats).
 // At least 3 sizes per regime keeps each regime's two parameters over-determined: a line
 // through two sizes would reproduce any log and predict nothing.
-// Network parameters from the all-reduce series: scaleup_efficiency = busbw of the
-// largest-size regime on one node / the GPU's NVLink rate per direction; scaleout_efficiency
-// = the same across nodes / NIC rate per GPU; call_overhead and step_latency from the
-// smallest-size regime's latency, alpha(n) = call_overhead + 2 (n - 1) step_latency, fitted
-// over the rank counts measured (one rank count: step_latency 0).
+// Network parameters: the values under which the network model itself (models/network, the
+// level `collective` and `run` use) reproduces the measured all-reduce series, found by
+// inverting the model on the configuration the log ran on (invert_network; the node type from
+// the catalog, FitTarget::node). A line rate alone does not give them: the share of it an
+// all-reduce reaches depends on the algorithm and on which links are the bottleneck (on two
+// nodes a hierarchical all-reduce moves S/g per GPU through the NICs but 2(g-1)/g S over
+// NVLink, so busbw is not a share of the NIC rate). For the largest one-node series, then
+// the largest multi-node one, three rounds of
+//   call_overhead  the constant c >= 0 minimizing the worst relative error of the model
+//                  over the sizes of the series' first (smallest-size) regime; the model's
+//                  time is c plus a part independent of c, so this is a 1-D convex problem,
+//                  solved by golden section. A multi-node series after a one-node one fits
+//                  step_latency instead (the extra latency per algorithm step across nodes)
+//   efficiency     scaleup_efficiency (one node) or scaleout_efficiency (several), the value
+//                  in [0.01, 1] minimizing the worst relative error over the sizes of the
+//                  series' last (largest-size) regime: the model's time decreases with it,
+//                  so each error is quasi-convex and so is their maximum (golden section)
+// Every point of the series is then reported with the model's time (network/...), fitted or
+// not: sizes in the middle regimes run NCCL configurations (protocol, channel count) that
+// the model, with one efficiency and one latency per level, does not have.
+// Without a node (no catalog node for the GPU), network_from() takes ratios instead:
+// scaleup_efficiency = busbw of the largest-size regime on one node / the NVLink rate per
+// direction; scaleout_efficiency = the same across nodes / the NIC rate per GPU;
+// call_overhead and step_latency from the smallest-size regime's latency,
+// alpha(n) = call_overhead + 2 (n - 1) step_latency, over the rank counts measured.
 //
 // LIMITATIONS: a regime is not named (NCCL's algorithm and protocol are not in the logs);
 // its boundaries are known only to within the measured sizes (a size between the last of one
 // regime and the first of the next uses the lower regime); the network model itself has one
 // latency and one efficiency per level, so sizes where NCCL runs a slower protocol are not
-// reproduced by the simulator, only by the fit. NVLS and SHARP efficiencies are not fitted.
+// reproduced by the simulator, only by the fit: with the parameters calibrate finds, the
+// network model reproduces the 2 x 8 H100 log of tests/calibration within 1.6% at 2 to 8 GiB
+// and its smallest sizes within 5.2%, but runs up to 76% faster than NCCL between 1 and
+// 64 MiB (NCCL's mid-size protocols and channel counts; A100 log: up to 58%). One
+// call_overhead serves every level, so one fitted on a multi-node log (119 us over
+// GPUDirect-TCPXO) also applies to NVLink-only collectives. NVLS and SHARP efficiencies are
+// not fitted.
 // Within a regime the log still wiggles: the A100 log of tests/calibration is reproduced
 // within 4.4% (4 to 32 MiB and 64 to 256 MiB alternate above and below their lines from one
 // power of two to the next), the H100 one within 1.8% at 1 MiB and above.
 #pragma once
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "models/calibration/measurements.hpp"
 #include "models/calibration/profile.hpp"
+#include "models/cluster/cluster.hpp"
 #include "models/hardware/catalog.hpp"
 
 namespace clustersim::calibration {
@@ -75,6 +103,9 @@ struct FitTarget {
   hardware::GpuSpec gpu;
   double scaleup_line = 0.0;       ///< NVLink bytes/s per GPU and direction (0: unknown)
   double nic_line_per_gpu = 0.0;   ///< scale-out bytes/s per GPU (0: unknown)
+  /// The node the measurements ran on: when known, the network parameters are those under
+  /// which the network model itself reproduces the all-reduce series (invert_network).
+  std::optional<cluster::ResolvedNode> node;
 };
 
 /// The catalog GPU a device name stands for ("NVIDIA H100 80GB HBM3" -> "h100-sxm"), if known.
@@ -91,6 +122,25 @@ std::vector<CollectiveFit> fit_collectives(const std::vector<CollectivePoint>& p
 
 /// The network parameters the fits imply (see the header).
 NetworkCalibration network_from(const std::vector<CollectiveFit>& fits, const FitTarget& target, FitReport& report);
+
+/// The network model's time (seconds) for one call of `bytes` in the configuration of
+/// `series` (its op, ranks and nodes) under `cfg`.
+using NetworkModel = std::function<double(const CollectiveFit& series, double bytes, const network::NetworkConfig& cfg)>;
+
+/// The network model on `series.nodes` nodes of `node` (ranks: the first GPUs in node
+/// order, as nccl-tests places them with -npernode), behind a non-blocking two-tier fat
+/// tree (three tiers beyond 2,048 GPUs) of 64-port switches with 700 ns per hop; the
+/// algorithm chosen by size as `collective --algo auto` does; analytical level. Fabrics are
+/// built once per node count and kept by the returned function.
+NetworkModel network_model_on(const cluster::ResolvedNode& node);
+
+/// The network parameters under which the network model itself reproduces the all-reduce
+/// series (see the header): scaleup_efficiency from the largest one-node series,
+/// scaleout_efficiency from the largest multi-node one, call_overhead (and, with both
+/// kinds of series, step_latency) from their smallest sizes. Adds each point's model
+/// prediction to `report` (group network/all_reduce/NxG) and notes what was fitted.
+NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
+                                  const NetworkModel& model, FitReport& report);
 
 /// Everything: the profile `clustersim calibrate` writes, and its report.
 CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, FitReport& report);

@@ -11,6 +11,7 @@
 #include "models/calibration/fit.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/workload/step.hpp"
+#include "tests/approx.hpp"
 
 using namespace clustersim;
 using namespace clustersim::calibration;
@@ -286,6 +287,94 @@ TEST_CASE("the collective model fitted from an nccl-tests log reproduces it with
     CHECK(in_regime >= 6);  // 3 sizes, out-of-place and in-place
   }
   CHECK(fits2[0].regimes.back().busbw.value() == doctest::Approx(235.14e9).epsilon(0.01));
+}
+
+namespace {
+
+cluster::ResolvedNode catalog_node(const std::string& name) {
+  // A scenario resolves catalog names; the fabric section does not matter here.
+  scenario::LoadOptions o;
+  o.sets = {"cluster.node=" + name};
+  return scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o).node;
+}
+
+}  // namespace
+
+TEST_CASE("inverting the network model recovers the parameters it was run with (within 1%)") {
+  // All-reduce on 1 node of 8 and on 2 nodes of 8 H100s, timed by the network model itself
+  // with known parameters; calibrate's inversion must find them again.
+  const NetworkModel model = network_model_on(catalog_node("dgx-h100"));
+  network::NetworkConfig truth;
+  truth.scaleup_efficiency = 0.8;
+  truth.scaleout_efficiency = 0.4;  // NIC-bound: 1/8 S / (50 GB/s x 0.4) > 1.75 S / (450 GB/s x 0.8)
+  truth.call_overhead = sim::Time::from_ns(20'000);
+  truth.step_latency = sim::Time::from_ns(1'500);
+  std::vector<CollectivePoint> points;
+  for (const auto& [ranks, nodes] : {std::pair<std::int64_t, std::int64_t>{8, 1}, {16, 2}}) {
+    CollectiveFit series;
+    series.ranks = ranks;
+    series.nodes = nodes;
+    for (double b = 8; b <= 8.0 * (1ull << 30); b *= 2) {
+      points.push_back({network::Op::all_reduce, ranks, nodes, b, model(series, b, truth), "synthetic"});
+    }
+  }
+  FitReport report;
+  const std::vector<CollectiveFit> fits = fit_collectives(points, report);
+  REQUIRE(fits.size() == 2);
+  const NetworkCalibration n = invert_network(points, fits, model, report);
+  REQUIRE(n.scaleup_efficiency);
+  REQUIRE(n.scaleout_efficiency);
+  REQUIRE(n.call_overhead);
+  REQUIRE(n.step_latency);
+  using test::Rel;
+  CHECK(*n.scaleup_efficiency == Rel(0.8).epsilon(0.01));
+  CHECK(*n.scaleout_efficiency == Rel(0.4).epsilon(0.01));
+  CHECK(n.call_overhead->seconds() == Rel(20e-6).epsilon(0.01));
+  CHECK(n.step_latency->seconds() == Rel(1.5e-6).epsilon(0.01));
+  // And the network model with them reproduces every point.
+  const ErrorSummary s = summarize(report.points, "network/");
+  CHECK(s.count == points.size());
+  CAPTURE(s.worst_label);
+  CHECK(s.worst < 0.01);
+
+  // With fast NICs the two nodes' largest sizes are NVLink-bound: they say nothing of the
+  // scale-out efficiency, which is then left unset rather than guessed.
+  truth.scaleout_efficiency = 0.9;
+  for (CollectivePoint& p : points) {
+    CollectiveFit series;
+    series.ranks = p.ranks;
+    series.nodes = p.nodes;
+    p.seconds = model(series, p.bytes, truth);
+  }
+  FitReport r2;
+  const NetworkCalibration n2 = invert_network(points, fit_collectives(points, r2), model, r2);
+  CHECK(*n2.scaleup_efficiency == Rel(0.8).epsilon(0.01));
+  CHECK_FALSE(n2.scaleout_efficiency);
+}
+
+TEST_CASE("the network model calibrated from an nccl-tests log reproduces its bandwidth-bound sizes within 5%") {
+  // 2 x 8 H100 on Google Cloud A3 Mega (8 x 200 Gbps GPUDirect-TCPXO NICs per node): busbw
+  // 338.8 GB/s at 8 GiB, above the 200 GB/s a node's NICs carry, which only a pipelined
+  // hierarchical all-reduce reaches (S/g per GPU through the NICs): 1.875 x 200 x e.
+  for (const auto& [log, node, lo, hi] :
+       {std::tuple<std::string, std::string, double, double>{"all_reduce_perf_2x8_h100.log", "a3-mega", 0.85, 0.99},
+        {"all_reduce_perf_1x8_a100.log", "dgx-a100", 0.70, 0.85}}) {
+    CAPTURE(log);
+    const std::string file = kSource + "/tests/calibration/" + log;
+    Measurements m;
+    config::Diagnostics errors;
+    REQUIRE(read_nccl_tests(file, read(file), m, errors));
+    FitReport report;
+    const auto fits = fit_collectives(m.collectives, report);
+    const NetworkCalibration n = invert_network(m.collectives, fits, network_model_on(catalog_node(node)), report);
+    const std::optional<double> e = fits[0].level == Level::scaleup ? n.scaleup_efficiency : n.scaleout_efficiency;
+    REQUIRE(e);
+    CHECK(*e > lo);
+    CHECK(*e < hi);
+    const ErrorSummary large = summarize(report.points, "network/", 2.0 * (1ull << 30));
+    CHECK(large.count == 6);  // 2, 4 and 8 GiB, out-of-place and in-place
+    CHECK(large.worst < 0.05);
+  }
 }
 
 TEST_CASE("a scenario's calibration profile replaces the compute profile and the network parameters") {

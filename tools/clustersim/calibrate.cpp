@@ -75,6 +75,7 @@ std::string report_text(const calibration::FitReport& report) {
   };
   for (const std::string& g : groups) line(g, calibration::summarize(report.points, g));
   line("collectives at >= 1 MiB", calibration::summarize(report.points, "collective/", 1048576.0));
+  line("network model at >= 1 MiB", calibration::summarize(report.points, "network/", 1048576.0));
   line("all points", calibration::summarize(report.points));
   out += "\n## fitted parameters and notes\n";
   for (const std::string& n : report.notes) out += "  " + n + "\n";
@@ -193,14 +194,20 @@ int calibrate(const CalibrateArgs& args) {
       target.gpu = it->second;
       target.scaleup_line = target.gpu.scaleup_bandwidth.value();
       const hardware::NodeSpec* node = nullptr;
+      std::string node_name;
       for (const auto& [name, spec] : catalog.nodes) {
-        if (args.node.empty() ? spec.gpu.name == target.gpu_name && !node : name == args.node) node = &spec;
+        if (args.node.empty() ? spec.gpu.name == target.gpu_name && !node : name == args.node) {
+          node = &spec;
+          node_name = name;
+        }
       }
       if (!args.node.empty() && !node) {
         errors.add(config::Location{"<command line>", 0, 0}, "--node", fmt::format("unknown node type '{}'", args.node));
       } else if (node && node->gpus > 0) {
         target.scaleup_line = node->scaleup_bandwidth.value_or(target.gpu.scaleup_bandwidth).value();
         target.nic_line_per_gpu = node->nic_bandwidth.value() * double(node->nics) / double(node->gpus);
+        target.node = cluster::ResolvedNode{node_name, target.gpu_name, *node, target.gpu,
+                                            node->scaleup_bandwidth.value_or(target.gpu.scaleup_bandwidth)};
       }
     }
   }
