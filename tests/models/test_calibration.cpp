@@ -14,6 +14,7 @@
 #include "tests/approx.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 using namespace clustersim::calibration;
 
 namespace {
@@ -90,14 +91,14 @@ TEST_CASE("compute fit recovers the parameters that generated synthetic results 
   CHECK(fit.tile_m == 128);
   CHECK(fit.tile_n == 64);
   CHECK(fit.sms == 132);
-  CHECK(fit.k_half == doctest::Approx(200).epsilon(0.01));
-  CHECK(fit.gemm_efficiency == doctest::Approx(0.81).epsilon(0.01));
-  CHECK(*fit.gemm_efficiency_by_dtype.fp32 == doctest::Approx(0.9).epsilon(0.01));
-  CHECK(*fit.gemm_efficiency_by_dtype.tf32 == doctest::Approx(0.7).epsilon(0.01));
-  CHECK(*fit.gemm_efficiency_by_dtype.fp16 == doctest::Approx(0.78).epsilon(0.01));
-  CHECK(*fit.gemm_efficiency_by_dtype.fp8 == doctest::Approx(0.62).epsilon(0.01));
-  CHECK(fit.hbm_bandwidth.value() == doctest::Approx(3.05e12).epsilon(0.01));
-  CHECK(fit.launch_overhead.seconds() == doctest::Approx(4.5e-6).epsilon(0.01));
+  CHECK(fit.k_half == Rel(200).epsilon(0.01));
+  CHECK(fit.gemm_efficiency == Rel(0.81).epsilon(0.01));
+  CHECK(*fit.gemm_efficiency_by_dtype.fp32 == Rel(0.9).epsilon(0.01));
+  CHECK(*fit.gemm_efficiency_by_dtype.tf32 == Rel(0.7).epsilon(0.01));
+  CHECK(*fit.gemm_efficiency_by_dtype.fp16 == Rel(0.78).epsilon(0.01));
+  CHECK(*fit.gemm_efficiency_by_dtype.fp8 == Rel(0.62).epsilon(0.01));
+  CHECK(fit.hbm_bandwidth.value() == Rel(3.05e12).epsilon(0.01));
+  CHECK(fit.launch_overhead.seconds() == Rel(4.5e-6).epsilon(0.01));
   const ErrorSummary s = summarize(report.points);
   CHECK(s.count > 100);
   CHECK(s.worst < 0.01);
@@ -115,18 +116,18 @@ TEST_CASE("collective fit recovers two regimes: t = min(a1 + f S / B1, a2 + f S 
   const CollectiveFit fit = fit_collective_series(points);
   REQUIRE(fit.regimes.size() == 2);
   CHECK(fit.level == Level::scaleup);
-  CHECK(fit.regimes[0].latency.seconds() == doctest::Approx(20e-6).epsilon(0.01));
-  CHECK(fit.regimes[0].busbw.value() == doctest::Approx(50e9).epsilon(0.01));
-  CHECK(fit.regimes[1].latency.seconds() == doctest::Approx(60e-6).epsilon(0.01));
-  CHECK(fit.regimes[1].busbw.value() == doctest::Approx(400e9).epsilon(0.01));
+  CHECK(fit.regimes[0].latency.seconds() == Rel(20e-6).epsilon(0.01));
+  CHECK(fit.regimes[0].busbw.value() == Rel(50e9).epsilon(0.01));
+  CHECK(fit.regimes[1].latency.seconds() == Rel(60e-6).epsilon(0.01));
+  CHECK(fit.regimes[1].busbw.value() == Rel(400e9).epsilon(0.01));
 
   // The network parameters: scaleup_efficiency = 400 / the NVLink rate per direction.
   FitTarget target;
   target.scaleup_line = 450e9;
   FitReport report;
   const NetworkCalibration n = network_from({fit}, target, report);
-  CHECK(*n.scaleup_efficiency == doctest::Approx(400.0 / 450.0).epsilon(0.01));
-  CHECK(n.call_overhead->seconds() == doctest::Approx(20e-6).epsilon(0.01));
+  CHECK(*n.scaleup_efficiency == Rel(400.0 / 450.0).epsilon(0.01));
+  CHECK(n.call_overhead->seconds() == Rel(20e-6).epsilon(0.01));
 }
 
 TEST_CASE("collective regimes are chosen by size, not as the fastest: a switch to a slower configuration is fitted") {
@@ -143,16 +144,16 @@ TEST_CASE("collective regimes are chosen by size, not as the fastest: a switch t
   const CollectiveFit fit = fit_collective_series(points);
   REQUIRE(fit.regimes.size() == 2);
   CHECK(fit.regimes[1].from.value() == 16.0 * (1 << 20));
-  CHECK(fit.regimes[0].latency.seconds() == doctest::Approx(20e-6).epsilon(0.01));
-  CHECK(fit.regimes[0].busbw.value() == doctest::Approx(50e9).epsilon(0.01));
-  CHECK(fit.regimes[1].latency.seconds() == doctest::Approx(200e-6).epsilon(0.01));
-  CHECK(fit.regimes[1].busbw.value() == doctest::Approx(400e9).epsilon(0.01));
+  CHECK(fit.regimes[0].latency.seconds() == Rel(20e-6).epsilon(0.01));
+  CHECK(fit.regimes[0].busbw.value() == Rel(50e9).epsilon(0.01));
+  CHECK(fit.regimes[1].latency.seconds() == Rel(200e-6).epsilon(0.01));
+  CHECK(fit.regimes[1].busbw.value() == Rel(400e9).epsilon(0.01));
   for (const CollectivePoint& p : points) {
     CAPTURE(p.bytes);
-    CHECK(collective_seconds(fit, p.bytes) == doctest::Approx(p.seconds).epsilon(0.01));
+    CHECK(collective_seconds(fit, p.bytes) == Rel(p.seconds).epsilon(0.01));
   }
   // Between measured sizes the lower regime holds up to the next regime's first size.
-  CHECK(collective_seconds(fit, 12.0 * (1 << 20)) == doctest::Approx(20e-6 + f * 12.0 * (1 << 20) / 50e9).epsilon(1e-6));
+  CHECK(collective_seconds(fit, 12.0 * (1 << 20)) == Rel(20e-6 + f * 12.0 * (1 << 20) / 50e9).epsilon(1e-6));
 }
 
 TEST_CASE("collective fit: regimes span at least three sizes and noise does not make regimes") {
@@ -168,14 +169,14 @@ TEST_CASE("collective fit: regimes span at least three sizes and noise does not 
   }
   const CollectiveFit fit = fit_collective_series(points);
   REQUIRE(fit.regimes.size() == 1);
-  CHECK(fit.regimes[0].busbw.value() == doctest::Approx(200e9).epsilon(0.02));
+  CHECK(fit.regimes[0].busbw.value() == Rel(200e9).epsilon(0.02));
   // Two sizes only: one regime, the line through them.
   const std::vector<CollectivePoint> two{{network::Op::all_reduce, 8, 1, 1e6, 40e-6, "a"},
                                          {network::Op::all_reduce, 8, 1, 2e6, 50e-6, "b"}};
   const CollectiveFit line = fit_collective_series(two);
   REQUIRE(line.regimes.size() == 1);
-  CHECK(collective_seconds(line, 1e6) == doctest::Approx(40e-6).epsilon(1e-6));
-  CHECK(collective_seconds(line, 2e6) == doctest::Approx(50e-6).epsilon(1e-6));
+  CHECK(collective_seconds(line, 1e6) == Rel(40e-6).epsilon(1e-6));
+  CHECK(collective_seconds(line, 2e6) == Rel(50e-6).epsilon(1e-6));
 }
 
 TEST_CASE("nccl-tests logs: ranks and nodes from the '# Rank' lines, two points per row") {
@@ -188,8 +189,8 @@ TEST_CASE("nccl-tests logs: ranks and nodes from the '# Rank' lines, two points 
   CHECK(m.collectives[0].ranks == 16);
   CHECK(m.collectives[0].nodes == 2);
   CHECK(m.collectives[0].bytes == 8);
-  CHECK(m.collectives[0].seconds == doctest::Approx(135.8e-6));
-  CHECK(m.collectives[1].seconds == doctest::Approx(123.5e-6));
+  CHECK(m.collectives[0].seconds == Rel(135.8e-6));
+  CHECK(m.collectives[1].seconds == Rel(123.5e-6));
 }
 
 TEST_CASE("nccl-tests logs: truncated and garbled lines are errors naming the file and line") {
@@ -286,7 +287,7 @@ TEST_CASE("the collective model fitted from an nccl-tests log reproduces it with
     for (const CollectivePoint& p : m2.collectives) in_regime += p.bytes >= from && p.bytes < to;
     CHECK(in_regime >= 6);  // 3 sizes, out-of-place and in-place
   }
-  CHECK(fits2[0].regimes.back().busbw.value() == doctest::Approx(235.14e9).epsilon(0.01));
+  CHECK(fits2[0].regimes.back().busbw.value() == Rel(235.14e9).epsilon(0.01));
 }
 
 namespace {
@@ -326,7 +327,7 @@ TEST_CASE("inverting the network model recovers the parameters it was run with (
   REQUIRE(n.scaleout_efficiency);
   REQUIRE(n.call_overhead);
   REQUIRE(n.step_latency);
-  using test::Rel;
+
   CHECK(*n.scaleup_efficiency == Rel(0.8).epsilon(0.01));
   CHECK(*n.scaleout_efficiency == Rel(0.4).epsilon(0.01));
   CHECK(n.call_overhead->seconds() == Rel(20e-6).epsilon(0.01));
@@ -383,15 +384,15 @@ TEST_CASE("a scenario's calibration profile replaces the compute profile and the
   REQUIRE(s.calibration);
   CHECK(s.calibration->gpu == "h100-sxm");
   // The profile's network keys apply, except call_overhead, which the scenario sets.
-  CHECK(s.config.network.scaleup_efficiency == doctest::Approx(0.8));
+  CHECK(s.config.network.scaleup_efficiency == Rel(0.8));
   CHECK(s.config.network.call_overhead == sim::Time::from_ns(10'000));
   CHECK(s.config.network.scaleout_efficiency == base.config.network.scaleout_efficiency);
   // Compute keys it lacks keep the built-in values.
   const compute::ComputeProfile p = compute_profile(*s.calibration, s.node.gpu_name, s.node.gpu);
   const compute::ComputeProfile builtin = compute::default_profile(s.node.gpu_name, s.node.gpu);
-  CHECK(p.gemm_efficiency == doctest::Approx(0.95));
-  CHECK(p.k_half == doctest::Approx(64));
-  CHECK(p.hbm_bandwidth.value() == doctest::Approx(3e12));
+  CHECK(p.gemm_efficiency == Rel(0.95));
+  CHECK(p.k_half == Rel(64));
+  CHECK(p.hbm_bandwidth.value() == Rel(3e12));
   CHECK(p.tile_m == builtin.tile_m);
   CHECK(p.attention_efficiency == builtin.attention_efficiency);
   CHECK(p.launch_overhead == builtin.launch_overhead);

@@ -3,6 +3,8 @@
 // and the monitoring section's relation checks.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <cmath>
 
 #include "models/cost/cost.hpp"
@@ -10,8 +12,8 @@
 #include "models/scenario/scenario.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 using namespace clustersim::cost;
-using doctest::Approx;
 
 namespace {
 
@@ -89,43 +91,43 @@ TEST_CASE("capex, power, opex, depreciation and $/GPU-hour of a tiny cluster, by
   // Capex: GPUs 8 x 20,000 = 160,000; hosts 2 x (100,000 - 4 x 20,000) = 40,000; the NICs
   // come with the servers (not bought twice); switch 10,000 + transceivers 2,000.
   REQUIRE(r.capex);
-  CHECK(r.capex->value() == Approx(212'000));
+  CHECK(r.capex->value() == Rel(212'000));
   double gpus = 0, hosts = 0, nics = 0;
   for (const CapexLine& l : r.capex_lines) {
     if (l.category == "gpus") gpus += l.capex.value();
     if (l.category == "hosts") hosts += l.capex.value();
     if (l.category == "nics") nics += l.capex.value();
   }
-  CHECK(gpus == Approx(160'000));
-  CHECK(hosts == Approx(40'000));
+  CHECK(gpus == Rel(160'000));
+  CHECK(hosts == Rel(40'000));
   CHECK(nics == 0);
   // Power at u = 0.5: GPUs 8 x 500 x (0.1 + 0.9 x 0.5) = 2,200 W; hosts 2 x 1,000 x (0.5 +
   // 0.5 x 0.5) = 1,500 W; network 50 + 32 = 82 W (the NICs are in the host power); IT 3,782
   // W; facility 1.5 x 3,782 = 5,673 W.
-  CHECK(r.average.gpus.value() == Approx(2200));
-  CHECK(r.average.hosts.value() == Approx(1500));
-  CHECK(r.average.network.value() == Approx(82));
-  CHECK(r.average.it.value() == Approx(3782));
-  CHECK(r.average.facility.value() == Approx(5673));
+  CHECK(r.average.gpus.value() == Rel(2200));
+  CHECK(r.average.hosts.value() == Rel(1500));
+  CHECK(r.average.network.value() == Rel(82));
+  CHECK(r.average.it.value() == Rel(3782));
+  CHECK(r.average.facility.value() == Rel(5673));
   // Peak: 4,000 + 2,000 + 82 = 6,082 W IT, 9,123 W facility.
-  CHECK(r.peak.it.value() == Approx(6082));
-  CHECK(r.peak.facility.value() == Approx(9123));
+  CHECK(r.peak.it.value() == Rel(6082));
+  CHECK(r.peak.facility.value() == Rel(9123));
   // Energy: 5,673 W x 8,766 h = 49,729.718 kWh a year; opex x 0.1 USD/kWh = 4,972.9718 USD.
-  CHECK(r.energy_per_year_kwh == Approx(49'729.718));
-  CHECK(r.opex_per_year.value() == Approx(4'972.9718));
+  CHECK(r.energy_per_year_kwh == Rel(49'729.718));
+  CHECK(r.opex_per_year.value() == Rel(4'972.9718));
   // Straight line over 2 years: 106,000 USD a year; cost per year 110,972.9718 USD;
   // $/GPU-hour = 110,972.9718 / (8 x 8,766) = 1.58244...
-  CHECK(r.life_years == Approx(2.0));
+  CHECK(r.life_years == Rel(2.0));
   REQUIRE(r.depreciation_per_year);
-  CHECK(r.depreciation_per_year->value() == Approx(106'000));
-  CHECK(r.cost_per_year->value() == Approx(110'972.9718));
+  CHECK(r.depreciation_per_year->value() == Rel(106'000));
+  CHECK(r.cost_per_year->value() == Rel(110'972.9718));
   REQUIRE(r.usd_per_gpu_hour);
-  CHECK(*r.usd_per_gpu_hour == Approx(110'972.9718 / (8 * 8766.0)));
+  CHECK(*r.usd_per_gpu_hour == Rel(110'972.9718 / (8 * 8766.0)));
   // TCO = 212,000 + 2 x 4,972.9718 = 221,945.9436 USD.
-  CHECK(r.tco->value() == Approx(221'945.9436));
+  CHECK(r.tco->value() == Rel(221'945.9436));
   // Racks: 2 nodes per rack, 1 rack; 2 x (4 x 500 + 1,000) = 6,000 W per rack at peak.
   CHECK(r.racks == 1);
-  CHECK(r.rack_power.value() == Approx(6000));
+  CHECK(r.rack_power.value() == Rel(6000));
 }
 
 TEST_CASE("servers without their NICs buy the fabric's NIC line; other capex is one line") {
@@ -135,9 +137,9 @@ TEST_CASE("servers without their NICs buy the fabric's NIC line; other capex is 
   in.economics.other_capex = sim::Money::of(1'000);
   const CostResult r = compute_cost(in);
   // 212,000 + 8 NICs at 1,000 + 1,000 other.
-  CHECK(r.capex->value() == Approx(221'000));
+  CHECK(r.capex->value() == Rel(221'000));
   // The NICs' power still is not added: the host power holds it.
-  CHECK(r.average.network.value() == Approx(82));
+  CHECK(r.average.network.value() == Rel(82));
 }
 
 TEST_CASE("an unpriced node or fabric leaves capex and $/GPU-hour absent, and says why") {
@@ -151,7 +153,7 @@ TEST_CASE("an unpriced node or fabric leaves capex and $/GPU-hour absent, and sa
   REQUIRE_FALSE(r.unpriced.empty());
   CHECK(r.unpriced.front().find("economics.node_price") != std::string::npos);
   // Power and energy do not need prices.
-  CHECK(r.opex_per_year.value() == Approx(4'972.9718));
+  CHECK(r.opex_per_year.value() == Rel(4'972.9718));
 
   fabric::FabricMetrics unpriced = tiny_fabric();
   unpriced.capex.reset();
@@ -163,7 +165,7 @@ TEST_CASE("an unpriced node or fabric leaves capex and $/GPU-hour absent, and sa
 
 TEST_CASE("fleet utilisation: GPU-weighted busy shares, idle GPUs outside jobs, full load without jobs") {
   // (4 x 0.5 + 2 x 1.0) / 8 = 0.5
-  CHECK(fleet_utilization({{4, 0.5}, {2, 1.0}}, 8) == Approx(0.5));
+  CHECK(fleet_utilization({{4, 0.5}, {2, 1.0}}, 8) == Rel(0.5));
   CHECK(fleet_utilization({}, 8) == 1.0);
   // Shares are clamped to [0, 1].
   CHECK(fleet_utilization({{8, 1.5}}, 8) == 1.0);
@@ -176,23 +178,23 @@ TEST_CASE("hot spares: bought like nodes (their own capex line), idle power, rac
   const CostResult r = compute_cost(in);
   // Capex: 212,000 + 3 spares x 100,000 = 512,000.
   REQUIRE(r.capex);
-  CHECK(r.capex->value() == Approx(512'000));
+  CHECK(r.capex->value() == Rel(512'000));
   double spares = 0;
   std::int64_t count = 0;
   for (const CapexLine& l : r.capex_lines) {
     if (l.category == "spares") spares += l.capex.value(), count += l.count;
   }
-  CHECK(spares == Approx(300'000));
+  CHECK(spares == Rel(300'000));
   CHECK(count == 3);
   // Idle power: 3 x (4 x 500 x 0.1 + 1,000 x 0.5) = 2,100 W, at any load; IT 3,782 + 2,100.
-  CHECK(r.average.spares.value() == Approx(2100));
-  CHECK(r.peak.spares.value() == Approx(2100));
-  CHECK(r.average.it.value() == Approx(5882));
-  CHECK(r.peak.it.value() == Approx(8182));
+  CHECK(r.average.spares.value() == Rel(2100));
+  CHECK(r.peak.spares.value() == Rel(2100));
+  CHECK(r.average.it.value() == Rel(5882));
+  CHECK(r.peak.it.value() == Rel(8182));
   // $/GPU-hour: (512,000 / 2 + 1.5 x 5,882 W x 8,766 h x 0.1 USD/kWh) / (8 x 8,766), the
   // spares carried by the 8 serving GPUs.
   REQUIRE(r.usd_per_gpu_hour);
-  CHECK(*r.usd_per_gpu_hour == Approx((256'000 + 1.5 * 5882 * 8766 / 1000 * 0.1) / (8 * 8766.0)));
+  CHECK(*r.usd_per_gpu_hour == Rel((256'000 + 1.5 * 5882 * 8766 / 1000 * 0.1) / (8 * 8766.0)));
   // Racks: 5 nodes, 2 per rack: 3 racks.
   CHECK(r.racks == 3);
   CHECK(r.gpus == 8);
@@ -200,11 +202,11 @@ TEST_CASE("hot spares: bought like nodes (their own capex line), idle power, rac
 
 TEST_CASE("busy share under a schedule: the schedule's utilisation x the GPU-time-weighted compute shares") {
   // U 0.6; jobs spanning 100 and 300 GPU-s, busy 0.5 and 0.9: 0.6 x (50 + 270) / 400 = 0.48.
-  CHECK(scheduled_utilization(0.6, {{100, 0.5}, {300, 0.9}}) == Approx(0.48));
+  CHECK(scheduled_utilization(0.6, {{100, 0.5}, {300, 0.9}}) == Rel(0.48));
   // A job that never starts weighs nothing.
-  CHECK(scheduled_utilization(0.6, {{0, 0.1}, {300, 0.9}}) == Approx(0.54));
+  CHECK(scheduled_utilization(0.6, {{0, 0.1}, {300, 0.9}}) == Rel(0.54));
   // Never above the schedule's utilisation, whatever the queue's total GPU demand.
-  CHECK(scheduled_utilization(0.58, {{1e9, 1.0}, {1e9, 1.0}}) == Approx(0.58));
+  CHECK(scheduled_utilization(0.58, {{1e9, 1.0}, {1e9, 1.0}}) == Rel(0.58));
   CHECK(scheduled_utilization(0.6, {}) == 0.0);
 }
 
@@ -213,12 +215,12 @@ TEST_CASE("training cost: GPU-hours at the cluster's $/GPU-hour, per million tok
   const CostResult c = compute_cost(tiny(&fab));
   // 4 of the 8 GPUs for 10 h: 40 GPU-hours; 1e9 tokens.
   const TrainingCost t = training_cost(c, 4, 36'000.0, 1e9);
-  CHECK(t.gpu_hours == Approx(40));
+  CHECK(t.gpu_hours == Rel(40));
   REQUIRE(t.cost_usd);
-  CHECK(*t.cost_usd == Approx(40 * 110'972.9718 / (8 * 8766.0)));
-  CHECK(*t.usd_per_million_tokens == Approx(*t.cost_usd / 1000.0));
+  CHECK(*t.cost_usd == Rel(40 * 110'972.9718 / (8 * 8766.0)));
+  CHECK(*t.usd_per_million_tokens == Rel(*t.cost_usd / 1000.0));
   // Half the facility's 5,673 W for 10 h: 28.365 kWh.
-  CHECK(t.energy_kwh == Approx(28.365));
+  CHECK(t.energy_kwh == Rel(28.365));
 }
 
 TEST_CASE("monitoring: series, ingest, storage per day and at retention with rollups, by hand") {
@@ -237,22 +239,22 @@ TEST_CASE("monitoring: series, ingest, storage per day and at retention with rol
   const MonitoringLoad l = monitoring_load(8, 2, 1, m);
   // S = 8 x 10 + 2 x 100 + 1 x 50 = 330 series; 33 samples/s; 528 B/s before compression.
   CHECK(l.series == 330);
-  CHECK(l.samples_per_s == Approx(33));
-  CHECK(l.ingest_bytes_per_s == Approx(528));
+  CHECK(l.samples_per_s == Rel(33));
+  CHECK(l.ingest_bytes_per_s == Rel(528));
   // Per day: 330 x 8,640 samples x 16 B / 4 = 11,404,800 B.
-  CHECK(l.stored_bytes_per_day == Approx(11'404'800));
+  CHECK(l.stored_bytes_per_day == Rel(11'404'800));
   // Raw for 1 d: 11,404,800 B; 5 min (5 values a point) for 6 d: 330 x 1,728 x 5 x 4 B =
   // 11,404,800 B; 1 h for 23 d: 330 x 552 x 5 x 4 B = 3,643,200 B; total 26,452,800 B.
   REQUIRE(l.levels.size() == 3);
-  CHECK(l.levels[0].bytes == Approx(11'404'800));
-  CHECK(l.levels[1].bytes == Approx(11'404'800));
-  CHECK(l.levels[2].bytes == Approx(3'643'200));
-  CHECK(l.stored_bytes_at_retention == Approx(26'452'800));
+  CHECK(l.levels[0].bytes == Rel(11'404'800));
+  CHECK(l.levels[1].bytes == Rel(11'404'800));
+  CHECK(l.levels[2].bytes == Rel(3'643'200));
+  CHECK(l.stored_bytes_at_retention == Rel(26'452'800));
   // A retention of 3 days ends inside the first rollup: raw 1 d + 5 min for 2 d.
   m.retention = sim::Time::from_ns(3 * kDay);
   const MonitoringLoad s = monitoring_load(8, 2, 1, m);
   REQUIRE(s.levels.size() == 2);
-  CHECK(s.stored_bytes_at_retention == Approx(11'404'800 + 2 * 11'404'800 / 6.0));
+  CHECK(s.stored_bytes_at_retention == Rel(11'404'800 + 2 * 11'404'800 / 6.0));
 }
 
 TEST_CASE("monitoring checks: rollups by increasing age, each coarser than what it replaces") {
@@ -283,7 +285,7 @@ TEST_CASE("the built-in priced table prices every catalog node type, and the def
   CHECK(s.pricing.gpus.at("h100-sxm").price.value() * 8 < h100.price.value());
   // Defaults: PUE 1.3, 0.08 USD/kWh, 4 years (1,461 days).
   CHECK(s.config.economics.pue == 1.3);
-  CHECK(s.config.economics.energy_price.value() == Approx(0.08));
-  CHECK(s.config.economics.life.seconds() == Approx(1461.0 * 86400.0));
+  CHECK(s.config.economics.energy_price.value() == Rel(0.08));
+  CHECK(s.config.economics.life.seconds() == Rel(1461.0 * 86400.0));
   CHECK(check_monitoring(s.config.monitoring).empty());
 }

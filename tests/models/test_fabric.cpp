@@ -2,6 +2,8 @@
 // paths, hop metrics against brute force, bisection against max-flow, failures.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <set>
 
 #include "models/fabric/fabric.hpp"
@@ -11,6 +13,7 @@
 #include "sim/random.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 using namespace clustersim::fabric;
 
 namespace {
@@ -140,7 +143,7 @@ TEST_CASE("k=16 three-tier fat tree: 1,024 endpoints, 320 switches") {
   const FabricMetrics m = measure(f, prices());
   CHECK(m.diameter_hops == 4);
   // Full bisection: half the endpoints at 400 Gb/s each = 512 x 50 GB/s.
-  CHECK(m.bisection_bandwidth.value() == doctest::Approx(512 * 50e9));
+  CHECK(m.bisection_bandwidth.value() == Rel(512 * 50e9));
   check_routes(f, 300, true);
 }
 
@@ -175,7 +178,7 @@ TEST_CASE("oversubscription 1:7 at the top tier: 56 down and 8 up ports, bisecti
   const FabricMetrics m = measure(f, prices());
   // Pod-aligned halves: pods {0,1} (112 leaves) vs {2,3,4}; each pod's uplinks are
   // 32 aggs x 8 x 50 GB/s = 12.8 TB/s, so the cut is 2 pods' worth.
-  CHECK(m.bisection_bandwidth.value() == doctest::Approx(2 * 32 * 8 * 50e9));
+  CHECK(m.bisection_bandwidth.value() == Rel(2 * 32 * 8 * 50e9));
   check_routes(f, 200, true);
 }
 
@@ -199,9 +202,9 @@ TEST_CASE("8x8x8 torus: diameter 12, dimension-order routes are shortest") {
   CHECK(m.switches == 512);
   // Each dimension of a ring of 8 averages (0+1+2+3+4+3+2+1)/8 = 2 hops over all pairs
   // including self pairs: 3 x 2 x 512^2 / (512 x 511).
-  CHECK(m.average_hops == doctest::Approx(6.0 * 512.0 / 511.0));
+  CHECK(m.average_hops == Rel(6.0 * 512.0 / 511.0));
   // The cut across the largest dimension: 2 x 64 rows of 50 GB/s.
-  CHECK(m.bisection_bandwidth.value() == doctest::Approx(2 * 64 * 50e9));
+  CHECK(m.bisection_bandwidth.value() == Rel(2 * 64 * 50e9));
   check_routes(f, 300, true);
 }
 
@@ -260,7 +263,7 @@ TEST_CASE("average hops: the closed forms equal brute force on every topology") 
   }();
   for (const auto& [label, f] : fabrics) {
     CAPTURE(label);
-    CHECK(measure(f, prices()).average_hops == doctest::Approx(brute_average_hops(f)).epsilon(1e-12));
+    CHECK(measure(f, prices()).average_hops == Rel(brute_average_hops(f)).epsilon(1e-12));
   }
 }
 
@@ -283,7 +286,7 @@ TEST_CASE("bisection bandwidth equals push-relabel max-flow across the same halv
     std::vector<std::int64_t> b;
     bisection_halves(f, a, b);
     CHECK(a.size() + b.size() == static_cast<std::size_t>(f.endpoints()));
-    CHECK(measure(f, prices()).bisection_bandwidth.value() == doctest::Approx(max_flow(f, a, b)));
+    CHECK(measure(f, prices()).bisection_bandwidth.value() == Rel(max_flow(f, a, b)));
   }
 }
 
@@ -376,7 +379,7 @@ TEST_CASE("capex and power add up the priced parts") {
     capex += c.capex.value();
     if (c.part == "transceivers") transceivers += c.count;
   }
-  CHECK(m.capex->value() == doctest::Approx(capex));
+  CHECK(m.capex->value() == Rel(capex));
   // Optical cables: 1024 access + 1024 leaf-agg + 1024 agg-core; two transceivers each.
   CHECK(m.optics == 2 * 3072);
   CHECK(transceivers == m.optics);
@@ -488,7 +491,7 @@ TEST_CASE("Infinity Fabric nodes are a full mesh: a GPU pair gets its own link")
       REQUIRE(path.size() == 1);
       CHECK(f->links[path[0].value].src == f->gpu(a));
       CHECK(f->links[path[0].value].dst == f->gpu(b));
-      CHECK(f->links[path[0].value].bandwidth.value() == doctest::Approx(64e9));
+      CHECK(f->links[path[0].value].bandwidth.value() == Rel(64e9));
     }
   }
 }

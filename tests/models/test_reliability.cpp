@@ -4,6 +4,8 @@
 // follows its fixed point; burn-in catches infant mortality.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -14,6 +16,7 @@
 #include "sim/random.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 using namespace clustersim::reliability;
 
 namespace {
@@ -51,7 +54,7 @@ TEST_CASE("failure rates and duration laws parse, and say what is wrong") {
   FailureRate r;
   std::string why;
   REQUIRE(parse_rate("0.0002/gpu-day", r, why));
-  CHECK(r.per_day == doctest::Approx(0.0002));
+  CHECK(r.per_day == Rel(0.0002));
   CHECK(r.per == Per::gpu);
   REQUIRE(parse_rate("1/switch-day", r, why));
   CHECK(r.per == Per::switch_);
@@ -63,8 +66,8 @@ TEST_CASE("failure rates and duration laws parse, and say what is wrong") {
   DurationLaw d;
   REQUIRE(parse_duration_law("lognormal(4h, 1.0)", d, why));
   CHECK(d.kind == DurationLaw::Kind::lognormal);
-  CHECK(d.mean.seconds() == doctest::Approx(4 * 3600));
-  CHECK(d.shape == doctest::Approx(1.0));
+  CHECK(d.mean.seconds() == Rel(4 * 3600));
+  CHECK(d.shape == Rel(1.0));
   REQUIRE(parse_duration_law("10min", d, why));
   CHECK(d.kind == DurationLaw::Kind::fixed);
   REQUIRE(parse_duration_law("exponential(2h)", d, why));
@@ -82,8 +85,8 @@ TEST_CASE("power law: the top p of a Pareto population holds p^(1 - 1/alpha) of 
   h.top_fraction = 0.01;
   h.failure_share = 0.5;
   // 0.5 = 0.01^(1 - 1/alpha)  =>  alpha = 1 / (1 - ln 0.5 / ln 0.01) = 1.1772
-  CHECK(pareto_alpha(h) == doctest::Approx(1.0 / (1.0 - std::log(0.5) / std::log(0.01))));
-  CHECK(pareto_alpha(h) == doctest::Approx(1.1772).epsilon(1e-3));
+  CHECK(pareto_alpha(h) == Rel(1.0 / (1.0 - std::log(0.5) / std::log(0.01))));
+  CHECK(pareto_alpha(h) == Rel(1.1772).epsilon(1e-3));
   // The identity itself, on a large sample with a light enough tail to converge (alpha 2:
   // the top 1% hold 0.01^0.5 = 10%).
   sim::RandomStream rng = sim::make_stream(1, "pareto");
@@ -92,8 +95,8 @@ TEST_CASE("power law: the top p of a Pareto population holds p^(1 - 1/alpha) of 
   std::sort(x.begin(), x.end(), std::greater<>());
   const double total = std::accumulate(x.begin(), x.end(), 0.0);
   const double top = std::accumulate(x.begin(), x.begin() + 4000, 0.0);
-  CHECK(top / total == doctest::Approx(0.1).epsilon(0.1));
-  CHECK(total / static_cast<double>(x.size()) == doctest::Approx(1.0).epsilon(0.02));
+  CHECK(top / total == Rel(0.1).epsilon(0.1));
+  CHECK(total / static_cast<double>(x.size()) == Rel(1.0).epsilon(0.02));
 }
 
 TEST_CASE("checkpoint/restart follows its renewal equation: ETTR = tau / ((M + D)(e^((tau + delta)/M) - 1))") {
@@ -107,8 +110,8 @@ TEST_CASE("checkpoint/restart follows its renewal equation: ETTR = tau / ((M + D
   const LongRunResult r = simulate_long_run(f.in);
   const double M = kDay, tau = 7200, delta = 60, D = 300 + 600 + 60;
   const double expected = tau / ((M + D) * (std::exp((tau + delta) / M) - 1.0));
-  CHECK(r.jobs[0].ettr.mean == doctest::Approx(expected).epsilon(0.005));
-  CHECK(r.jobs[0].checkpoint_write_s == doctest::Approx(delta));
+  CHECK(r.jobs[0].ettr.mean == Rel(expected).epsilon(0.005));
+  CHECK(r.jobs[0].checkpoint_write_s == Rel(delta));
   // Interruptions: one per failure while running, ETTR-ish of the time.
   CHECK(r.jobs[0].interruptions.mean < 4000.0);
   CHECK(r.jobs[0].interruptions.mean > 3500.0);
@@ -120,7 +123,7 @@ TEST_CASE("without failures a job loses only its checkpoints: ETTR = tau / (tau 
   f.in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
   f.in.horizon_s = 10 * kDay;
   const LongRunResult r = simulate_long_run(f.in);
-  CHECK(r.jobs[0].ettr.mean == doctest::Approx(3600.0 / 3660.0).epsilon(1e-4));
+  CHECK(r.jobs[0].ettr.mean == Rel(3600.0 / 3660.0).epsilon(1e-4));
   CHECK(r.jobs[0].interruptions.mean == 0.0);
   CHECK(std::isinf(r.jobs[0].mtbf_s));
 }
@@ -157,15 +160,15 @@ TEST_CASE("Young/Daly: a sweep of the interval finds the optimum sqrt(2 delta M)
   const double b = det3(s[4], t[2], s[2], s[3], t[1], s[1], s[2], t[0], s[0]) / D;
   REQUIRE(a < 0.0);
   const double best = daly * std::exp(-b / (2.0 * a));
-  CHECK(best / daly == doctest::Approx(1.0).epsilon(0.05));
+  CHECK(best / daly == Rel(1.0).epsilon(0.05));
 }
 
 TEST_CASE("auto interval is Daly's sqrt(2 delta M) - delta from the job's MTBF") {
   Fixture f(0.5);
   f.in.horizon_s = 5 * kDay;
   const LongRunResult r = simulate_long_run(f.in);
-  CHECK(r.jobs[0].mtbf_s == doctest::Approx(0.5 * kDay));
-  CHECK(r.jobs[0].checkpoint_interval_s == doctest::Approx(std::sqrt(2.0 * 60.0 * 0.5 * kDay) - 60.0));
+  CHECK(r.jobs[0].mtbf_s == Rel(0.5 * kDay));
+  CHECK(r.jobs[0].checkpoint_interval_s == Rel(std::sqrt(2.0 * 60.0 * 0.5 * kDay) - 60.0));
 }
 
 TEST_CASE("hardware failures: without spares the job waits for repairs; spares keep it going") {
@@ -189,7 +192,7 @@ TEST_CASE("hardware failures: without spares the job waits for repairs; spares k
   const LongRunResult none = run(0);
   const LongRunResult some = run(4);
   CHECK(some.jobs[0].ettr.mean > none.jobs[0].ettr.mean + 0.2);
-  CHECK(some.failures_by_cause.at("gpu").mean == doctest::Approx(0.64 * 200).epsilon(0.15));
+  CHECK(some.failures_by_cause.at("gpu").mean == Rel(0.64 * 200).epsilon(0.15));
 }
 
 TEST_CASE("heterogeneity concentrates failures on a few GPUs; retirement removes the worst nodes") {
@@ -216,7 +219,7 @@ TEST_CASE("heterogeneity concentrates failures on a few GPUs; retirement removes
   const LongRunResult flat = run(HeterogeneityKind::none, 0);
   const LongRunResult heavy = run(HeterogeneityKind::power_law, 0);
   CHECK(heavy.top1_failure_share.mean > flat.top1_failure_share.mean + 0.1);
-  CHECK(heavy.heterogeneity_alpha == doctest::Approx(1.1772).epsilon(1e-3));
+  CHECK(heavy.heterogeneity_alpha == Rel(1.1772).epsilon(1e-3));
   const LongRunResult retiring = run(HeterogeneityKind::power_law, 2);
   CHECK(retiring.retired_nodes.mean > 0.0);
   CHECK(flat.retired_nodes.mean == 0.0);
@@ -310,8 +313,8 @@ TEST_CASE("Weibull lives: a unit keeps its age when its node leaves service; cou
     in.replications = 20;
     return simulate_long_run(in).failures_by_cause.at("gpu").mean;
   };
-  CHECK(run(Distribution::exponential, 1.0) == doctest::Approx(64 * 20.0).epsilon(0.05));
-  CHECK(run(Distribution::weibull, 0.5) == doctest::Approx(64 * 22.0).epsilon(0.1));
+  CHECK(run(Distribution::exponential, 1.0) == Rel(64 * 20.0).epsilon(0.05));
+  CHECK(run(Distribution::weibull, 0.5) == Rel(64 * 22.0).epsilon(0.1));
 }
 
 TEST_CASE("a finished job's nodes become spares; a job down at the end counts its downtime as lost") {
@@ -337,7 +340,7 @@ TEST_CASE("a finished job's nodes become spares; a job down at the end counts it
   double lost = 0.0;
   for (const auto& [k, e] : r.jobs[1].lost_gpu_hours) lost += e.mean;
   // Whatever it lost, lost GPU-hours and training time add up to its GPU-hours.
-  CHECK(lost + r.jobs[1].ettr.mean * 20 * 24 * 16 == doctest::Approx(20 * 24 * 16).epsilon(0.05));
+  CHECK(lost + r.jobs[1].ettr.mean * 20 * 24 * 16 == Rel(20 * 24 * 16).epsilon(0.05));
 }
 
 namespace {
@@ -388,16 +391,16 @@ TEST_CASE("queue: FIFO starts in order; EASY backfill starts a later job early o
     const LongRunResult backfill = run(QueuePolicy::backfill);
     CHECK(starts_h(fifo) == std::vector<double>{0, 10, 10, 10});
     CHECK(starts_h(backfill) == std::vector<double>{0, 10, 0, 4});
-    CHECK(backfill.jobs[3].queue_wait_s.mean == doctest::Approx(4 * 3600.0));
-    CHECK(fifo.jobs[3].end_s.mean == doctest::Approx(30 * 3600.0));
-    CHECK(backfill.jobs[3].end_s.mean == doctest::Approx(24 * 3600.0));
+    CHECK(backfill.jobs[3].queue_wait_s.mean == Rel(4 * 3600.0));
+    CHECK(fifo.jobs[3].end_s.mean == Rel(30 * 3600.0));
+    CHECK(backfill.jobs[3].end_s.mean == Rel(24 * 3600.0));
     // Utilisation = busy / available GPU-hours: (3 x 10 + 2 x 5 + 1 x 4 + 1 x 20) node-h x 8
     // = 512 GPU-h, over 4 nodes x 8 GPUs until the last job ends (30 h FIFO, 24 h backfill).
-    CHECK(fifo.utilisation.mean == doctest::Approx(512.0 / (32 * 30)));
-    CHECK(backfill.utilisation.mean == doctest::Approx(512.0 / (32 * 24)));
-    CHECK(backfill.busy_gpu_hours.mean == doctest::Approx(512.0));
+    CHECK(fifo.utilisation.mean == Rel(512.0 / (32 * 30)));
+    CHECK(backfill.utilisation.mean == Rel(512.0 / (32 * 24)));
+    CHECK(backfill.busy_gpu_hours.mean == Rel(512.0));
     // Without failures every job trains all the time it runs.
-    CHECK(backfill.jobs[3].ettr.mean == doctest::Approx(1.0));
+    CHECK(backfill.jobs[3].ettr.mean == Rel(1.0));
   }
   SUBCASE("a job that would take nodes the head job needs at its reservation waits") {
     // 4 nodes. A (2 nodes, 10 h) runs; B (4 nodes, 5 h) needs all of them at 10 h: no extra.
@@ -423,9 +426,9 @@ TEST_CASE("queue: FIFO starts in order; EASY backfill starts a later job early o
     f.job("B", 1, 1, 3);
     const LongRunResult r = simulate_long_run(f.in);
     CHECK(starts_h(r) == std::vector<double>{0, 10});
-    CHECK(r.jobs[1].queue_wait_s.mean == doctest::Approx(7 * 3600.0));
+    CHECK(r.jobs[1].queue_wait_s.mean == Rel(7 * 3600.0));
     // The spare is not the cluster's: utilisation (2 x 10 + 1 x 1) node-h / (2 nodes x 11 h).
-    CHECK(r.utilisation.mean == doctest::Approx(21.0 / 22.0));
+    CHECK(r.utilisation.mean == Rel(21.0 / 22.0));
   }
 }
 
@@ -476,22 +479,22 @@ TEST_CASE("shared storage: jobs checkpointing together share the write bandwidth
     return simulate_long_run(in);
   };
   const LongRunResult alone = run(1, 0);
-  CHECK(alone.jobs[0].checkpoint_blocking_s.mean == doctest::Approx(w0));
-  CHECK(alone.jobs[0].storage_slowdown.mean == doctest::Approx(1.0));
-  CHECK(alone.jobs[0].end_s.mean == doctest::Approx(20 * (tau + w0)));
+  CHECK(alone.jobs[0].checkpoint_blocking_s.mean == Rel(w0));
+  CHECK(alone.jobs[0].storage_slowdown.mean == Rel(1.0));
+  CHECK(alone.jobs[0].end_s.mean == Rel(20 * (tau + w0)));
   const LongRunResult both = run(2, 20 * tau);
-  CHECK(w / w0 == doctest::Approx(1.0991).epsilon(1e-3));  // 65.95 s: 10% longer per checkpoint
+  CHECK(w / w0 == Rel(1.0991).epsilon(1e-3));  // 65.95 s: 10% longer per checkpoint
   for (const JobSummary& j : both.jobs) {
-    CHECK(j.checkpoint_blocking_s.mean == doctest::Approx(w).epsilon(1e-9));
-    CHECK(j.storage_slowdown.mean == doctest::Approx(w / w0).epsilon(1e-9));
-    CHECK(j.end_s.mean == doctest::Approx(20 * (tau + w)).epsilon(1e-9));
-    CHECK(j.ettr.mean == doctest::Approx(tau / (tau + w)).epsilon(1e-9));
+    CHECK(j.checkpoint_blocking_s.mean == Rel(w).epsilon(1e-9));
+    CHECK(j.storage_slowdown.mean == Rel(w / w0).epsilon(1e-9));
+    CHECK(j.end_s.mean == Rel(20 * (tau + w)).epsilon(1e-9));
+    CHECK(j.ettr.mean == Rel(tau / (tau + w)).epsilon(1e-9));
   }
   // The second job trains 10 intervals: it ends at 10 (tau + w); the first then writes
   // alone for its last 10 intervals: 10 (tau + w) + 10 (tau + w0).
   const LongRunResult staggered = run(2, 10 * tau);
-  CHECK(staggered.jobs[1].end_s.mean == doctest::Approx(10 * (tau + w)).epsilon(1e-9));
-  CHECK(staggered.jobs[0].end_s.mean == doctest::Approx(10 * (tau + w) + 10 * (tau + w0)).epsilon(1e-9));
+  CHECK(staggered.jobs[1].end_s.mean == Rel(10 * (tau + w)).epsilon(1e-9));
+  CHECK(staggered.jobs[0].end_s.mean == Rel(10 * (tau + w) + 10 * (tau + w0)).epsilon(1e-9));
 }
 
 namespace {
@@ -550,18 +553,18 @@ TEST_CASE("burn-in catches infant mortality before service and its time is accou
   // sqrt(2 / (m 2560)) < 4% for m > 0.5; 12% bands are three of them.
   const LongRunResult with = burn_in_run(b, T, 40);
   const LongRunResult without = burn_in_run(0, T, 40);
-  CHECK(aged / paths == doctest::Approx(0.54).epsilon(0.05));   // vs 0.96 for new units
-  CHECK(fresh / paths == doctest::Approx(0.96).epsilon(0.05));
-  CHECK(with.failures_by_cause.at("gpu").mean == doctest::Approx(64 * aged / paths).epsilon(0.12));
-  CHECK(without.failures_by_cause.at("gpu").mean == doctest::Approx(64 * fresh / paths).epsilon(0.12));
+  CHECK(aged / paths == Rel(0.54).epsilon(0.05));   // vs 0.96 for new units
+  CHECK(fresh / paths == Rel(0.96).epsilon(0.05));
+  CHECK(with.failures_by_cause.at("gpu").mean == Rel(64 * aged / paths).epsilon(0.12));
+  CHECK(without.failures_by_cause.at("gpu").mean == Rel(64 * fresh / paths).epsilon(0.12));
   // Every failure interrupts the job unless it strikes while the job is already down
   // (minutes out of days): burn-in cuts the interruptions by the same ratio, about 0.56.
   const double ratio = with.jobs[0].interruptions.mean / without.jobs[0].interruptions.mean;
-  CHECK(ratio == doctest::Approx(aged / fresh).epsilon(0.15));
+  CHECK(ratio == Rel(aged / fresh).epsilon(0.15));
   CHECK(ratio < 0.7);
   // The installed fleet's burn-in (64 + 64 spares, before the start) catches 128 m(b).
   CHECK(m_b > 1.0 - std::exp(-std::sqrt(b / lambda)));  // at least the first failures: 31%
-  CHECK(with.burn_in_failures_installed.mean == doctest::Approx(128 * m_b).epsilon(0.12));
+  CHECK(with.burn_in_failures_installed.mean == Rel(128 * m_b).epsilon(0.12));
   CHECK(without.burn_in_failures_installed.mean == 0.0);
   CHECK(without.burn_in_node_hours.mean == 0.0);
 
@@ -579,5 +582,5 @@ TEST_CASE("burn-in catches infant mortality before service and its time is accou
   REQUIRE(started > 5.0);
   CHECK(started == back);
   CHECK(one.burn_ins.mean == started);
-  CHECK(one.burn_in_node_hours.mean == doctest::Approx(hours));
+  CHECK(one.burn_in_node_hours.mean == Rel(hours));
 }

@@ -2,11 +2,14 @@
 // restarting, by their degradation factor, for as long as the element is down.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <cmath>
 
 #include "models/reliability/longrun.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 using namespace clustersim::reliability;
 
 namespace {
@@ -50,20 +53,20 @@ TEST_CASE("reroute: an element every job routes around never interrupts; it cost
   // p = 0.5 / 4.5 of the time, independently of the others. With K of the 4 down the job
   // keeps 0.5^K, so it loses E[1 - 0.5^K] = 1 - (1 - p / 2)^4 = 20.4% of its GPU-hours.
   const double p = 0.5 / 4.5;
-  CHECK(r.failures_by_cause.at("switch").mean == doctest::Approx(4.0 * 400.0 / 4.5).epsilon(0.1));
+  CHECK(r.failures_by_cause.at("switch").mean == Rel(4.0 * 400.0 / 4.5).epsilon(0.1));
   const double gpu_hours = 64.0 * 400.0 * 24.0;
   const double lost = r.jobs[0].lost_gpu_hours.at("switch").mean;
-  CHECK(lost / gpu_hours == doctest::Approx(1.0 - std::pow(1.0 - p / 2.0, 4.0)).epsilon(0.1));
+  CHECK(lost / gpu_hours == Rel(1.0 - std::pow(1.0 - p / 2.0, 4.0)).epsilon(0.1));
   // ETTR is what the job trains over the wall time: about 1 - lost / all GPU-hours.
-  CHECK(r.jobs[0].ettr.mean == doctest::Approx(1.0 - lost / gpu_hours).epsilon(0.03));
+  CHECK(r.jobs[0].ettr.mean == Rel(1.0 - lost / gpu_hours).epsilon(0.03));
 }
 
 TEST_CASE("reroute: a factor of 1 costs nothing; elements in no class restart the job") {
   const LongRunResult free = run(1.0, Effect::reroute);
   const LongRunResult restart = run(1.0, Effect::restart);
   // Half of the failures hit the job's leaves (no class): those restart it, the rest do not.
-  CHECK(free.jobs[0].interruptions.mean == doctest::Approx(0.5 * restart.jobs[0].interruptions.mean).epsilon(0.2));
-  CHECK(restart.failures_by_cause.at("switch").mean == doctest::Approx(4.0 * 400.0 / 4.5).epsilon(0.1));
+  CHECK(free.jobs[0].interruptions.mean == Rel(0.5 * restart.jobs[0].interruptions.mean).epsilon(0.2));
+  CHECK(restart.failures_by_cause.at("switch").mean == Rel(4.0 * 400.0 / 4.5).epsilon(0.1));
   CHECK(free.jobs[0].ettr.mean > restart.jobs[0].ettr.mean);
 }
 

@@ -2,12 +2,15 @@
 // arithmetic, determinism of the resolved scenario.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <string>
 
 #include "models/cluster/cluster.hpp"
 #include "models/scenario/scenario.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 
 namespace {
 const std::string kSource = CLUSTERSIM_SOURCE_DIR;
@@ -35,7 +38,7 @@ TEST_CASE("the built-in catalog decodes cleanly and every entry cites a source")
   }
   // Datasheet spot checks (NVIDIA H100 datasheet): 989.4 TFLOPS dense BF16, 80 GB, 700 W.
   const auto& h100 = s.catalog.gpus.at("h100-sxm");
-  CHECK(h100.peak_flops.bf16->value() == doctest::Approx(989.4e12));
+  CHECK(h100.peak_flops.bf16->value() == Rel(989.4e12));
   CHECK(h100.hbm_capacity.value() == 80e9);
   CHECK(h100.tdp.value() == 700.0);
   CHECK(s.catalog.nodes.at("gb200-nvl72").gpus == 72);
@@ -47,12 +50,12 @@ TEST_CASE("inventory = node count x per-node figures") {
   // 2048 DGX H100 nodes x 8 GPUs = 16,384 GPUs; x 80 GB = 1.31072 PB; x 700 W + 2048 x 4600 W.
   CHECK(inv.gpus == 16384);
   CHECK(inv.nics == 16384);
-  CHECK(inv.hbm_total.value() == doctest::Approx(16384 * 80e9));
-  CHECK(inv.gpu_power.value() == doctest::Approx(16384 * 700.0));
-  CHECK(inv.it_power.value() == doctest::Approx(16384 * 700.0 + 2048 * 4600.0));
-  CHECK(inv.peak_flops_total.at("bf16").value() == doctest::Approx(16384 * 989.4e12));
+  CHECK(inv.hbm_total.value() == Rel(16384 * 80e9));
+  CHECK(inv.gpu_power.value() == Rel(16384 * 700.0));
+  CHECK(inv.it_power.value() == Rel(16384 * 700.0 + 2048 * 4600.0));
+  CHECK(inv.peak_flops_total.at("bf16").value() == Rel(16384 * 989.4e12));
   // 16,384 NICs x 400 Gb/s / 8 = 819.2 TB/s
-  CHECK(inv.scaleout_bandwidth_total.value() == doctest::Approx(819.2e12));
+  CHECK(inv.scaleout_bandwidth_total.value() == Rel(819.2e12));
 }
 
 TEST_CASE("an inline node takes the GPU's scale-up bandwidth unless it sets its own") {
@@ -60,7 +63,7 @@ TEST_CASE("an inline node takes the GPU's scale-up bandwidth unless it sets its 
       {{"cluster.node={gpu: a100-sxm-80gb, gpus: 4, nics: 2, nic_bandwidth: 200Gbps}"}, std::nullopt});
   CHECK(s.node.name == "inline");
   CHECK(s.node.gpu_name == "a100-sxm-80gb");
-  CHECK(s.node.scaleup_bandwidth.value() == doctest::Approx(300e9));
+  CHECK(s.node.scaleup_bandwidth.value() == Rel(300e9));
   CHECK(cluster::make_inventory(s.node, s.config.cluster.nodes).gpus == 64);
 }
 

@@ -2,6 +2,8 @@
 // its breakdown, against the equations they implement.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -14,6 +16,7 @@
 #include "models/workload/step.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 using namespace clustersim::workload;
 
 namespace {
@@ -138,18 +141,18 @@ TEST_CASE("activations per layer follow Korthikanti et al. 2022: s b h (34 + 5 a
   j.micro_batch = 2;
   j.attention = AttentionKernel::unfused;
   // Chunk 0 holds layer 0 and the embedding (which keeps no activation of its own).
-  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(s * b * h * (34 + 5 * a * s / h)));
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h * (34 + 5 * a * s / h)));
   j.parallelism.tp = 4;
   j.parallelism.sequence_parallel = true;
   j.gpus = 8;
-  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(s * b * h / 4 * (34 + 5 * a * s / h)));
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h / 4 * (34 + 5 * a * s / h)));
   // Full recomputation keeps each layer's input: 2 s b h / t bytes.
   j.recompute = Recompute::full;
-  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(2 * s * b * h / 4));
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(2 * s * b * h / 4));
   // Flash attention keeps no s^2 term.
   j.recompute = Recompute::none;
   j.attention = AttentionKernel::flash;
-  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == doctest::Approx(s * b * h / 4 * 34));
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h / 4 * 34));
 }
 
 TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weights (3) over dp") {
@@ -162,18 +165,18 @@ TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weigh
   const double params = chunks[0].parameters;
   MemoryBreakdown z0 = memory_per_gpu(j, chunks, order);
   // bf16 weights (2 B), fp32 gradients (4 B), Adam fp32 master + m + v (12 B) per parameter.
-  CHECK(z0.weights == doctest::Approx(2 * params));
-  CHECK(z0.gradients == doctest::Approx(4 * params));
-  CHECK(z0.optimizer == doctest::Approx(12 * params));
+  CHECK(z0.weights == Rel(2 * params));
+  CHECK(z0.gradients == Rel(4 * params));
+  CHECK(z0.optimizer == Rel(12 * params));
   j.parallelism.zero = 1;
-  CHECK(memory_per_gpu(j, chunks, order).optimizer == doctest::Approx(12 * params / 8));
+  CHECK(memory_per_gpu(j, chunks, order).optimizer == Rel(12 * params / 8));
   j.parallelism.zero = 2;
-  CHECK(memory_per_gpu(j, chunks, order).gradients == doctest::Approx(4 * params / 8));
+  CHECK(memory_per_gpu(j, chunks, order).gradients == Rel(4 * params / 8));
   j.parallelism.zero = 3;
   // ... and holds the chunk it gathers: the other ranks' 7/8 of it.
-  CHECK(memory_per_gpu(j, chunks, order).weights == doctest::Approx(2 * params / 8 + 2 * params * 7 / 8));
+  CHECK(memory_per_gpu(j, chunks, order).weights == Rel(2 * params / 8 + 2 * params * 7 / 8));
   // Activations: one micro-batch in flight without pipelining.
-  CHECK(z0.activations == doctest::Approx(chunks[0].activation_bytes));
+  CHECK(z0.activations == Rel(chunks[0].activation_bytes));
 }
 
 TEST_CASE("1F1B memory: stage 0 holds pp micro-batches in flight") {
@@ -184,7 +187,7 @@ TEST_CASE("1F1B memory: stage 0 holds pp micro-batches in flight") {
   const auto chunks = chunk_costs(j, m, profile);
   const MemoryBreakdown mem = memory_per_gpu(j, chunks, pipeline_order(4, 1, 16));
   CHECK(mem.stage == 0);
-  CHECK(mem.activations == doctest::Approx(4 * chunks[0].activation_bytes));
+  CHECK(mem.activations == Rel(4 * chunks[0].activation_bytes));
 }
 
 TEST_CASE("the step's breakdown adds up to the step time, and MFU is model FLOPs over peak") {
@@ -194,16 +197,16 @@ TEST_CASE("the step's breakdown adds up to the step time, and MFU is model FLOPs
   j.parallelism.sequence_parallel = true;
   j.parallelism.zero = 1;
   const StepResult r = step(s, j, m);
-  CHECK(r.breakdown.total() == doctest::Approx(r.step_time_s).epsilon(1e-6));
+  CHECK(r.breakdown.total() == Rel(r.step_time_s).epsilon(1e-6));
   CHECK(r.breakdown.compute > 0.0);
   CHECK(r.breakdown.tp > 0.0);
   CHECK(r.breakdown.bubble > 0.0);
   CHECK(r.breakdown.dp > 0.0);
   // MFU = 6 N_active-ish model FLOPs per token x tokens / (step x GPUs x peak).
   const double tokens = 32.0 * 2048.0;
-  CHECK(r.model_flops_per_step == doctest::Approx(training_flops_per_token(m, 2048) * tokens));
-  CHECK(r.mfu == doctest::Approx(r.model_flops_per_step / (r.step_time_s * 64 * 989.4e12)));
-  CHECK(r.tokens_per_s == doctest::Approx(tokens / r.step_time_s));
+  CHECK(r.model_flops_per_step == Rel(training_flops_per_token(m, 2048) * tokens));
+  CHECK(r.mfu == Rel(r.model_flops_per_step / (r.step_time_s * 64 * 989.4e12)));
+  CHECK(r.tokens_per_s == Rel(tokens / r.step_time_s));
   // Recomputation executes more FLOPs than the model needs.
   j.recompute = Recompute::full;
   const StepResult full = step(s, j, m);
@@ -219,7 +222,7 @@ TEST_CASE("pipeline bubble: (pp - 1) / (M + pp - 1) of the step for 1F1B; interl
   const StepResult r = step(s, j, m);
   const double busy = r.step_time_s - r.breakdown.dp - r.breakdown.optimizer;
   // Stages are equal up to the embedding and output layers: the classic bubble fraction.
-  CHECK(r.breakdown.bubble / busy == doctest::Approx(double(pp - 1) / double(M + pp - 1)).epsilon(0.1));
+  CHECK(r.breakdown.bubble / busy == Rel(double(pp - 1) / double(M + pp - 1)).epsilon(0.1));
   j.parallelism.virtual_stages = 2;
   const StepResult v2 = step(s, j, m);
   CHECK(v2.breakdown.bubble < 0.65 * r.breakdown.bubble);
@@ -236,10 +239,10 @@ TEST_CASE("data-parallel reduction is slower on an oversubscribed fabric; flow a
   const StepResult a = step(full, j, m);
   const StepResult b = step(thin, j, m);
   CHECK(b.breakdown.dp > 1.5 * a.breakdown.dp);
-  CHECK(b.breakdown.compute == doctest::Approx(a.breakdown.compute));
+  CHECK(b.breakdown.compute == Rel(a.breakdown.compute));
   const auto flow = small_cluster({"fabric.radix=16", "fabric.tiers=2", "network.model=flow"});
   const StepResult f = step(flow, j, m);
-  CHECK(f.step_time_s == doctest::Approx(a.step_time_s).epsilon(0.01));
+  CHECK(f.step_time_s == Rel(a.step_time_s).epsilon(0.01));
 }
 
 TEST_CASE("the trace has one span per pass on each stage, in time order, none overlapping") {
@@ -290,7 +293,7 @@ TEST_CASE("overlapping the gradient reduction with backward hides data-parallel 
   CHECK(serial.step_time_s > overlapped.step_time_s);
   // Without overlap, the whole reduction follows the last backward: its exposed time is the
   // sum of every layer's reduction (one at a time).
-  CHECK(serial.breakdown.compute == doctest::Approx(overlapped.breakdown.compute));
+  CHECK(serial.breakdown.compute == Rel(overlapped.breakdown.compute));
 }
 
 TEST_CASE("mixture of experts: expert parallelism adds all-to-all time; ep must divide the experts") {
@@ -318,12 +321,12 @@ TEST_CASE("mixture of experts: expert gradients are reduced and sharded over the
   const auto chunks = chunk_costs(j, m, profile);
   // One local expert per GPU: 3 h f parameters (swiglu) in each of the 8 layers.
   const double experts = 8.0 * 3.0 * 4096.0 * 4096.0;
-  CHECK(chunks[0].expert_parameters == doctest::Approx(experts));
+  CHECK(chunks[0].expert_parameters == Rel(experts));
   const double dense = chunks[0].parameters - experts;
   // ZeRO-1: Adam's 12 B per parameter, the dense ones over dp = 64, the experts over the
   // 64 / 8 = 8 ranks that hold the same expert.
   const MemoryBreakdown mem = memory_per_gpu(j, chunks, pipeline_order(1, 1, micro_batches(j)));
-  CHECK(mem.optimizer == doctest::Approx(12.0 * (dense / 64.0 + experts / 8.0)));
+  CHECK(mem.optimizer == Rel(12.0 * (dense / 64.0 + experts / 8.0)));
 
   const StepResult r = step(s, j, m);
   const auto over = [&](Group g, std::int64_t size, std::int64_t groups) {
@@ -378,7 +381,7 @@ TEST_CASE("ZeRO-3 gathers parameters for every pass; ZeRO-1 gathers once after t
   j.parallelism.zero = 3;
   const StepResult z3 = step(s, j, m);
   CHECK(z3.memory.total < z1.memory.total);
-  CHECK(z3.breakdown.dp != doctest::Approx(z1.breakdown.dp));
+  CHECK(z3.breakdown.dp != Rel(z1.breakdown.dp));
 }
 
 TEST_CASE("rank order: DP innermost puts the TP group across nodes, and TP gets slower") {

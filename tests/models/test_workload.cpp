@@ -2,9 +2,12 @@
 // published sizes.
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include "models/workload/model.hpp"
 
 using namespace clustersim;
+using clustersim::test::Rel;
 using namespace clustersim::workload;
 
 namespace {
@@ -52,8 +55,8 @@ TEST_CASE("parameter counts match the published model sizes") {
   for (const Row& r : rows) {
     CAPTURE(r.name);
     const ParameterCount p = parameters(c.models.at(r.name));
-    CHECK(p.total == doctest::Approx(r.total).epsilon(r.tolerance));
-    CHECK(p.active == doctest::Approx(r.active).epsilon(r.tolerance));
+    CHECK(p.total == Rel(r.total).epsilon(r.tolerance));
+    CHECK(p.active == Rel(r.active).epsilon(r.tolerance));
   }
 }
 

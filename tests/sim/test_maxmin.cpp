@@ -5,6 +5,8 @@
 
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -16,6 +18,7 @@
 using clustersim::sim::ConstraintId;
 using clustersim::sim::MaxMinSystem;
 using clustersim::sim::VariableId;
+using clustersim::test::Rel;
 
 namespace {
 
@@ -202,8 +205,8 @@ TEST_CASE("maxmin: one variable on one constraint gets the capacity") {
   s.expand(x, c);
   s.solve();
   // x <= c = 10, nothing else: x = 10
-  CHECK(s.value(x) == doctest::Approx(10.0));
-  CHECK(s.usage(c) == doctest::Approx(10.0));
+  CHECK(s.value(x) == Rel(10.0));
+  CHECK(s.usage(c) == Rel(10.0));
   CHECK(s.saturated(c));
   CHECK(s.bottleneck(x) == c);
 }
@@ -217,8 +220,8 @@ TEST_CASE("maxmin: equal variables split a constraint evenly") {
   s.expand(x2, c);
   s.solve();
   // x1 + x2 <= 10, x1 = x2: x1 = x2 = 10 / 2 = 5
-  CHECK(s.value(x1) == doctest::Approx(5.0));
-  CHECK(s.value(x2) == doctest::Approx(5.0));
+  CHECK(s.value(x1) == Rel(5.0));
+  CHECK(s.value(x2) == Rel(5.0));
 }
 
 TEST_CASE("maxmin: shares are proportional to weights") {
@@ -230,10 +233,10 @@ TEST_CASE("maxmin: shares are proportional to weights") {
   for (const VariableId x : {x1, x2, x3}) s.expand(x, c);
   s.solve();
   // x_i = c * w_i / sum w = 12 * w_i / 6: x1 = 2, x2 = 4, x3 = 6
-  CHECK(s.value(x1) == doctest::Approx(2.0));
-  CHECK(s.value(x2) == doctest::Approx(4.0));
-  CHECK(s.value(x3) == doctest::Approx(6.0));
-  CHECK(s.usage(c) == doctest::Approx(12.0));
+  CHECK(s.value(x1) == Rel(2.0));
+  CHECK(s.value(x2) == Rel(4.0));
+  CHECK(s.value(x3) == Rel(6.0));
+  CHECK(s.usage(c) == Rel(12.0));
 }
 
 TEST_CASE("maxmin: a bound below the fair share leaves the rest to the others") {
@@ -245,16 +248,16 @@ TEST_CASE("maxmin: a bound below the fair share leaves the rest to the others") 
   s.expand(x2, c);
   s.solve();
   // fair share 10 / 2 = 5 > b1 = 2: x1 = b1 = 2, x2 = c - b1 = 8
-  CHECK(s.value(x1) == doctest::Approx(2.0));
-  CHECK(s.value(x2) == doctest::Approx(8.0));
+  CHECK(s.value(x1) == Rel(2.0));
+  CHECK(s.value(x2) == Rel(8.0));
   CHECK_FALSE(s.bottleneck(x1).has_value());
   CHECK(s.bottleneck(x2) == c);
 
   // A bound above the fair share does not bind: b1 = 7 > 5, so x1 = x2 = 5.
   s.set_bound(x1, 7.0);
   s.solve();
-  CHECK(s.value(x1) == doctest::Approx(5.0));
-  CHECK(s.value(x2) == doctest::Approx(5.0));
+  CHECK(s.value(x1) == Rel(5.0));
+  CHECK(s.value(x2) == Rel(5.0));
 }
 
 TEST_CASE("maxmin: the three-link chain") {
@@ -275,10 +278,10 @@ TEST_CASE("maxmin: the three-link chain") {
   s.expand(x2, c2);
   s.expand(x3, c3);
   s.solve();
-  CHECK(s.value(x0) == doctest::Approx(0.5));
-  CHECK(s.value(x2) == doctest::Approx(0.5));
-  CHECK(s.value(x1) == doctest::Approx(1.5));
-  CHECK(s.value(x3) == doctest::Approx(2.5));
+  CHECK(s.value(x0) == Rel(0.5));
+  CHECK(s.value(x2) == Rel(0.5));
+  CHECK(s.value(x1) == Rel(1.5));
+  CHECK(s.value(x3) == Rel(2.5));
   CHECK(s.bottleneck(x0) == c2);
   for (const ConstraintId c : {c1, c2, c3}) CHECK(s.saturated(c));
 
@@ -287,10 +290,10 @@ TEST_CASE("maxmin: the three-link chain") {
   const ConstraintId c4 = s.add_constraint(0.4);
   s.expand(x0, c4);
   s.solve();
-  CHECK(s.value(x0) == doctest::Approx(0.4));
-  CHECK(s.value(x1) == doctest::Approx(1.6));
-  CHECK(s.value(x2) == doctest::Approx(0.6));
-  CHECK(s.value(x3) == doctest::Approx(2.6));
+  CHECK(s.value(x0) == Rel(0.4));
+  CHECK(s.value(x1) == Rel(1.6));
+  CHECK(s.value(x2) == Rel(0.6));
+  CHECK(s.value(x3) == Rel(2.6));
 }
 
 TEST_CASE("maxmin: coefficients scale what a variable takes of a constraint") {
@@ -302,16 +305,16 @@ TEST_CASE("maxmin: coefficients scale what a variable takes of a constraint") {
   s.expand(x2, c, 1.0);
   s.solve();
   // 2 x1 + x2 <= 6 with x1 = x2 = t: 3 t = 6, so x1 = x2 = 2 and usage = 2*2 + 2 = 6
-  CHECK(s.value(x1) == doctest::Approx(2.0));
-  CHECK(s.value(x2) == doctest::Approx(2.0));
-  CHECK(s.usage(c) == doctest::Approx(6.0));
+  CHECK(s.value(x1) == Rel(2.0));
+  CHECK(s.value(x2) == Rel(2.0));
+  CHECK(s.usage(c) == Rel(6.0));
 
   // Expanding on the same constraint again adds the coefficients: 3 x1 + x2 <= 6,
   // 4 t = 6, x1 = x2 = 1.5.
   s.expand(x1, c, 1.0);
   s.solve();
-  CHECK(s.value(x1) == doctest::Approx(1.5));
-  CHECK(s.value(x2) == doctest::Approx(1.5));
+  CHECK(s.value(x1) == Rel(1.5));
+  CHECK(s.value(x2) == Rel(1.5));
 }
 
 TEST_CASE("maxmin: constraints below capacity and variables without constraints") {
@@ -325,12 +328,12 @@ TEST_CASE("maxmin: constraints below capacity and variables without constraints"
   const VariableId free_unbounded = s.add_variable();
   s.solve();
   // x <= min(1, 100) = 1; the wide constraint carries 1 of 100: not saturated
-  CHECK(s.value(x) == doctest::Approx(1.0));
+  CHECK(s.value(x) == Rel(1.0));
   CHECK(s.saturated(narrow));
   CHECK_FALSE(s.saturated(wide));
-  CHECK(s.usage(wide) == doctest::Approx(1.0));
+  CHECK(s.usage(wide) == Rel(1.0));
   // no constraint: x = b, +inf without a bound
-  CHECK(s.value(free_bounded) == doctest::Approx(3.0));
+  CHECK(s.value(free_bounded) == Rel(3.0));
   CHECK(s.value(free_unbounded) == kInf);
 }
 
@@ -342,11 +345,11 @@ TEST_CASE("maxmin: removal, recycled ids and capacity changes") {
   const VariableId x3 = s.add_variable();
   for (const VariableId x : {x1, x2, x3}) s.expand(x, c);
   s.solve();
-  CHECK(s.value(x1) == doctest::Approx(3.0));  // 9 / 3
+  CHECK(s.value(x1) == Rel(3.0));  // 9 / 3
   s.remove_variable(x2);
   s.solve();
-  CHECK(s.value(x1) == doctest::Approx(4.5));  // 9 / 2
-  CHECK(s.value(x3) == doctest::Approx(4.5));
+  CHECK(s.value(x1) == Rel(4.5));  // 9 / 2
+  CHECK(s.value(x3) == Rel(4.5));
   CHECK_FALSE(s.contains(x2));
   const VariableId x4 = s.add_variable(2.0);
   CHECK(x4 == x2);  // the slot is recycled
@@ -354,8 +357,8 @@ TEST_CASE("maxmin: removal, recycled ids and capacity changes") {
   s.set_capacity(c, 12.0);
   s.solve();
   // x1 + x3 + x4 <= 12 with w = 1, 1, 2: t = 12 / 4 = 3, x4 = 6
-  CHECK(s.value(x1) == doctest::Approx(3.0));
-  CHECK(s.value(x4) == doctest::Approx(6.0));
+  CHECK(s.value(x1) == Rel(3.0));
+  CHECK(s.value(x4) == Rel(6.0));
   CHECK(s.variable_count() == 3);
   CHECK(s.constraint_count() == 1);
 }
@@ -513,7 +516,7 @@ TEST_CASE("maxmin: a change absorbed by spare capacity revisits nobody else") {
     s.expand(others.back(), narrow);
   }
   s.solve();
-  CHECK(s.value(x1) == doctest::Approx(1.0));
+  CHECK(s.value(x1) == Rel(1.0));
   CHECK_FALSE(s.saturated(wide));
 
   // x2 joins W alone: x1 + x2 <= 10 with x1 = 1 fixed by N, so x2 = 10 - 1 = 9. Only x2
@@ -521,8 +524,8 @@ TEST_CASE("maxmin: a change absorbed by spare capacity revisits nobody else") {
   const VariableId x2 = s.add_variable();
   s.expand(x2, wide);
   s.solve();
-  CHECK(s.value(x2) == doctest::Approx(9.0));
-  CHECK(s.value(x1) == doctest::Approx(1.0));
+  CHECK(s.value(x2) == Rel(9.0));
+  CHECK(s.value(x1) == Rel(1.0));
   CHECK(s.last_solve().variables == 1);
   CHECK_FALSE(s.last_solve().full);
   CHECK(s.saturated(wide));
@@ -531,17 +534,17 @@ TEST_CASE("maxmin: a change absorbed by spare capacity revisits nobody else") {
   // x1 = x2 = 0.75; then N: the others get (5 - 0.75) / 4 = 1.0625.
   s.set_capacity(wide, 1.5);
   s.solve();
-  CHECK(s.value(x1) == doctest::Approx(0.75));
-  CHECK(s.value(x2) == doctest::Approx(0.75));
-  CHECK(s.value(others[0]) == doctest::Approx(1.0625));
+  CHECK(s.value(x1) == Rel(0.75));
+  CHECK(s.value(x2) == Rel(0.75));
+  CHECK(s.value(others[0]) == Rel(1.0625));
   CHECK(s.bottleneck(x1) == wide);
 
   // Back to 10: x1 = 1 again (N), x2 = 9, the others 1.
   s.set_capacity(wide, 10.0);
   s.solve();
-  CHECK(s.value(x1) == doctest::Approx(1.0));
-  CHECK(s.value(x2) == doctest::Approx(9.0));
-  CHECK(s.value(others[3]) == doctest::Approx(1.0));
+  CHECK(s.value(x1) == Rel(1.0));
+  CHECK(s.value(x2) == Rel(9.0));
+  CHECK(s.value(others[3]) == Rel(1.0));
 }
 
 TEST_CASE("maxmin: a coarse change tolerance keeps capacities within that tolerance") {

@@ -1,11 +1,14 @@
 #include <doctest/doctest.h>
 
+#include "tests/approx.hpp"
+
 #include <string>
 
 #include "sim/time.hpp"
 #include "sim/units.hpp"
 
 using namespace clustersim::sim;
+using clustersim::test::Rel;
 
 TEST_CASE("time parses every unit to exact nanoseconds") {
   struct Row { const char* text; std::int64_t ns; };
@@ -68,13 +71,13 @@ TEST_CASE("bandwidth: bits and bytes per second") {
 }
 
 TEST_CASE("FLOP rates, power, money and counts") {
-  CHECK(parse_flop_rate("989.4TFLOPS").value->value() == doctest::Approx(989.4e12));
-  CHECK(parse_flop_rate("2.25PFLOP/s").value->value() == doctest::Approx(2.25e15));
+  CHECK(parse_flop_rate("989.4TFLOPS").value->value() == Rel(989.4e12));
+  CHECK(parse_flop_rate("2.25PFLOP/s").value->value() == Rel(2.25e15));
   CHECK(parse_power("700W").value->value() == 700.0);
-  CHECK(parse_power("10.2kW").value->value() == doctest::Approx(10200.0));
+  CHECK(parse_power("10.2kW").value->value() == Rel(10200.0));
   CHECK(parse_money("30000USD").value->value() == 30000.0);
   CHECK(parse_money("500MUSD").value->value() == 500e6);
-  CHECK(parse_count("15.6T").value->value() == doctest::Approx(15.6e12));
+  CHECK(parse_count("15.6T").value->value() == Rel(15.6e12));
   CHECK(parse_count("2048").value->value() == 2048.0);
   CHECK(format_power(Power::of(10200)) == "10.2kW");
   CHECK(format_money(Money::of(30000)) == "30kUSD");
@@ -86,8 +89,8 @@ TEST_CASE("FLOP rates, power, money and counts") {
   CHECK(format_time(*parse_time("36h").value) == "1.5d");
   // Energy prices in USD per kWh; per MWh and per Wh convert.
   CHECK(parse_energy_price("0.08USD/kWh").value->value() == 0.08);
-  CHECK(parse_energy_price("80USD/MWh").value->value() == doctest::Approx(0.08));
-  CHECK(parse_energy_price("0.00008USD/Wh").value->value() == doctest::Approx(0.08));
+  CHECK(parse_energy_price("80USD/MWh").value->value() == Rel(0.08));
+  CHECK(parse_energy_price("0.00008USD/Wh").value->value() == Rel(0.08));
   CHECK(format_energy_price(EnergyPrice::of(0.08)) == "0.08USD/kWh");
   CHECK(parse_energy_price("0.08USD").error.find("unknown unit 'USD' in '0.08USD': expected an energy price") == 0);
   CHECK(parse_energy_price("0.08").error == "'0.08' has no unit: expected an energy price such as 0.08USD/kWh or 80USD/MWh");
