@@ -9,18 +9,26 @@
 //   closed forms: O(leaves) on a Clos, O(sum of dims^2) on a torus, O(groups^2) on a dragonfly.
 // - bisection_bandwidth: the capacity, in bytes/s one way, of the cut between the two halves
 //   of the endpoints split at the topology's natural boundary (halves of the pods or of the
-//   leaves on a Clos, of the largest dimension on a torus, of the groups on a dragonfly),
-//   counting the endpoints' own links. Exact for those cuts (checked against push-relabel
-//   max-flow on small instances in the tests); on a fabric whose natural halves are unequal
-//   (an odd number of pods) it is the cut nearest to half, not the minimum over all cuts.
-//   A torus or dragonfly that the nodes fill only partly can have unequal halves, or an
-//   empty one (then the bisection reads 0): size dims and groups to the cluster.
+//   leaves on a Clos, of the largest dimension on a torus, of the occupied groups on a
+//   dragonfly), counting the endpoints' own links. Exact for those cuts (checked against
+//   push-relabel max-flow on small instances in the tests); on a fabric whose natural halves
+//   are unequal (an odd number of pods) it is the cut nearest to half, not the minimum over
+//   all cuts. A dragonfly the nodes fill only partly is split between its occupied groups, at
+//   the group boundary nearest to half the endpoints; its empty groups are built and cabled,
+//   so they relay between the halves (Valiant and UGAL routes cross them, minimal routes do
+//   not), and the cut puts them on the side where they add the least (dragonfly_bisection in
+//   metrics.cpp). A torus that the nodes fill only partly can have unequal halves, or an
+//   empty one (then the bisection reads 0): size dims to the cluster.
 // - capex and power: switches priced by the cheapest class with enough ports at the link
 //   rate, one NIC per endpoint, a transceiver at each end of an optical link and a cable per
 //   link (fibre or copper). Scale-up (NVLink) hardware is part of the node, not the fabric.
 //
 // LIMITATIONS: capex covers the scale-out network only (no racks, PDUs, cable trays or
-// labour); prices are list/street prices of one date (see models/fabric/pricing.yaml).
+// labour); prices are list/street prices of one date (see models/fabric/pricing.yaml). It
+// counts every switch the fabric builds: a dragonfly's empty groups too. The dragonfly's
+// bisection considers cuts between whole groups only (between routers when one group holds
+// every endpoint); where h > a/2 or the switch links are slower than the NICs a cut through
+// a group can be cheaper, and the figure then exceeds the max-flow between the halves.
 #pragma once
 
 #include <cstdint>

@@ -223,6 +223,9 @@ TEST_CASE("dragonfly a=8, p=4, h=4: 33 groups, 264 routers, 1,056 hosts, minimal
   }
   const FabricMetrics m = measure(f, prices());
   CHECK(m.diameter_hops == 3);
+  // Full machine: halves of 16 and 17 groups, 16 x 17 x 1 global links of 50 GB/s (13.6 TB/s)
+  // below the 512 x 50 GB/s of the smaller half's NICs.
+  CHECK(m.bisection_bandwidth.value() == Rel(16 * 17 * 50e9));
   check_routes(f, 400, false);
   sim::RandomStream rng = sim::make_stream(5, "pairs");
   for (int i = 0; i < 500; ++i) {
@@ -288,6 +291,109 @@ TEST_CASE("bisection bandwidth equals push-relabel max-flow across the same halv
     CHECK(a.size() + b.size() == static_cast<std::size_t>(f.endpoints()));
     CHECK(measure(f, prices()).bisection_bandwidth.value() == Rel(max_flow(f, a, b)));
   }
+}
+
+TEST_CASE("a dragonfly filled partly: the halves split the occupied groups, the empty ones relay") {
+  // a=4, p=2, h=2: g = a h + 1 = 9 groups of a p = 8 endpoints, L = a h / (g - 1) = 1 global
+  // link per pair of groups; b = b_acc = 50 GB/s. 4 nodes x 8 NICs fill groups 0-3; 4, 5, 6,
+  // 7 and 8 are empty (e = 5). Halves: groups 0-1 (endpoints 0-15) and 2-3 (16-31); before,
+  // the cut at g/2 = 4 groups left side B empty and read 0.
+  // The cut is the cheapest partition of the 9 groups into S (holding side A) and T: with s
+  // groups in S it crosses s (9 - s) global links, plus the NIC links of any occupied group
+  // on the other side than its endpoints' half:
+  //   s = 0 or 9: 16 NIC links;  s = 1: 1 x 8 + 8 NICs = 16;  s = 8: 8 + 8 = 16;
+  //   s = 2 (groups 0-1) or s = 7 (0-1 and the 5 empty): 2 x 7 = 14 global links, the minimum;
+  //   s = 3..6: 18 or 20.
+  // 14 = n_A n_B L + min(n_A, n_B) e L = 2 x 2 + 2 x 5: the 4 direct links and 2 per empty
+  // group, which relays between the halves. 14 x 50 GB/s = 700 GB/s. (Minimal routes use only
+  // the 4 direct links, 200 GB/s.)
+  const Fabric f = build(dragonfly(4, 2, 2), 4, 8, 8);
+  REQUIRE(std::get<DragonflyLayout>(f.layout).g == 9);
+  std::vector<std::int64_t> a;
+  std::vector<std::int64_t> b;
+  bisection_halves(f, a, b);
+  REQUIRE(a.size() == 16);
+  REQUIRE(b.size() == 16);
+  CHECK(a.back() == 15);
+  CHECK(b.front() == 16);
+  CHECK(measure(f, prices()).bisection_bandwidth.value() == Rel(14 * 50e9));
+  CHECK(max_flow(f, a, b) == Rel(14 * 50e9));
+
+  // The last occupied group partly filled: 9 nodes x 4 NICs = 36 endpoints, groups 0-3 full
+  // and 4 endpoints in group 4 (e = 4). The group boundary nearest 18 is after group 1:
+  // 16 | 20 (after group 2: 24 | 12). S = groups 0-1: 2 x 7 = 14 links; S = groups 0-1 and
+  // the 4 empty: 6 x 3 = 18; with group 4 too, 7 x 2 + its 4 NICs = 18; the NIC links of a
+  // half: 16 or 20. Again 14 x 50 GB/s = n_A n_B L + min(n_A, n_B) e L = 2 x 3 + 2 x 4.
+  const Fabric partial = build(dragonfly(4, 2, 2), 9, 4, 4);
+  a.clear();
+  b.clear();
+  bisection_halves(partial, a, b);
+  CHECK(a.size() == 16);
+  CHECK(b.size() == 20);
+  CHECK(measure(partial, prices()).bisection_bandwidth.value() == Rel(14 * 50e9));
+  CHECK(max_flow(partial, a, b) == Rel(14 * 50e9));
+
+  // All 9 groups full (18 nodes x 4 NICs): 4 | 5 groups, 4 x 5 = 20 links of 50 GB/s, below
+  // the 32 NICs of the smaller half: 1 TB/s, the figure of the cut at g/2 groups.
+  CHECK(measure(build(dragonfly(4, 2, 2), 18, 4, 4), prices()).bisection_bandwidth.value() == Rel(20 * 50e9));
+
+  // Endpoints in one group: its routers split. 2 nodes x 4 NICs on routers 0-3 of group 0:
+  // routers 0-1 | 2-3. Moving routers 0-1 (side A) away from the rest of the fabric cuts
+  // 2 x 2 local and 2 x 2 global links, 8 > the 4 NIC links of a half: 4 x 50 GB/s.
+  const Fabric one = build(dragonfly(4, 2, 2), 2, 4, 4);
+  a.clear();
+  b.clear();
+  bisection_halves(one, a, b);
+  CHECK(a.size() == 4);
+  CHECK(b.size() == 4);
+  CHECK(measure(one, prices()).bisection_bandwidth.value() == Rel(4 * 50e9));
+  CHECK(max_flow(one, a, b) == Rel(4 * 50e9));
+}
+
+TEST_CASE("dragonfly metrics for every fill of small balanced dragonflies: bisection = max-flow, hops = brute force") {
+  // Kim et al.'s balanced shape (a >= 2h, a >= 2p), switch links at and above the NIC rate,
+  // every group count g from 2 to a h + 1 and every node count that fits: the group-level
+  // cut equals the max-flow between the same halves, and the hop metrics equal brute force
+  // (minimal routes never enter an empty group).
+  struct Shape {
+    std::int64_t a, p, h;
+  };
+  std::int64_t checked = 0;
+  for (const Shape s : {Shape{2, 1, 1}, Shape{4, 1, 1}, Shape{4, 2, 1}, Shape{4, 1, 2}, Shape{4, 2, 2}}) {
+    for (const double rate : {50e9, 100e9}) {
+      for (std::int64_t g = 2; g <= s.a * s.h + 1; ++g) {
+        for (std::int64_t nodes = 1; nodes <= g * s.a * s.p; ++nodes) {
+          FabricConfig cfg = dragonfly(s.a, s.p, s.h, g);
+          cfg.link_bandwidth = sim::Bandwidth::of(rate);
+          const Fabric f = build(cfg, nodes, 1, 1);
+          CAPTURE(s.a);
+          CAPTURE(s.p);
+          CAPTURE(s.h);
+          CAPTURE(g);
+          CAPTURE(nodes);
+          CAPTURE(rate);
+          std::vector<std::int64_t> a;
+          std::vector<std::int64_t> b;
+          bisection_halves(f, a, b);
+          REQUIRE(a.size() + b.size() == static_cast<std::size_t>(nodes));
+          const FabricMetrics m = measure(f, prices());
+          CHECK(m.bisection_bandwidth.value() == Rel(max_flow(f, a, b)).epsilon(1e-12));
+          if (nodes > 1) {
+            CHECK_FALSE(a.empty());  // the bug: a cut at g/2 groups left a side empty
+            CHECK_FALSE(b.empty());
+          }
+          std::int64_t diameter = 0;
+          for (std::int64_t x = 0; x < nodes; ++x) {
+            for (std::int64_t y = 0; y < nodes; ++y) diameter = std::max(diameter, f.switch_hops(x, y));
+          }
+          CHECK(m.diameter_hops == diameter);
+          if (nodes > 1) CHECK(m.average_hops == Rel(brute_average_hops(f)).epsilon(1e-12));
+          ++checked;
+        }
+      }
+    }
+  }
+  CHECK(checked == 1412);  // 2 rates x (10 + 56 + 112 + 176 + 352) fills
 }
 
 TEST_CASE("a failed link reroutes around it; a failed access link makes the GPU unreachable") {
