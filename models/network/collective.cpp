@@ -66,6 +66,28 @@ bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
   return true;
 }
 
+// The parent of position r (0 <= r < n) in tree 0 or 1 of NCCL's double binary tree, -1 at
+// a root (NVIDIA/nccl, src/graph/trees.cc: ncclGetBtree, ncclGetDtree). Tree 0 is an in-order
+// binary tree rooted at 0 whose root has a single child: the parent of r clears r's lowest
+// set bit b and sets the next one, (r ^ b) | 2b, or only clears it when that is out of range.
+// Tree 1 is tree 0 mirrored (r -> n-1-r) when n is even, shifted by one position when odd,
+// so that most inner positions of one tree are leaves of the other.
+std::int64_t nccl_tree_parent(int tree, std::int64_t n, std::int64_t r) {
+  const auto btree = [n](std::int64_t x) -> std::int64_t {
+    if (x == 0) return -1;
+    const std::int64_t bit = x & -x;
+    const std::int64_t up = (x ^ bit) | (bit << 1);
+    return up < n ? up : x ^ bit;
+  };
+  if (tree == 0) return btree(r);
+  if (n % 2 == 1) {
+    const std::int64_t u = btree((r - 1 + n) % n);
+    return u < 0 ? -1 : (u + 1) % n;
+  }
+  const std::int64_t u = btree(n - 1 - r);
+  return u < 0 ? -1 : n - 1 - u;
+}
+
 bool power_of_two(std::size_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // All ranks in one node (one scale-up domain), none twice.
@@ -144,9 +166,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       if (op == Op::all_reduce || op == Op::reduce_scatter || op == Op::all_gather) {
         // Channels: on whole nodes, g rings run side by side, each carrying S/g; ring c
         // visits each node's GPUs starting from GPU c, so that every ring leaves a node by a
-        // different GPU and NIC (as NCCL's channels spread over NICs). NCCL's PXN, which
-        // keeps inter-node hops on one rail of a rail-optimized network, is not modelled:
-        // here the hop from GPU c-1 to GPU c of the next node changes rail.
+        // different NIC (as NCCL's channels spread over NICs), and, with PXN, on rail c.
         const std::int64_t channels = whole_nodes(ranks, gpus_per_node) ? gpus_per_node : 1;
         const std::int64_t repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
         Phase p;
@@ -159,7 +179,22 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
             order[i] = ranks[base + (i % g + static_cast<std::size_t>(c)) % g];
           }
           const Phase ring = ring_step(order, S / nn / static_cast<double>(channels), repeat);
-          p.transfers.insert(p.transfers.end(), ring.transfers.begin(), ring.transfers.end());
+          for (const Transfer& t : ring.transfers) {
+            // PXN: a hop from GPU c-1 of one node to GPU c of the next would change rails
+            // on the way; NCCL relays it over NVLink to the sender's GPU c, whose NIC is on
+            // the receiver's rail, so that inter-node traffic stays on its rail (PXN, NCCL
+            // 2.12 and later, on by default: NVIDIA, "Doubling all2all Performance with
+            // NVIDIA Collective Communication Library 2.12", 2022). Ranks are whole nodes
+            // here, so a GPU's node and local rank are its index / g and index % g.
+            const std::int64_t g = channels;
+            if (channels > 1 && t.src / g != t.dst / g && t.src % g != t.dst % g) {
+              const std::int64_t relay = t.src / g * g + t.dst % g;
+              p.transfers.push_back({t.src, relay, t.bytes});
+              p.transfers.push_back({relay, t.dst, t.bytes});
+            } else {
+              p.transfers.push_back(t);
+            }
+          }
         }
         out.phases.push_back(std::move(p));
       }
@@ -254,27 +289,47 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         out.phases.push_back(std::move(inter));
         break;
       }
-      // All-reduce, pipelined: every GPU sends its node-ring successor the reduce-scatter
-      // and the all-gather traffic (2(g-1)/g S) and the same local rank of the next node its
-      // share of the rail rings' all-reduce of S/g (2(N-1)/N S/g), in one phase whose R
-      // steps spread those bytes evenly: R = 2(g-1) + 2(N-1) + C - 1, the two rings' steps
-      // plus the pipeline's C - 1 further chunks (C = chunks_for(S/g)). The three stages
-      // overlap on their different links, as NCCL's pipelined hierarchical algorithms (its
-      // tree's intra-node chains and inter-node trees) run: time R alpha +
-      // max(2(g-1)/g S / B_nvlink, 2(N-1)/N S/g / B_nic), not the sum of the stages.
+      // All-reduce as NCCL's tree runs it on whole nodes, pipelined in chunks: inside each
+      // node a reduce-scatter and an all-gather over NVLink (every GPU sends its node-ring
+      // successor 2(g-1)/g S), and across nodes, rail by rail, NCCL's double binary tree over
+      // the nodes (nccl_tree_parent) on the rail's shard S/g, each tree carrying half:
+      // every tree edge S/2g up (reduce) and S/2g down (broadcast). One phase whose R steps
+      // spread those bytes evenly: R = 2(g-1) + 2d + C - 1, the intra-node ring's steps,
+      // the trees' depth d up and down, and the pipeline's C - 1 further chunks
+      // (C = chunks_for(S/2g)). The stages overlap on their different links: time
+      // R alpha + max(2(g-1)/g S / B_nvlink, (NIC bytes of the busiest node) / B_nic). A
+      // node sends S/g per GPU through its NIC on 2 nodes (as a ring would: 2(N-1)/N S/g),
+      // the busiest one 2 S/g from 4 on (an inner node of one tree, sending its parent and two
+      // children, and a leaf of the other), so beyond 2 nodes the ring is faster at large
+      // sizes, as NCCL's choices show.
       const auto gd = static_cast<double>(g);
-      const auto nd = static_cast<double>(nodes);
-      const std::int64_t steps = 2 * (g - 1) + 2 * (nodes - 1) + chunks_for(S / gd) - 1;
+      std::int64_t depth = 0;
+      for (int tree = 0; tree < 2; ++tree) {
+        for (std::int64_t j = 0; j < nodes; ++j) {
+          std::int64_t d = 0;
+          for (std::int64_t at = j; (at = nccl_tree_parent(tree, nodes, at)) >= 0;) ++d;
+          depth = std::max(depth, d);
+        }
+      }
+      const std::int64_t steps = 2 * (g - 1) + 2 * depth + chunks_for(S / gd / 2) - 1;
       const auto rd = static_cast<double>(steps);
       Phase p;
       p.repeat = steps;
+      const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
       for (std::int64_t node = 0; node < nodes; ++node) {
         for (std::int64_t i = 0; i < g; ++i) {
-          const std::int64_t me = ranks[static_cast<std::size_t>(node * g + i)];
-          p.transfers.push_back(
-              {me, ranks[static_cast<std::size_t>(node * g + (i + 1) % g)], 2 * (gd - 1) / gd * S / rd});
-          p.transfers.push_back({me, ranks[static_cast<std::size_t>(((node + 1) % nodes) * g + i)],
-                                 2 * (nd - 1) / nd * S / gd / rd});
+          p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), 2 * (gd - 1) / gd * S / rd});
+        }
+      }
+      const double edge = S / gd / 2 / rd;
+      for (int tree = 0; tree < 2; ++tree) {
+        for (std::int64_t child = 0; child < nodes; ++child) {
+          const std::int64_t parent = nccl_tree_parent(tree, nodes, child);
+          if (parent < 0) continue;
+          for (std::int64_t i = 0; i < g; ++i) {
+            p.transfers.push_back({gpu(child, i), gpu(parent, i), edge});
+            p.transfers.push_back({gpu(parent, i), gpu(child, i), edge});
+          }
         }
       }
       out.phases.push_back(std::move(p));

@@ -16,6 +16,8 @@
 //   ring all-reduce          2(n-1) steps of S/n:  2(n-1) alpha + 2(n-1)/n S/B. On whole
 //                            nodes of g GPUs, g channels (rings) run at once, each with S/g,
 //                            ring c entering every node at GPU c: every NIC carries one ring
+//                            (with NCCL's PXN: the hop out of a node is relayed over NVLink
+//                            to the sender's GPU c, so it leaves on rail c, the receiver's)
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
 //   ring broadcast           pipelined in C chunks along the ring: n-2+C steps, each edge
 //                            carrying S in all: (n-2+C) alpha + S/B
@@ -26,13 +28,18 @@
 //                            edge carries S/2 each way in all
 //   halving_doubling         recursive halving reduce-scatter then doubling all-gather,
 //                            2 log2(n) steps (n a power of two)
-//   hierarchical all-reduce  ring reduce-scatter inside each node (NVLink), ring all-reduce
-//                            across nodes among the GPUs of the same local rank (one ring
-//                            per rail, S/g each), ring all-gather inside each node, the
-//                            three pipelined in chunks as NCCL's hierarchical algorithms run
-//                            (its tree: chains inside nodes, trees across): one phase of
-//                            R = 2(g-1) + 2(N-1) + C - 1 steps, C = chunks(S/g), time
-//                            R alpha + max(2(g-1)/g S/B_nvlink, 2(N-1)/N S/g / B_nic)
+//   hierarchical all-reduce  NCCL's tree on whole nodes: reduce-scatter and all-gather
+//                            inside each node (NVLink ring), and across nodes, rail by rail,
+//                            NCCL's double binary tree over the nodes (src/graph/trees.cc:
+//                            in-order trees, root with one child, the second mirrored or
+//                            shifted) on the rail's shard S/g,
+//                            the three pipelined in chunks as NCCL runs them: one phase of
+//                            R = 2(g-1) + 2d + C - 1 steps (d the trees' depth, C =
+//                            chunks(S/2g)), time R alpha + max(2(g-1)/g S / B_nvlink,
+//                            NIC bytes / B_nic). Through the NICs a node sends S/g per GPU on
+//                            2 nodes (twice the ring's busbw), 2 S/g on the busiest node
+//                            from 4 on (an inner node of one tree and a leaf of the other:
+//                            slightly less than the ring's busbw)
 //   direct all-to-all        one phase, every rank sends S/n to every other
 //   hierarchical all-to-all  inside each node, GPU i hands GPU j all it has for local rank j
 //                            (nodes x S/n); then rail by rail, GPU j of node a sends GPU j

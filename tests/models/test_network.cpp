@@ -180,10 +180,12 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
   };
   const double n = 16;
   const Case cases[] = {
-      {Op::all_reduce, Algorithm::ring, 2 * (n - 1) / n * S},
+      // Rings on whole nodes: with PXN the hop out of a node (1 of the g = 4 hops a ring
+      // makes per node) is relayed over NVLink first, so each GPU also sends and receives
+      // one relayed copy per step: (g + 1) / g of the ring's bytes.
+      {Op::all_reduce, Algorithm::ring, 2 * (n - 1) / n * S * 5 / 4},
       {Op::all_reduce, Algorithm::halving_doubling, 2 * (n - 1) / n * S},
-      {Op::all_reduce, Algorithm::hierarchical, 2 * 3.0 / 4 * S + 2 * (4 - 1) * S / 4 / 4},
-      {Op::reduce_scatter, Algorithm::ring, (n - 1) / n * S},
+      {Op::reduce_scatter, Algorithm::ring, (n - 1) / n * S * 5 / 4},
       {Op::all_gather, Algorithm::halving_doubling, (n - 1) / n * S},
       {Op::all_to_all, Algorithm::direct, (n - 1) / n * S},
       // 4 nodes of 4: (g-1) x nodes x S/n inside the node + (nodes-1) x g x S/n across.
@@ -204,6 +206,27 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
     for (std::int64_t r : ranks) {
       CHECK(sent[r] == Rel(c.per_rank));
       CHECK(received[r] == Rel(c.per_rank));
+    }
+  }
+  // Hierarchical all-reduce on 4 nodes of 4: every GPU sends 2(g-1)/g S inside its node;
+  // across nodes NCCL's trees 0 -> 2 -> {1, 3} and 3 -> 1 -> {2, 0} make nodes 1 and 2 send
+  // (and receive) 4 x S/2g per GPU, nodes 0 and 3 2 x S/2g.
+  {
+    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, ranks, S, 4);
+    std::map<std::int64_t, double> sent;
+    std::map<std::int64_t, double> received;
+    for (const Phase& p : s.phases) {
+      for (const Transfer& t : p.transfers) {
+        sent[t.src] += t.bytes * static_cast<double>(p.repeat);
+        received[t.dst] += t.bytes * static_cast<double>(p.repeat);
+      }
+    }
+    const double units[] = {2, 4, 4, 2};
+    for (std::int64_t r : ranks) {
+      CAPTURE(r);
+      const double expected = 2 * 3.0 / 4 * S + units[r / 4] * S / 8;
+      CHECK(sent[r] == Rel(expected));
+      CHECK(received[r] == Rel(expected));
     }
   }
   // The double binary tree: C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4 for
@@ -461,36 +484,45 @@ TEST_CASE("SHARP all-reduce on 4 nodes: the slower of NVLink and the SHARP strea
 
 TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink and the NICs sets the time") {
   // Without latencies the R steps of the one pipelined phase sum to the bytes over the rates:
-  //   time = max(2(g-1)/g S / B_nvlink, 2(N-1)/N S/g / B_nic per GPU)
-  // not the sequential reduce-scatter + rail all-reduce + all-gather.
+  //   time = max(2(g-1)/g S / B_nvlink, NIC bytes per GPU / B_nic per GPU)
+  // not the sequential reduce-scatter + inter-node stage + all-gather. Through its NIC a
+  // GPU sends, in units of S/2g (each tree edge carries S/2g each way): on 2 nodes, 1 up in
+  // one tree and 1 down in the other = S/g; on 4 nodes NCCL's trees are 0 -> 2 -> {1, 3}
+  // and, mirrored, 3 -> 1 -> {2, 0}: node 2 sends 1 up and 2 down in the first and 1 up in
+  // the second, 4 units = 2 S/g (node 1 too; nodes 0 and 3 send 2).
   const double S = 1073741824.0;
   const double g = 8;
-  const double N = 2;
-  for (const std::int64_t nics : {8, 1}) {
-    CAPTURE(nics);
-    cluster::ResolvedNode n = node(8, nics);
+  struct Case {
+    std::int64_t nodes;
+    std::int64_t nics;
+    double nic_bytes;  // per GPU
+    std::int64_t steps;
+  };
+  for (const Case& k : {Case{2, 8, S / g, 2 * 7 + 2 * 1 + 128 - 1}, Case{2, 1, S / g, 2 * 7 + 2 * 1 + 128 - 1},
+                        Case{4, 1, 2 * S / g, 2 * 7 + 2 * 2 + 128 - 1}}) {
+    CAPTURE(k.nodes);
+    CAPTURE(k.nics);
+    cluster::ResolvedNode n = node(8, k.nics);
     n.spec.scaleup_latency = sim::Time::zero();
-    FabricConfig c = clos(32, 2);  // both nodes' NICs on one leaf: no ECMP collision on uplinks
+    FabricConfig c = clos(64, 2);  // every NIC on one leaf: no ECMP collision on uplinks
     c.link_latency = sim::Time::zero();
     std::vector<fabric::FabricError> errors;
-    const auto f = fabric::build_fabric(c, n, 2, errors);
+    const auto f = fabric::build_fabric(c, n, k.nodes, errors);
+    INFO((errors.empty() ? std::string() : errors.front().message));
     REQUIRE(f.has_value());
     const NetworkConfig cfg = bare();
     const double nvlink = 450e9 * cfg.scaleup_efficiency;
-    const double nic_per_gpu = 50e9 * cfg.scaleout_efficiency * static_cast<double>(nics) / g;
+    const double nic_per_gpu = 50e9 * cfg.scaleout_efficiency * static_cast<double>(k.nics) / g;
     const double stage_nvlink = 2 * (g - 1) / g * S / nvlink;
-    const double stage_nic = 2 * (N - 1) / N * S / g / nic_per_gpu;
-    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(16), S, 8);
+    const double stage_nic = k.nic_bytes / nic_per_gpu;
+    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(8 * k.nodes), S, 8);
     REQUIRE(s.phases.size() == 1);
-    CHECK(s.steps() == 2 * 7 + 2 * 1 + 256 - 1);  // 256 chunks of 512 KiB in S/g
+    CHECK(s.steps() == k.steps);  // C = 128 chunks of 512 KiB in a tree's S/2g; depth 1 or 2
     CHECK(analytical_time(f.value(), cfg, s).seconds() == Rel(std::max(stage_nvlink, stage_nic)).epsilon(1e-6));
-    // The flow level rounds each of the 271 steps to the nanosecond.
-    CHECK(flow_time(f.value(), cfg, s).seconds() == Rel(std::max(stage_nvlink, stage_nic)).margin(271e-9));
-    if (nics == 8) {
-      CHECK(stage_nvlink > stage_nic);
-    } else {
-      CHECK(stage_nic > stage_nvlink);  // one NIC for 8 GPUs: the network is the bottleneck
-    }
+    // The flow level rounds each step to the nanosecond.
+    CHECK(flow_time(f.value(), cfg, s).seconds() ==
+          Rel(std::max(stage_nvlink, stage_nic)).margin(1e-9 * static_cast<double>(k.steps)));
+    CHECK((k.nics == 8 ? stage_nvlink > stage_nic : stage_nic > stage_nvlink));
   }
 }
 
