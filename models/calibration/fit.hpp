@@ -57,9 +57,10 @@
 // regime and the first of the next uses the lower regime); the network model itself has one
 // latency and one efficiency per level, so sizes where NCCL runs a slower protocol are not
 // reproduced by the simulator, only by the fit: with the parameters calibrate finds, the
-// network model reproduces the 2 x 8 H100 log of tests/calibration within 1.6% at 2 to 8 GiB
-// and its smallest sizes within 5.2%, but runs up to 76% faster than NCCL between 1 and
-// 64 MiB (NCCL's mid-size protocols and channel counts; A100 log: up to 58%). One
+// network model reproduces the 2 x 8 H100 log of tests/calibration within 2.7% at 2 to 8 GiB
+// (scaleout_efficiency 0.91 on A3 Mega's 200 Gb/s NICs) and its smallest sizes within 5.2%,
+// the 1 x 8 A100 log within 0.7% and 0.6%, but both run up to 76% and 58% faster than NCCL
+// between 1 and 64 MiB (NCCL's mid-size protocols and channel counts). One
 // call_overhead serves every level, so one fitted on a multi-node log (119 us over
 // GPUDirect-TCPXO) also applies to NVLink-only collectives. NVLS and SHARP efficiencies are
 // not fitted.
