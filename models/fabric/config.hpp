@@ -10,6 +10,8 @@
 //     groups (g; default and maximum a*h + 1; the nodes fill the first groups),
 //     routing (minimal | valiant | ugal)
 //   all: link_bandwidth (default: the node's NIC line rate), link_latency
+//   fat_tree / rail_clos / dragonfly (valiant, ugal): ecmp_seed (salt of the flow hash that
+//     picks ECMP uplinks and Valiant groups; 0, the default, is the unsalted hash)
 #pragma once
 
 #include <array>
@@ -73,6 +75,7 @@ struct FabricConfig {
   std::int64_t global_links_per_router = 0;
   std::int64_t groups = 0;
   Routing routing = Routing::minimal;
+  std::int64_t ecmp_seed = 0;
 
   static auto fields() {
     using config::field;
@@ -101,6 +104,11 @@ struct FabricConfig {
         field("groups", &FabricConfig::groups, "g: groups (dragonfly); 0: the maximum, a*h + 1")
             .at_least(0),
         field("routing", &FabricConfig::routing, "routing policy (dragonfly)"),
+        field("ecmp_seed", &FabricConfig::ecmp_seed,
+              "salt of the flow hash that picks each flow's ECMP uplinks (fat_tree, rail_clos) and Valiant "
+              "group (dragonfly valiant, ugal); 0: the unsalted hash. Each seed is another draw of flow "
+              "collisions on shared links: sweep it to see the spread of a collective or step time")
+            .at_least(0),
     };
   }
 };

@@ -46,12 +46,22 @@ const char* name(Medium m) {
   return "?";
 }
 
-std::uint64_t flow_hash(std::uint64_t flow, std::int64_t src, std::int64_t dst) {
-  std::uint64_t z = flow * 0x9e3779b97f4a7c15ULL ^ (static_cast<std::uint64_t>(src) << 32) ^
-                    static_cast<std::uint64_t>(dst) * 0xbf58476d1ce4e5b9ULL;
+namespace {
+
+// splitmix64's finaliser (Steele, Lea and Flood, OOPSLA'14); finalise(0) = 0.
+std::uint64_t finalise(std::uint64_t z) {
   z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
   return z ^ (z >> 31);
+}
+
+}  // namespace
+
+std::uint64_t flow_hash(std::uint64_t flow, std::int64_t src, std::int64_t dst, std::uint64_t seed) {
+  // The seed enters mixed, so that seeds 1, 2, 3... differ in many bits; finalise(0) = 0
+  // keeps seed 0 the unsalted hash.
+  return finalise(flow * 0x9e3779b97f4a7c15ULL ^ (static_cast<std::uint64_t>(src) << 32) ^
+                  static_cast<std::uint64_t>(dst) * 0xbf58476d1ce4e5b9ULL ^ finalise(seed));
 }
 
 std::int64_t ClosLayout::leaf_of(std::int64_t node, std::int64_t nic, std::int64_t nics_per_node) const {
@@ -519,6 +529,7 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   f.link_bandwidth = bw;
   f.gpus_per_node = node.spec.gpus;
   f.nics_per_node = node.spec.nics;
+  f.ecmp_seed = static_cast<std::uint64_t>(cfg.ecmp_seed);
   Builder b(f);
   f.gpu_base = b.add_vertices(VertexKind::gpu, f.gpus());
   f.nic_base = b.add_vertices(VertexKind::nic, f.endpoints());
@@ -582,7 +593,7 @@ void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int
   const std::int64_t l2 = c.leaf_of(dst / C, dst % C, C);
   out.push_back(f.access_up(src));
   if (l1 != l2) {
-    const std::uint64_t h = flow_hash(flow, src, dst);
+    const std::uint64_t h = flow_hash(flow, src, dst, f.ecmp_seed);
     const auto leaf_up = [&](std::int64_t leaf, std::int64_t k) {
       return LinkId{c.leaf_up_base + 2 * to_u32(leaf * c.u1 + k)};
     };
@@ -717,7 +728,7 @@ void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src
   const std::int64_t R1 = src / d.p;
   const std::int64_t R2 = dst / d.p;
   const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
-  const std::uint64_t h = flow_hash(flow, src, dst);
+  const std::uint64_t h = flow_hash(flow, src, dst, f.ecmp_seed);
   out.push_back(f.access_up(src));
   bool valiant = d.routing == Routing::valiant && gs != gd && d.g > 2;
   // Intermediate group: uniformly among the groups other than source and destination.

@@ -29,7 +29,9 @@
 //   g = a*h + 1 every pair of groups has exactly one link; with fewer groups, pairs get
 //   floor(a*h/(g-1)) parallel links and leftover ports stay dark.
 //
-// Routing: up-down with ECMP on Clos (a deterministic hash of the flow id picks the uplinks),
+// Routing: up-down with ECMP on Clos (a deterministic hash of the flow id and its endpoints
+// picks the uplinks: uplink j = h mod u1 at the leaf, k = (h >> 32) mod u2 at the
+// aggregation switch),
 // dimension order on the torus (shortest direction; ties at k/2 go the + way), minimal,
 // Valiant or UGAL on the dragonfly (when a pair of groups has L > 1 global links, routers
 // r1 and r2 use copy (r1 + r2) mod L, global router ids, so that a router pair always takes
@@ -37,11 +39,20 @@
 // failed, routes that cross them are recomputed by breadth-first search on the surviving
 // graph (models/fabric/graph.hpp), or reported unreachable.
 //
+// ECMP seed: the hash h = flow_hash(flow, src, dst, seed) is splitmix64's finaliser of
+// flow * phi ^ src << 32 ^ dst * c1 ^ mix(seed), where mix is the same finaliser, so that
+// mix(0) = 0 and seed 0 is the unsalted hash. Like a switch's hash seed, each seed is an
+// independent draw of which flows collide on an uplink; the busiest link of a collective
+// (the slowest ring of a data-parallel all-reduce) is the maximum over those collisions,
+// so one seed is one sample of a random variable, not the fabric's expected time.
+//
 // Size limits: at most 2^22 GPUs (4,194,304) and 2^31 directed links, checked before
 // anything is allocated (ids are 32-bit).
 //
 // LIMITATIONS: one node type per cluster; all switch-to-switch links share one line rate
-// and latency; no adaptive routing on the Clos (ECMP only); UGAL uses the local load only.
+// and latency; no adaptive routing on the Clos (ECMP only); UGAL uses the local load only;
+// ECMP hashes each flow to one path (no flowlet or packet spraying), with one seed for the
+// whole fabric rather than one per switch.
 #pragma once
 
 #include <cstdint>
@@ -150,6 +161,7 @@ class Fabric {
   std::variant<ClosLayout, TorusLayout, DragonflyLayout> layout;
   std::vector<TierCount> tiers;  ///< switch counts by tier, in order
   std::string sizing_note;        ///< how the builder sized the fabric, for people
+  std::uint64_t ecmp_seed = 0;    ///< salt of every flow_hash (fabric.ecmp_seed); 0: unsalted
 
   // Index arithmetic for the node-level parts.
   std::uint32_t gpu_base = 0, nic_base = 0, scaleup_base = 0;
@@ -211,7 +223,8 @@ struct FabricError {
 std::optional<Fabric> build_fabric(const FabricConfig& config, const cluster::ResolvedNode& node, std::int64_t nodes,
                                    std::vector<FabricError>& errors);
 
-/// 64-bit mix of a flow id and two endpoints, for ECMP (splitmix64's finaliser).
-std::uint64_t flow_hash(std::uint64_t flow, std::int64_t src, std::int64_t dst);
+/// 64-bit mix of a flow id and two endpoints, salted by `seed`, for ECMP (splitmix64's
+/// finaliser). Seed 0 is the unsalted hash.
+std::uint64_t flow_hash(std::uint64_t flow, std::int64_t src, std::int64_t dst, std::uint64_t seed = 0);
 
 }  // namespace clustersim::fabric

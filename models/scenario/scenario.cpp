@@ -218,7 +218,8 @@ hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::
   return catalog;
 }
 
-/// Keys that belong to another topology family than fabric.topology: an error when they
+/// Keys that belong to another topology family than fabric.topology (ecmp_seed: to a fabric
+/// whose routing hashes a choice, Clos or a non-minimal dragonfly): an error when they
 /// were written where the topology was (the same file or the command line), and dropped
 /// when they come from an earlier layer, so that a scenario can extend one with a Clos and
 /// switch to a torus without undoing the Clos keys one by one.
@@ -232,8 +233,13 @@ void reconcile_fabric(Scenario& sc, LoadState& state) {
     const char* name;
     bool applies;
     std::function<void()> reset;
+    std::string why = {};   ///< what the message says it does not apply to; default: the topology
+    std::string hint = "remove it";
   };
   const bool dragonfly = f.topology == Topology::dragonfly;
+  // The flow hash picks Clos uplinks and Valiant groups; a torus and a minimally routed
+  // dragonfly have no hashed choice for a seed to change.
+  const bool hashed = clos || (dragonfly && f.routing != fabric::Routing::minimal);
   const std::vector<Key> keys = {
       {"radix", clos, [&] { f.radix = 0; }},
       {"tiers", clos, [&] { f.tiers = 0; }},
@@ -244,6 +250,9 @@ void reconcile_fabric(Scenario& sc, LoadState& state) {
       {"global_links_per_router", dragonfly, [&] { f.global_links_per_router = 0; }},
       {"groups", dragonfly, [&] { f.groups = 0; }},
       {"routing", dragonfly, [&] { f.routing = defaults.routing; }},
+      {"ecmp_seed", hashed, [&] { f.ecmp_seed = defaults.ecmp_seed; },
+       dragonfly ? "a dragonfly with minimal routing, which hashes no choice" : std::string(),
+       dragonfly ? "remove it, or use routing: valiant or ugal" : "remove it"},
   };
   const std::string topology_file = state.where("fabric.topology").file;
   for (const Key& k : keys) {
@@ -251,8 +260,9 @@ void reconcile_fabric(Scenario& sc, LoadState& state) {
     if (k.applies || !state.assigned.count(path)) continue;
     const Location at = state.where(path);
     if (at.file == topology_file || at.file == "<command line>") {
-      state.diagnostics.add(at, path, fmt::format("does not apply to a {} fabric", config::enum_name(f.topology)),
-                            "remove it");
+      const std::string what =
+          k.why.empty() ? fmt::format("a {} fabric", config::enum_name(f.topology)) : k.why;
+      state.diagnostics.add(at, path, fmt::format("does not apply to {}", what), k.hint);
     } else {
       k.reset();
       state.assigned.erase(path);

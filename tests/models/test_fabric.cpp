@@ -630,3 +630,142 @@ TEST_CASE("a dragonfly defaults to its maximum a*h+1 groups; the nodes fill the 
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].message == "a dragonfly with a=8 and h=4 has at most a*h+1 = 33 groups, got 34");
 }
+
+namespace {
+
+// flow_hash as it was before fabric.ecmp_seed existed: seed 0 must reproduce it bit for bit,
+// so that every result computed before the seed stays the same.
+std::uint64_t unsalted_flow_hash(std::uint64_t flow, std::int64_t src, std::int64_t dst) {
+  std::uint64_t z = flow * 0x9e3779b97f4a7c15ULL ^ (static_cast<std::uint64_t>(src) << 32) ^
+                    static_cast<std::uint64_t>(dst) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+FabricConfig seeded(FabricConfig c, std::int64_t seed) {
+  c.ecmp_seed = seed;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("ECMP seed 0 is the unsalted hash: the same uplinks as before the seed existed") {
+  sim::RandomStream rng = sim::make_stream(5, "hash");
+  for (int i = 0; i < 2000; ++i) {
+    const std::uint64_t flow = rng.uniform_int(1'000'000);
+    const auto src = static_cast<std::int64_t>(rng.uniform_int(1 << 22));
+    const auto dst = static_cast<std::int64_t>(rng.uniform_int(1 << 22));
+    REQUIRE(flow_hash(flow, src, dst, 0) == unsalted_flow_hash(flow, src, dst));
+    REQUIRE(flow_hash(flow, src, dst) == unsalted_flow_hash(flow, src, dst));
+  }
+  // On a 3-tier k=16 fat tree with the default configuration, a route between pods climbs
+  // leaf uplink j = h mod u1 and aggregation uplink k = (h >> 32) mod u2 of the old hash.
+  const FabricConfig cfg = clos(Topology::fat_tree, 16, 3);
+  CHECK(cfg.ecmp_seed == 0);
+  const Fabric f = build(cfg, 128);
+  CHECK(f.ecmp_seed == 0);
+  const auto& c = std::get<ClosLayout>(f.layout);
+  REQUIRE(c.u2 > 1);
+  std::vector<LinkId> path;
+  int checked = 0;
+  for (std::int64_t src = 0; src < f.endpoints(); src += 37) {
+    const std::int64_t dst = (src * 7 + 501) % f.endpoints();
+    const std::int64_t l1 = c.leaf_of(src / 8, src % 8, 8);
+    const std::int64_t l2 = c.leaf_of(dst / 8, dst % 8, 8);
+    if (l1 / c.d2 == l2 / c.d2) continue;  // same pod: no aggregation uplink
+    const auto flow = static_cast<std::uint64_t>(src);
+    path.clear();
+    f.route_endpoints(src, dst, flow, path);
+    REQUIRE(path.size() == 6);
+    const std::uint64_t h = unsalted_flow_hash(flow, src, dst);
+    const auto j = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(c.u1));
+    const auto k = static_cast<std::int64_t>((h >> 32) % static_cast<std::uint64_t>(c.u2));
+    CHECK(path[1].value == c.leaf_up_base + 2 * static_cast<std::uint32_t>(l1 * c.u1 + j));
+    CHECK(path[2].value == c.agg_up_base + 2 * static_cast<std::uint32_t>(((l1 / c.d2) * c.u1 + j) * c.u2 + k));
+    ++checked;
+  }
+  CHECK(checked > 10);
+}
+
+TEST_CASE("another ECMP seed moves some flows to other paths; every route stays a valid shortest one") {
+  FabricConfig over = clos(Topology::fat_tree, 8, 2);
+  over.oversubscription.top = Ratio{1, 3};
+  FabricConfig valiant = dragonfly(4, 2, 2);
+  valiant.routing = Routing::valiant;
+  struct Case {
+    const char* name;
+    FabricConfig cfg;
+    std::int64_t nodes, gpus, nics;
+    bool shortest;
+  };
+  const std::vector<Case> cases = {
+      {"fat tree k=16, 3 tiers", clos(Topology::fat_tree, 16, 3), 128, 8, 8, true},
+      {"fat tree 2 tiers 1:3", over, 12, 4, 4, true},
+      {"rail clos 3 tiers", clos(Topology::rail_clos, 8, 3), 16, 8, 8, true},
+      {"dragonfly, valiant", valiant, 18, 4, 4, false},
+  };
+  for (const Case& k : cases) {
+    const std::string name = k.name;
+    CAPTURE(name);
+    const Fabric base = build(k.cfg, k.nodes, k.gpus, k.nics);
+    const Fabric salted = build(seeded(k.cfg, 3), k.nodes, k.gpus, k.nics);
+    CHECK(salted.ecmp_seed == 3);
+    if (k.shortest) check_routes(salted, 200, true);  // valid walks, closed-form hop counts, BFS-shortest
+    sim::RandomStream rng = sim::make_stream(11, "pairs");
+    std::vector<LinkId> a;
+    std::vector<LinkId> b;
+    int moved = 0;
+    int pairs = 0;
+    for (int i = 0; i < 300; ++i) {
+      const auto s = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(base.endpoints())));
+      const auto d = static_cast<std::int64_t>(rng.uniform_int(static_cast<std::uint64_t>(base.endpoints())));
+      if (base.attachment(s) == base.attachment(d)) continue;  // one switch: no choice to make
+      a.clear();
+      b.clear();
+      base.route_endpoints(s, d, static_cast<std::uint64_t>(i), a);
+      salted.route_endpoints(s, d, static_cast<std::uint64_t>(i), b);
+      // A walk between the same endpoints; on a Clos of the same hop count as before, on the
+      // dragonfly (Valiant: through a hashed intermediate group) at least the BFS distance.
+      const std::int64_t hops = check_walk(salted, salted.nic(s), salted.nic(d), b);
+      if (k.shortest) {
+        CHECK(b.size() == a.size());
+        CHECK(hops == salted.switch_hops(s, d));
+      } else {
+        CHECK(hops >= switch_distances(salted, salted.attachment(s))[salted.attachment(d).value]);
+      }
+      ++pairs;
+      if (a != b) ++moved;
+    }
+    REQUIRE(pairs > 100);
+    CHECK(moved > 0);
+    CHECK(moved < pairs);  // a salt, not a shuffle of every path: some flows keep theirs by chance
+  }
+  // Across seeds a fixed flow visits every uplink of a leaf: the salt spreads, it does not stick.
+  const FabricConfig k16 = clos(Topology::fat_tree, 16, 2);
+  std::set<std::uint32_t> uplinks;
+  for (std::int64_t seed = 0; seed < 64; ++seed) {
+    const Fabric f = build(seeded(k16, seed), 4);
+    std::vector<LinkId> path;
+    f.route_endpoints(0, 31, 17, path);
+    REQUIRE(path.size() == 4);
+    uplinks.insert(path[1].value);
+  }
+  CHECK(uplinks.size() == 8);  // u1 = 8 uplinks on a radix-16 leaf at 1:1
+}
+
+TEST_CASE("the torus hashes nothing: its routes are the same whatever the seed") {
+  const Fabric base = build(torus({4, 3, 2}), 24, 2, 2);
+  const Fabric salted = build(seeded(torus({4, 3, 2}), 9), 24, 2, 2);
+  std::vector<LinkId> a;
+  std::vector<LinkId> b;
+  for (std::int64_t s = 0; s < base.endpoints(); ++s) {
+    for (std::int64_t d = 0; d < base.endpoints(); ++d) {
+      a.clear();
+      b.clear();
+      base.route_endpoints(s, d, static_cast<std::uint64_t>(s + d), a);
+      salted.route_endpoints(s, d, static_cast<std::uint64_t>(s + d), b);
+      CHECK(a == b);
+    }
+  }
+}

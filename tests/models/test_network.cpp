@@ -586,3 +586,61 @@ TEST_CASE("choosing with a timer picks what choosing without one does, and reuse
   // Sizes whose schedules have one shape share its routes (the ring's, at least).
   CHECK(timer.shapes() < 3 * algorithms_for(Op::all_reduce, iota(32), 8, in_network(f, cfg)).size());
 }
+
+TEST_CASE("ECMP collisions: the data-parallel rings' time on an oversubscribed Clos is one draw per seed") {
+  // Radix 8 at 1:3: leaves of 6 endpoints and 2 uplinks; 24 one-GPU nodes fill 4 leaves.
+  // Six rings of 4 ranks, one rank per leaf (ring r: r, 6+r, 12+r, 18+r), run together as
+  // the step model runs a data-parallel group: every ring step sends 6 flows up each leaf's
+  // 2 uplinks. Balanced, 3 share an uplink; the hash decides how many do.
+  const NetworkConfig cfg = bare();
+  constexpr double S = 96e6;
+  constexpr std::int64_t kRanks = 4;
+  Schedule merged;
+  for (std::int64_t r = 0; r < 6; ++r) {
+    const Schedule ring = planned(Op::all_reduce, Algorithm::ring, {r, 6 + r, 12 + r, 18 + r}, S, 1);
+    if (r == 0) {
+      merged = ring;
+      continue;
+    }
+    REQUIRE(ring.phases.size() == merged.phases.size());
+    for (std::size_t p = 0; p < ring.phases.size(); ++p) {
+      for (const Transfer& t : ring.phases[p].transfers) merged.phases[p].transfers.push_back(t);
+    }
+  }
+  REQUIRE(merged.phases.size() == 1);
+  const Phase& phase = merged.phases[0];
+  REQUIRE(phase.transfers.size() == 24);
+  CHECK(phase.repeat == 2 * (kRanks - 1));
+  const double chunk = S / kRanks;
+  const double B = 50e9 * 0.94;  // every link: the NIC rate x scale-out efficiency
+  std::map<std::int64_t, double> time_by_busiest;
+  for (std::int64_t seed = 0; seed < 8; ++seed) {
+    CAPTURE(seed);
+    FabricConfig fc = clos(8, 2, fabric::Ratio{1, 3});
+    fc.ecmp_seed = seed;
+    const fabric::Fabric f = build(fc, 24, 1, 1);
+    // The busiest link, counted from the routes themselves (flow id = index in the phase).
+    std::map<std::uint32_t, std::int64_t> flows_on;
+    std::vector<fabric::LinkId> path;
+    for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
+      path.clear();
+      REQUIRE(f.route(phase.transfers[i].src, phase.transfers[i].dst, i, path));
+      for (fabric::LinkId l : path) ++flows_on[l.value];
+    }
+    std::int64_t busiest = 0;
+    for (const auto& [link, n] : flows_on) busiest = std::max(busiest, n);
+    CHECK(busiest >= 3);  // 6 flows over 2 uplinks
+    CHECK(busiest <= 6);
+    // Each ring step lasts while the busiest link's flows share it: busiest x chunk / B,
+    // plus the route's latency (4 hops of 700 ns; host links have none).
+    const double expected = static_cast<double>(phase.repeat) * (static_cast<double>(busiest) * chunk / B + 4 * 700e-9);
+    const double analytical = analytical_time(f, cfg, merged).seconds();
+    CHECK(analytical == Rel(expected).margin(1e-9));  // sim::Time: 1 ns
+    CHECK(flow_time(f, cfg, merged).seconds() == Rel(analytical).epsilon(1e-6));
+    // Same seed, same collisions: a time is a function of the busiest link's flow count.
+    const auto [it, fresh] = time_by_busiest.emplace(busiest, analytical);
+    if (!fresh) CHECK(analytical == Rel(it->second).margin(1e-9));
+  }
+  // The spread users see across seeds: at least two collision counts among eight seeds.
+  CHECK(time_by_busiest.size() >= 2);
+}

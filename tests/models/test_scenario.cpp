@@ -124,3 +124,31 @@ TEST_CASE("count expands a job into named copies; jobs that do not fit together 
        std::nullopt});
   CHECK_FALSE(scenario::jobs_queue(fits));
 }
+
+TEST_CASE("fabric.ecmp_seed reaches the fabric; where nothing is hashed it is refused, or dropped when inherited") {
+  CHECK(scenario::load_default_scenario({}).fabric->ecmp_seed == 0);
+  CHECK(scenario::load_default_scenario({{"fabric.ecmp_seed=5"}, std::nullopt}).fabric->ecmp_seed == 5);
+  const std::string file = kSource + "/tests/scenarios/ecmp_seed.yaml";
+  CHECK(scenario::load_scenario(file, {}).fabric->ecmp_seed == 4);
+  // The file's seed, under a torus chosen on the command line: dropped, like the Clos keys.
+  const scenario::LoadedScenario torus =
+      scenario::load_scenario(file, {{"fabric.topology=torus", "fabric.dims=[4, 4]"}, std::nullopt});
+  CHECK(torus.config.fabric->ecmp_seed == 0);
+  CHECK(torus.fabric->ecmp_seed == 0);
+  // Written beside the torus: an error at the key.
+  try {
+    scenario::load_default_scenario(
+        {{"fabric.topology=torus", "fabric.dims=[4, 4]", "fabric.ecmp_seed=2"}, std::nullopt});
+    FAIL("expected an InputError");
+  } catch (const config::InputError& e) {
+    REQUIRE(e.diagnostics().items().size() == 1);
+    CHECK(e.diagnostics().items()[0].path == "fabric.ecmp_seed");
+    CHECK(e.diagnostics().items()[0].message == "does not apply to a torus fabric");
+  }
+  // A Valiant dragonfly hashes its intermediate group: the seed applies.
+  const scenario::LoadedScenario valiant = scenario::load_default_scenario(
+      {{"fabric.topology=dragonfly", "fabric.routers_per_group=4", "fabric.hosts_per_router=4",
+        "fabric.global_links_per_router=2", "fabric.routing=valiant", "fabric.ecmp_seed=7"},
+       std::nullopt});
+  CHECK(valiant.fabric->ecmp_seed == 7);
+}
