@@ -5,13 +5,17 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <optional>
 #include <sstream>
+#include <utility>
 
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
 #include "models/config/diagnostics.hpp"
 #include "models/scenario/scenario.hpp"
+#include "sim/units.hpp"
+#include "tools/clustersim/collective.hpp"
 #include "tools/clustersim/report.hpp"
 
 namespace clustersim::tools {
@@ -20,6 +24,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
+constexpr std::string_view kCollectiveMetric = "busbw_GBps";
+
 const std::vector<std::string_view> kMetrics{"tflops_per_gpu", "megatron_tflops_per_gpu", "mfu", "tokens_per_s",
                                              "step_time_s"};
 
@@ -27,7 +33,25 @@ const std::vector<std::string_view> kMetrics{"tflops_per_gpu", "megatron_tflops_
 /// cluster-wide, mean over replications.
 bool is_failure_metric(std::string_view m) { return m.substr(0, 9) == "failures:" || m == "interruptions"; }
 
-ValidationCases load_cases(const std::string& file) {
+/// "8GiB", "512MiB": the largest binary unit that divides the size, as nccl-tests' sizes
+/// are usually given; else the size as sim::format_bytes prints it.
+std::string binary_size(sim::Bytes b) {
+  constexpr std::pair<double, const char*> kUnits[] = {{1125899906842624.0, "PiB"}, {1099511627776.0, "TiB"},
+                                                       {1073741824.0, "GiB"}, {1048576.0, "MiB"}, {1024.0, "KiB"}};
+  for (const auto& [factor, name] : kUnits) {
+    const double k = b.value() / factor;
+    if (k >= 1.0 && k == std::floor(k)) return fmt::format("{:.0f}{}", k, name);
+  }
+  return sim::format_bytes(b);
+}
+
+/// A decoded cases file and where each of its values was written (for later diagnostics).
+struct LoadedCases {
+  ValidationCases cases;
+  config::LoadState state;
+};
+
+LoadedCases load_cases(const std::string& file) {
   config::LoadState state;
   ValidationCases out;
   std::ifstream in(file);
@@ -57,8 +81,28 @@ ValidationCases load_cases(const std::string& file) {
                             "interruptions");
     }
   }
+  // Values that decoded (those that did not are reported already).
+  for (std::size_t i = 0; i < out.collectives.size(); ++i) {
+    const CollectiveCase& c = out.collectives[i];
+    const std::string metric = fmt::format("collectives[{}].metric", i);
+    if (state.assigned.count(metric) && c.metric != kCollectiveMetric) {
+      state.diagnostics.add(state.where(metric), metric, fmt::format("unknown metric '{}' for a collective case", c.metric),
+                            fmt::format("{}: nccl-tests' bus bandwidth, GB/s", kCollectiveMetric));
+    }
+    const std::string size = fmt::format("collectives[{}].size", i);
+    if (state.assigned.count(size) && c.size > sim::Bytes::of(kMaxCollectiveBytes)) {
+      state.diagnostics.add(state.where(size), size,
+                            fmt::format("must be at most {}, got {}", binary_size(sim::Bytes::of(kMaxCollectiveBytes)),
+                                        binary_size(c.size)));
+    }
+    const std::string published = fmt::format("collectives[{}].published", i);
+    if (state.assigned.count(published) && !(c.published > 0.0)) {
+      state.diagnostics.add(state.where(published), published,
+                            fmt::format("must be a bus bandwidth above 0 GB/s, got {}", c.published));
+    }
+  }
   if (!state.diagnostics.ok()) throw config::InputError(std::move(state.diagnostics));
-  return out;
+  return {std::move(out), std::move(state)};
 }
 
 /// FLOPs per step as Narayanan et al. (SC'21, section 5.1) count them, with activation
@@ -79,7 +123,7 @@ bool within_band(const CaseResult& r) {
 }
 
 std::vector<CaseResult> run_validation(const std::string& cases_file) {
-  const ValidationCases cases = load_cases(cases_file);
+  const ValidationCases cases = load_cases(cases_file).cases;
   const fs::path dir = fs::path(cases_file).parent_path();
   std::vector<CaseResult> out;
   // Cases that share a scenario run it once.
@@ -149,18 +193,96 @@ std::vector<CaseResult> run_validation(const std::string& cases_file) {
   return out;
 }
 
-double median_abs_error(const std::vector<CaseResult>& results) {
-  std::vector<double> e;
-  for (const auto& r : results) {
-    if (!r.failures) e.push_back(std::fabs(r.error));
+std::vector<CollectiveResult> run_collective_validation(const std::string& cases_file) {
+  const LoadedCases loaded_cases = load_cases(cases_file);
+  const config::LoadState& state = loaded_cases.state;
+  const fs::path dir = fs::path(cases_file).parent_path();
+  std::vector<CollectiveResult> out;
+  // Every case is tried and every problem reported at once; a scenario shared by several
+  // cases is loaded once (a scenario that does not load is reported once).
+  config::Diagnostics problems;
+  const auto report = [&](const std::string& path, std::string message, std::string hint) {
+    problems.add(state.where(path), path, std::move(message), std::move(hint));
+  };
+  std::map<std::string, std::optional<scenario::LoadedScenario>> scenarios;
+  const auto& cases = loaded_cases.cases.collectives;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const CollectiveCase& c = cases[i];
+    const std::string at = fmt::format("collectives[{}]", i);
+    const std::string file = (dir / c.scenario).lexically_normal().string();
+    auto it = scenarios.find(file);
+    if (it == scenarios.end()) {
+      it = scenarios.emplace(file, std::nullopt).first;
+      try {
+        it->second = scenario::load_scenario(file, {});
+      } catch (const config::InputError& e) {
+        for (const config::Diagnostic& d : e.diagnostics().items()) problems.add(d.where, d.path, d.message, d.hint);
+      }
+    }
+    if (!it->second) continue;
+    const scenario::LoadedScenario& loaded = *it->second;
+    if (!loaded.fabric) {
+      report(at + ".scenario", fmt::format("{} has no fabric section; a collective needs one", file),
+             "add one, e.g. fabric: {topology: fat_tree, radix: 64, link_latency: 700ns}");
+      continue;
+    }
+    const fabric::Fabric& fab = *loaded.fabric;
+    if (c.gpus > fab.gpus()) {
+      report(at + ".gpus",
+             fmt::format("{} ranks, but the scenario's cluster has {} GPUs ({} nodes of {})", c.gpus, fab.gpus(),
+                         loaded.config.cluster.nodes, loaded.node.name),
+             fmt::format("choose 2 to {}, or more nodes in {}", fab.gpus(), file));
+      continue;
+    }
+    network::NetworkConfig cfg = loaded.config.network;
+    cfg.model = c.model;
+    CollectiveTiming timing;
+    std::string why;
+    if (!time_collective(fab, cfg, c.op, first_ranks(c.gpus), c.size, c.algo, timing, why)) {
+      report(at + ".algo", why, "algo: auto picks the fastest that can run");
+      continue;
+    }
+    CollectiveResult r;
+    r.spec = c;
+    r.node = loaded.node.name;
+    r.nodes = (c.gpus + fab.gpus_per_node - 1) / fab.gpus_per_node;
+    r.algorithm = timing.algorithm;
+    r.time_s = timing.time.seconds();
+    r.algbw_GBps = timing.algbw_GBps;
+    r.predicted = timing.busbw_GBps;
+    r.error = r.predicted / c.published - 1.0;
+    out.push_back(std::move(r));
   }
+  if (!problems.ok()) throw config::InputError(std::move(problems));
+  return out;
+}
+
+namespace {
+
+double median(std::vector<double> e) {
   if (e.empty()) return 0.0;
   std::sort(e.begin(), e.end());
   const std::size_t n = e.size();
   return n % 2 == 1 ? e[n / 2] : 0.5 * (e[n / 2 - 1] + e[n / 2]);
 }
 
-std::string validation_table(const std::vector<CaseResult>& results) {
+}  // namespace
+
+double median_abs_error(const std::vector<CaseResult>& results) {
+  std::vector<double> e;
+  for (const auto& r : results) {
+    if (!r.failures) e.push_back(std::fabs(r.error));
+  }
+  return median(std::move(e));
+}
+
+double median_abs_error(const std::vector<CollectiveResult>& results) {
+  std::vector<double> e;
+  for (const auto& r : results) e.push_back(std::fabs(r.error));
+  return median(std::move(e));
+}
+
+std::string validation_table(const std::vector<CaseResult>& results, const std::vector<CollectiveResult>& collectives) {
   std::string out = "Training throughput\n";
   out += fmt::format("{:<32}{:<26}{:>11}{:>11}{:>9}{:>11}{:>8}  {}\n", "case", "metric", "published",
                      "predicted", "error", "step (s)", "MFU", "memory per GPU");
@@ -187,11 +309,30 @@ std::string validation_table(const std::vector<CaseResult>& results) {
     out += fmt::format("{:<32}{:<26}{:>11.4g}{:>11.4g}{:>8.1f}%  {}\n", r.spec.name, r.spec.metric, r.spec.published,
                        r.predicted, 100.0 * r.error, within_band(r) ? "yes" : "NO");
   }
+  if (!collectives.empty()) {
+    out += fmt::format("\nCollective bus bandwidth ({}: nccl-tests' busbw in GB/s; ranks: the first N GPUs in node "
+                       "order)\n",
+                       kCollectiveMetric);
+    out += fmt::format("{:<32}{:<16}{:>5}{:>6}{:>9}  {:<24}{:<12}{:>10}{:>11}{:>9}{:>11}\n", "case", "op", "GPUs",
+                       "nodes", "size", "algo", "model", "published", "predicted", "error", "time (ms)");
+    for (const CollectiveResult& r : collectives) {
+      out += fmt::format("{:<32}{:<16}{:>5}{:>6}{:>9}  {:<24}{:<12}{:>10.4g}{:>11.4g}{:>8.1f}%{:>11.3f}\n",
+                         r.spec.name, config::enum_name(r.spec.op), r.spec.gpus, r.nodes, binary_size(r.spec.size),
+                         r.spec.algo == network::Algorithm::automatic
+                             ? fmt::format("auto: {}", config::enum_name(r.algorithm))
+                             : std::string(config::enum_name(r.algorithm)),
+                         config::enum_name(r.spec.model), r.spec.published, r.predicted, 100.0 * r.error,
+                         1e3 * r.time_s);
+    }
+    out += fmt::format("\nmedian absolute error {:.1f}% over {} collective case{} (reported on its own: not part of "
+                       "the training median or --fail-above)\n",
+                       100.0 * median_abs_error(collectives), collectives.size(), collectives.size() == 1 ? "" : "s");
+  }
   out += "sources and assumptions: validation/cases.yaml\n";
   return out;
 }
 
-config::Json validation_json(const std::vector<CaseResult>& results) {
+config::Json validation_json(const std::vector<CaseResult>& results, const std::vector<CollectiveResult>& collectives) {
   config::Json cases = config::Json::array();
   for (const CaseResult& r : results) {
     cases.push_back({{"name", r.spec.name},
@@ -207,7 +348,33 @@ config::Json validation_json(const std::vector<CaseResult>& results) {
                      {"within_poisson_band", r.failures ? config::Json(within_band(r)) : config::Json(nullptr)},
                      {"source", r.spec.source}});
   }
-  return {{"cases", std::move(cases)}, {"median_abs_error", median_abs_error(results)}};
+  config::Json coll = config::Json::array();
+  for (const CollectiveResult& r : collectives) {
+    coll.push_back({{"name", r.spec.name},
+                    {"scenario", r.spec.scenario},
+                    {"metric", r.spec.metric},
+                    {"op", config::enum_name(r.spec.op)},
+                    {"gpus", r.spec.gpus},
+                    {"nodes", r.nodes},
+                    {"node", r.node},
+                    {"size_bytes", r.spec.size.value()},
+                    {"algo", config::enum_name(r.spec.algo)},
+                    {"algorithm_run", config::enum_name(r.algorithm)},
+                    {"model", config::enum_name(r.spec.model)},
+                    {"published", r.spec.published},
+                    {"predicted", r.predicted},
+                    {"error", r.error},
+                    {"time_s", r.time_s},
+                    {"algbw_GBps", r.algbw_GBps},
+                    {"source", r.spec.source}});
+  }
+  return {{"cases", std::move(cases)},
+          {"median_abs_error", median_abs_error(results)},
+          {"collectives",
+           {{"metric", kCollectiveMetric},
+            {"cases", std::move(coll)},
+            {"median_abs_error",
+             collectives.empty() ? config::Json(nullptr) : config::Json(median_abs_error(collectives))}}}};
 }
 
 }  // namespace clustersim::tools

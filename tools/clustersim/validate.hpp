@@ -1,4 +1,5 @@
-// `clustersim validate`: the simulator against published training throughput.
+// `clustersim validate`: the simulator against published training throughput, failure
+// counts and collective bus bandwidths.
 //
 // validation/cases.yaml lists the cases; each names a scenario (one job), the metric to
 // compare, the published value and its source. Each case runs exactly as `clustersim run`
@@ -11,13 +12,27 @@
 //
 // A case's job may not fit in HBM by clustersim's memory model when the published run used
 // memory optimisations clustersim does not model; it is still timed, and flagged.
+//
+// Collective cases (the file's `collectives` list) compare a collective's bus bandwidth
+// (metric busbw_GBps, nccl-tests' busbw in GB/s) with a published measurement. A case
+// names a scenario with a cluster and a fabric, the op, the GPU count (the first N GPUs in
+// node order), the size, the algorithm (auto) and the network model; it is timed exactly
+// as `clustersim collective` times it (tools/clustersim/collective.hpp), with the network
+// model's parameters as the scenario leaves them (its defaults: nothing is tuned per case).
+// Their median absolute error is reported on its own: it is neither part of the training
+// throughput median nor of `--fail-above`.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "models/config/decode.hpp"
+#include "models/network/collective.hpp"
+#include "models/network/config.hpp"
+#include "sim/units.hpp"
+#include "tools/clustersim/collective.hpp"
 
 namespace clustersim::tools {
 
@@ -47,9 +62,50 @@ struct ValidationCase {
   }
 };
 
+/// A published collective measurement (nccl-tests' bus bandwidth, or the same quantity).
+struct CollectiveCase {
+  std::string name;
+  std::string scenario;  ///< relative to the cases file; needs a fabric
+  std::string metric;    ///< busbw_GBps
+  network::Op op = network::Op::all_reduce;
+  std::int64_t gpus = 0;  ///< ranks: the first `gpus` GPUs in node order
+  sim::Bytes size;
+  network::Algorithm algo = network::Algorithm::automatic;
+  network::Model model = network::Model::analytical;
+  double published = 0.0;  ///< GB/s
+  std::string source;
+  std::string hardware;
+  std::string notes;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{
+        field("name", &CollectiveCase::name, "the case's name").require(),
+        field("scenario", &CollectiveCase::scenario, "scenario file with a cluster and a fabric, relative to the cases file")
+            .require(),
+        field("metric", &CollectiveCase::metric, "busbw_GBps (nccl-tests' bus bandwidth, GB/s)").require(),
+        field("op", &CollectiveCase::op, "the collective").require(),
+        field("gpus", &CollectiveCase::gpus, "ranks: the first N GPUs in node order").require().at_least(2),
+        field("size", &CollectiveCase::size, "bytes each rank holds (nccl-tests' size column)")
+            .require()
+            .at_least(sim::Bytes::of(kMinCollectiveBytes)),
+        field("algo", &CollectiveCase::algo, "algorithm, or auto (fastest by the analytical model)"),
+        field("model", &CollectiveCase::model, "network model"),
+        field("published", &CollectiveCase::published, "the published bus bandwidth (GB/s)").require(),
+        field("source", &CollectiveCase::source, "where the measurement is published").require(),
+        field("hardware", &CollectiveCase::hardware, "the machines the measurement ran on"),
+        field("notes", &CollectiveCase::notes, "what had to be assumed"),
+    };
+  }
+};
+
 struct ValidationCases {
   std::vector<ValidationCase> cases;
-  static auto fields() { return std::tuple{config::field("cases", &ValidationCases::cases, "validation cases")}; }
+  std::vector<CollectiveCase> collectives;
+  static auto fields() {
+    return std::tuple{config::field("cases", &ValidationCases::cases, "validation cases"),
+                      config::field("collectives", &ValidationCases::collectives, "collective bus bandwidth cases")};
+  }
 };
 
 struct CaseResult {
@@ -63,16 +119,41 @@ struct CaseResult {
   bool failures = false;  ///< a failure count (failures:CAUSE), judged by its Poisson band
 };
 
+struct CollectiveResult {
+  CollectiveCase spec;
+  std::string node;  ///< the scenario's node type
+  std::int64_t nodes = 0;  ///< nodes the ranks span
+  network::Algorithm algorithm = network::Algorithm::ring;  ///< the one run (auto resolved)
+  double time_s = 0.0;
+  double algbw_GBps = 0.0;
+  double predicted = 0.0;  ///< busbw, GB/s
+  double error = 0.0;      ///< predicted / published - 1
+};
+
 /// |predicted - published| <= 2 sqrt(published): within the Poisson band of a count.
 bool within_band(const CaseResult& r);
 
-/// Runs every case of `cases_file`. Throws config::InputError on a bad cases file or scenario.
+/// Runs every case of `cases_file` (its `cases` list). Throws config::InputError on a bad
+/// cases file or scenario.
 std::vector<CaseResult> run_validation(const std::string& cases_file);
+
+/// Runs every collective case of `cases_file` (its `collectives` list). Throws
+/// config::InputError on a bad cases file or scenario, a case whose scenario has no fabric
+/// or fewer GPUs than the case's ranks, or an algorithm that cannot run the collective.
+std::vector<CollectiveResult> run_collective_validation(const std::string& cases_file);
 
 /// Median of |error| over the throughput results (failure counts are judged by their band).
 double median_abs_error(const std::vector<CaseResult>& results);
+/// Median of |error| over the collective results (0 when there are none).
+double median_abs_error(const std::vector<CollectiveResult>& results);
 
-std::string validation_table(const std::vector<CaseResult>& results);
-config::Json validation_json(const std::vector<CaseResult>& results);
+/// The tables: training throughput (with its median), failures, collective bus bandwidth
+/// (with its own median).
+std::string validation_table(const std::vector<CaseResult>& results,
+                             const std::vector<CollectiveResult>& collectives = {});
+/// {"cases": [...], "median_abs_error": training median, "collectives": {"metric",
+/// "cases": [...], "median_abs_error": collective median, null when there are none}}.
+config::Json validation_json(const std::vector<CaseResult>& results,
+                             const std::vector<CollectiveResult>& collectives = {});
 
 }  // namespace clustersim::tools

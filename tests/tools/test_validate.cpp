@@ -1,0 +1,111 @@
+// `clustersim validate`'s collective cases (validation/cases.yaml, `collectives`): they run,
+// each is timed as `clustersim collective` times it, and their median stays apart from the
+// training throughput median.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "models/scenario/scenario.hpp"
+#include "tests/approx.hpp"
+#include "tools/clustersim/collective.hpp"
+#include "tools/clustersim/validate.hpp"
+
+using namespace clustersim;
+using clustersim::test::Rel;
+
+namespace {
+
+const std::string kCases = std::string(CLUSTERSIM_SOURCE_DIR) + "/validation/cases.yaml";
+
+}  // namespace
+
+TEST_CASE("validate: every collective case runs, with a finite positive prediction") {
+  const std::vector<tools::CollectiveResult> results = tools::run_collective_validation(kCases);
+  REQUIRE(results.size() >= 4);
+  for (const tools::CollectiveResult& r : results) {
+    CAPTURE(r.spec.name);
+    CHECK(r.spec.metric == "busbw_GBps");
+    CHECK(std::isfinite(r.predicted));
+    CHECK(r.predicted > 0.0);
+    CHECK(std::isfinite(r.time_s));
+    CHECK(r.time_s > 0.0);
+    // busbw = algbw x bus factor, algbw = S / t (nccl-tests doc/PERFORMANCE.md).
+    CHECK(r.algbw_GBps == Rel(r.spec.size.value() / r.time_s / 1e9).epsilon(1e-12));
+    CHECK(r.predicted == Rel(r.algbw_GBps * network::bus_factor(r.spec.op, r.spec.gpus)).epsilon(1e-12));
+    // error = predicted / published - 1.
+    CHECK(r.error == Rel(r.predicted / r.spec.published - 1.0).epsilon(1e-12));
+    CHECK(r.algorithm != network::Algorithm::automatic);  // auto is resolved to what ran
+    CHECK(r.nodes >= 1);
+    CHECK(!r.spec.source.empty());
+  }
+}
+
+TEST_CASE("validate: a collective case is timed exactly as `clustersim collective` times it") {
+  // Same scenario, the first `gpus` GPUs, the case's size, algorithm and model, through the
+  // function `collective` prints from: the same busbw, bit for bit.
+  const std::vector<tools::CollectiveResult> results = tools::run_collective_validation(kCases);
+  REQUIRE(!results.empty());
+  for (const tools::CollectiveResult& r : results) {
+    CAPTURE(r.spec.name);
+    const scenario::LoadedScenario s =
+        scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/validation/" + r.spec.scenario, {});
+    REQUIRE(s.fabric);
+    network::NetworkConfig cfg = s.config.network;
+    cfg.model = r.spec.model;
+    tools::CollectiveTiming t;
+    std::string why;
+    REQUIRE(tools::time_collective(*s.fabric, cfg, r.spec.op, tools::first_ranks(r.spec.gpus), r.spec.size,
+                                   r.spec.algo, t, why));
+    CHECK(t.busbw_GBps == r.predicted);
+    CHECK(t.algorithm == r.algorithm);
+    CHECK(s.node.name == r.node);
+  }
+}
+
+TEST_CASE("validate: the collective table and JSON keep their own median, apart from training") {
+  // Two training results (|errors| 0.02 and 0.04: median 0.03) and three collective results
+  // (|errors| 0.1, 0.3, 0.2: median 0.2). Neither median may see the other's cases.
+  std::vector<tools::CaseResult> training(2);
+  training[0].spec.name = "t0";
+  training[0].spec.metric = "tflops_per_gpu";
+  training[0].error = 0.02;
+  training[1].spec.name = "t1";
+  training[1].spec.metric = "tflops_per_gpu";
+  training[1].error = -0.04;
+  std::vector<tools::CollectiveResult> coll(3);
+  const double errors[] = {0.1, -0.3, 0.2};
+  for (std::size_t i = 0; i < coll.size(); ++i) {
+    coll[i].spec.name = "c" + std::to_string(i);
+    coll[i].spec.metric = "busbw_GBps";
+    coll[i].spec.gpus = 16;
+    coll[i].spec.size = sim::Bytes::of(8589934592.0);
+    coll[i].spec.published = 100.0;
+    coll[i].predicted = 100.0 * (1.0 + errors[i]);
+    coll[i].error = errors[i];
+    coll[i].algorithm = network::Algorithm::ring;
+  }
+  CHECK(tools::median_abs_error(training) == Rel(0.03));
+  CHECK(tools::median_abs_error(coll) == Rel(0.2));
+
+  const config::Json j = tools::validation_json(training, coll);
+  CHECK(j.at("median_abs_error").get<double>() == Rel(0.03));
+  CHECK(j.at("cases").size() == 2);
+  CHECK(j.at("collectives").at("metric") == "busbw_GBps");
+  CHECK(j.at("collectives").at("cases").size() == 3);
+  CHECK(j.at("collectives").at("median_abs_error").get<double>() == Rel(0.2));
+  CHECK(j.at("collectives").at("cases").at(1).at("size_bytes").get<double>() == 8589934592.0);
+  // No collective cases: the key is there, its median null; the training keys as before.
+  const config::Json none = tools::validation_json(training);
+  CHECK(none.at("collectives").at("cases").empty());
+  CHECK(none.at("collectives").at("median_abs_error").is_null());
+  CHECK(none.at("median_abs_error").get<double>() == Rel(0.03));
+
+  const std::string table = tools::validation_table(training, coll);
+  CHECK(table.find("Collective bus bandwidth") != std::string::npos);
+  CHECK(table.find("median absolute error 3.0% over 2 cases") != std::string::npos);
+  CHECK(table.find("median absolute error 20.0% over 3 collective cases") != std::string::npos);
+  CHECK(table.find("8GiB") != std::string::npos);
+  CHECK(tools::validation_table(training).find("Collective bus bandwidth") == std::string::npos);
+}
