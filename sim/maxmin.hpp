@@ -71,19 +71,23 @@
 //   add/remove/expand:  O(number of constraints of the variable); set_*: O(1).
 // Measured (tools/bench/bench_maxmin.cpp: 100,000 flows on a 16,384-endpoint fat tree,
 // 57,344 constraints, 596,796 incidences; a shared 2-core x86 VM, g++ 12 -O2):
-// solve_all() 66-90 ms; removing one variable then solve() 0.76-0.95 ms on average (median
-// 0.6-0.8 ms), revisiting ~1,100 variables of which ~750 really change by more than 1e-9.
+// solve_all() 42-52 ms (66-100 ms before the prefetches below); removing one variable then
+// solve() 0.9-1.1 ms on average, revisiting ~1,100 variables of which ~750 really change by
+// more than 1e-9.
 // Under full load a change legitimately moves hundreds of rates. Without the 2:1 taper
 // (98,304 constraints) the median drops to 0.15 ms but the mean is 1.6 ms: a few changes
 // cascade through ~15,000 rates.
 //
 // tools/bench/bench_network.cpp (the fabric model's own constraints: 100,000 flows, 98,040
-// constraints, 587,178 incidences, every link at the same 47 GB/s): solve_all() 93-156 ms
-// depending on the shared machine's load; an incremental solve after one removal 2.0-2.9 ms,
+// constraints, 587,178 incidences, every link at the same 47 GB/s): solve_all() 64-77 ms
+// (median of 5; 100-136 ms before the prefetches); an incremental solve after one removal 2.0-2.2 ms,
 // revisiting ~1,500 variables of which ~1,230 change by more than 1e-9 (relative): with
 // every link equally loaded, one change re-balances a large part of the fabric, and an
 // exact re-solve must write each of those values. A full solve opens every constraint from
 // its incidences alone (ConstraintUse::weighted), heapifies once, and sums usages as it goes.
+// Most of a solve's time is cache misses on records scattered by the variables' routes:
+// saturating a constraint first asks for the records of its variables, then their lists of
+// uses, then those uses' constraints (prefetches), so that the misses overlap.
 //
 // Storage is data-oriented: one record per constraint (one cache line: capacity, usage
 // and the scratch of a solve) and per variable (with its list of uses) in vectors, each
