@@ -79,6 +79,19 @@ std::vector<double> run_together(const fabric::Fabric& f, const NetworkConfig& c
   return done.at;
 }
 
+// Bytes each GPU sends and receives over a whole schedule, repeats included.
+std::pair<std::map<std::int64_t, double>, std::map<std::int64_t, double>> bytes_by_rank(const Schedule& s) {
+  std::map<std::int64_t, double> sent;
+  std::map<std::int64_t, double> received;
+  for (const Phase& p : s.phases) {
+    for (const Transfer& t : p.transfers) {
+      sent[t.src] += t.bytes * static_cast<double>(p.repeat);
+      received[t.dst] += t.bytes * static_cast<double>(p.repeat);
+    }
+  }
+  return {sent, received};
+}
+
 std::vector<std::int64_t> iota(std::int64_t n) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(n));
   for (std::int64_t i = 0; i < n; ++i) v[static_cast<std::size_t>(i)] = i;
@@ -195,17 +208,10 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
     CAPTURE(static_cast<int>(c.op));
     CAPTURE(static_cast<int>(c.a));
     const Schedule s = planned(c.op, c.a, ranks, S, 4);
-    std::map<std::int64_t, double> sent;
-    std::map<std::int64_t, double> received;
-    for (const Phase& p : s.phases) {
-      for (const Transfer& t : p.transfers) {
-        sent[t.src] += t.bytes * static_cast<double>(p.repeat);
-        received[t.dst] += t.bytes * static_cast<double>(p.repeat);
-      }
-    }
+    const auto [sent, received] = bytes_by_rank(s);
     for (std::int64_t r : ranks) {
-      CHECK(sent[r] == Rel(c.per_rank));
-      CHECK(received[r] == Rel(c.per_rank));
+      CHECK(sent.at(r) == Rel(c.per_rank));
+      CHECK(received.at(r) == Rel(c.per_rank));
     }
   }
   // Hierarchical all-reduce on 4 nodes of 4: every GPU sends 2(g-1)/g S inside its node;
@@ -213,20 +219,13 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
   // (and receive) 4 x S/2g per GPU, nodes 0 and 3 2 x S/2g.
   {
     const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, ranks, S, 4);
-    std::map<std::int64_t, double> sent;
-    std::map<std::int64_t, double> received;
-    for (const Phase& p : s.phases) {
-      for (const Transfer& t : p.transfers) {
-        sent[t.src] += t.bytes * static_cast<double>(p.repeat);
-        received[t.dst] += t.bytes * static_cast<double>(p.repeat);
-      }
-    }
+    const auto [sent, received] = bytes_by_rank(s);
     const double units[] = {2, 4, 4, 2};
     for (std::int64_t r : ranks) {
       CAPTURE(r);
       const double expected = 2 * 3.0 / 4 * S + units[r / 4] * S / 8;
-      CHECK(sent[r] == Rel(expected));
-      CHECK(received[r] == Rel(expected));
+      CHECK(sent.at(r) == Rel(expected));
+      CHECK(received.at(r) == Rel(expected));
     }
   }
   // The double binary tree: C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4 for
