@@ -5,9 +5,12 @@
 // accepts anything within 0.01 s of 20 us. Times, rates and shares here are mostly far
 // below or above 1, so the tests compare relatively instead:
 //
-//   CHECK(x == Rel(v));                 |x - v| <= 1e-12-ish: float rounding (doctest's default epsilon)
+//   CHECK(x == Rel(v));                 |x - v| <= 1.2e-5 max(|x|, |v|) (doctest's default epsilon, 100 x FLT_EPSILON)
 //   CHECK(x == Rel(v).epsilon(0.01));   |x - v| <= 0.01 max(|x|, |v|)
 //   CHECK(x == Rel(v).epsilon(0.01).margin(1e-9));   ... or |x - v| <= 1e-9 (values near 0)
+//   CHECK(x == Rel(v).epsilon(0).margin(1e-9));      |x - v| <= 1e-9 alone (an absolute bound)
+//
+// An infinite v matches only the same infinity.
 //
 // Zero equals zero; a non-zero value is never "relatively" equal to zero without a margin.
 #pragma once
@@ -33,6 +36,7 @@ class Rel {
     return *this;
   }
   [[nodiscard]] bool matches(double x) const {
+    if (std::isinf(value_) || std::isinf(x)) return x == value_;
     const double d = std::abs(x - value_);
     return d <= margin_ || d <= epsilon_ * std::max(std::abs(x), std::abs(value_));
   }

@@ -602,9 +602,17 @@ NetworkModel network_model_on(const cluster::ResolvedNode& node) {
       it = fabrics->emplace(series.nodes, fabric::build_fabric(fc, node, series.nodes, errors)).first;
     }
     const std::optional<fabric::Fabric>& f = it->second;
-    if (!f || series.ranks > f->gpus()) return std::numeric_limits<double>::quiet_NaN();
-    std::vector<std::int64_t> ranks(static_cast<std::size_t>(series.ranks));
-    for (std::int64_t i = 0; i < series.ranks; ++i) ranks[static_cast<std::size_t>(i)] = i;
+    // ranks / nodes GPUs on each node, as nccl-tests places them with -npernode.
+    const std::int64_t g = f ? f->gpus_per_node : 0;
+    const std::int64_t per_node = series.nodes > 0 ? series.ranks / series.nodes : 0;
+    if (!f || per_node < 1 || per_node * series.nodes != series.ranks || per_node > g) {
+      return std::numeric_limits<double>::quiet_NaN();
+    }
+    std::vector<std::int64_t> ranks;
+    ranks.reserve(static_cast<std::size_t>(series.ranks));
+    for (std::int64_t on = 0; on < series.nodes; ++on) {
+      for (std::int64_t l = 0; l < per_node; ++l) ranks.push_back(on * g + l);
+    }
     const sim::Bytes size = sim::Bytes::of(bytes);
     const network::Algorithm algo = network::choose_algorithm(*f, cfg, series.op, ranks, size);
     network::Schedule schedule;
@@ -754,7 +762,7 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
       return worst(s, s.large, c);
     };
     const double best = error_at(e);
-    const bool flat_down = error_at(std::max(0.01, 0.95 * e)) <= best + 1e-4;
+    const bool flat_down = e > 0.0101 && error_at(std::max(0.01, 0.95 * e)) <= best + 1e-4;
     const bool flat_up = e < 0.999 && error_at(std::min(1.0, 1.05 * e)) <= best + 1e-4;
     if (!flat_down && !flat_up) {
       (s.scaleup ? n.scaleup_efficiency : n.scaleout_efficiency) = e;

@@ -35,13 +35,15 @@
 // NVLink, so busbw is not a share of the NIC rate). For the largest one-node series, then
 // the largest multi-node one, three rounds of
 //   call_overhead  the constant c >= 0 minimizing the worst relative error of the model
-//                  over the sizes of the series' first (smallest-size) regime; the model's
+//                  over the series' three smallest sizes (in its first regime); the model's
 //                  time is c plus a part independent of c, so this is a 1-D convex problem,
 //                  solved by golden section. A multi-node series after a one-node one fits
-//                  step_latency instead (the extra latency per algorithm step across nodes)
+//                  step_latency instead (the extra latency per algorithm step across nodes;
+//                  with `auto` the time is a minimum over algorithms, concave in it, so the
+//                  outer search may stop at a local minimum)
 //   efficiency     scaleup_efficiency (one node) or scaleout_efficiency (several), the value
-//                  in [0.01, 1] minimizing the worst relative error over the sizes of the
-//                  series' last (largest-size) regime: the model's time decreases with it,
+//                  in [0.01, 1] minimizing the worst relative error over the series' three
+//                  largest sizes (in its last regime): the model's time decreases with it,
 //                  so each error is quasi-convex and so is their maximum (golden section)
 // Every point of the series is then reported with the model's time (network/...), fitted or
 // not: sizes in the middle regimes run NCCL configurations (protocol, channel count) that
@@ -59,8 +61,8 @@
 // reproduced by the simulator, only by the fit: with the parameters calibrate finds, the
 // network model reproduces the 2 x 8 H100 log of tests/calibration within 2.7% at 2 to 8 GiB
 // (scaleout_efficiency 0.91 on A3 Mega's 200 Gb/s NICs) and its smallest sizes within 5.2%,
-// the 1 x 8 A100 log within 0.7% and 0.6%, but both run up to 76% and 58% faster than NCCL
-// between 1 and 64 MiB (NCCL's mid-size protocols and channel counts). One
+// the 1 x 8 A100 log within 0.7% and 0.6%, but between 1 and 64 MiB the model's times are
+// up to 76% and 58% below NCCL's (NCCL's mid-size protocols and channel counts). One
 // call_overhead serves every level, so one fitted on a multi-node log (119 us over
 // GPUDirect-TCPXO) also applies to NVLink-only collectives. NVLS and SHARP efficiencies are
 // not fitted.
@@ -128,8 +130,8 @@ NetworkCalibration network_from(const std::vector<CollectiveFit>& fits, const Fi
 /// `series` (its op, ranks and nodes) under `cfg`.
 using NetworkModel = std::function<double(const CollectiveFit& series, double bytes, const network::NetworkConfig& cfg)>;
 
-/// The network model on `series.nodes` nodes of `node` (ranks: the first GPUs in node
-/// order, as nccl-tests places them with -npernode), behind a non-blocking two-tier fat
+/// The network model on `series.nodes` nodes of `node` (ranks: the first ranks / nodes GPUs
+/// of each node, as nccl-tests places them with -npernode; NaN when they do not fit), behind a non-blocking two-tier fat
 /// tree (three tiers beyond 2,048 GPUs) of 64-port switches with 700 ns per hop; the
 /// algorithm chosen by size as `collective --algo auto` does; analytical level. Fabrics are
 /// built once per node count and kept by the returned function.

@@ -3,7 +3,7 @@
 file(REMOVE_RECURSE "${TMP}")
 set(ENV{CLUSTERSIM_PYTHON} "${PYTHON}")
 execute_process(COMMAND "${EXE}" calibrate tests/calibration/synthetic_h100_results.jsonl
-                        --nccl-tests tests/calibration/all_reduce_perf_2x8_h100.log -o "${TMP}/profile.json"
+                        --nccl-tests tests/calibration/all_reduce_perf_2x8_h100.log --node a3-mega -o "${TMP}/profile.json"
                         --plot "${TMP}/plots"
                 WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
 if(NOT rc EQUAL 0)

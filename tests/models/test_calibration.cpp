@@ -353,6 +353,21 @@ TEST_CASE("inverting the network model recovers the parameters it was run with (
   CHECK_FALSE(n2.scaleout_efficiency);
 }
 
+TEST_CASE("the inverted network model places ranks / nodes GPUs on each node, as nccl-tests -npernode does") {
+  const NetworkModel model = network_model_on(catalog_node("dgx-h100"));
+  CollectiveFit series;
+  series.ranks = 8;
+  series.nodes = 2;  // 4 GPUs on each of 2 nodes: the all-reduce crosses the network
+  network::NetworkConfig fast;
+  network::NetworkConfig slow;
+  slow.scaleout_efficiency = 0.3;
+  CHECK(model(series, 1e9, slow) > 1.5 * model(series, 1e9, fast));
+  series.ranks = 9;  // not the same number on each node
+  CHECK(std::isnan(model(series, 1e9, fast)));
+  series.ranks = 18;  // more than a node holds
+  CHECK(std::isnan(model(series, 1e9, fast)));
+}
+
 TEST_CASE("the network model calibrated from an nccl-tests log reproduces its bandwidth-bound sizes within 5%") {
   // 2 x 8 H100 on Google Cloud A3 Mega (8 x 200 Gbps GPUDirect-TCPXO NICs per node): busbw
   // 338.8 GB/s at 8 GiB, above the 200 GB/s a node's NICs carry, which only a pipelined

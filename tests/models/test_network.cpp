@@ -106,7 +106,7 @@ TEST_CASE("one transfer over NVLink: latency + size / (line rate x efficiency)")
   // GPU 0 -> GPU 1 of the same node: two NVLink hops of 600 ns, 450 GB/s x 0.93.
   const Schedule s = planned(Op::send_recv, Algorithm::direct, {0, 1}, 1e9, 8);
   const double expected = 2 * 600e-9 + 1e9 / (450e9 * 0.93);
-  CHECK(analytical_time(f, cfg, s).seconds() == Rel(expected).margin(1e-9));  // sim::Time: 1 ns
+  CHECK(analytical_time(f, cfg, s).seconds() == Rel(expected).epsilon(0).margin(1e-9));  // sim::Time: 1 ns
   CHECK(flow_time(f, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
 }
 
@@ -117,7 +117,7 @@ TEST_CASE("two transfers into one GPU share its link: half each") {
   s.phases.push_back(Phase{{{0, 2, 1e9}, {1, 2, 1e9}}, 1});
   // Both cross the NVSwitch -> GPU 2 link: 2 x 1 GB at 418.5 GB/s.
   const double expected = 2 * 600e-9 + 2e9 / (450e9 * 0.93);
-  CHECK(analytical_time(f, cfg, s).seconds() == Rel(expected).margin(1e-9));  // sim::Time: 1 ns
+  CHECK(analytical_time(f, cfg, s).seconds() == Rel(expected).epsilon(0).margin(1e-9));  // sim::Time: 1 ns
   CHECK(flow_time(f, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
 }
 
@@ -438,7 +438,7 @@ TEST_CASE("NVLS all-reduce on one 8-GPU NVSwitch node: S / (B x e_nvls), busbw a
   // time = latency of the NVLink + S / (B x e_nvls): every GPU's link into the switch and
   // out of it carries one transfer of S, bounded by the switch's reduction rate.
   const double expected = lat + S / (B * e);
-  CHECK(analytical_time(f, cfg, nvls).seconds() == Rel(expected).margin(1e-9));  // sim::Time: 1 ns
+  CHECK(analytical_time(f, cfg, nvls).seconds() == Rel(expected).epsilon(0).margin(1e-9));  // sim::Time: 1 ns
   CHECK(flow_time(f, cfg, nvls).seconds() == Rel(expected).epsilon(1e-6));
   // busbw = 2(n-1)/n S / time ~ 2 x 7/8 x 450 x 0.61 = 480 GB/s (NVIDIA's H100 figure);
   // the ring's is ~ B x scaleup_efficiency = 418.5 GB/s.
@@ -520,7 +520,7 @@ TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink an
     CHECK(analytical_time(f.value(), cfg, s).seconds() == Rel(std::max(stage_nvlink, stage_nic)).epsilon(1e-6));
     // The flow level rounds each step to the nanosecond.
     CHECK(flow_time(f.value(), cfg, s).seconds() ==
-          Rel(std::max(stage_nvlink, stage_nic)).margin(1e-9 * static_cast<double>(k.steps)));
+          Rel(std::max(stage_nvlink, stage_nic)).epsilon(0).margin(1e-9 * static_cast<double>(k.steps)));
     CHECK((k.nics == 8 ? stage_nvlink > stage_nic : stage_nic > stage_nvlink));
   }
 }
@@ -634,11 +634,11 @@ TEST_CASE("ECMP collisions: the data-parallel rings' time on an oversubscribed C
     // plus the route's latency (4 hops of 700 ns; host links have none).
     const double expected = static_cast<double>(phase.repeat) * (static_cast<double>(busiest) * chunk / B + 4 * 700e-9);
     const double analytical = analytical_time(f, cfg, merged).seconds();
-    CHECK(analytical == Rel(expected).margin(1e-9));  // sim::Time: 1 ns
+    CHECK(analytical == Rel(expected).epsilon(0).margin(1e-9));  // sim::Time: 1 ns
     CHECK(flow_time(f, cfg, merged).seconds() == Rel(analytical).epsilon(1e-6));
     // Same seed, same collisions: a time is a function of the busiest link's flow count.
     const auto [it, fresh] = time_by_busiest.emplace(busiest, analytical);
-    if (!fresh) CHECK(analytical == Rel(it->second).margin(1e-9));
+    if (!fresh) CHECK(analytical == Rel(it->second).epsilon(0).margin(1e-9));
   }
   // The spread users see across seeds: at least two collision counts among eight seeds.
   CHECK(time_by_busiest.size() >= 2);

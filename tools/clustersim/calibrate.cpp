@@ -177,6 +177,10 @@ int calibrate(const CalibrateArgs& args) {
   calibration::FitTarget target;
   target.gpu_name = args.gpu;
   if (target.gpu_name.empty() && m.device) target.gpu_name = calibration::catalog_gpu_for(m.device->name).value_or("");
+  if (target.gpu_name.empty() && !args.node.empty()) {  // the node's GPU
+    const auto n = catalog.nodes.find(args.node);
+    if (n != catalog.nodes.end()) target.gpu_name = n->second.gpu.name;
+  }
   if (target.gpu_name.empty() && errors.ok()) {
     errors.add(config::Location{"<command line>", 0, 0}, "",
                m.device ? fmt::format("the device '{}' is not a catalog GPU type", m.device->name)
@@ -195,14 +199,30 @@ int calibrate(const CalibrateArgs& args) {
       target.scaleup_line = target.gpu.scaleup_bandwidth.value();
       const hardware::NodeSpec* node = nullptr;
       std::string node_name;
+      std::vector<std::string_view> with_gpu;  // catalog nodes of this GPU
       for (const auto& [name, spec] : catalog.nodes) {
+        if (spec.gpu.name == target.gpu_name) with_gpu.push_back(name);
         if (args.node.empty() ? spec.gpu.name == target.gpu_name && !node : name == args.node) {
           node = &spec;
           node_name = name;
         }
       }
       if (!args.node.empty() && !node) {
-        errors.add(config::Location{"<command line>", 0, 0}, "--node", fmt::format("unknown node type '{}'", args.node));
+        std::vector<std::string_view> names;
+        for (const auto& e : catalog.nodes) names.push_back(e.first);
+        errors.add(config::Location{"<command line>", 0, 0}, "--node",
+                   fmt::format("unknown node type '{}'; the catalog has {}", args.node, fmt::join(names, ", ")));
+      } else if (args.node.empty() && with_gpu.size() > 1 && !m.collectives.empty()) {
+        // The network parameters depend on the node's NICs and NVLink: never guess it.
+        errors.add(config::Location{"<command line>", 0, 0}, "--node",
+                   fmt::format("several catalog nodes have {} GPUs ({}); the network parameters depend on "
+                               "the one the collectives ran on",
+                               target.gpu_name, fmt::join(with_gpu, ", ")),
+                   fmt::format("name it, e.g. --node {}", with_gpu.front()));
+      } else if (!args.node.empty() && node && node->gpu.name != target.gpu_name) {
+        errors.add(config::Location{"<command line>", 0, 0}, "--node",
+                   fmt::format("node type '{}' has {} GPUs, not {}", args.node, node->gpu.name, target.gpu_name),
+                   "name a node of that GPU, or leave --gpu out");
       } else if (node && node->gpus > 0) {
         target.scaleup_line = node->scaleup_bandwidth.value_or(target.gpu.scaleup_bandwidth).value();
         target.nic_line_per_gpu = node->nic_bandwidth.value() * double(node->nics) / double(node->gpus);
@@ -229,6 +249,11 @@ int calibrate(const CalibrateArgs& args) {
 
   calibration::FitReport report;
   calibration::CalibrationProfile profile = calibration::fit_profile(m, target, report);
+  if (target.node && !m.collectives.empty()) {
+    report.notes.push_back(fmt::format("the network model ran on nodes of type {} ({} GPUs, {} NICs of {})",
+                                       target.node->name, target.node->spec.gpus, target.node->spec.nics,
+                                       sim::human(target.node->spec.nic_bandwidth)));
+  }
   std::vector<std::string> inputs = args.results;
   inputs.insert(inputs.end(), args.nccl_tests.begin(), args.nccl_tests.end());
   profile.source = args.source.empty() ? fmt::format("fitted by clustersim calibrate from {}", fmt::join(inputs, ", "))

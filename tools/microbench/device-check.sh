@@ -9,6 +9,9 @@
 # At most 6 minutes in all: each step has its own timeout, cut to what is left of the
 # 6 minutes (15 s kept for the fit); a step with no time left is skipped and said so.
 # Usage: tools/microbench/device-check.sh OUT_DIR [--quick]
+# With collectives measured on several GPUs, the catalog node type they ran on sets the
+# network parameters: give it as CLUSTERSIM_NODE=dgx-h100 (calibrate --node) when the
+# catalog has several nodes of the GPU.
 set -uo pipefail
 if [[ $# -lt 1 ]]; then
   echo "usage: $0 OUT_DIR [--quick]" >&2
@@ -75,7 +78,9 @@ for py in "${CLUSTERSIM_PYTHON:-}" /usr/bin/python3 python3; do
   fi
 done
 [[ ${#plot[@]} -eq 0 ]] && echo "device-check: no Python with matplotlib (python3-matplotlib); no plots"
-timeout 15 "$build/tools/clustersim/clustersim" calibrate "$out/results.jsonl" -o "$out/profile.json" "${plot[@]}" \
+node=()
+[[ -n "${CLUSTERSIM_NODE:-}" ]] && node=(--node "$CLUSTERSIM_NODE")
+timeout 15 "$build/tools/clustersim/clustersim" calibrate "$out/results.jsonl" -o "$out/profile.json" "${plot[@]}" "${node[@]}" \
   --source "measured by tools/microbench/device-check.sh on $(head -1 "$out/gpus.txt"), $(date -u +%Y-%m-%d)" \
   > "$out/report.txt" 2>&1
 rc=$?
