@@ -17,6 +17,34 @@ namespace {
 
 using compute::Dtype;
 
+/// The argument minimizing a unimodal f on [lo, hi] by golden section: `iterations` steps,
+/// each shrinking the bracket by 0.618 (160 reach the resolution of a double), then the
+/// bracket's midpoint.
+template <class F>
+double golden_section(F f, double lo, double hi, int iterations) {
+  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
+  double x1 = hi - phi * (hi - lo);
+  double x2 = lo + phi * (hi - lo);
+  double f1 = f(x1);
+  double f2 = f(x2);
+  for (int it = 0; it < iterations && hi > lo; ++it) {
+    if (f1 <= f2) {
+      hi = x2;
+      x2 = x1;
+      f2 = f1;
+      x1 = hi - phi * (hi - lo);
+      f1 = f(x1);
+    } else {
+      lo = x1;
+      x1 = x2;
+      f1 = f2;
+      x2 = lo + phi * (hi - lo);
+      f2 = f(x2);
+    }
+  }
+  return 0.5 * (lo + hi);
+}
+
 /// Bus bandwidth given to a regime whose time does not grow with size (latency only).
 constexpr double kFlatBusbw = 1e15;
 
@@ -99,27 +127,8 @@ MinimaxLine minimax_line(const std::vector<std::pair<double, double>>& xt) {
     if (x > 0.0) hi = std::max(hi, 2.0 * t / x);
   }
   const auto worst_at = [&](double b) { return best_intercept(xt, b).second; };
-  double lo = 0.0;
-  const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
-  double b1 = hi - phi * (hi - lo), b2 = lo + phi * (hi - lo);
-  double f1 = worst_at(b1), f2 = worst_at(b2);
-  for (int it = 0; it < 160 && hi > lo; ++it) {
-    if (f1 <= f2) {
-      hi = b2;
-      b2 = b1;
-      f2 = f1;
-      b1 = hi - phi * (hi - lo);
-      f1 = worst_at(b1);
-    } else {
-      lo = b1;
-      b1 = b2;
-      f1 = f2;
-      b2 = lo + phi * (hi - lo);
-      f2 = worst_at(b2);
-    }
-  }
   MinimaxLine line;
-  line.b = 0.5 * (lo + hi);
+  line.b = golden_section(worst_at, 0.0, hi, 160);
   std::tie(line.a, line.worst) = best_intercept(xt, line.b);
   if (const auto [a0, z0] = best_intercept(xt, 0.0); z0 < line.worst) {  // flat: latency only
     line = MinimaxLine{a0, 0.0, z0};
@@ -274,27 +283,9 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
           bi = i;
         }
       }
-      double lo = grid[bi == 0 ? 0 : bi - 1];
-      double hi = grid[std::min(bi + 1, grid.size() - 1)];
-      const double phi = (std::sqrt(5.0) - 1.0) / 2.0;
-      double x1 = hi - phi * (hi - lo), x2 = lo + phi * (hi - lo);
-      double f1 = sse_at(x1), f2 = sse_at(x2);
-      for (int it = 0; it < 80 && hi - lo > 1e-9 * std::max(1.0, hi); ++it) {
-        if (f1 < f2) {
-          hi = x2;
-          x2 = x1;
-          f2 = f1;
-          x1 = hi - phi * (hi - lo);
-          f1 = sse_at(x1);
-        } else {
-          lo = x1;
-          x1 = x2;
-          f1 = f2;
-          x2 = lo + phi * (hi - lo);
-          f2 = sse_at(x2);
-        }
-      }
-      double k_half = 0.5 * (lo + hi);
+      const double lo = grid[bi == 0 ? 0 : bi - 1];
+      const double hi = grid[std::min(bi + 1, grid.size() - 1)];
+      double k_half = golden_section(sse_at, lo, hi, 60);
       double sse = sse_at(k_half);
       if (bv < sse) {
         k_half = grid[bi];
@@ -543,34 +534,11 @@ NetworkCalibration network_from(const std::vector<CollectiveFit>& fits, const Fi
 
 namespace {
 
-/// The minimum of a unimodal f on [lo, hi] by golden section (to a relative 1e-5 of the
-/// interval): the argument.
+/// The minimum of a unimodal f on [lo, hi] by golden section (25 steps: 1e-5 of the
+/// interval), the interval's ends included: the optimum of a monotone error sits on one.
 template <class F>
 double golden_min(F f, double lo, double hi) {
-  const double r = (std::sqrt(5.0) - 1.0) / 2.0;
-  double a = lo;
-  double b = hi;
-  double x1 = b - r * (b - a);
-  double x2 = a + r * (b - a);
-  double f1 = f(x1);
-  double f2 = f(x2);
-  while (b - a > 1e-5 * (hi - lo)) {
-    if (f1 <= f2) {
-      b = x2;
-      x2 = x1;
-      f2 = f1;
-      x1 = b - r * (b - a);
-      f1 = f(x1);
-    } else {
-      a = x1;
-      x1 = x2;
-      f1 = f2;
-      x2 = a + r * (b - a);
-      f2 = f(x2);
-    }
-  }
-  // The ends too: the optimum of a monotone error sits on one.
-  double best = 0.5 * (a + b);
+  double best = golden_section(f, lo, hi, 25);
   double fbest = f(best);
   for (double x : {lo, hi}) {
     const double fx = f(x);
