@@ -101,6 +101,24 @@ LoadedCases load_cases(const std::string& file) {
                             fmt::format("must be a bus bandwidth above 0 GB/s, got {}", c.published));
     }
   }
+  // Every case's scenario must be there: said where the case names it, all at once, before
+  // any case runs.
+  const fs::path dir = fs::path(file).parent_path();
+  const auto check_scenario = [&](const std::string& path, const std::string& scenario) {
+    if (!state.assigned.count(path)) return;
+    const fs::path resolved = (dir / scenario).lexically_normal();
+    std::error_code ec;
+    if (!fs::is_regular_file(resolved, ec)) {
+      state.diagnostics.add(state.where(path), path, fmt::format("no scenario file {}", resolved.string()),
+                            "scenario paths are relative to the cases file");
+    }
+  };
+  for (std::size_t i = 0; i < out.cases.size(); ++i) {
+    check_scenario(fmt::format("cases[{}].scenario", i), out.cases[i].scenario);
+  }
+  for (std::size_t i = 0; i < out.collectives.size(); ++i) {
+    check_scenario(fmt::format("collectives[{}].scenario", i), out.collectives[i].scenario);
+  }
   if (!state.diagnostics.ok()) throw config::InputError(std::move(state.diagnostics));
   return {std::move(out), std::move(state)};
 }
