@@ -149,6 +149,23 @@ Hops dragonfly_hops(const Fabric& f, const DragonflyLayout& d) {
   return h;
 }
 
+// E endpoints filled in order into `blocks` blocks of `size` (the last possibly partial):
+// the block boundary k in [1, blocks) whose first k blocks hold closest to E / 2 endpoints
+// (the first of equals). Precondition: blocks >= 2.
+std::int64_t half_split(std::int64_t E, std::int64_t blocks, std::int64_t size) {
+  std::int64_t split = 1;
+  double best_gap = -1;
+  for (std::int64_t k = 1, acc = 0; k < blocks; ++k) {
+    acc += std::clamp<std::int64_t>(E - (k - 1) * size, 0, size);
+    const double gap = std::fabs(static_cast<double>(acc) - static_cast<double>(E) / 2);
+    if (best_gap < 0 || gap < best_gap) {
+      best_gap = gap;
+      split = k;
+    }
+  }
+  return split;
+}
+
 // A dragonfly whose endpoints all sit in group 0: its occupied routers split at the router
 // boundary closest to E / 2 (side A below it), or, on a single router (a crossbar), its
 // endpoints in halves: floor(E / 2) b_acc. The rest of the fabric, X (the group's routers
@@ -167,16 +184,7 @@ double dragonfly_one_group(const Fabric& f, const DragonflyLayout& d, double b_a
     return static_cast<double>(E / 2) * b_acc;
   }
   const auto count = [&](std::int64_t r) { return std::clamp<std::int64_t>(E - r * d.p, 0, d.p); };
-  std::int64_t split = 1;
-  double best_gap = -1;
-  for (std::int64_t k = 1, acc = 0; k < routers; ++k) {
-    acc += count(k - 1);
-    const double gap = std::fabs(static_cast<double>(acc) - static_cast<double>(E) / 2);
-    if (best_gap < 0 || gap < best_gap) {
-      best_gap = gap;
-      split = k;
-    }
-  }
+  const std::int64_t split = half_split(E, routers, d.p);
   for (std::int64_t e = 0; e < E; ++e) side[static_cast<std::size_t>(e)] = e / d.p < split ? 0 : 1;
   const std::int64_t used = d.links_per_pair * (d.g - 1);
   double best = -1;
@@ -232,17 +240,7 @@ double dragonfly_bisection(const Fabric& f, const DragonflyLayout& d, double b_a
   const std::int64_t occupied = (E + per_group - 1) / per_group;
   const auto count = [&](std::int64_t G) { return std::clamp<std::int64_t>(E - G * per_group, 0, per_group); };
   if (occupied < 2) return dragonfly_one_group(f, d, b_acc, side);
-  // The group boundary closest to half of the endpoints (the first of equals).
-  std::int64_t split = 1;
-  double best_gap = -1;
-  for (std::int64_t k = 1, acc = 0; k < occupied; ++k) {
-    acc += count(k - 1);
-    const double gap = std::fabs(static_cast<double>(acc) - static_cast<double>(E) / 2);
-    if (best_gap < 0 || gap < best_gap) {
-      best_gap = gap;
-      split = k;
-    }
-  }
+  const std::int64_t split = half_split(E, occupied, per_group);  // the group boundary
   for (std::int64_t e = 0; e < E; ++e) side[static_cast<std::size_t>(e)] = e / per_group < split ? 0 : 1;
   std::vector<double> in_a;  // endpoints of each A group, fullest first
   std::vector<double> in_b;  // endpoints of each B group, emptiest first
