@@ -556,6 +556,55 @@ std::string series_group(const std::string& prefix, const CollectiveFit& f) {
 
 }  // namespace
 
+std::vector<network::SizeFactor> fit_size_factors(const CollectiveFit* fit,
+                                                  const std::vector<const CollectivePoint*>& points, bool scaleup,
+                                                  const network::NetworkConfig& cfg, const NetworkModel& model) {
+  constexpr double kLowest = 0.001;  // SizeFactor's range
+  constexpr double kShare = 0.25;    // the bandwidth term's least share of the time
+  std::vector<double> sizes;
+  for (const CollectivePoint* p : points) sizes.push_back(p->bytes);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::vector<network::SizeFactor> table;
+  for (double size : sizes) {
+    std::vector<double> times;
+    for (const CollectivePoint* p : points) {
+      if (p->bytes == size) times.push_back(p->seconds);
+    }
+    std::sort(times.begin(), times.end());
+    const std::size_t m = times.size();
+    const double measured = m % 2 ? times[m / 2] : 0.5 * (times[m / 2 - 1] + times[m / 2]);
+    // The model at a constant factor f is the model at size `size` with factor f.
+    const auto at = [&](double f) {
+      network::NetworkConfig c = cfg;
+      (scaleup ? c.scaleup_size_factors : c.scaleout_size_factors) = {network::SizeFactor{sim::Bytes::of(size), f}};
+      return model(*fit, size, c);
+    };
+    double factor = 1.0;
+    if (at(1.0) < measured) {
+      // The time falls as f grows (every algorithm's does, and so does their minimum):
+      // bisection on log f.
+      double lo = std::log(kLowest);
+      double hi = 0.0;
+      if (at(kLowest) <= measured) {
+        hi = lo;
+      } else {
+        for (int i = 0; i < 50; ++i) {
+          const double mid = 0.5 * (lo + hi);
+          (at(std::exp(mid)) > measured ? lo : hi) = mid;
+        }
+      }
+      factor = std::exp(hi);
+    }
+    // If t = a + b / f, t(f / 2) - t(f) = b / f is the bandwidth term: below a quarter of
+    // the time, a 1% error in the time would move the factor by more than 4%.
+    const double t = at(factor);
+    if (!std::isfinite(t) || at(factor / 2) - t < kShare * t) continue;
+    table.push_back({sim::Bytes::of(size), factor});
+  }
+  return table;
+}
+
 NetworkModel network_model_on(const cluster::ResolvedNode& node) {
   auto fabrics = std::make_shared<std::map<std::int64_t, std::optional<fabric::Fabric>>>();
   return [node, fabrics](const CollectiveFit& series, double bytes, const network::NetworkConfig& cfg) {
@@ -747,6 +796,55 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
                                          name, series_group("network", *s.fit)));
     }
   }
+  // Size factors: the measured sizes between the smallest and the largest reach less of the
+  // line rate than the largest do (NCCL's protocols and channel counts, config.hpp); at each
+  // size the factor of the series' level that makes the network model take the measured
+  // time, where the bandwidth term decides enough of it to be told from the latency.
+  for (const Series& s : series) {
+    std::vector<network::SizeFactor> table = fit_size_factors(s.fit, s.all, s.scaleup, cfg, model);
+    if (table.empty()) continue;
+    // Held out: every other point dropped, how far the interpolation between the others is
+    // from the measured times there (the points themselves are matched by construction).
+    std::vector<network::SizeFactor> even;
+    for (std::size_t i = 0; i < table.size(); i += 2) even.push_back(table[i]);
+    network::NetworkConfig held = cfg;
+    (s.scaleup ? held.scaleup_size_factors : held.scaleout_size_factors) = even;
+    std::vector<double> errors;
+    double worst_size = 0.0;
+    double worst_error = 0.0;
+    for (std::size_t i = 1; i < table.size(); i += 2) {
+      for (const CollectivePoint* p : s.all) {
+        if (p->bytes != table[i].size.value()) continue;
+        const double e = std::abs(model(*s.fit, p->bytes, held) / p->seconds - 1.0);
+        errors.push_back(e);
+        if (e >= worst_error) {
+          worst_error = e;
+          worst_size = p->bytes;
+        }
+      }
+    }
+    const char* name = s.scaleup ? "scaleup_size_factors" : "scaleout_size_factors";
+    std::string held_out = "too few sizes to hold any out";
+    if (!errors.empty()) {
+      std::sort(errors.begin(), errors.end());
+      const std::size_t m = errors.size();
+      const double median = m % 2 ? errors[m / 2] : 0.5 * (errors[m / 2 - 1] + errors[m / 2]);
+      held_out = fmt::format("fitted on every other size, the model is off by median {:.1f}%, worst {:.1f}% (at {}) "
+                             "on the sizes held out",
+                             100 * median, 100 * worst_error, sim::human(sim::Bytes::of(worst_size)));
+    }
+    report.notes.push_back(fmt::format("{}: {} sizes from {} to {}, factor {:.3f} to {:.3f}; {}", name, table.size(),
+                                       sim::human(table.front().size), sim::human(table.back().size),
+                                       std::min_element(table.begin(), table.end(),
+                                                        [](const auto& a, const auto& b) { return a.factor < b.factor; })
+                                           ->factor,
+                                       std::max_element(table.begin(), table.end(),
+                                                        [](const auto& a, const auto& b) { return a.factor < b.factor; })
+                                           ->factor,
+                                       held_out));
+    (s.scaleup ? cfg.scaleup_size_factors : cfg.scaleout_size_factors) = table;
+    (s.scaleup ? n.scaleup_size_factors : n.scaleout_size_factors) = std::move(table);
+  }
   if (fit_latency) {
     report.notes.push_back(fmt::format(
         "call_overhead {:.2f} us{}: the network model reproduces the smallest sizes within {:.1f}%",
@@ -756,8 +854,11 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
   }
   for (const Series& s : series) {
     const std::string group = series_group("network", *s.fit);
+    const auto& table = s.scaleup ? cfg.scaleup_size_factors : cfg.scaleout_size_factors;
     for (const CollectivePoint* p : s.all) {
-      const bool used = p->bytes >= s.large_from || p->bytes <= s.small_to;
+      const bool in_table = std::any_of(table.begin(), table.end(),
+                                        [&](const network::SizeFactor& f) { return f.size.value() == p->bytes; });
+      const bool used = p->bytes >= s.large_from || p->bytes <= s.small_to || in_table;
       report.points.push_back({group, sim::human(sim::Bytes::of(p->bytes)), p->seconds, model(*s.fit, p->bytes, cfg),
                                used, p->bytes});
     }

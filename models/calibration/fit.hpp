@@ -45,9 +45,22 @@
 //                  in [0.01, 1] minimizing the worst relative error over the series' three
 //                  largest sizes (in its last regime): the model's time decreases with it,
 //                  so each error is quasi-convex and so is their maximum (golden section)
+// then, with those fixed,
+//   size factors   at every measured size of the series, the factor f in [0.001, 1] of the
+//                  series' level (scaleup_size_factors or scaleout_size_factors,
+//                  models/network/config.hpp) under which the model takes the measured time
+//                  (the median of the times at that size), by bisection on log f (the time
+//                  falls as f grows); f = 1 where the model at full efficiency is already
+//                  slower. A size enters the table only where the bandwidth term is at least
+//                  a quarter of the time (t(f/2) - t(f) >= t(f) / 4), so that a 1% timing
+//                  error moves f by at most ~4%: the latency-bound sizes have no point.
+//                  Medium sizes run NCCL configurations (protocol, channel count) that reach
+//                  less of the line rate; the table carries them, measured, into every
+//                  simulation that uses the profile. The table reproduces its own sizes by
+//                  construction, so the report also holds every other size out and gives
+//                  the model's error there, fitted on the rest (how well it interpolates).
 // Every point of the series is then reported with the model's time (network/...), fitted or
-// not: sizes in the middle regimes run NCCL configurations (protocol, channel count) that
-// the model, with one efficiency and one latency per level, does not have.
+// not.
 // Without a node (no catalog node for the GPU), network_from() takes ratios instead:
 // scaleup_efficiency = busbw of the largest-size regime on one node / the NVLink rate per
 // direction; scaleout_efficiency = the same across nodes / the NIC rate per GPU;
@@ -56,13 +69,16 @@
 //
 // LIMITATIONS: a regime is not named (NCCL's algorithm and protocol are not in the logs);
 // its boundaries are known only to within the measured sizes (a size between the last of one
-// regime and the first of the next uses the lower regime); the network model itself has one
-// latency and one efficiency per level, so sizes where NCCL runs a slower protocol are not
-// reproduced by the simulator, only by the fit: with the parameters calibrate finds, the
-// network model reproduces the 2 x 8 H100 log of tests/calibration within 2.7% at 2 to 8 GiB
-// (scaleout_efficiency 0.91 on A3 Mega's 200 Gb/s NICs) and its smallest sizes within 5.2%,
-// the 1 x 8 A100 log within 0.7% and 0.6%, but between 1 and 64 MiB the model's times are
-// up to 76% and 58% below NCCL's (NCCL's mid-size protocols and channel counts). One
+// regime and the first of the next uses the lower regime). With the parameters calibrate
+// finds, the network model reproduces the 2 x 8 H100 log of tests/calibration within 2.7% at
+// 1 MiB and above (scaleout_efficiency 0.91 on A3 Mega's 200 Gb/s NICs, size factors from
+// 0.09 at 1 MiB up to 1) and its smallest sizes within 5.2%, the 1 x 8 A100 log within 0.8%
+// and 0.7%. Between measured sizes the size factors interpolate: with every other size held
+// out the model is off there by a median of 2.2% (H100; worst 7.7%, at 32 MiB, where NCCL's
+// configuration changes between 16 and 32 MiB) and 5.8% (A100; worst 14.3%, at 2 MiB).
+// Sizes below the table's first point (the latency-bound ones) take its first factor. A
+// table is fitted on one op (all-reduce) and one rank count and applies to every op and
+// communicator of its level, whose NCCL configurations may switch at other sizes. One
 // call_overhead serves every level, so one fitted on a multi-node log (119 us over
 // GPUDirect-TCPXO) also applies to NVLink-only collectives. NVLS and SHARP efficiencies are
 // not fitted.
@@ -144,6 +160,13 @@ NetworkModel network_model_on(const cluster::ResolvedNode& node);
 /// prediction to `report` (group network/all_reduce/NxG) and notes what was fitted.
 NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
                                   const NetworkModel& model, FitReport& report);
+
+/// The size factors of a series' level (see the header) from its `points`, with the other
+/// parameters as in `cfg` and no table for that level. Sizes increasing; empty when no size
+/// is bandwidth-bound enough.
+std::vector<network::SizeFactor> fit_size_factors(const CollectiveFit* fit,
+                                                  const std::vector<const CollectivePoint*>& points, bool scaleup,
+                                                  const network::NetworkConfig& cfg, const NetworkModel& model);
 
 /// Everything: the profile `clustersim calibrate` writes, and its report.
 CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, FitReport& report);

@@ -89,6 +89,18 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
     check("scaleout_efficiency", p.network->scaleout_efficiency);
     check("nvls_efficiency", p.network->nvls_efficiency);
     check("sharp_efficiency", p.network->sharp_efficiency);
+    const auto sorted = [&](const char* key, const std::optional<std::vector<network::SizeFactor>>& table) {
+      if (!table) return;
+      const std::size_t i = network::first_unsorted(*table);
+      if (i == 0) return;
+      const std::string at = fmt::format("network.{}[{}].size", key, i);
+      file_state.diagnostics.add(file_state.where(at), at,
+                                 fmt::format("sizes must increase from point to point: {} follows {}",
+                                             sim::format_bytes((*table)[i].size),
+                                             sim::format_bytes((*table)[i - 1].size)));
+    };
+    sorted("scaleup_size_factors", p.network->scaleup_size_factors);
+    sorted("scaleout_size_factors", p.network->scaleout_size_factors);
   }
   for (std::size_t i = 0; i < p.collectives.size(); ++i) {
     for (std::size_t r = 0; r < p.collectives[i].regimes.size(); ++r) {
@@ -126,6 +138,8 @@ void apply_network(const NetworkCalibration& n, network::NetworkConfig& cfg, con
   if (n.step_latency && !kept("step_latency")) cfg.step_latency = *n.step_latency;
   if (n.nvls_efficiency && !kept("nvls_efficiency")) cfg.nvls_efficiency = *n.nvls_efficiency;
   if (n.sharp_efficiency && !kept("sharp_efficiency")) cfg.sharp_efficiency = *n.sharp_efficiency;
+  if (n.scaleup_size_factors && !kept("scaleup_size_factors")) cfg.scaleup_size_factors = *n.scaleup_size_factors;
+  if (n.scaleout_size_factors && !kept("scaleout_size_factors")) cfg.scaleout_size_factors = *n.scaleout_size_factors;
 }
 
 config::Json to_json(const CalibrationProfile& p) { return config::Codec<CalibrationProfile>::encode(p); }

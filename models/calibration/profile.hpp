@@ -15,7 +15,8 @@
 //     "compute": { ComputeProfile keys: sms, peak_flops, gemm_efficiency, gemm_efficiency_by_dtype,
 //                  tile_m, tile_n, k_half, attention_efficiency, hbm_bandwidth, launch_overhead, source },
 //     "network": { scaleup_efficiency, scaleout_efficiency, call_overhead, step_latency,
-//                  nvls_efficiency, sharp_efficiency },
+//                  nvls_efficiency, sharp_efficiency,
+//                  scaleup_size_factors, scaleout_size_factors: [{"size": "1MiB", "factor": 0.3}, ...] },
 //     "collectives": [ {"op": "all_reduce", "ranks": 8, "nodes": 1, "level": "scaleup",
 //                       "regimes": [{"from": "8B", "latency": "32us", "busbw": "230GB/s"}, ...]} ]
 //   }
@@ -99,6 +100,8 @@ struct NetworkCalibration {
   std::optional<sim::Time> step_latency;
   std::optional<double> nvls_efficiency;
   std::optional<double> sharp_efficiency;
+  std::optional<std::vector<network::SizeFactor>> scaleup_size_factors;
+  std::optional<std::vector<network::SizeFactor>> scaleout_size_factors;
 
   static auto fields() {
     using config::field;
@@ -108,7 +111,9 @@ struct NetworkCalibration {
         field("call_overhead", &NetworkCalibration::call_overhead, "network.call_overhead"),
         field("step_latency", &NetworkCalibration::step_latency, "network.step_latency"),
         field("nvls_efficiency", &NetworkCalibration::nvls_efficiency, "network.nvls_efficiency"),
-        field("sharp_efficiency", &NetworkCalibration::sharp_efficiency, "network.sharp_efficiency")};
+        field("sharp_efficiency", &NetworkCalibration::sharp_efficiency, "network.sharp_efficiency"),
+        field("scaleup_size_factors", &NetworkCalibration::scaleup_size_factors, "network.scaleup_size_factors"),
+        field("scaleout_size_factors", &NetworkCalibration::scaleout_size_factors, "network.scaleout_size_factors")};
   }
 };
 

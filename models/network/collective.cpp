@@ -144,7 +144,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
 
 bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
           std::int64_t gpus_per_node, const InNetwork& in, Schedule& out, std::string& why) {
-  out = Schedule{op, algorithm, {}};
+  out = Schedule{op, algorithm, {}, size.value()};
   const std::size_t n = ranks.size();
   const double S = size.value();
   const auto nn = static_cast<double>(n);

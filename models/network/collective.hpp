@@ -78,7 +78,8 @@
 //
 // LIMITATIONS: steps are synchronous (a phase waits for its slowest transfer), which is
 // exact for rings on symmetric hardware and pessimistic when one link lags; no protocol
-// (LL / LL128 / Simple) distinction beyond the efficiency and overhead parameters. NVLS
+// (LL / LL128 / Simple) distinction beyond the efficiency and overhead parameters and the
+// size factors (models/network/config.hpp). NVLS
 // and SHARP are modelled for all-reduce only (not reduce-scatter / all-gather), NVLS
 // within one scale-up domain only (NCCL's NVLS across nodes, NVLS Tree, and SHARP with
 // NVLS inside the nodes are not modelled); their pipelines are one concurrent phase, so
@@ -165,6 +166,9 @@ struct Schedule {
   Op op = Op::all_reduce;
   Algorithm algorithm = Algorithm::ring;
   std::vector<Phase> phases;
+  /// The collective's size S in bytes as nccl-tests counts it (plan() sets it): what the
+  /// network model's size factors are looked up by (NetworkConfig, models/network/config.hpp).
+  double size = 0.0;
 
   /// Bytes sent by all transfers of all phases, repeats included.
   [[nodiscard]] double bytes_sent() const;

@@ -24,15 +24,36 @@
 //   The CoreWeave H100 SHARP run (all_reduce_perf, 96 ranks, busbw 386.6 GB/s at 8 GiB,
 //   coreweave/nccl-tests README) is NVLink-bound in this model (its SHARP stream needs
 //   only 24.4 GB/s per NIC), so it bounds e_sharp from below (>= 0.49), not more.
+// - scaleup_size_factors, scaleout_size_factors: empty (every size reaches the level's
+//   efficiency). A calibration table, fitted by `clustersim calibrate` from nccl-tests logs
+//   (see below); no published default.
+//
+// Size factors. NCCL does not reach the same share of line rate at every message size: at
+// medium sizes it runs fewer channels and the LL / LL128 protocols (NVIDIA/nccl
+// src/graph/tuning.cc and src/enqueue.cc pick the algorithm, protocol and channel count per
+// size from a cost table, with a static per-size correction factor for trees). On the
+// public logs of tests/calibration a 16 MiB all-reduce reaches 18% (2 x 8 H100, TCPXO) and
+// a 2 MiB one 30% (8 x A100, NVLink) of the bus bandwidth of the largest sizes. The model
+// takes this as a table per level: the efficiency of a link of that level in a collective
+// of nccl-tests size S is
+//     efficiency(S) = {scaleup,scaleout}_efficiency x factor(S),
+// factor(S) interpolated linearly in log2(S) between the table's points and constant beyond
+// its ends (1 with no table). Both network models apply it as a coefficient: a transfer of
+// a call of size S uses 1 / factor(S) of a link's capacity per byte/s (the flow model's
+// max-min coefficient; the analytical model's share), so a call at a low factor also leaves
+// less to the others. It stands for protocol and channel effects the model does not
+// simulate; it is measured once per node type, never set per case.
 #pragma once
 
 #include <array>
 #include <string_view>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "models/config/decode.hpp"
 #include "sim/time.hpp"
+#include "sim/units.hpp"
 
 namespace clustersim::network {
 
@@ -45,6 +66,31 @@ constexpr std::array<std::pair<Model, std::string_view>, 2> enum_names(Model) {
   return {{{Model::analytical, "analytical"}, {Model::flow, "flow"}}};
 }
 
+/// One point of a size-factor table: collectives of nccl-tests size `size` reach `factor`
+/// times the level's efficiency.
+struct SizeFactor {
+  sim::Bytes size;
+  double factor = 1.0;
+  friend bool operator==(const SizeFactor&, const SizeFactor&) = default;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{field("size", &SizeFactor::size, "collective size (nccl-tests' size column)").require(),
+                      field("factor", &SizeFactor::factor, "share of the level's efficiency reached at that size")
+                          .require()
+                          .at_least(0.001)
+                          .at_most(1.0)};
+  }
+};
+
+/// factor(S) of a table (see the header): linear in log2(S) between points, constant beyond
+/// the ends, 1 for an empty table. Precondition: sizes strictly increasing. O(points).
+double size_factor(const std::vector<SizeFactor>& table, double bytes);
+
+/// Where a table breaks the precondition of size_factor(): the index of the first point
+/// whose size is not above its predecessor's, or 0 when the table is fine.
+std::size_t first_unsorted(const std::vector<SizeFactor>& table);
+
 struct NetworkConfig {
   Model model = Model::analytical;
   double scaleup_efficiency = 0.93;
@@ -55,6 +101,8 @@ struct NetworkConfig {
   bool sharp = false;
   double nvls_efficiency = 0.61;
   double sharp_efficiency = 0.94;
+  std::vector<SizeFactor> scaleup_size_factors;
+  std::vector<SizeFactor> scaleout_size_factors;
 
   static auto fields() {
     using config::field;
@@ -83,6 +131,10 @@ struct NetworkConfig {
               "SHARP stream rate per NIC as a share of its line rate (0.94: as scaleout_efficiency)")
             .at_least(0.01)
             .at_most(1.0),
+        field("scaleup_size_factors", &NetworkConfig::scaleup_size_factors,
+              "share of scaleup_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate)"),
+        field("scaleout_size_factors", &NetworkConfig::scaleout_size_factors,
+              "share of scaleout_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate)"),
     };
   }
 };

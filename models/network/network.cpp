@@ -14,6 +14,29 @@ double link_capacity(const fabric::Link& link, const NetworkConfig& cfg) {
   return link.bandwidth.value() * eff;
 }
 
+double size_factor(const std::vector<SizeFactor>& table, double bytes) {
+  if (table.empty()) return 1.0;
+  if (bytes <= table.front().size.value()) return table.front().factor;
+  if (bytes >= table.back().size.value()) return table.back().factor;
+  std::size_t i = 1;
+  while (table[i].size.value() < bytes) ++i;
+  const SizeFactor& a = table[i - 1];
+  const SizeFactor& b = table[i];
+  const double x = std::log2(bytes / a.size.value()) / std::log2(b.size.value() / a.size.value());
+  return a.factor + x * (b.factor - a.factor);
+}
+
+std::size_t first_unsorted(const std::vector<SizeFactor>& table) {
+  for (std::size_t i = 1; i < table.size(); ++i) {
+    if (!(table[i - 1].size.value() < table[i].size.value())) return i;
+  }
+  return 0;
+}
+
+LevelFactors size_factors(const NetworkConfig& cfg, double bytes) {
+  return {size_factor(cfg.scaleup_size_factors, bytes), size_factor(cfg.scaleout_size_factors, bytes)};
+}
+
 namespace {
 
 // Host and access links are merged (see constraint_link()) on healthy fabrics where GPU g
@@ -145,14 +168,20 @@ double count_load(const void* counts, fabric::LinkId l) {
 }  // namespace
 
 AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s)
-    : call_overhead_(cfg.call_overhead.seconds()), fabric_links_(f.links.size()) {
+    : call_overhead_(cfg.call_overhead.seconds()),
+      fabric_links_(f.links.size()),
+      scaleup_factors_(cfg.scaleup_size_factors),
+      scaleout_factors_(cfg.scaleout_size_factors) {
   std::vector<std::uint32_t> count(f.links.size(), 0);
   build(f, cfg, s, count);
 }
 
 AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
                                    RouteScratch& scratch)
-    : call_overhead_(cfg.call_overhead.seconds()), fabric_links_(f.links.size()) {
+    : call_overhead_(cfg.call_overhead.seconds()),
+      fabric_links_(f.links.size()),
+      scaleup_factors_(cfg.scaleup_size_factors),
+      scaleout_factors_(cfg.scaleout_size_factors) {
   if (scratch.count_.size() != f.links.size()) scratch.count_.assign(f.links.size(), 0);
   build(f, cfg, s, scratch.count_);
 }
@@ -198,14 +227,17 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
       Route& r = routes_[i];
       const Transfer& t = phase.transfers[i - first];
       const Path path(links_.data() + r.first_link, r.link_count);
-      double rate = path.empty() ? std::numeric_limits<double>::infinity() : rate_bound(f, cfg, t, path);
+      constexpr double kNone = std::numeric_limits<double>::infinity();
+      r.bound = path.empty() ? kNone : rate_bound(f, cfg, t, path);
+      r.scaleup = kNone;
+      r.scaleout = kNone;
       sim::Time latency = sim::Time::zero();
       for (fabric::LinkId l : path) {
         const fabric::Link& link = f.links[l.value];
-        rate = std::min(rate, link_capacity(link, cfg) / count[l.value]);
+        double& level = link.kind == fabric::LinkKind::nvlink ? r.scaleup : r.scaleout;
+        level = std::min(level, link_capacity(link, cfg) / count[l.value]);
         latency += link.latency;
       }
-      r.rate = rate;
       if (t.hop == Hop::fabric_in) latency = transfer_latency(f, t, path);
       r.fixed = step_latency + latency.seconds();
     }
@@ -239,13 +271,15 @@ bool AnalyticalRoutes::matches(const Schedule& s) const {
 
 sim::Time AnalyticalRoutes::time(const Schedule& s) const {
   check_counts(s);
+  const LevelFactors k{size_factor(scaleup_factors_, s.size), size_factor(scaleout_factors_, s.size)};
   double total = call_overhead_;
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const Phase& phase = s.phases[p];
     const Route* r = routes_.data() + phase_first_[p];
     double step = 0.0;
     for (const Transfer& t : phase.transfers) {
-      const double time = r->fixed + (r->link_count == 0 ? 0.0 : t.bytes / r->rate);
+      const double rate = std::min({r->bound, k.scaleup * r->scaleup, k.scaleout * r->scaleout});
+      const double time = r->fixed + (r->link_count == 0 ? 0.0 : t.bytes / rate);
       step = std::max(step, time);
       ++r;
     }
@@ -357,6 +391,8 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   r.mark = ++steps_started_;
   if (flows_.empty()) flow_links_.clear();
   r.outstanding = static_cast<std::int64_t>(phase.transfers.size());
+  // A transfer uses 1 / factor of a link's capacity per byte/s (size factors, config.hpp).
+  const LevelFactors k = size_factors(cfg_, r.schedule->size);
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
     route_or_fail(fabric_, t, i, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
@@ -375,7 +411,10 @@ void FlowNetwork::start_step(std::uint32_t owner) {
       // Merged links (constraint_link()) are consecutive on a route: one use of their
       // constraint, not two.
       const fabric::LinkId rep = constraint_link(fabric_, l);
-      if (rep != previous) solver_.expand(flow.var, constraint_for(l));
+      if (rep != previous) {
+        const bool scaleup = fabric_.links[rep.value].kind == fabric::LinkKind::nvlink;
+        solver_.expand(flow.var, constraint_for(l), 1.0 / (scaleup ? k.scaleup : k.scaleout));
+      }
       previous = rep;
       ++link_flows_[l.value];
       flow_links_.push_back(l);

@@ -4,7 +4,8 @@
 //
 // Analytical (alpha-beta with link sharing). Every transfer t of a phase is routed; each
 // directed link l carries n_l of the phase's transfers and offers c_l = line rate x
-// efficiency (scale-up efficiency on NVLink, scale-out efficiency elsewhere). Then
+// efficiency (scale-up efficiency on NVLink, scale-out efficiency elsewhere) x the size
+// factor of its level at the collective's size (config.hpp; 1 without a table). Then
 //     time(t) = step_latency + sum_{l in path} latency_l + bytes_t / min_{l in path} (c_l / n_l)
 // and the phase takes max_t time(t); a schedule takes call_overhead + sum of phase times x
 // repeats. Without contention (n_l = 1) this is the textbook alpha-beta cost. Only bytes_t
@@ -12,8 +13,10 @@
 // fixed time so that one routing serves every size (AnalyticalTimer finds them by shape).
 //
 // Flow level. Every transfer is a flow on its routed path; each directed link is a
-// constraint of the engine's max-min solver (sim/maxmin.hpp) with capacity c_l, each flow a
-// variable over its links. Rates are re-solved whenever flows start or drain; the solver
+// constraint of the engine's max-min solver (sim/maxmin.hpp) with capacity c_l (without the
+// size factor), each flow a variable over its links, with coefficient 1 / (size factor of
+// the link's level at its collective's size): concurrent collectives of different sizes
+// share a link, each at its own factor. Rates are re-solved whenever flows start or drain; the solver
 // re-solves incrementally. A flow's data has drained when its bytes have been sent at its
 // (piecewise-constant) rates; it arrives latency_path later, and the phase step ends when
 // its last flow arrives. Drains and arrivals are engine events. Without contention both
@@ -36,7 +39,9 @@
 //
 // LIMITATIONS: a flow's latency is added after it drains (no store-and-forward pipelining
 // effects on rates); no packet-level effects (incast, congestion control, ECMP collisions
-// beyond the deterministic hash); per-link protocol efficiency is one number per class.
+// beyond the deterministic hash); per-link protocol efficiency is one number per class and
+// collective size (the size factors), the same for every op and algorithm; the size factors do
+// not scale the in-network reductions' rate bounds (nvls_efficiency, sharp_efficiency).
 #pragma once
 
 #include <cstdint>
@@ -52,6 +57,14 @@ namespace clustersim::network {
 
 /// Achieved rate of a link: line rate x the efficiency of its class (bytes/s).
 double link_capacity(const fabric::Link& link, const NetworkConfig& cfg);
+
+/// The size factors of a collective of nccl-tests size `bytes` (NetworkConfig's tables,
+/// config.hpp): a transfer of it reaches factor x link_capacity() on each link of that level.
+struct LevelFactors {
+  double scaleup = 1.0;   ///< NVLink links
+  double scaleout = 1.0;  ///< every other link
+};
+LevelFactors size_factors(const NetworkConfig& cfg, double bytes);
 
 /// The link whose max-min constraint stands for link `l` in the flow-level model. When
 /// every GPU has a NIC of its own (nics_per_node == gpus_per_node) and no link has failed,
@@ -101,7 +114,8 @@ class RouteScratch {
 };
 
 /// The analytical model's routes of one schedule, worked out once: each transfer's path,
-/// its rate (the bottleneck share min(rate bound, min_{l in path} c_l / n_l), bytes/s) and
+/// its rate (the bottleneck share min(rate bound, min_{l in path} c_l / n_l), bytes/s, kept
+/// per level so that time() applies the size factors of the schedule's size) and
 /// its fixed time (step_latency + path latency, s). None of these depends on the transfers'
 /// bytes or on the phases' repeats: routes depend on (src, dst, hop) and the transfer's index
 /// in its phase (the ECMP seed; UGAL's load is the count of earlier transfers on a link), so
@@ -134,9 +148,13 @@ class AnalyticalRoutes {
   void add_load(const Schedule& s, LinkLoad& load) const;
 
  private:
+  // A transfer's rate at size factors k is min(bound, k.scaleup x scaleup, k.scaleout x
+  // scaleout): its bottleneck share among the links of each level (+inf: none).
   struct Route {
-    double fixed = 0.0;  // step_latency + path latency (s)
-    double rate = 0.0;   // bytes/s; +inf when the path is empty
+    double fixed = 0.0;     // step_latency + path latency (s)
+    double bound = 0.0;     // rate bound of an in-network hop (bytes/s), +inf for none
+    double scaleup = 0.0;   // min over its NVLink links of c_l / n_l (bytes/s)
+    double scaleout = 0.0;  // min over its other links of c_l / n_l (bytes/s)
     std::uint32_t first_link = 0;  // into links_
     std::uint32_t link_count = 0;
     std::int64_t src = 0, dst = 0;
@@ -147,6 +165,8 @@ class AnalyticalRoutes {
 
   double call_overhead_ = 0.0;  // s
   std::size_t fabric_links_ = 0;
+  std::vector<SizeFactor> scaleup_factors_;   // the configuration's size factors
+  std::vector<SizeFactor> scaleout_factors_;
   std::vector<std::size_t> phase_first_;     // per phase + 1: first route of the phase
   std::vector<Route> routes_;
   std::vector<fabric::LinkId> links_;        // paths, back to back

@@ -536,6 +536,21 @@ void check_monitoring(const Scenario& sc, LoadState& state) {
   }
 }
 
+/// The network section's relations: the size-factor tables' sizes increase.
+void check_network(const Scenario& sc, LoadState& state) {
+  const auto sorted = [&](const char* key, const std::vector<network::SizeFactor>& table) {
+    const std::size_t i = network::first_unsorted(table);
+    if (i == 0) return;
+    const std::string at = fmt::format("network.{}[{}].size", key, i);
+    state.diagnostics.add(state.where(at), at,
+                          fmt::format("sizes must increase from point to point: {} follows {}",
+                                      sim::format_bytes(table[i].size), sim::format_bytes(table[i - 1].size)),
+                          "list the points by increasing size");
+  };
+  sorted("scaleup_size_factors", sc.network.scaleup_size_factors);
+  sorted("scaleout_size_factors", sc.network.scaleout_size_factors);
+}
+
 /// Reads the profile named by `calibration:` (relative to the file that named it), checks
 /// that it is for the cluster's GPU type, and overlays its network parameters on the
 /// scenario's, except those the scenario set explicitly.
@@ -583,6 +598,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
   check_monitoring(out.config, state);
+  check_network(out.config, state);
   check_sweep(out.config, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 

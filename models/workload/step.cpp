@@ -242,6 +242,7 @@ class CommTimes {
     auto it = merged_.find(key);
     if (it != merged_.end()) {
       network::Schedule& merged = it->second;
+      merged.size = first.size;
       CLUSTERSIM_CHECK(first.phases.size() == merged.phases.size(), "a plan's shape depends only on its ranks");
       for (std::size_t i = 0; i < first.phases.size(); ++i) {
         const auto& one = first.phases[i].transfers;

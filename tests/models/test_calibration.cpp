@@ -3,12 +3,14 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "models/calibration/fit.hpp"
+#include "models/network/network.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/workload/step.hpp"
 #include "tests/approx.hpp"
@@ -368,7 +370,54 @@ TEST_CASE("the inverted network model places ranks / nodes GPUs on each node, as
   CHECK(std::isnan(model(series, 1e9, fast)));
 }
 
-TEST_CASE("the network model calibrated from an nccl-tests log reproduces its bandwidth-bound sizes within 5%") {
+TEST_CASE("inverting the network model recovers the size factors it was run with (within 1%)") {
+  const NetworkModel model = network_model_on(catalog_node("dgx-h100"));
+  network::NetworkConfig truth;
+  truth.scaleup_efficiency = 0.8;
+  truth.scaleout_efficiency = 0.4;
+  truth.call_overhead = sim::Time::from_ns(20'000);
+  truth.step_latency = sim::Time::from_ns(1'500);
+  const auto mib = [](double m) { return sim::Bytes::of(m * (1 << 20)); };
+  truth.scaleup_size_factors = {{mib(1), 0.3}, {mib(16), 0.6}, {mib(256), 1.0}};
+  truth.scaleout_size_factors = {{mib(4), 0.2}, {mib(64), 0.9}, {mib(1024), 1.0}};
+  std::vector<CollectivePoint> points;
+  for (const auto& [ranks, nodes] : {std::pair<std::int64_t, std::int64_t>{8, 1}, {16, 2}}) {
+    CollectiveFit series;
+    series.ranks = ranks;
+    series.nodes = nodes;
+    for (double b = 8; b <= 8.0 * (1ull << 30); b *= 2) {
+      points.push_back({network::Op::all_reduce, ranks, nodes, b, model(series, b, truth), "synthetic"});
+    }
+  }
+  FitReport report;
+  const NetworkCalibration n = invert_network(points, fit_collectives(points, report), model, report);
+  REQUIRE(n.scaleup_size_factors);
+  REQUIRE(n.scaleout_size_factors);
+  for (const auto& [fitted, table] : {std::pair{*n.scaleup_size_factors, truth.scaleup_size_factors},
+                                      std::pair{*n.scaleout_size_factors, truth.scaleout_size_factors}}) {
+    CHECK(fitted.size() >= 8);  // every bandwidth-bound size has its point
+    CHECK(network::first_unsorted(fitted) == 0);
+    for (const network::SizeFactor& f : fitted) {
+      CAPTURE(f.size.value());
+      CHECK(f.factor == Rel(network::size_factor(table, f.size.value())).epsilon(0.01));
+    }
+  }
+  CHECK(*n.scaleup_efficiency == Rel(0.8).epsilon(0.01));
+  CHECK(*n.scaleout_efficiency == Rel(0.4).epsilon(0.01));
+  CHECK(n.call_overhead->seconds() == Rel(20e-6).epsilon(0.01));
+  // The held-out check is in the notes: interpolating this table's log-linear truth between
+  // every other size is exact, up to the fit.
+  const auto note = std::find_if(report.notes.begin(), report.notes.end(), [](const std::string& s) {
+    return s.rfind("scaleout_size_factors:", 0) == 0;
+  });
+  REQUIRE(note != report.notes.end());
+  CHECK(note->find("on the sizes held out") != std::string::npos);
+  const ErrorSummary all = summarize(report.points, "network/");
+  CAPTURE(all.worst_label);
+  CHECK(all.worst < 0.01);
+}
+
+TEST_CASE("the network model calibrated from an nccl-tests log reproduces it within 5% at >= 1 MiB") {
   // 2 x 8 H100 on Google Cloud A3 Mega (8 x 200 Gbps GPUDirect-TCPXO NICs per node): busbw
   // 338.8 GB/s at 8 GiB, above the 200 GB/s a node's NICs carry, which only a pipelined
   // hierarchical all-reduce reaches (S/g per GPU through the NICs): 1.875 x 200 x e.
@@ -390,7 +439,60 @@ TEST_CASE("the network model calibrated from an nccl-tests log reproduces its ba
     const ErrorSummary large = summarize(report.points, "network/", 2.0 * (1ull << 30));
     CHECK(large.count == 6);  // 2, 4 and 8 GiB, out-of-place and in-place
     CHECK(large.worst < 0.05);
+    // The medium sizes too, through the size factors (NCCL's protocols and channel counts).
+    const ErrorSummary from_1mib = summarize(report.points, "network/", 1 << 20);
+    CHECK(from_1mib.count == 28);  // 1 MiB to 8 GiB
+    CAPTURE(from_1mib.worst_label);
+    CHECK(from_1mib.worst < 0.05);
+    const auto& table = fits[0].level == Level::scaleup ? n.scaleup_size_factors : n.scaleout_size_factors;
+    REQUIRE(table);
+    CHECK(table->front().factor < 0.25);  // at 1 MiB and below NCCL reaches under a quarter
   }
+}
+
+TEST_CASE("a profile fitted from an nccl-tests log makes a scenario's collectives take the logged times") {
+  // calibrate's whole path: the log, the fitted profile written as JSON, a scenario of two
+  // A3 Mega nodes naming it, and the collective timed on the scenario's own fabric as
+  // `clustersim collective` times it (auto algorithm, first 16 GPUs).
+  const std::string file = kSource + "/tests/calibration/all_reduce_perf_2x8_h100.log";
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_nccl_tests(file, read(file), m, errors));
+  FitTarget target;
+  const cluster::ResolvedNode node = catalog_node("a3-mega");
+  target.gpu_name = node.gpu_name;
+  target.gpu = node.gpu;
+  target.node = node;
+  FitReport report;
+  const CalibrationProfile profile = fit_profile(m, target, report);
+  const std::string path = (std::filesystem::temp_directory_path() / "clustersim_test_a3_profile.json").string();
+  {
+    std::ofstream out(path);
+    out << to_json(profile).dump(2);
+  }
+  scenario::LoadOptions o;
+  o.sets = {"cluster.node=a3-mega", "cluster.nodes=2", "calibration=" + path};
+  const scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o);
+  std::filesystem::remove(path);
+  REQUIRE(s.fabric);
+  REQUIRE(!s.config.network.scaleout_size_factors.empty());
+  std::vector<std::int64_t> ranks(16);
+  for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<std::int64_t>(i);
+  std::size_t checked = 0;
+  for (const CollectivePoint& p : m.collectives) {
+    if (p.bytes < (1 << 20)) continue;
+    const sim::Bytes size = sim::Bytes::of(p.bytes);
+    const network::NetworkConfig& cfg = s.config.network;
+    const network::Algorithm a = network::choose_algorithm(*s.fabric, cfg, network::Op::all_reduce, ranks, size);
+    network::Schedule schedule;
+    std::string why;
+    REQUIRE(network::plan(network::Op::all_reduce, a, ranks, size, s.fabric->gpus_per_node,
+                          network::in_network(*s.fabric, cfg), schedule, why));
+    CAPTURE(p.bytes);
+    CHECK(network::analytical_time(*s.fabric, cfg, schedule).seconds() == Rel(p.seconds).epsilon(0.05));
+    ++checked;
+  }
+  CHECK(checked == 28);
 }
 
 TEST_CASE("a scenario's calibration profile replaces the compute profile and the network parameters") {

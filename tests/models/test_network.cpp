@@ -643,3 +643,74 @@ TEST_CASE("ECMP collisions: the data-parallel rings' time on an oversubscribed C
   // The spread users see across seeds: at least two collision counts among eight seeds.
   CHECK(time_by_busiest.size() >= 2);
 }
+
+TEST_CASE("size factors: linear in log2(size) between points, constant beyond, 1 without a table") {
+  const auto at = [](double bytes) { return sim::Bytes::of(bytes); };
+  CHECK(size_factor({}, 1e6) == 1.0);
+  const std::vector<SizeFactor> t{{at(1 << 20), 0.2}, {at(1 << 24), 0.6}, {at(1 << 26), 1.0}};
+  CHECK(first_unsorted(t) == 0);
+  CHECK(size_factor(t, 8) == Rel(0.2));
+  CHECK(size_factor(t, 1 << 20) == Rel(0.2));
+  CHECK(size_factor(t, 1 << 22) == Rel(0.4));  // half way from 2^20 to 2^24 in log2
+  CHECK(size_factor(t, 1 << 25) == Rel(0.8));
+  CHECK(size_factor(t, 1e12) == Rel(1.0));
+  const std::vector<SizeFactor> unsorted{{at(1 << 20), 0.2}, {at(1 << 24), 0.6}, {at(1 << 24), 1.0}};
+  CHECK(first_unsorted(unsorted) == 2);
+}
+
+TEST_CASE("a size factor scales its level's links only, the same in the analytical and the flow model") {
+  // 4 nodes of 4 GPUs on a fat tree; the ring crosses nodes, so NICs (50 GB/s x 0.94) are
+  // the bottleneck: a scale-out factor of 0.25 makes the bandwidth term 4 times longer.
+  const fabric::Fabric f = build(clos(16, 2), 4, 4, 4);
+  const NetworkConfig plain = bare();
+  const double S = 64e6;
+  const Schedule across = planned(Op::all_reduce, Algorithm::ring, iota(16), S, 4);
+  const Schedule inside = planned(Op::all_reduce, Algorithm::ring, iota(4), S, 4);
+  const auto with = [&](double up, double out) {
+    NetworkConfig c = plain;
+    c.scaleup_size_factors = {{sim::Bytes::of(S), up}};
+    c.scaleout_size_factors = {{sim::Bytes::of(S), out}};
+    return c;
+  };
+  // t(k) = L + B / k while the NICs stay the bottleneck: t(1/4) - t(1) = 3 B = 3 (t(1/2) - t(1)).
+  const double base = analytical_time(f, plain, across).seconds();
+  const NetworkConfig slow_out = with(1.0, 0.25);
+  const double slowed = analytical_time(f, slow_out, across).seconds();
+  const double half = analytical_time(f, with(1.0, 0.5), across).seconds();
+  CHECK(half - base > 0.5 * base);  // the bandwidth term dominates
+  CHECK(slowed - base == Rel(3 * (half - base)).epsilon(1e-6));
+  CHECK(flow_time(f, slow_out, across).seconds() == Rel(slowed).epsilon(0.01));
+  // A ring inside one node runs on NVLink only: the scale-out factor does not touch it, the
+  // scale-up one does.
+  CHECK(analytical_time(f, slow_out, inside).seconds() == analytical_time(f, plain, inside).seconds());
+  const NetworkConfig slow_up = with(0.5, 1.0);
+  CHECK(analytical_time(f, slow_up, inside).seconds() > 1.9 * analytical_time(f, plain, inside).seconds());
+  CHECK(flow_time(f, slow_up, inside).seconds() == Rel(analytical_time(f, slow_up, inside).seconds()).epsilon(0.01));
+  // A table applies at the schedule's own size: the same ring at 1/64 of S, below a table
+  // that reaches 1 from S on, takes its lower factor.
+  NetworkConfig ramp = plain;
+  ramp.scaleout_size_factors = {{sim::Bytes::of(S / 64), 0.5}, {sim::Bytes::of(S), 1.0}};
+  const Schedule small = planned(Op::all_reduce, Algorithm::ring, iota(16), S / 64, 4);
+  CHECK(analytical_time(f, ramp, across).seconds() == analytical_time(f, plain, across).seconds());
+  CHECK(analytical_time(f, ramp, small).seconds() > analytical_time(f, plain, small).seconds());
+}
+
+TEST_CASE("two collectives at different size factors share a link by their coefficients in the flow model") {
+  // As in the oversubscribed case above: rings A and B both cross leaf 0's single uplink.
+  // B's size runs at factor 1/2: per byte/s it takes twice the uplink's capacity, so max-min
+  // gives both the same rate r with r + 2r = c: A at c/3 instead of c/2.
+  const fabric::Fabric f = build(clos(4, 2, fabric::Ratio{1, 3}), 6, 1, 1);
+  NetworkConfig cfg = bare();
+  const double small = 50e6;
+  const double large = 100e6;
+  cfg.scaleout_size_factors = {{sim::Bytes::of(small), 0.5}, {sim::Bytes::of(large), 1.0}};
+  const Schedule a = planned(Op::all_gather, Algorithm::ring, {0, 3}, large, 1);
+  const Schedule b = planned(Op::all_gather, Algorithm::ring, {1, 4}, small, 1);
+  const std::vector<double> done = run_together(f, cfg, {&a, &b});
+  const double c = 50e9 * 0.94;
+  const double latency = 2 * 700e-9 + 2 * 700e-9;
+  // B sends 25 MB at c/3; meanwhile A sends 25 MB at c/3 too, then its other 25 MB at c.
+  const double b_end = 25e6 / (c / 3);
+  CHECK(done[1] - latency == Rel(b_end).epsilon(1e-3));
+  CHECK(done[0] - latency == Rel(b_end + 25e6 / c).epsilon(1e-3));
+}

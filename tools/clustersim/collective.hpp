@@ -13,8 +13,8 @@
 // reduce-scatter, all-gather and all-to-all, 1 for broadcast and send/recv; both in GB/s
 // (10^9 bytes per second, as nccl-tests prints them).
 //
-// LIMITATIONS: those of the network model (no protocol choice beyond its efficiencies and
-// overheads, an idle fabric, no run-to-run noise); nccl-tests' in-place and out-of-place
+// LIMITATIONS: those of the network model (no protocol choice beyond its efficiencies,
+// size factors and overheads, an idle fabric, no run-to-run noise); nccl-tests' in-place and out-of-place
 // timings are not distinguished.
 #pragma once
 
