@@ -1,6 +1,7 @@
 #include "models/calibration/fit.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <limits>
 #include <map>
@@ -643,12 +644,20 @@ NetworkModel network_model_on(const cluster::ResolvedNode& node) {
 
 NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
                                   const NetworkModel& model, FitReport& report) {
+  // Per level, the series to invert: an all-reduce if there is one (the collective whose
+  // configuration NCCL's tuning and the model know best), else a reduce-scatter, an
+  // all-gather, an all-to-all, a broadcast, a send/recv; the most ranks among those.
+  const auto preference = [](network::Op op) {
+    constexpr std::array order{network::Op::all_reduce, network::Op::reduce_scatter, network::Op::all_gather,
+                               network::Op::all_to_all, network::Op::broadcast,      network::Op::send_recv};
+    return static_cast<int>(std::find(order.begin(), order.end(), op) - order.begin());
+  };
   const CollectiveFit* up = nullptr;
   const CollectiveFit* out = nullptr;
   for (const CollectiveFit& f : fits) {
-    if (f.op != network::Op::all_reduce || f.regimes.empty()) continue;
+    if (f.regimes.empty()) continue;
     const CollectiveFit*& slot = f.level == Level::scaleup ? up : out;
-    if (!slot || f.ranks > slot->ranks) slot = &f;
+    if (!slot || std::pair{-preference(f.op), f.ranks} > std::pair{-preference(slot->op), slot->ranks}) slot = &f;
   }
   // One series to invert: its points, the latency-bound (smallest) and bandwidth-bound
   // (largest) ones.
@@ -784,8 +793,9 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
     if (!flat_down && !flat_up) {
       (s.scaleup ? n.scaleup_efficiency : n.scaleout_efficiency) = e;
       report.notes.push_back(fmt::format(
-          "{} {:.4f}: the network model reproduces the {} all-reduce from {} within {:.1f}%{}", name, e,
-          fmt::format("{}x{}", s.fit->nodes, s.fit->ranks / s.fit->nodes), sim::human(sim::Bytes::of(s.large_from)),
+          "{} {:.4f}: the network model reproduces the {} {} from {} within {:.1f}%{}", name, e,
+          fmt::format("{}x{}", s.fit->nodes, s.fit->ranks / s.fit->nodes), config::enum_name(s.fit->op),
+          sim::human(sim::Bytes::of(s.large_from)),
           100 * worst(s, s.large, cfg),
           e >= 0.999 ? " (at the bound: the model's links at full line rate are still slower than the log)" : ""));
     } else {

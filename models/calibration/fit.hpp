@@ -33,7 +33,8 @@
 // all-reduce reaches depends on the algorithm and on which links are the bottleneck (on two
 // nodes a hierarchical all-reduce moves S/g per GPU through the NICs but 2(g-1)/g S over
 // NVLink, so busbw is not a share of the NIC rate). For the largest one-node series, then
-// the largest multi-node one, three rounds of
+// the largest multi-node one (all-reduce where the log has it; else reduce-scatter,
+// all-gather, all-to-all, broadcast, send/recv, in that order), three rounds of
 //   call_overhead  the constant c >= 0 minimizing the worst relative error of the model
 //                  over the series' three smallest sizes (in its first regime); the model's
 //                  time is c plus a part independent of c, so this is a 1-D convex problem,

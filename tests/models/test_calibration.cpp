@@ -370,6 +370,33 @@ TEST_CASE("the inverted network model places ranks / nodes GPUs on each node, as
   CHECK(std::isnan(model(series, 1e9, fast)));
 }
 
+TEST_CASE("without an all-reduce, the network model is inverted on another collective's series") {
+  // An all-gather log of 1 x 8 and 2 x 8 H100: the same parameters come back.
+  const NetworkModel model = network_model_on(catalog_node("dgx-h100"));
+  network::NetworkConfig truth;
+  truth.scaleup_efficiency = 0.7;
+  truth.scaleout_efficiency = 0.5;
+  truth.call_overhead = sim::Time::from_ns(15'000);
+  std::vector<CollectivePoint> points;
+  for (const auto& [ranks, nodes] : {std::pair<std::int64_t, std::int64_t>{8, 1}, {16, 2}}) {
+    CollectiveFit series;
+    series.op = network::Op::all_gather;
+    series.ranks = ranks;
+    series.nodes = nodes;
+    for (double b = 64; b <= 8.0 * (1ull << 30); b *= 2) {
+      points.push_back({network::Op::all_gather, ranks, nodes, b, model(series, b, truth), "synthetic"});
+    }
+  }
+  FitReport report;
+  const NetworkCalibration n = invert_network(points, fit_collectives(points, report), model, report);
+  REQUIRE(n.scaleup_efficiency);
+  REQUIRE(n.scaleout_efficiency);
+  CHECK(*n.scaleup_efficiency == Rel(0.7).epsilon(0.01));
+  CHECK(*n.scaleout_efficiency == Rel(0.5).epsilon(0.01));
+  CHECK(n.call_overhead->seconds() == Rel(15e-6).epsilon(0.01));
+  CHECK(summarize(report.points, "network/all_gather/").count == points.size());
+}
+
 TEST_CASE("inverting the network model recovers the size factors it was run with (within 1%)") {
   const NetworkModel model = network_model_on(catalog_node("dgx-h100"));
   network::NetworkConfig truth;
