@@ -80,7 +80,9 @@ fabric::LinkId constraint_link(const fabric::Fabric& f, fabric::LinkId l);
 /// the smallest link_capacity() among the links it stands for (bytes/s).
 double constraint_capacity(const fabric::Fabric& f, const NetworkConfig& cfg, fabric::LinkId rep);
 
-/// Per-link traffic of a run: bytes carried by each directed link.
+/// Per-link traffic of a run: bytes carried by each directed link. Data bytes: a call at a
+/// size factor f below 1 keeps a link busy while moving f of its achieved rate, so its
+/// utilisation reads f, not 1.
 struct LinkLoad {
   std::vector<double> bytes;  ///< indexed by LinkId
   [[nodiscard]] double utilisation(const fabric::Fabric& f, const NetworkConfig& cfg, fabric::LinkId l,
