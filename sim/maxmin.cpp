@@ -423,6 +423,7 @@ void MaxMinSystem::open_full(std::uint32_t c, double now) {
     if (!k.finished) schedule(c, now);
     return;
   }
+  for (const ConstraintUse& u : constraint_uses_[c]) prefetch(&variables_[u.variable]);
   for (const ConstraintUse& u : constraint_uses_[c]) {
     Variable& x = variables_[u.variable];
     if (x.epoch != epoch_) {
@@ -485,6 +486,12 @@ bool MaxMinSystem::open_light(std::uint32_t c, double now) {
 // light constraints move it to their weight sums, closed ones are opened.
 void MaxMinSystem::start_growing(std::uint32_t v, double now) {
   const Variable& x = variables_[v];
+  // As in fix(): ask for the constraint records, and for their lists of uses (open_full()
+  // reads them), before reading the first.
+  for (const VariableUse& u : x.uses) {
+    prefetch(&constraints_[u.constraint]);
+    prefetch(&constraint_uses_[u.constraint]);
+  }
   for (const VariableUse& u : variables_[v].uses) {
     Constraint& k = constraints_[u.constraint];
     if (k.epoch != epoch_) {
@@ -580,11 +587,16 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
 void MaxMinSystem::saturate(std::uint32_t c, double level) {
   constraints_[c].finished = true;
   constraints_[c].binding = true;
-  // As in fix(): the variables' records, then (once those are in) their lists of uses.
+  // As in fix(): the variables' records, then (once those are in) their lists of uses,
+  // then those uses' constraints with the heads of their own lists of uses (which fix()
+  // reads when it opens one in full).
   for (const ConstraintUse& u : constraint_uses_[c]) prefetch(&variables_[u.variable]);
   for (const ConstraintUse& u : constraint_uses_[c]) prefetch(variables_[u.variable].uses.data());
   for (const ConstraintUse& u : constraint_uses_[c]) {
-    for (const VariableUse& w : variables_[u.variable].uses) prefetch(&constraints_[w.constraint]);
+    for (const VariableUse& w : variables_[u.variable].uses) {
+      prefetch(&constraints_[w.constraint]);
+      prefetch(&constraint_uses_[w.constraint]);
+    }
   }
   for (const ConstraintUse& u : constraint_uses_[c]) {
     const Variable& x = variables_[u.variable];
@@ -639,6 +651,15 @@ MaxMinSystem::VarEvent MaxMinSystem::pop_event() {
   std::pop_heap(events_.begin(), events_.end(), kEventAfter);
   const VarEvent e = events_.back();
   events_.pop_back();
+  // The next events' variables are read soon: ask for the next one's list of uses (its
+  // record was asked for at the previous pop) and for the records of the two after it,
+  // while this one is handled.
+  if (!events_.empty()) {
+    prefetch(variables_[events_.front().variable].uses.data());
+    for (std::size_t i = 1; i < std::min<std::size_t>(events_.size(), 3); ++i) {
+      prefetch(&variables_[events_[i].variable]);
+    }
+  }
   return e;
 }
 
@@ -651,6 +672,11 @@ MaxMinSystem::HeapEntry MaxMinSystem::pop_constraint() {
   std::pop_heap(heap_.begin(), heap_.end(), kEntryAfter);
   const HeapEntry e = heap_.back();
   heap_.pop_back();
+  // Likewise the constraints of the next entries (sweep() reads them to tell a stale
+  // entry, and stale entries often follow one another).
+  for (std::size_t i = 0; i < std::min<std::size_t>(heap_.size(), 3); ++i) {
+    prefetch(&constraints_[heap_[i].constraint]);
+  }
   return e;
 }
 
