@@ -29,12 +29,14 @@
 #pragma once
 
 #include <algorithm>
+#include <charconv>
 #include <concepts>
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 #include <tuple>
 #include <type_traits>
 #include <utility>
@@ -603,9 +605,12 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
     std::size_t index = 0;
     const bool is_index = seg.key.size() > 2 && seg.key.front() == '[' && seg.key.back() == ']' &&
                           seg.key.find_first_not_of("0123456789", 1) == seg.key.size() - 1;
-    if (is_index) index = static_cast<std::size_t>(std::stoull(seg.key.substr(1, seg.key.size() - 2)));
-    if (!is_index || index >= target.size()) {
-      ctx.error_at(at, is_index ? fmt::format("has {} entries; there is no index {}", target.size(), index)
+    const std::string_view digits = is_index ? std::string_view(seg.key).substr(1, seg.key.size() - 2) : "";
+    // An index too large for size_t is past the end like any other: no exception.
+    const bool in_range =
+        is_index && std::from_chars(digits.data(), digits.data() + digits.size(), index).ec == std::errc();
+    if (!is_index || !in_range || index >= target.size()) {
+      ctx.error_at(at, is_index ? fmt::format("has {} entries; there is no index {}", target.size(), digits)
                                 : fmt::format("is a list; expected an index such as [0], got '{}'", seg.key));
       return false;
     }

@@ -591,7 +591,17 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   for (const Document& doc : chain) {
     config::Codec<Scenario>::decode(doc.root, out.config, Context(state, doc.file));
   }
-  for (const std::string& set : options.sets) config::apply_set(out.config, set, state);
+  for (const std::string& set : options.sets) {
+    // The chain of files is read before the overrides: a new `extends` would be ignored.
+    if (set.substr(0, set.find('=')) == "extends") {
+      state.diagnostics.add(Location{"<command line>", 1, 1}, "extends",
+                            "cannot be overridden with --set: the files a scenario extends are read before "
+                            "the overrides",
+                            "edit the file's extends: key, or run a scenario that extends the one you want");
+      continue;
+    }
+    config::apply_set(out.config, set, state);
+  }
   if (options.seed) out.config.simulation.seed = *options.seed;
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
