@@ -591,6 +591,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   for (const Document& doc : chain) {
     config::Codec<Scenario>::decode(doc.root, out.config, Context(state, doc.file));
   }
+  // An empty file (or one of comments only) records no mapping: errors about its missing
+  // keys point at its first line rather than at no file at all.
+  state.mappings.try_emplace("", Location{out.file, 1, 1});
   for (const std::string& set : options.sets) {
     // The chain of files is read before the overrides: a new `extends` would be ignored.
     if (set.substr(0, set.find('=')) == "extends") {
