@@ -7,6 +7,7 @@
 #include <functional>
 #include <fstream>
 #include <sstream>
+#include <system_error>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -42,7 +43,7 @@ bool read_text(const std::string& path, std::string& out, std::string& why) {
     why = std::strerror(errno);
     return false;
   }
-  if (fs::is_directory(path)) {
+  if (std::error_code ec; fs::is_directory(path, ec)) {
     why = "is a directory";
     return false;
   }
@@ -126,7 +127,8 @@ std::vector<Document> read_extends_chain(Document first, LoadState& state) {
     if (!config::decode_scalar_text(ext, target, ctx, "a file name")) break;
     const fs::path candidate = doc.builtin ? fs::path() : doc.dir / target;
     std::optional<Document> base;
-    if (!candidate.empty() && fs::exists(candidate)) {
+    std::error_code exists_error;  // a name the file system rejects (too long, ...) is not found
+    if (!candidate.empty() && fs::exists(candidate, exists_error)) {
       base = read_document(candidate.lexically_normal().string(), state, ctx.locate(ext), "extends");
     } else if (std::string_view text = builtin_scenario_text(fs::path(target).filename().string());
                !text.empty() && fs::path(target).filename() == fs::path(target)) {
