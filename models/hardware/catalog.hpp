@@ -62,7 +62,9 @@ struct GpuSpec {
     return std::tuple{
         field("vendor", &GpuSpec::vendor, "manufacturer"),
         field("architecture", &GpuSpec::architecture, "GPU architecture"),
-        field("sms", &GpuSpec::sms, "streaming multiprocessors (compute units on AMD)").at_least(0),
+        field("sms", &GpuSpec::sms, "streaming multiprocessors (compute units on AMD)")
+            .at_least(0)
+            .at_most(100'000),
         field("peak_flops", &GpuSpec::peak_flops, "dense peak FLOP rate per datatype"),
         field("hbm_capacity", &GpuSpec::hbm_capacity, "HBM capacity").require(),
         field("hbm_bandwidth", &GpuSpec::hbm_bandwidth, "HBM bandwidth").require(),

@@ -181,7 +181,9 @@ struct SchedulerConfig {
   static auto fields() {
     using config::field;
     return std::tuple{
-        field("spare_nodes", &SchedulerConfig::spare_nodes, "hot spare nodes kept beside the cluster").at_least(0),
+        field("spare_nodes", &SchedulerConfig::spare_nodes, "hot spare nodes kept beside the cluster")
+            .at_least(0)
+            .at_most(10'000'000),
         field("retire_after", &SchedulerConfig::retire_after,
               "retire a node after this many failures within retire_window (0: never)")
             .at_least(0),

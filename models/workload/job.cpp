@@ -39,13 +39,21 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
     out.push_back({std::move(path), std::move(message), std::move(hint)});
   };
 
-  const std::int64_t product = p.tp * p.cp * p.pp * p.dp;
-  if (product != job.gpus) {
-    const std::int64_t others = p.tp * p.cp * p.pp;
-    add("parallelism", fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {}, but gpus is {}", p.tp, p.cp, p.pp,
-                                   p.dp, product, job.gpus),
-        job.gpus % others == 0 ? fmt::format("dp: {} uses all {} GPUs", job.gpus / others, job.gpus)
-                               : fmt::format("gpus: {}", product));
+  // In double: four degrees of up to kMaxDegree multiply past int64 (exact up to 2^53, far
+  // above any job's GPUs, so equality is exact).
+  const double product = static_cast<double>(p.tp) * static_cast<double>(p.cp) * static_cast<double>(p.pp) *
+                         static_cast<double>(p.dp);
+  if (product != static_cast<double>(job.gpus)) {
+    const double others = static_cast<double>(p.tp) * static_cast<double>(p.cp) * static_cast<double>(p.pp);
+    const bool divides = others <= static_cast<double>(job.gpus) &&
+                         job.gpus % static_cast<std::int64_t>(others) == 0;
+    const bool fits = product <= static_cast<double>(kMaxDegree);
+    add("parallelism",
+        fmt::format("tp x cp x pp x dp = {} x {} x {} x {} = {}, but gpus is {}", p.tp, p.cp, p.pp, p.dp,
+                    fits ? fmt::format("{:.0f}", product) : fmt::format("{:.3g}", product), job.gpus),
+        divides ? fmt::format("dp: {} uses all {} GPUs", job.gpus / static_cast<std::int64_t>(others), job.gpus)
+        : fits  ? fmt::format("gpus: {:.0f}", product)
+                : fmt::format("degrees whose product is the job's {} GPUs", job.gpus));
   }
   {
     std::vector<Axis> sorted = p.order;
@@ -106,6 +114,12 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                                     job.global_batch, job.micro_batch, p.dp, per_step),
         fmt::format("global_batch: {}", std::max<std::int64_t>(1, (job.global_batch + per_step - 1) / per_step) *
                                             per_step));
+  } else if (micro_batches(job) > kMaxMicroBatches) {
+    add("global_batch",
+        fmt::format("{} micro-batches per replica (global_batch / (dp x micro_batch)); the step simulation takes at "
+                    "most {}",
+                    micro_batches(job), kMaxMicroBatches),
+        fmt::format("micro_batch: {}", (micro_batches(job) + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch));
   } else if (p.virtual_stages > 1 && micro_batches(job) % p.pp != 0) {
     add("global_batch",
         fmt::format("the interleaved schedule needs micro-batches per replica ({}) to be a multiple of pp ({})",

@@ -62,6 +62,13 @@ constexpr std::array<std::pair<Axis, std::string_view>, 4> enum_names(Axis) {
   return {{{Axis::tp, "tp"}, {Axis::cp, "cp"}, {Axis::pp, "pp"}, {Axis::dp, "dp"}}};
 }
 
+// Sanity limits of the field tables, far above any published run (Llama 3 405B: 16,384 GPUs,
+// 2,048 sequences a step): they keep the products of degrees and batch sizes inside int64.
+inline constexpr std::int64_t kMaxDegree = 100'000'000;  ///< GPUs of a job, and each parallel degree
+inline constexpr std::int64_t kMaxBatch = 100'000'000;   ///< sequences of a global batch or a micro-batch
+/// Micro-batches per replica the step simulation takes (each is an event per pipeline chunk).
+inline constexpr std::int64_t kMaxMicroBatches = 1'000'000;
+
 struct Parallelism {
   std::int64_t tp = 1;
   std::int64_t cp = 1;
@@ -76,14 +83,17 @@ struct Parallelism {
   static auto fields() {
     using config::field;
     return std::tuple{
-        field("tp", &Parallelism::tp, "tensor-parallel degree").at_least(1),
-        field("cp", &Parallelism::cp, "context-parallel degree (the sequence split across GPUs)").at_least(1),
-        field("pp", &Parallelism::pp, "pipeline-parallel degree (stages)").at_least(1),
-        field("dp", &Parallelism::dp, "data-parallel degree (replicas)").at_least(1),
-        field("ep", &Parallelism::ep, "expert-parallel degree, dividing dp (MoE models)").at_least(1),
+        field("tp", &Parallelism::tp, "tensor-parallel degree").at_least(1).at_most(kMaxDegree),
+        field("cp", &Parallelism::cp, "context-parallel degree (the sequence split across GPUs)")
+            .at_least(1)
+            .at_most(kMaxDegree),
+        field("pp", &Parallelism::pp, "pipeline-parallel degree (stages)").at_least(1).at_most(kMaxDegree),
+        field("dp", &Parallelism::dp, "data-parallel degree (replicas)").at_least(1).at_most(kMaxDegree),
+        field("ep", &Parallelism::ep, "expert-parallel degree, dividing dp (MoE models)").at_least(1).at_most(kMaxDegree),
         field("virtual_stages", &Parallelism::virtual_stages,
               "model chunks per pipeline stage (interleaved 1F1B when above 1)")
-            .at_least(1),
+            .at_least(1)
+            .at_most(100'000),
         field("zero", &Parallelism::zero,
               "ZeRO stage: 0 replicated, 1 optimizer sharded, 2 + gradients, 3 + parameters (FSDP)")
             .at_least(0)
@@ -118,13 +128,17 @@ struct JobConfig {
         field("name", &JobConfig::name, "the job's name").require(),
         field("model", &JobConfig::model, "model architecture: a catalog name (llama3-405b) or an inline definition")
             .require(),
-        field("gpus", &JobConfig::gpus, "GPUs the job runs on (= tp x cp x pp x dp)").require().at_least(1),
+        field("gpus", &JobConfig::gpus, "GPUs the job runs on (= tp x cp x pp x dp)")
+            .require()
+            .at_least(1)
+            .at_most(kMaxDegree),
         field("parallelism", &JobConfig::parallelism, "how the model and batch are split across the GPUs"),
-        field("micro_batch", &JobConfig::micro_batch, "sequences per micro-batch").at_least(1),
+        field("micro_batch", &JobConfig::micro_batch, "sequences per micro-batch").at_least(1).at_most(kMaxBatch),
         field("global_batch", &JobConfig::global_batch, "sequences per training step, all replicas together")
             .require()
-            .at_least(1),
-        field("seq_len", &JobConfig::seq_len, "tokens per sequence (default: the model's)").at_least(0),
+            .at_least(1)
+            .at_most(kMaxBatch),
+        field("seq_len", &JobConfig::seq_len, "tokens per sequence (default: the model's)").at_least(0).at_most(100'000'000),
         field("precision", &JobConfig::precision, "datatype of the matrix multiplies (bf16, fp16, fp8, tf32, fp32)"),
         field("recompute", &JobConfig::recompute, "activation recomputation: none, selective or full"),
         field("attention", &JobConfig::attention, "attention kernel: flash (fused) or unfused (batched GEMMs)"),

@@ -64,21 +64,26 @@ struct ModelSpec {
     using config::field;
     return std::tuple{
         field("name", &ModelSpec::name, "a name for an inline definition (catalog entries are named by their key)"),
-        field("layers", &ModelSpec::layers, "transformer layers").require().at_least(1),
-        field("hidden", &ModelSpec::hidden, "model (hidden) dimension").require().at_least(1),
-        field("heads", &ModelSpec::heads, "attention heads").require().at_least(1),
-        field("kv_heads", &ModelSpec::kv_heads, "key/value heads (grouped-query attention); 0: = heads").at_least(0),
-        field("ffn_hidden", &ModelSpec::ffn_hidden, "hidden size of a dense MLP").require().at_least(1),
+        field("layers", &ModelSpec::layers, "transformer layers").require().at_least(1).at_most(100'000),
+        field("hidden", &ModelSpec::hidden, "model (hidden) dimension").require().at_least(1).at_most(1'000'000),
+        field("heads", &ModelSpec::heads, "attention heads").require().at_least(1).at_most(100'000),
+        field("kv_heads", &ModelSpec::kv_heads, "key/value heads (grouped-query attention); 0: = heads")
+            .at_least(0)
+            .at_most(100'000),
+        field("ffn_hidden", &ModelSpec::ffn_hidden, "hidden size of a dense MLP").require().at_least(1).at_most(10'000'000),
         field("ffn", &ModelSpec::ffn, "MLP kind: gelu (2 matrices) or swiglu (3)"),
-        field("vocab", &ModelSpec::vocab, "vocabulary size").require().at_least(1),
-        field("seq_len", &ModelSpec::seq_len, "training sequence length").require().at_least(1),
+        field("vocab", &ModelSpec::vocab, "vocabulary size").require().at_least(1).at_most(100'000'000),
+        field("seq_len", &ModelSpec::seq_len, "training sequence length").require().at_least(1).at_most(100'000'000),
         field("tied_embeddings", &ModelSpec::tied_embeddings, "the output layer shares the input embedding"),
-        field("experts", &ModelSpec::experts, "routed experts per MoE layer; 0: dense").at_least(0),
-        field("top_k", &ModelSpec::top_k, "experts each token is routed to").at_least(0),
-        field("expert_ffn_hidden", &ModelSpec::expert_ffn_hidden, "hidden size of one expert's MLP").at_least(0),
-        field("shared_experts", &ModelSpec::shared_experts, "experts every token goes through").at_least(0),
+        field("experts", &ModelSpec::experts, "routed experts per MoE layer; 0: dense").at_least(0).at_most(100'000),
+        field("top_k", &ModelSpec::top_k, "experts each token is routed to").at_least(0).at_most(100'000),
+        field("expert_ffn_hidden", &ModelSpec::expert_ffn_hidden, "hidden size of one expert's MLP")
+            .at_least(0)
+            .at_most(10'000'000),
+        field("shared_experts", &ModelSpec::shared_experts, "experts every token goes through").at_least(0).at_most(100'000),
         field("dense_layers", &ModelSpec::dense_layers, "leading layers with a dense MLP instead of experts")
-            .at_least(0),
+            .at_least(0)
+            .at_most(100'000),
         field("source", &ModelSpec::source, "where the architecture comes from"),
         field("notes", &ModelSpec::notes, "simplifications and caveats"),
     };
