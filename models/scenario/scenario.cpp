@@ -387,6 +387,14 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
     }
     job.profile = loaded.calibration ? calibration::compute_profile(*loaded.calibration, loaded.node.gpu_name, loaded.node.gpu)
                                      : compute::default_profile(loaded.node.gpu_name, loaded.node.gpu);
+    if (compute::peak_flops(job.config.precision, job.profile) <= 0.0) {
+      const std::string dtype(config::enum_name(job.config.precision));
+      state.diagnostics.add(state.where(path + ".precision"), path + ".precision",
+                            fmt::format("the GPU type '{}' has no {} peak FLOP rate (peak_flops.{} is missing or 0)",
+                                        loaded.node.gpu_name, dtype, dtype),
+                            fmt::format("give the GPU a peak_flops.{}, or the job a precision the GPU has", dtype));
+      continue;
+    }
     const auto chunks = workload::chunk_costs(job.config, job.model, job.profile);
     const auto order = workload::pipeline_order(job.config.parallelism.pp, job.config.parallelism.virtual_stages,
                                                 workload::micro_batches(job.config));
