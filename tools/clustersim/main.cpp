@@ -437,6 +437,17 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   std::optional<std::string> python;
   if (!plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
   const tools::Comparison c = tools::compare(args);
+  // The plot data first: a --plot folder that cannot be written fails before any output.
+  std::string breakdown;
+  if (python) {
+    breakdown = compare_breakdown_csv(args, c);
+    std::string err = tools::write_file_atomically(plot_dir + "/compare.csv", tools::compare_csv(c));
+    if (err.empty()) err = tools::write_file_atomically(plot_dir + "/breakdown.csv", breakdown);
+    if (!err.empty()) {
+      std::cerr << "error: --plot: " << err << "\n";
+      return kExitInput;
+    }
+  }
   if (args.format == "json") {
     std::cout << tools::compare_json(c).dump(2) << "\n";
   } else if (args.format == "csv") {
@@ -445,13 +456,6 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
     std::cout << tools::compare_table(c);
   }
   if (python) {
-    const std::string breakdown = compare_breakdown_csv(args, c);
-    std::string err = tools::write_file_atomically(plot_dir + "/compare.csv", tools::compare_csv(c));
-    if (err.empty()) err = tools::write_file_atomically(plot_dir + "/breakdown.csv", breakdown);
-    if (!err.empty()) {
-      std::cerr << "error: --plot: " << err << "\n";
-      return kExitInput;
-    }
     const bool any_job = breakdown.find('\n') + 1 < breakdown.size();
     std::vector<std::string> plot_args{"compare", plot_dir + "/compare.csv", "-o", plot_dir + "/compare.png"};
     if (any_job) plot_args.insert(plot_args.end(), {"--breakdown", plot_dir + "/breakdown.csv"});
