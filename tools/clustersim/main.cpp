@@ -3,11 +3,13 @@
 // Exit codes: 0 success; 2 bad input (scenario errors, bad options, unwritable output),
 // reported as diagnostics with nothing written; 3 an internal error (a bug: please report it).
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <cstdio>
 #include <iostream>
 #include <optional>
 #include <string>
+#include <system_error>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -41,6 +43,20 @@ struct ScenarioArgs {
   std::optional<std::uint64_t> seed;
 };
 
+/// --seed: a decimal integer from 0 to 2^64-1. CLI11 alone wraps -1 and saturates values
+/// past 2^64-1, silently running another seed.
+std::string check_seed(const std::string& v) {
+  std::uint64_t seed = 0;
+  const char* end = v.data() + v.size();
+  const auto [stop, ec] = std::from_chars(v.data(), end, seed);
+  if (v.empty() || ec != std::errc() || stop != end) {
+    return !v.empty() && v.front() == '-'
+               ? std::string("the seed must not be negative")
+               : fmt::format("expected an integer from 0 to 18446744073709551615, got '{}'", v);
+  }
+  return {};
+}
+
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional) {
   auto* opt = cmd.add_option("scenario", args.file,
                              file_optional ? "scenario YAML file (default: the built-in quickstart)"
@@ -49,10 +65,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
   cmd.add_option("--set", args.sets, "override a key: --set cluster.nodes=128 (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")
-      ->check([](const std::string& v) {
-        return !v.empty() && v.front() == '-' ? std::string("the seed must not be negative") : std::string();
-      });
+  cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")->check(check_seed);
 }
 
 scenario::LoadedScenario load(const ScenarioArgs& args) {
@@ -677,7 +690,7 @@ int run_main(int argc, char** argv) {
   compare_cmd->add_option("--set", compare_args.sets, "override a key in every scenario (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed");
+  compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed")->check(check_seed);
   compare_cmd->add_option("--format", compare_args.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   std::string compare_plot_dir;
