@@ -63,6 +63,22 @@ void MaxMinSystem::check(VariableId v, const char* what) const {
   if (!contains(v)) fail_state(what, "no such variable", v.index);
 }
 
+void MaxMinSystem::Variable::add_use(VariableUse u) {
+  if (use_count < kInlineUses) {
+    inline_uses[use_count] = u;
+  } else {
+    if (use_count == kInlineUses) overflow.assign(inline_uses, inline_uses + kInlineUses);
+    overflow.push_back(u);
+  }
+  ++use_count;
+}
+
+// All the lines of v's record, its uses included.
+void MaxMinSystem::prefetch_variable(std::uint32_t v) const {
+  const char* p = reinterpret_cast<const char*>(&variables_[v]);
+  for (std::size_t line = 0; line < sizeof(Variable); line += 64) prefetch(p + line);
+}
+
 bool MaxMinSystem::contains(ConstraintId c) const {
   return c.index < constraints_.size() && constraints_[c.index].alive;
 }
@@ -142,9 +158,9 @@ VariableId MaxMinSystem::add_variable(double weight, double bound) {
   }
   Variable& x = variables_[v];
   const bool listed = x.pending;  // the slot may still be listed from a former life
-  std::vector<VariableUse> uses = std::move(x.uses);  // empty, but keeps its capacity
+  std::vector<VariableUse> overflow = std::move(x.overflow);  // empty, but keeps its capacity
   x = Variable{};
-  x.uses = std::move(uses);
+  x.overflow = std::move(overflow);
   x.weight = weight;
   x.bound = bound;
   x.alive = true;
@@ -158,7 +174,7 @@ void MaxMinSystem::set_weight(VariableId v, double weight) {
   check(v, "set_weight");
   if (!positive_finite(weight)) fail_argument("set_weight", "weight must be finite and > 0", weight);
   variables_[v.index].weight = weight;
-  for (const VariableUse& u : variables_[v.index].uses) {
+  for (const VariableUse& u : variables_[v.index].uses()) {
     constraint_uses_[u.constraint][u.mirror].weighted = u.coefficient * weight;
   }
   mark_pending(v.index);
@@ -183,8 +199,7 @@ void MaxMinSystem::expand(VariableId v, ConstraintId c, double coefficient) {
   // Usage stays the sum over the uses of coefficient * value (open_light() relies on it).
   constraints_[c.index].usage += coefficient * x.value;
   mark_pending(v.index);
-  std::vector<VariableUse>& uses = x.uses;
-  for (VariableUse& u : uses) {
+  for (VariableUse& u : x.uses()) {
     if (u.constraint == c.index) {
       u.coefficient += coefficient;
       constraint_uses_[c.index][u.mirror].coefficient = u.coefficient;
@@ -193,25 +208,26 @@ void MaxMinSystem::expand(VariableId v, ConstraintId c, double coefficient) {
     }
   }
   std::vector<ConstraintUse>& users = constraint_uses_[c.index];
-  uses.push_back(VariableUse{c.index, to_u32(users.size()), coefficient});
-  users.push_back(ConstraintUse{v.index, to_u32(uses.size() - 1), coefficient, coefficient * x.weight});
+  x.add_use(VariableUse{c.index, to_u32(users.size()), coefficient});
+  users.push_back(ConstraintUse{v.index, x.use_count - 1, coefficient, coefficient * x.weight});
 }
 
 void MaxMinSystem::remove_variable(VariableId v) {
   check(v, "remove_variable");
   const double value = variables_[v.index].value;
-  for (const VariableUse& u : variables_[v.index].uses) {
+  for (const VariableUse& u : variables_[v.index].uses()) {
     constraints_[u.constraint].usage -= u.coefficient * value;
     std::vector<ConstraintUse>& users = constraint_uses_[u.constraint];
     const ConstraintUse last = users.back();
     users.pop_back();
     if (u.mirror < users.size()) {  // fill the hole with the former last incidence
       users[u.mirror] = last;
-      variables_[last.variable].uses[last.mirror].mirror = u.mirror;
+      variables_[last.variable].uses()[last.mirror].mirror = u.mirror;
     }
     mark_pending_constraint(u.constraint);
   }
-  variables_[v.index].uses.clear();
+  variables_[v.index].use_count = 0;
+  variables_[v.index].overflow.clear();
   variables_[v.index].alive = false;
   free_variables_.push_back(v.index);
   --variable_count_;
@@ -368,7 +384,7 @@ void MaxMinSystem::free_variable(std::uint32_t v, double now) {
   Variable& x = variables_[v];
   x.epoch = epoch_;
   x.state = VarState::kFree;
-  if (variables_[v].uses.empty()) {  // nothing to share: it gets its bound
+  if (x.use_count == 0) {  // nothing to share: it gets its bound
     x.value = x.bound;
     x.level = x.bound / x.weight;
     x.bottleneck = kNone;
@@ -488,11 +504,11 @@ void MaxMinSystem::start_growing(std::uint32_t v, double now) {
   const Variable& x = variables_[v];
   // As in fix(): ask for the constraint records, and for their lists of uses (open_full()
   // reads them), before reading the first.
-  for (const VariableUse& u : x.uses) {
+  for (const VariableUse& u : x.uses()) {
     prefetch(&constraints_[u.constraint]);
     prefetch(&constraint_uses_[u.constraint]);
   }
-  for (const VariableUse& u : variables_[v].uses) {
+  for (const VariableUse& u : x.uses()) {
     Constraint& k = constraints_[u.constraint];
     if (k.epoch != epoch_) {
       if (!open(u.constraint, now)) continue;
@@ -551,8 +567,8 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
   x.bottleneck = bottleneck;
   // The constraint records are scattered: ask for all of them before reading the first, so
   // that their cache misses overlap instead of following one another.
-  for (const VariableUse& u : x.uses) prefetch(&constraints_[u.constraint]);
-  for (const VariableUse& u : variables_[v].uses) {
+  for (const VariableUse& u : x.uses()) prefetch(&constraints_[u.constraint]);
+  for (const VariableUse& u : x.uses()) {
     Constraint& k = constraints_[u.constraint];
     if (k.epoch != epoch_) {
       // Closed: v counted there with its old value; unchanged, nothing to tell.
@@ -587,13 +603,12 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
 void MaxMinSystem::saturate(std::uint32_t c, double level) {
   constraints_[c].finished = true;
   constraints_[c].binding = true;
-  // As in fix(): the variables' records, then (once those are in) their lists of uses,
-  // then those uses' constraints with the heads of their own lists of uses (which fix()
-  // reads when it opens one in full).
-  for (const ConstraintUse& u : constraint_uses_[c]) prefetch(&variables_[u.variable]);
-  for (const ConstraintUse& u : constraint_uses_[c]) prefetch(variables_[u.variable].uses.data());
+  // As in fix(): the variables' records (their uses included), then (once those are in)
+  // those uses' constraints with the heads of their own lists of uses (which fix() reads
+  // when it opens one in full).
+  for (const ConstraintUse& u : constraint_uses_[c]) prefetch_variable(u.variable);
   for (const ConstraintUse& u : constraint_uses_[c]) {
-    for (const VariableUse& w : variables_[u.variable].uses) {
+    for (const VariableUse& w : variables_[u.variable].uses()) {
       prefetch(&constraints_[w.constraint]);
       prefetch(&constraint_uses_[w.constraint]);
     }
@@ -651,15 +666,9 @@ MaxMinSystem::VarEvent MaxMinSystem::pop_event() {
   std::pop_heap(events_.begin(), events_.end(), kEventAfter);
   const VarEvent e = events_.back();
   events_.pop_back();
-  // The next events' variables are read soon: ask for the next one's list of uses (its
-  // record was asked for at the previous pop) and for the records of the two after it,
-  // while this one is handled.
-  if (!events_.empty()) {
-    prefetch(variables_[events_.front().variable].uses.data());
-    for (std::size_t i = 1; i < std::min<std::size_t>(events_.size(), 3); ++i) {
-      prefetch(&variables_[events_[i].variable]);
-    }
-  }
+  // The next events' variables are read soon: ask for the records of the next three (the
+  // next one's and those of the children of the top) while this one is handled.
+  for (std::size_t i = 0; i < std::min<std::size_t>(events_.size(), 3); ++i) prefetch_variable(events_[i].variable);
   return e;
 }
 

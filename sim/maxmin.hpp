@@ -70,27 +70,46 @@
 //                 practice a small multiple of the variables whose value changes.
 //   add/remove/expand:  O(number of constraints of the variable); set_*: O(1).
 // Measured (tools/bench/bench_maxmin.cpp: 100,000 flows on a 16,384-endpoint fat tree,
-// 57,344 constraints, 596,796 incidences; a shared 2-core x86 VM, g++ 12 -O2):
-// solve_all() 42-52 ms (66-100 ms before the prefetches below); removing one variable then
-// solve() 0.9-1.1 ms on average, revisiting ~1,100 variables of which ~750 really change by
-// more than 1e-9.
+// 57,344 constraints, 596,796 incidences; a shared, busy 2-core x86 VM, g++ 12 -O3; three
+// runs each): solve_all() 39-40 ms (mean of 5; 44-55 ms in the same runs before the inline
+// uses and the incremental path's prefetches, 66-100 ms before the saturation's
+// prefetches); removing one variable then
+// solve() 0.66-0.72 ms on average, median 0.59-0.65 ms (0.98-1.09 ms on average before the
+// incremental path's prefetches and the inline uses), revisiting ~1,130 variables of which
+// ~750 really change by more than 1e-9.
 // Under full load a change legitimately moves hundreds of rates. Without the 2:1 taper
-// (98,304 constraints) the median drops to 0.15 ms but the mean is 1.6 ms: a few changes
-// cascade through ~15,000 rates.
+// (98,304 constraints) the median is 0.13 ms but the mean 1.3-1.4 ms: a few changes cascade
+// through up to ~24,000 variables revisited.
 //
 // tools/bench/bench_network.cpp (the fabric model's own constraints: 100,000 flows, 98,040
-// constraints, 587,178 incidences, every link at the same 47 GB/s): solve_all() 64-77 ms
-// (median of 5; 100-136 ms before the prefetches); an incremental solve after one removal 2.0-2.2 ms,
-// revisiting ~1,500 variables of which ~1,230 change by more than 1e-9 (relative): with
-// every link equally loaded, one change re-balances a large part of the fabric, and an
-// exact re-solve must write each of those values. A full solve opens every constraint from
-// its incidences alone (ConstraintUse::weighted), heapifies once, and sums usages as it goes.
-// Most of a solve's time is cache misses on records scattered by the variables' routes:
-// saturating a constraint first asks for the records of its variables, then their lists of
-// uses, then those uses' constraints (prefetches), so that the misses overlap.
+// constraints, 587,178 incidences, every link at the same 47 GB/s): solve_all() 59-67 ms
+// (median of 5, three runs; 68-81 ms in the same runs before the inline uses and the
+// incremental path's prefetches, 100-136 ms before the saturation's prefetches); an
+// incremental solve after one removal 1.35-1.54 ms on average (2.0-2.1 ms before the
+// incremental prefetches and the inline uses), median 0.15-0.16 ms, 99th percentile
+// 14-17 ms, revisiting ~1,500 variables of which ~1,050 change by more than
+// 1e-9 (relative; counted in an instrumented copy): with every link equally loaded, one
+// change re-balances a large part of the fabric, and an exact re-solve must write each of
+// those values. The cost is skewed: half the removals revisit at most ~200 variables, the
+// 9% that revisit 5,000 or more (up to ~22,000) take 61% of the time.
+// Issue 4 asks for 50 us on average there; an exact update does not get near it on this
+// load. Per removal ~1,050 values really change, each on ~6 constraints whose usage changes
+// too, in ~40 MB of records scattered over a 32 MiB L3: a dependent random load costs
+// ~0.18 us on this VM (pointer chase over 64 MiB), so one miss per changed value is ~190 us
+// unless the misses overlap, and 50 us leaves under 50 ns per changed value with its
+// constraints. A full solve, whose accesses are more regular, spends ~0.6 us per variable;
+// the incremental one now spends ~0.9 us per variable revisited.
+// A full solve opens every constraint from its incidences alone (ConstraintUse::weighted),
+// heapifies once, and sums usages as it goes. Most of a solve's time is cache misses on
+// records scattered by the variables' routes: saturating a constraint first asks for the
+// records of its variables (their uses included), then those uses' constraints and the
+// heads of their lists of uses (prefetches), so that the misses overlap. The incremental
+// path does likewise where it walks a variable's uses or a constraint's, and each heap pop
+// asks for the records of the next entries.
 //
 // Storage is data-oriented: one record per constraint (one cache line: capacity, usage
-// and the scratch of a solve) and per variable (with its list of uses) in vectors, each
+// and the scratch of a solve) and per variable (three cache lines: its scalars and up to
+// kInlineUses = 7 of its uses, so that reading them follows no pointer) in vectors, each
 // incidence stored at both ends with its mirror's position for O(1) removal; ids are
 // indices recycled through free lists; per-solve scratch is invalidated by bumping an epoch
 // rather than cleared.
@@ -110,6 +129,8 @@
 //     the 1e-9 the tests ask for. A coarse tolerance buys little: 1e-3 saves ~30% there,
 //     because the rates that change move by more than that.
 //   - A variable without constraints gets its bound, which may be +inf.
+//   - A variable record takes 192 bytes whatever its number of uses; a variable with more
+//     than 7 uses keeps them all in a separate array (one more cache miss to reach them).
 //   - Worst case, the incremental replay is a full re-solve of the component: a change can
 //     legitimately shift every rate of a fully loaded fabric by a little. It is then slower
 //     than solve_all() by its bookkeeping (2-3x when every rate changes).
@@ -135,6 +156,7 @@
 #include <cstdint>
 #include <limits>
 #include <optional>
+#include <span>
 #include <vector>
 
 namespace clustersim::sim {
@@ -275,7 +297,11 @@ class MaxMinSystem {
     bool binding = false;
   };
   static_assert(sizeof(Constraint) <= 64, "a constraint record should fit a cache line");
-  struct Variable {
+  // Three cache lines per variable: its scalars, then its uses, up to kInlineUses of them
+  // in the record itself (reading them follows no pointer, so the lines can be asked for
+  // together), all of them in `overflow` when there are more.
+  static constexpr std::uint32_t kInlineUses = 7;
+  struct alignas(64) Variable {
     double weight = 1.0;
     double bound = kInfinity;
     double value = 0.0;
@@ -285,8 +311,21 @@ class MaxMinSystem {
     VarState state = VarState::kPending;
     bool alive = false;
     bool pending = false;              // listed in pending_variables_
-    std::vector<VariableUse> uses;     // here rather than apart: one cache miss, not two
+    std::uint32_t use_count = 0;
+    std::vector<VariableUse> overflow;  // every use when use_count > kInlineUses
+    VariableUse inline_uses[kInlineUses];
+
+    [[nodiscard]] std::span<VariableUse> uses() {
+      return use_count <= kInlineUses ? std::span<VariableUse>(inline_uses, use_count)
+                                      : std::span<VariableUse>(overflow);
+    }
+    [[nodiscard]] std::span<const VariableUse> uses() const {
+      return use_count <= kInlineUses ? std::span<const VariableUse>(inline_uses, use_count)
+                                      : std::span<const VariableUse>(overflow);
+    }
+    void add_use(VariableUse u);
   };
+  static_assert(sizeof(Variable) <= 192, "a variable record should take three cache lines at most");
   enum class EventKind : std::uint8_t { kCheck, kBound };
   struct VarEvent {
     double level;
@@ -299,6 +338,7 @@ class MaxMinSystem {
     std::uint32_t stamp;
   };
 
+  void prefetch_variable(std::uint32_t v) const;
   void check(ConstraintId c, const char* what) const;
   void check(VariableId v, const char* what) const;
   void mark_pending(std::uint32_t v);
