@@ -8,13 +8,18 @@
 //                       network::constraint_link()); one full max-min solve, 5 times:
 //                       the median ("seconds"), the first and the best.
 //   maxmin_incremental  then, one flow ends and the rates are re-solved (sim::MaxMinSystem's
-//                       incremental solve), averaged over `updates` removals.
+//                       incremental solve), averaged over `updates` removals; also their
+//                       median and 99th percentile.
 //   ring_16k            a 1 GiB ring all-reduce over 16,384 GPUs on the flow-level model
 //                       (wall time of the simulation, and the simulated time). The 32,766
 //                       ring steps are identical while the collective runs alone, so one
 //                       step is solved and its time reused (models/network/network.hpp).
 // Targets: full solve under 100 ms, incremental update under 50 us on average, the ring
 // under 5 s.
+// Measured (shared 2-core x86 VM, g++ 12 -O3, three runs): full solve 59-67 ms; incremental
+// update 1.35-1.54 ms on average, median 0.15-0.16 ms, 99th percentile 14-17 ms: the
+// 50 us average is not met (sim/maxmin.hpp says why: ~1,050 rates really change per
+// removal on this load).
 //
 // Usage: bench_network [--quick]   (--quick: 1/8 of the flows and a 2,048-GPU ring)
 #include <algorithm>
@@ -112,6 +117,7 @@ int main(int argc, char** argv) {
              flows, ids.size(), incidences, fulls[2], first, fulls[0]);
   std::fflush(stdout);
   double total = 0.0;
+  std::vector<double> times;
   double revisited = 0.0;
   double opened = 0.0;
   double replayed = 0.0;
@@ -120,17 +126,24 @@ int main(int argc, char** argv) {
     const auto t1 = Clock::now();
     solver.remove_variable(vars[k]);
     solver.solve();
-    total += since(t1);
+    const double t = since(t1);
+    total += t;
+    times.push_back(t);
     revisited += static_cast<double>(solver.last_solve().variables);
     opened += static_cast<double>(solver.last_solve().constraints);
     replayed += static_cast<double>(solver.last_solve().replayed);
     vars[k] = vars.back();
     vars.pop_back();
   }
+  // The mean is the target's figure; the median and the 99th percentile show how skewed
+  // the cost is (a few removals re-balance a large part of the fabric).
+  std::sort(times.begin(), times.end());
   fmt::print(R"({{"case":"maxmin_incremental","flows":{},"updates":{},"mean_microseconds":{:.1f},)"
+             R"("median_microseconds":{:.1f},"p99_microseconds":{:.1f},)"
              R"("mean_variables_revisited":{:.1f},"mean_constraints_opened":{:.1f},"mean_constraints_replayed":{:.1f}}})"
              "\n",
-             flows, updates, total / updates * 1e6, revisited / updates, opened / updates, replayed / updates);
+             flows, updates, total / updates * 1e6, times[times.size() / 2] * 1e6, times[times.size() * 99 / 100] * 1e6,
+             revisited / updates, opened / updates, replayed / updates);
   std::fflush(stdout);
 
   // --- 1 GiB ring all-reduce over 16,384 GPUs ----------------------------------------------
