@@ -267,7 +267,7 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
 
 struct CollectiveArgs {
   std::string op = "all_reduce";
-  std::int64_t gpus = 0;
+  std::optional<std::int64_t> gpus;  // unset: all
   std::string sizes = "1KiB:1GiB";
   std::string algo = "auto";
   std::string model;
@@ -283,7 +283,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   const fabric::Fabric& fab = *loaded.fabric;
   network::NetworkConfig cfg = loaded.config.network;
   if (!c.model.empty()) cfg.model = c.model == "flow" ? network::Model::flow : network::Model::analytical;
-  const std::int64_t n = c.gpus == 0 ? fab.gpus() : c.gpus;
+  const std::int64_t n = c.gpus.value_or(fab.gpus());
   if (n < 2 || n > fab.gpus()) {
     std::cerr << fmt::format("error: --gpus {}: the cluster has {} GPUs; choose 2 to {}\n", n, fab.gpus(), fab.gpus());
     return kExitInput;
