@@ -1,12 +1,13 @@
 // `clustersim validate`'s collective cases (validation/cases.yaml, `collectives`): they run,
 // each is timed as `clustersim collective` times it, and their median stays apart from the
-// training throughput median.
+// training throughput median; a case whose scenario does not load is a config error, all at once.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <string>
 #include <vector>
 
+#include "models/config/diagnostics.hpp"
 #include "models/scenario/scenario.hpp"
 #include "tests/approx.hpp"
 #include "tools/clustersim/collective.hpp"
@@ -108,4 +109,53 @@ TEST_CASE("validate: the collective table and JSON keep their own median, apart 
   CHECK(table.find("median absolute error 20.0% over 3 collective cases") != std::string::npos);
   CHECK(table.find("8GiB") != std::string::npos);
   CHECK(tools::validation_table(training).find("Collective bus bandwidth") == std::string::npos);
+}
+
+TEST_CASE("validate: scenarios that do not load are all reported, each with its case, before any case runs") {
+  // A training case and a collective case whose scenario files exist but do not load (a job
+  // on more GPUs than the cluster has; a node the catalog lacks), a second training case
+  // naming the first bad scenario, and a case that does not fit its loaded scenario.
+  const std::string dir = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/config_errors/";
+  const std::string cases = dir + "validate_bad_scenarios.yaml";
+  std::vector<config::Diagnostic> items;
+  try {
+    (void)tools::load_validation(cases);
+  } catch (const config::InputError& e) {
+    items = e.diagnostics().items();
+  }
+  REQUIRE(items.size() == 3);  // the shared bad scenario once
+  // At the scenario's own file, line, column and key, said which case names it and where.
+  CHECK(items[0].where.file == dir + "validate_bad_scenarios_training.yaml");
+  CHECK(items[0].where.line == 10);
+  CHECK(items[0].where.column == 13);
+  CHECK(items[0].path == "workload.jobs[0].gpus");
+  CHECK(items[0].message.starts_with("case bad-training (" + cases + ":12:15, and 1 more case): the job needs 64 GPUs"));
+  // A case that loads but does not fit its scenario: at the case's key.
+  CHECK(items[1].where.file == cases);
+  CHECK(items[1].where.line == 23);
+  CHECK(items[1].path == "cases[3].metric");
+  CHECK(items[1].message.find("needs a failures section") != std::string::npos);
+  CHECK(items[2].where.file == dir + "validate_bad_scenarios_collective.yaml");
+  CHECK(items[2].where.line == 4);
+  CHECK(items[2].where.column == 17);
+  CHECK(items[2].path == "cluster.node");
+  CHECK(items[2].message.starts_with("case bad-collective (" + cases + ":36:15): unknown node type 'a3-megaa'"));
+  CHECK(items[2].hint == "did you mean 'a3-mega'?");
+  // Neither list runs while the other has a bad case.
+  CHECK_THROWS_AS((void)tools::run_validation(cases), config::InputError);
+  CHECK_THROWS_AS((void)tools::run_collective_validation(cases), config::InputError);
+}
+
+TEST_CASE("validate: cases loaded once run as the cases file does") {
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/validate_one_collective.yaml";
+  const tools::LoadedValidation loaded = tools::load_validation(file);
+  CHECK(loaded.training.empty());
+  REQUIRE(loaded.collectives.size() == 1);
+  const std::vector<tools::CollectiveResult> once = tools::run_collective_validation(loaded);
+  const std::vector<tools::CollectiveResult> by_file = tools::run_collective_validation(file);
+  REQUIRE(once.size() == 1);
+  REQUIRE(by_file.size() == 1);
+  CHECK(once[0].predicted == by_file[0].predicted);
+  CHECK(once[0].time_s == by_file[0].time_s);
+  CHECK(tools::run_validation(loaded).empty());
 }

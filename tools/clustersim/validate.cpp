@@ -4,15 +4,20 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <initializer_list>
 #include <map>
 #include <optional>
+#include <set>
 #include <sstream>
+#include <string_view>
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "models/config/diagnostics.hpp"
+#include "models/network/network.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/units.hpp"
 #include "tools/clustersim/collective.hpp"
@@ -51,6 +56,8 @@ struct LoadedCases {
   config::LoadState state;
 };
 
+/// Decodes the cases file and checks its values; the problems found are left in
+/// state.diagnostics. A file that cannot be read or is not YAML throws at once.
 LoadedCases load_cases(const std::string& file) {
   config::LoadState state;
   ValidationCases out;
@@ -101,25 +108,6 @@ LoadedCases load_cases(const std::string& file) {
                             fmt::format("must be a bus bandwidth above 0 GB/s, got {}", c.published));
     }
   }
-  // Every case's scenario must be there: said where the case names it, all at once, before
-  // any case runs.
-  const fs::path dir = fs::path(file).parent_path();
-  const auto check_scenario = [&](const std::string& path, const std::string& scenario) {
-    if (!state.assigned.count(path)) return;
-    const fs::path resolved = (dir / scenario).lexically_normal();
-    std::error_code ec;
-    if (!fs::is_regular_file(resolved, ec)) {
-      state.diagnostics.add(state.where(path), path, fmt::format("no scenario file {}", resolved.string()),
-                            "scenario paths are relative to the cases file");
-    }
-  };
-  for (std::size_t i = 0; i < out.cases.size(); ++i) {
-    check_scenario(fmt::format("cases[{}].scenario", i), out.cases[i].scenario);
-  }
-  for (std::size_t i = 0; i < out.collectives.size(); ++i) {
-    check_scenario(fmt::format("collectives[{}].scenario", i), out.collectives[i].scenario);
-  }
-  if (!state.diagnostics.ok()) throw config::InputError(std::move(state.diagnostics));
   return {std::move(out), std::move(state)};
 }
 
@@ -134,36 +122,177 @@ double megatron_flops(const scenario::ResolvedJob& job) {
   return 96.0 * B * s * l * h * h * (1.0 + s / (6.0 * h) + V / (16.0 * l * h));
 }
 
+/// Where a case's scenario file is: relative to the cases file.
+std::string scenario_path(const std::string& cases_file, const std::string& scenario) {
+  return (fs::path(cases_file).parent_path() / scenario).lexically_normal().string();
+}
+
+/// Whether the case at `at` ("cases[3]") decoded whole: nothing reported under it, and each of
+/// `keys` given. Only such a case is checked against its scenario.
+bool decoded_whole(const config::LoadState& state, const std::string& at, std::initializer_list<std::string_view> keys) {
+  for (const config::Diagnostic& d : state.diagnostics.items()) {
+    if (d.path == at || d.path.starts_with(at + ".")) return false;
+  }
+  return std::all_of(keys.begin(), keys.end(),
+                     [&](std::string_view k) { return state.assigned.count(fmt::format("{}.{}", at, k)) > 0; });
+}
+
+/// One list of the cases file ("cases" or "collectives"), its scenarios loaded: each
+/// distinct file once, in the order the list first names them. A scenario file that is not
+/// there is reported where the case names it; a problem of a scenario that does not load, at
+/// the scenario's own file, line, column and key, prefixed with the case that names it
+/// ("case NAME (CASES:LINE:COLUMN)", and how many more name it). `check(loaded, report)`
+/// adds a scenario's own further checks (`report(path, message)`, at the scenario file);
+/// `check_case(i, loaded)` checks case i against its loaded scenario.
+template <class Case, class ScenarioCheck, class CaseCheck>
+std::map<std::string, scenario::LoadedScenario> load_scenarios(const std::string& cases_file,
+                                                               const std::vector<Case>& cases, std::string_view list,
+                                                               const config::LoadState& state,
+                                                               const scenario::LoadOptions& options,
+                                                               config::Diagnostics& problems, ScenarioCheck check,
+                                                               CaseCheck check_case) {
+  std::map<std::string, std::size_t> naming;  // cases naming each file
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    if (state.assigned.count(fmt::format("{}[{}].scenario", list, i))) ++naming[scenario_path(cases_file, cases[i].scenario)];
+  }
+  std::map<std::string, std::optional<scenario::LoadedScenario>> tried;  // nullopt: did not load
+  std::set<std::string> missing;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const std::string at = fmt::format("{}[{}]", list, i);
+    if (!state.assigned.count(at + ".scenario")) continue;  // reported by the cases file's decoding
+    const std::string file = scenario_path(cases_file, cases[i].scenario);
+    const config::Location named = state.where(at + ".scenario");
+    std::error_code ec;
+    if (missing.count(file) || !fs::is_regular_file(file, ec)) {  // each case naming it is told
+      missing.insert(file);
+      problems.add(named, at + ".scenario", fmt::format("no scenario file {}", file),
+                   "scenario paths are relative to the cases file");
+      continue;
+    }
+    auto it = tried.find(file);
+    if (it == tried.end()) {
+      it = tried.emplace(file, std::nullopt).first;
+      const std::size_t others = naming[file] - 1;
+      const std::string label =
+          fmt::format("case {} ({}:{}:{}{})", cases[i].name.empty() ? at : cases[i].name, named.file, named.line,
+                      named.column, others == 0 ? "" : fmt::format(", and {} more case{}", others, others == 1 ? "" : "s"));
+      const auto report = [&](const config::Location& where, const std::string& path, const std::string& message,
+                              const std::string& hint) {
+        problems.add(where, path, fmt::format("{}: {}", label, message), hint);
+      };
+      try {
+        scenario::LoadedScenario loaded = scenario::load_scenario(file, options);
+        bool ok = true;
+        check(loaded, [&](const std::string& path, const std::string& message) {
+          report(config::Location{file, 0, 0}, path, message, "");
+          ok = false;
+        });
+        if (ok) it->second = std::move(loaded);
+      } catch (const config::InputError& e) {
+        for (const config::Diagnostic& d : e.diagnostics().items()) report(d.where, d.path, d.message, d.hint);
+      }
+    }
+    if (it->second) check_case(i, *it->second);
+  }
+  std::map<std::string, scenario::LoadedScenario> out;
+  for (auto& [file, loaded] : tried) {
+    if (loaded) out.emplace(file, std::move(*loaded));
+  }
+  return out;
+}
+
 }  // namespace
 
 bool within_band(const CaseResult& r) {
   return std::fabs(r.predicted - r.spec.published) <= 2.0 * std::sqrt(r.spec.published);
 }
 
-std::vector<CaseResult> run_validation(const std::string& cases_file) {
-  const ValidationCases cases = load_cases(cases_file).cases;
-  const fs::path dir = fs::path(cases_file).parent_path();
+LoadedValidation load_validation(const std::string& cases_file) {
+  LoadedCases decoded = load_cases(cases_file);
+  LoadedValidation v{cases_file, std::move(decoded.cases), std::move(decoded.state), {}, {}};
+  const config::LoadState& state = v.state;
+  config::Diagnostics problems = state.diagnostics;
+  const auto report = [&](const std::string& path, std::string message, std::string hint) {
+    problems.add(state.where(path), path, std::move(message), std::move(hint));
+  };
+
+  // Training cases: one job each; a failure metric needs the failures, and the component, it counts.
+  scenario::LoadOptions training;
+  training.check_memory = false;
+  const auto one_job = [](const scenario::LoadedScenario& loaded, const auto& bad) {
+    if (loaded.jobs.size() != 1) {
+      bad("workload.jobs", fmt::format("a validation case needs exactly one job, found {}", loaded.jobs.size()));
+    }
+  };
+  const auto failures = [&](std::size_t i, const scenario::LoadedScenario& loaded) {
+    const ValidationCase& c = v.cases.cases[i];
+    const std::string at = fmt::format("cases[{}]", i);
+    if (!decoded_whole(state, at, {"metric"}) || !is_failure_metric(c.metric)) return;
+    if (!loaded.config.failures) {
+      report(at + ".metric", fmt::format("metric {} needs a failures section; {} has none", c.metric, loaded.file),
+             "add one to the scenario, or compare a throughput metric");
+      return;
+    }
+    const auto& components = loaded.config.failures->components;
+    const std::string cause = c.metric == "interruptions" ? "total" : c.metric.substr(9);
+    if (cause != "total" && components.count(cause) == 0) {
+      std::vector<std::string> names;
+      for (const auto& [name, component] : components) names.push_back("failures:" + name);
+      names.emplace_back("failures:total");
+      report(at + ".metric", fmt::format("{} has no failure component '{}'", loaded.file, cause),
+             fmt::format("one of {}", fmt::join(names, ", ")));
+    }
+  };
+  v.training = load_scenarios(cases_file, v.cases.cases, "cases", state, training, problems, one_job, failures);
+
+  // Collective cases: a fabric with at least the case's ranks, an algorithm that can run the
+  // collective on them (auto picks one that can).
+  const auto no_check = [](const scenario::LoadedScenario&, const auto&) {};
+  const auto runnable = [&](std::size_t i, const scenario::LoadedScenario& loaded) {
+    const CollectiveCase& c = v.cases.collectives[i];
+    const std::string at = fmt::format("collectives[{}]", i);
+    if (!decoded_whole(state, at, {"op", "gpus", "size"})) return;
+    if (!loaded.fabric) {
+      report(at + ".scenario", fmt::format("{} has no fabric section; a collective needs one", loaded.file),
+             "add one, e.g. fabric: {topology: fat_tree, radix: 64, link_latency: 700ns}");
+      return;
+    }
+    const fabric::Fabric& fab = *loaded.fabric;
+    if (c.gpus > fab.gpus()) {
+      report(at + ".gpus",
+             fmt::format("{} ranks, but the scenario's cluster has {} GPUs ({} nodes of {})", c.gpus, fab.gpus(),
+                         loaded.config.cluster.nodes, loaded.node.name),
+             fmt::format("choose 2 to {}, or more nodes in {}", fab.gpus(), loaded.file));
+      return;
+    }
+    if (c.algo == network::Algorithm::automatic) return;
+    network::NetworkConfig cfg = loaded.config.network;
+    cfg.model = c.model;
+    network::Schedule schedule;
+    std::string why;
+    if (!network::plan(c.op, c.algo, first_ranks(c.gpus), c.size, fab.gpus_per_node, network::in_network(fab, cfg),
+                       schedule, why)) {
+      report(at + ".algo", why, "algo: auto picks the fastest that can run");
+    }
+  };
+  v.collectives = load_scenarios(cases_file, v.cases.collectives, "collectives", state, {}, problems, no_check, runnable);
+
+  if (!problems.ok()) throw config::InputError(std::move(problems));
+  return v;
+}
+
+std::vector<CaseResult> run_validation(const std::string& cases_file) { return run_validation(load_validation(cases_file)); }
+
+std::vector<CaseResult> run_validation(const LoadedValidation& v) {
   std::vector<CaseResult> out;
   // Cases that share a scenario run it once.
-  std::map<std::string, std::pair<scenario::LoadedScenario, RunResult>> runs;
-  for (const ValidationCase& c : cases.cases) {
-    const std::string file = (dir / c.scenario).lexically_normal().string();
+  std::map<std::string, RunResult> runs;
+  for (const ValidationCase& c : v.cases.cases) {
+    const std::string file = scenario_path(v.file, c.scenario);
+    const scenario::LoadedScenario& loaded = v.training.at(file);
     auto it = runs.find(file);
-    if (it == runs.end()) {
-      scenario::LoadOptions options;
-      options.check_memory = false;
-      scenario::LoadedScenario loaded = scenario::load_scenario(file, options);
-      if (loaded.jobs.size() != 1) {
-        config::Diagnostics d;
-        d.add(config::Location{file, 0, 0}, "workload.jobs",
-              fmt::format("a validation case needs exactly one job, found {}", loaded.jobs.size()));
-        throw config::InputError(std::move(d));
-      }
-      RunResult run = compute_run(loaded, false);
-      it = runs.emplace(file, std::pair{std::move(loaded), std::move(run)}).first;
-    }
-    const scenario::LoadedScenario& loaded = it->second.first;
-    const RunResult& run = it->second.second;
+    if (it == runs.end()) it = runs.emplace(file, compute_run(loaded, false)).first;
+    const RunResult& run = it->second;
     const workload::StepResult& step = run.jobs.front();
     const scenario::ResolvedJob& job = loaded.jobs.front();
     CaseResult r;
@@ -173,23 +302,12 @@ std::vector<CaseResult> run_validation(const std::string& cases_file) {
     r.memory_bytes = step.memory.total;
     r.hbm_bytes = loaded.node.gpu.hbm_capacity.value();
     if (is_failure_metric(c.metric)) {
+      // load_validation checked the scenario has failures (so the long-run model ran) and the cause.
       r.failures = true;
-      if (!run.reliability || !loaded.config.failures) {
-        config::Diagnostics d;
-        d.add(config::Location{file, 0, 0}, "failures", fmt::format("case {}: metric {} needs a failures section",
-                                                                     c.name, c.metric));
-        throw config::InputError(std::move(d));
-      }
       if (c.metric == "interruptions") {
         r.predicted = run.reliability->jobs.front().interruptions.mean;
       } else {
         const std::string cause = c.metric.substr(9);
-        if (cause != "total" && loaded.config.failures->components.count(cause) == 0) {
-          config::Diagnostics d;
-          d.add(config::Location{cases_file, 0, 0}, "cases",
-                fmt::format("case {}: the scenario has no failure component '{}'", c.name, cause));
-          throw config::InputError(std::move(d));
-        }
         for (const auto& [k, e] : run.reliability->failures_by_cause) {
           if (cause == "total" || k == cause) r.predicted += e.mean;
         }
@@ -212,52 +330,25 @@ std::vector<CaseResult> run_validation(const std::string& cases_file) {
 }
 
 std::vector<CollectiveResult> run_collective_validation(const std::string& cases_file) {
-  const LoadedCases loaded_cases = load_cases(cases_file);
-  const config::LoadState& state = loaded_cases.state;
-  const fs::path dir = fs::path(cases_file).parent_path();
+  return run_collective_validation(load_validation(cases_file));
+}
+
+std::vector<CollectiveResult> run_collective_validation(const LoadedValidation& v) {
   std::vector<CollectiveResult> out;
-  // Every case is tried and every problem reported at once; a scenario shared by several
-  // cases is loaded once (a scenario that does not load is reported once).
   config::Diagnostics problems;
-  const auto report = [&](const std::string& path, std::string message, std::string hint) {
-    problems.add(state.where(path), path, std::move(message), std::move(hint));
-  };
-  std::map<std::string, std::optional<scenario::LoadedScenario>> scenarios;
-  const auto& cases = loaded_cases.cases.collectives;
+  const auto& cases = v.cases.collectives;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const CollectiveCase& c = cases[i];
-    const std::string at = fmt::format("collectives[{}]", i);
-    const std::string file = (dir / c.scenario).lexically_normal().string();
-    auto it = scenarios.find(file);
-    if (it == scenarios.end()) {
-      it = scenarios.emplace(file, std::nullopt).first;
-      try {
-        it->second = scenario::load_scenario(file, {});
-      } catch (const config::InputError& e) {
-        for (const config::Diagnostic& d : e.diagnostics().items()) problems.add(d.where, d.path, d.message, d.hint);
-      }
-    }
-    if (!it->second) continue;
-    const scenario::LoadedScenario& loaded = *it->second;
-    if (!loaded.fabric) {
-      report(at + ".scenario", fmt::format("{} has no fabric section; a collective needs one", file),
-             "add one, e.g. fabric: {topology: fat_tree, radix: 64, link_latency: 700ns}");
-      continue;
-    }
-    const fabric::Fabric& fab = *loaded.fabric;
-    if (c.gpus > fab.gpus()) {
-      report(at + ".gpus",
-             fmt::format("{} ranks, but the scenario's cluster has {} GPUs ({} nodes of {})", c.gpus, fab.gpus(),
-                         loaded.config.cluster.nodes, loaded.node.name),
-             fmt::format("choose 2 to {}, or more nodes in {}", fab.gpus(), file));
-      continue;
-    }
+    const scenario::LoadedScenario& loaded = v.collectives.at(scenario_path(v.file, c.scenario));
+    const fabric::Fabric& fab = *loaded.fabric;  // load_validation checked it is there, with c.gpus GPUs
     network::NetworkConfig cfg = loaded.config.network;
     cfg.model = c.model;
     CollectiveTiming timing;
     std::string why;
     if (!time_collective(fab, cfg, c.op, first_ranks(c.gpus), c.size, c.algo, timing, why)) {
-      report(at + ".algo", why, "algo: auto picks the fastest that can run");
+      // load_validation planned a named algorithm already; auto picks one that can run.
+      const std::string path = fmt::format("collectives[{}].algo", i);
+      problems.add(v.state.where(path), path, why, "algo: auto picks the fastest that can run");
       continue;
     }
     CollectiveResult r;

@@ -21,9 +21,20 @@
 // model's parameters as the scenario leaves them (its defaults: nothing is tuned per case).
 // Their median absolute error is reported on its own: it is neither part of the training
 // throughput median nor of `--fail-above`.
+//
+// Bad input: every case's scenario is loaded (decoded and checked) and checked against its
+// case before any case runs (load_validation), and every problem is reported at once, as a
+// config error (exit code 2, nothing printed on stdout): the cases file's own (a key that
+// does not decode, an unknown metric, a scenario file that is not there), each scenario's,
+// at the scenario file's own file:line:column and key and prefixed with the case that names
+// it and where ("case NAME (CASES:LINE:COLUMN): ..."; a scenario named by several cases is
+// loaded and reported once), and each case's against its scenario (a failure metric without
+// a failures section or component, more ranks than GPUs, no fabric, an algorithm that cannot
+// run the collective), at the case's key. Only when all of them load does any case run.
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -31,6 +42,7 @@
 #include "models/config/decode.hpp"
 #include "models/network/collective.hpp"
 #include "models/network/config.hpp"
+#include "models/scenario/scenario.hpp"
 #include "sim/units.hpp"
 #include "tools/clustersim/collective.hpp"
 
@@ -133,13 +145,34 @@ struct CollectiveResult {
 /// |predicted - published| <= 2 sqrt(published): within the Poisson band of a count.
 bool within_band(const CaseResult& r);
 
-/// Runs every case of `cases_file` (its `cases` list). Throws config::InputError on a bad
-/// cases file or scenario.
+/// A cases file, decoded, with every case's scenario loaded and checked against its case:
+/// all the runs need, nothing run yet.
+struct LoadedValidation {
+  std::string file;  ///< the cases file
+  ValidationCases cases;
+  config::LoadState state;  ///< where each value of the cases file was written
+  /// By scenario path (resolved from the cases file's folder): the training cases' scenarios,
+  /// loaded with the memory check off (a job that does not fit in HBM is timed and flagged) ...
+  std::map<std::string, scenario::LoadedScenario> training;
+  /// ... and the collective cases', loaded as `clustersim collective` loads them.
+  std::map<std::string, scenario::LoadedScenario> collectives;
+};
+
+/// Decodes `cases_file`, loads the scenario of every case of both lists (each distinct file
+/// once per list) and checks each case against it. Throws config::InputError with every
+/// problem found (see the header comment), having run nothing.
+LoadedValidation load_validation(const std::string& cases_file);
+
+/// Runs every case of `cases` (its `cases` list); cases that share a scenario run it once.
+std::vector<CaseResult> run_validation(const LoadedValidation& cases);
+/// The same, loading `cases_file` first: throws config::InputError when any case, of either
+/// list, does not load (load_validation).
 std::vector<CaseResult> run_validation(const std::string& cases_file);
 
-/// Runs every collective case of `cases_file` (its `collectives` list). Throws
-/// config::InputError on a bad cases file or scenario, a case whose scenario has no fabric
-/// or fewer GPUs than the case's ranks, or an algorithm that cannot run the collective.
+/// Runs every collective case of `cases` (its `collectives` list).
+std::vector<CollectiveResult> run_collective_validation(const LoadedValidation& cases);
+/// The same, loading `cases_file` first: throws config::InputError when any case, of either
+/// list, does not load (load_validation).
 std::vector<CollectiveResult> run_collective_validation(const std::string& cases_file);
 
 /// Median of |error| over the throughput results (failure counts are judged by their band).
