@@ -1,4 +1,4 @@
-# --out writes results.json; a run with bad input writes nothing there.
+# --out writes results.json; a run with bad input (or a bad --trace path) writes nothing there.
 # Invoked by ctest with -DEXE=... -DWORKDIR=... -DTMP=...
 file(REMOVE_RECURSE "${TMP}")
 execute_process(COMMAND "${EXE}" run --out "${TMP}/good" WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc
@@ -22,4 +22,13 @@ if(NOT rc EQUAL 2)
 endif()
 if(EXISTS "${TMP}/bad")
   message(FATAL_ERROR "bad input created ${TMP}/bad")
+endif()
+# A --trace path that cannot be written fails before --out is written.
+execute_process(COMMAND "${EXE}" run tests/scenarios/sweep_small.yaml --out "${TMP}/trace" --trace /dev/null/step.json
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "a bad --trace path exited ${rc}, expected 2")
+endif()
+if(EXISTS "${TMP}/trace/results.json")
+  message(FATAL_ERROR "a bad --trace path still wrote ${TMP}/trace/results.json")
 endif()

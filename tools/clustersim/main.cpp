@@ -6,6 +6,7 @@
 #include <charconv>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -111,6 +112,16 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   }
   std::optional<std::string> python;
   if (with_plots && !(python = plot_python("--plot"))) return kExitInput;
+  // The folders of every output first: one that cannot be created fails before any file is
+  // written (before, a bad --trace path left --out's results.json behind).
+  for (const std::string& dir : {out_dir, std::filesystem::path(trace_file).parent_path().string()}) {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      std::cerr << fmt::format("error: cannot create '{}': {}\n", dir, ec.message());
+      return kExitInput;
+    }
+  }
   tools::RunResult result = tools::compute_run(loaded, !trace_file.empty());
   result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const config::Json doc = tools::result_document(loaded, result);
