@@ -646,16 +646,17 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
                                   const NetworkModel& model, FitReport& report) {
   // Per level, the series to invert: an all-reduce if there is one (the collective whose
   // configuration NCCL's tuning and the model know best), else a reduce-scatter, an
-  // all-gather, an all-to-all, a broadcast, a send/recv; the most ranks among those.
+  // all-gather, an all-to-all, a broadcast; the most ranks among those.
   const auto preference = [](network::Op op) {
     constexpr std::array order{network::Op::all_reduce, network::Op::reduce_scatter, network::Op::all_gather,
-                               network::Op::all_to_all, network::Op::broadcast,      network::Op::send_recv};
+                               network::Op::all_to_all, network::Op::broadcast};
     return static_cast<int>(std::find(order.begin(), order.end(), op) - order.begin());
   };
   const CollectiveFit* up = nullptr;
   const CollectiveFit* out = nullptr;
   for (const CollectiveFit& f : fits) {
-    if (f.regimes.empty()) continue;
+    // sendrecv_perf runs a whole ring of pairs at once; the model's send_recv is one pair.
+    if (f.regimes.empty() || f.op == network::Op::send_recv) continue;
     const CollectiveFit*& slot = f.level == Level::scaleup ? up : out;
     if (!slot || std::pair{-preference(f.op), f.ranks} > std::pair{-preference(slot->op), slot->ranks}) slot = &f;
   }

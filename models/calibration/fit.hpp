@@ -34,7 +34,7 @@
 // nodes a hierarchical all-reduce moves S/g per GPU through the NICs but 2(g-1)/g S over
 // NVLink, so busbw is not a share of the NIC rate). For the largest one-node series, then
 // the largest multi-node one (all-reduce where the log has it; else reduce-scatter,
-// all-gather, all-to-all, broadcast, send/recv, in that order), three rounds of
+// all-gather, all-to-all, broadcast, in that order), three rounds of
 //   call_overhead  the constant c >= 0 minimizing the worst relative error of the model
 //                  over the series' three smallest sizes (in its first regime); the model's
 //                  time is c plus a part independent of c, so this is a 1-D convex problem,
@@ -77,9 +77,13 @@
 // and 0.7%. Between measured sizes the size factors interpolate: with every other size held
 // out the model is off there by a median of 2.2% (H100; worst 7.7%, at 32 MiB, where NCCL's
 // configuration changes between 16 and 32 MiB) and 5.8% (A100; worst 14.3%, at 2 MiB).
-// Sizes below the table's first point (the latency-bound ones) take its first factor. A
-// table is fitted on one op (all-reduce) and one rank count and applies to every op and
-// communicator of its level, whose NCCL configurations may switch at other sizes. One
+// Those in-sample figures are matched by construction at every tabled size; the held-out
+// ones say how the model does between sizes. Sizes below the table's first point (the
+// latency-bound ones) take its first factor. A table is fitted on one op (all-reduce where
+// the log has it) and one rank count and applies to every collective NCCL's tuner
+// configures by size on its level (not send/recv or all-to-all), whose NCCL configurations
+// may switch at other sizes and rank counts: a table from a 2-node log slows a 100 MB
+// data-parallel all-reduce over 8 nodes by its factor there, measured or not. One
 // call_overhead serves every level, so one fitted on a multi-node log (119 us over
 // GPUDirect-TCPXO) also applies to NVLink-only collectives. NVLS and SHARP efficiencies are
 // not fitted.

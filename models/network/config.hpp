@@ -32,13 +32,15 @@
 // medium sizes it runs fewer channels and the LL / LL128 protocols (NVIDIA/nccl
 // src/graph/tuning.cc and src/enqueue.cc pick the algorithm, protocol and channel count per
 // size from a cost table, with a static per-size correction factor for trees). On the
-// public logs of tests/calibration a 16 MiB all-reduce reaches 18% (2 x 8 H100, TCPXO) and
-// a 2 MiB one 30% (8 x A100, NVLink) of the bus bandwidth of the largest sizes. The model
+// public logs of tests/calibration a 16 MiB all-reduce reaches 9.5% (2 x 8 H100, TCPXO) and
+// a 2 MiB one 14% (8 x A100, NVLink) of the bus bandwidth of the largest sizes. The model
 // takes this as a table per level: the efficiency of a link of that level in a collective
 // of nccl-tests size S is
 //     efficiency(S) = {scaleup,scaleout}_efficiency x factor(S),
 // factor(S) interpolated linearly in log2(S) between the table's points and constant beyond
-// its ends (1 with no table). Both network models apply it as a coefficient: a transfer of
+// its ends (1 with no table). The factors apply to the collectives NCCL's tuner configures
+// by size (all-reduce, reduce-scatter, all-gather, broadcast), not to send/recv and
+// all-to-all, which NCCL runs as point-to-point operations outside that tuner. Both network models apply it as a coefficient: a transfer of
 // a call of size S uses 1 / factor(S) of a link's capacity per byte/s (the flow model's
 // max-min coefficient; the analytical model's share), so a call at a low factor also leaves
 // less to the others. It stands for protocol and channel effects the model does not
@@ -75,7 +77,9 @@ struct SizeFactor {
 
   static auto fields() {
     using config::field;
-    return std::tuple{field("size", &SizeFactor::size, "collective size (nccl-tests' size column)").require(),
+    return std::tuple{field("size", &SizeFactor::size, "collective size (nccl-tests' size column)")
+                          .require()
+                          .at_least(sim::Bytes::of(1.0)),
                       field("factor", &SizeFactor::factor, "share of the level's efficiency reached at that size")
                           .require()
                           .at_least(0.001)

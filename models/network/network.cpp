@@ -37,6 +37,12 @@ LevelFactors size_factors(const NetworkConfig& cfg, double bytes) {
   return {size_factor(cfg.scaleup_size_factors, bytes), size_factor(cfg.scaleout_size_factors, bytes)};
 }
 
+LevelFactors size_factors(const std::vector<SizeFactor>& scaleup, const std::vector<SizeFactor>& scaleout,
+                          const Schedule& s) {
+  if (s.size <= 0.0 || s.op == Op::send_recv || s.op == Op::all_to_all) return {};
+  return {size_factor(scaleup, s.size), size_factor(scaleout, s.size)};
+}
+
 namespace {
 
 // Host and access links are merged (see constraint_link()) on healthy fabrics where GPU g
@@ -271,7 +277,7 @@ bool AnalyticalRoutes::matches(const Schedule& s) const {
 
 sim::Time AnalyticalRoutes::time(const Schedule& s) const {
   check_counts(s);
-  const LevelFactors k{size_factor(scaleup_factors_, s.size), size_factor(scaleout_factors_, s.size)};
+  const LevelFactors k = size_factors(scaleup_factors_, scaleout_factors_, s);
   double total = call_overhead_;
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const Phase& phase = s.phases[p];
@@ -392,7 +398,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   if (flows_.empty()) flow_links_.clear();
   r.outstanding = static_cast<std::int64_t>(phase.transfers.size());
   // A transfer uses 1 / factor of a link's capacity per byte/s (size factors, config.hpp).
-  const LevelFactors k = size_factors(cfg_, r.schedule->size);
+  const LevelFactors k = size_factors(cfg_.scaleup_size_factors, cfg_.scaleout_size_factors, *r.schedule);
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
     route_or_fail(fabric_, t, i, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});

@@ -65,6 +65,11 @@ struct LevelFactors {
   double scaleout = 1.0;  ///< every other link
 };
 LevelFactors size_factors(const NetworkConfig& cfg, double bytes);
+/// The size factors schedule `s` runs at: those of its size for the ops NCCL's tuner
+/// configures by size, 1 for send/recv and all-to-all (point-to-point in NCCL) and for a
+/// schedule without a size (built by hand: size 0).
+LevelFactors size_factors(const std::vector<SizeFactor>& scaleup, const std::vector<SizeFactor>& scaleout,
+                          const Schedule& s);
 
 /// The link whose max-min constraint stands for link `l` in the flow-level model. When
 /// every GPU has a NIC of its own (nics_per_node == gpus_per_node) and no link has failed,

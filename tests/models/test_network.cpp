@@ -714,3 +714,22 @@ TEST_CASE("two collectives at different size factors share a link by their coeff
   CHECK(done[1] - latency == Rel(b_end).epsilon(1e-3));
   CHECK(done[0] - latency == Rel(b_end + 25e6 / c).epsilon(1e-3));
 }
+
+TEST_CASE("size factors leave send/recv, all-to-all and schedules without a size alone") {
+  const fabric::Fabric f = build(clos(16, 2), 4, 4, 4);
+  NetworkConfig slow = bare();
+  slow.scaleup_size_factors = {{sim::Bytes::of(1.0), 0.25}};
+  slow.scaleout_size_factors = {{sim::Bytes::of(1.0), 0.25}};
+  const NetworkConfig plain = bare();
+  // NCCL runs these point to point, outside the tuner the factors stand for.
+  for (const auto& [op, a] : {std::pair{Op::send_recv, Algorithm::direct}, std::pair{Op::all_to_all, Algorithm::direct}}) {
+    const Schedule s = planned(op, a, op == Op::send_recv ? std::vector<std::int64_t>{0, 5} : iota(16), 64e6, 4);
+    CHECK(analytical_time(f, slow, s).seconds() == analytical_time(f, plain, s).seconds());
+    CHECK(flow_time(f, slow, s).seconds() == flow_time(f, plain, s).seconds());
+  }
+  Schedule by_hand;
+  by_hand.phases.push_back(Phase{{{0, 5, 1e9}}, 1});
+  CHECK(analytical_time(f, slow, by_hand).seconds() == analytical_time(f, plain, by_hand).seconds());
+  const Schedule gather = planned(Op::all_gather, Algorithm::ring, iota(16), 64e6, 4);
+  CHECK(analytical_time(f, slow, gather).seconds() > 2 * analytical_time(f, plain, gather).seconds());
+}
