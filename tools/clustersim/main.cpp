@@ -184,9 +184,10 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
 }
 
 int cmd_validate(const std::string& cases_file, const std::string& format, double fail_above) {
-  // The collective cases first: they take milliseconds, and a bad one stops the run early.
-  const std::vector<tools::CollectiveResult> collectives = tools::run_collective_validation(cases_file);
-  const std::vector<tools::CaseResult> results = tools::run_validation(cases_file);
+  // Every case's scenario is loaded and checked once, before any case runs.
+  const tools::LoadedValidation loaded = tools::load_validation(cases_file);
+  const std::vector<tools::CollectiveResult> collectives = tools::run_collective_validation(loaded);
+  const std::vector<tools::CaseResult> results = tools::run_validation(loaded);
   if (format == "json") {
     std::cout << tools::validation_json(results, collectives).dump(2) << "\n";
   } else {
