@@ -301,6 +301,23 @@ cluster::ResolvedNode catalog_node(const std::string& name) {
   return scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o).node;
 }
 
+// All-reduce (or `op`) on 1 node of 8 and on 2 nodes of 8 GPUs at every power of two from
+// `from` bytes to 8 GiB, timed by `model` under `truth`: a log of known parameters.
+std::vector<CollectivePoint> synthetic_log(const NetworkModel& model, const network::NetworkConfig& truth,
+                                           network::Op op = network::Op::all_reduce, double from = 8) {
+  std::vector<CollectivePoint> points;
+  for (const auto& [ranks, nodes] : {std::pair<std::int64_t, std::int64_t>{8, 1}, {16, 2}}) {
+    CollectiveFit series;
+    series.op = op;
+    series.ranks = ranks;
+    series.nodes = nodes;
+    for (double b = from; b <= 8.0 * (1ull << 30); b *= 2) {
+      points.push_back({op, ranks, nodes, b, model(series, b, truth), "synthetic"});
+    }
+  }
+  return points;
+}
+
 }  // namespace
 
 TEST_CASE("inverting the network model recovers the parameters it was run with (within 1%)") {
@@ -312,15 +329,7 @@ TEST_CASE("inverting the network model recovers the parameters it was run with (
   truth.scaleout_efficiency = 0.4;  // NIC-bound: 1/8 S / (50 GB/s x 0.4) > 1.75 S / (450 GB/s x 0.8)
   truth.call_overhead = sim::Time::from_ns(20'000);
   truth.step_latency = sim::Time::from_ns(1'500);
-  std::vector<CollectivePoint> points;
-  for (const auto& [ranks, nodes] : {std::pair<std::int64_t, std::int64_t>{8, 1}, {16, 2}}) {
-    CollectiveFit series;
-    series.ranks = ranks;
-    series.nodes = nodes;
-    for (double b = 8; b <= 8.0 * (1ull << 30); b *= 2) {
-      points.push_back({network::Op::all_reduce, ranks, nodes, b, model(series, b, truth), "synthetic"});
-    }
-  }
+  std::vector<CollectivePoint> points = synthetic_log(model, truth);
   FitReport report;
   const std::vector<CollectiveFit> fits = fit_collectives(points, report);
   REQUIRE(fits.size() == 2);
@@ -377,16 +386,7 @@ TEST_CASE("without an all-reduce, the network model is inverted on another colle
   truth.scaleup_efficiency = 0.7;
   truth.scaleout_efficiency = 0.5;
   truth.call_overhead = sim::Time::from_ns(15'000);
-  std::vector<CollectivePoint> points;
-  for (const auto& [ranks, nodes] : {std::pair<std::int64_t, std::int64_t>{8, 1}, {16, 2}}) {
-    CollectiveFit series;
-    series.op = network::Op::all_gather;
-    series.ranks = ranks;
-    series.nodes = nodes;
-    for (double b = 64; b <= 8.0 * (1ull << 30); b *= 2) {
-      points.push_back({network::Op::all_gather, ranks, nodes, b, model(series, b, truth), "synthetic"});
-    }
-  }
+  const std::vector<CollectivePoint> points = synthetic_log(model, truth, network::Op::all_gather, 64);
   FitReport report;
   const NetworkCalibration n = invert_network(points, fit_collectives(points, report), model, report);
   REQUIRE(n.scaleup_efficiency);
@@ -407,15 +407,7 @@ TEST_CASE("inverting the network model recovers the size factors it was run with
   const auto mib = [](double m) { return sim::Bytes::of(m * (1 << 20)); };
   truth.scaleup_size_factors = {{mib(1), 0.3}, {mib(16), 0.6}, {mib(256), 1.0}};
   truth.scaleout_size_factors = {{mib(4), 0.2}, {mib(8), 0.6}, {mib(1024), 1.0}};
-  std::vector<CollectivePoint> points;
-  for (const auto& [ranks, nodes] : {std::pair<std::int64_t, std::int64_t>{8, 1}, {16, 2}}) {
-    CollectiveFit series;
-    series.ranks = ranks;
-    series.nodes = nodes;
-    for (double b = 8; b <= 8.0 * (1ull << 30); b *= 2) {
-      points.push_back({network::Op::all_reduce, ranks, nodes, b, model(series, b, truth), "synthetic"});
-    }
-  }
+  std::vector<CollectivePoint> points = synthetic_log(model, truth);
   FitReport report;
   const NetworkCalibration n = invert_network(points, fit_collectives(points, report), model, report);
   REQUIRE(n.scaleup_size_factors);
