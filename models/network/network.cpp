@@ -33,10 +33,6 @@ std::size_t first_unsorted(const std::vector<SizeFactor>& table) {
   return 0;
 }
 
-LevelFactors size_factors(const NetworkConfig& cfg, double bytes) {
-  return {size_factor(cfg.scaleup_size_factors, bytes), size_factor(cfg.scaleout_size_factors, bytes)};
-}
-
 LevelFactors size_factors(const std::vector<SizeFactor>& scaleup, const std::vector<SizeFactor>& scaleout,
                           const Schedule& s) {
   if (s.size <= 0.0 || s.op == Op::send_recv || s.op == Op::all_to_all) return {};

@@ -58,13 +58,12 @@ namespace clustersim::network {
 /// Achieved rate of a link: line rate x the efficiency of its class (bytes/s).
 double link_capacity(const fabric::Link& link, const NetworkConfig& cfg);
 
-/// The size factors of a collective of nccl-tests size `bytes` (NetworkConfig's tables,
-/// config.hpp): a transfer of it reaches factor x link_capacity() on each link of that level.
+/// The size factors of a collective (NetworkConfig's tables, config.hpp): a transfer of it
+/// reaches factor x link_capacity() on each link of that level.
 struct LevelFactors {
   double scaleup = 1.0;   ///< NVLink links
   double scaleout = 1.0;  ///< every other link
 };
-LevelFactors size_factors(const NetworkConfig& cfg, double bytes);
 /// The size factors schedule `s` runs at: those of its size for the ops NCCL's tuner
 /// configures by size, 1 for send/recv and all-to-all (point-to-point in NCCL) and for a
 /// schedule without a size (built by hand: size 0).
