@@ -8,15 +8,34 @@
 // multi-year fleet study, and every value is exact, so runs are deterministic on every
 // platform (no floating-point clock drift). The cost is a 1 ns resolution: a time given
 // with a finer fraction is rejected by the parser rather than silently rounded.
-// Arithmetic that leaves the range is a programming error; `Time::max()` stands for
-// "never" (an event that is not scheduled).
+// `Time::max()` stands for "never" (an event that is not scheduled).
+//
+// Leaving the range is not always a bug: a scenario's values can each be legal and still
+// compose into a duration past 292 years (a 1 B/s HBM, a latency of 1000 days per
+// collective step over thousands of steps). So every conversion and every sum, difference
+// or product of times is checked (a compiler overflow builtin: one well-predicted branch),
+// and throws TimeRangeError, which the commands report as an input error (exit 2), never
+// as undefined behaviour or an internal error.
 #pragma once
 
 #include <compare>
 #include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace clustersim::sim {
+
+/// A time outside the clock's range (+-292 years). The input asked for a duration the
+/// simulator cannot represent: the commands report it as an input error (exit 2).
+class TimeRangeError : public std::range_error {
+ public:
+  explicit TimeRangeError(const std::string& what) : std::range_error(what) {}
+};
+
+namespace detail {
+[[noreturn]] void throw_time_overflow(const char* operation);
+}  // namespace detail
 
 class Time {
  public:
@@ -27,18 +46,32 @@ class Time {
   static constexpr Time max() { return Time(std::numeric_limits<std::int64_t>::max()); }
 
   /// Seconds as a double; rounded to the nearest nanosecond. Only for I/O edges and
-  /// cost models that produce a real-valued duration.
-  static Time from_seconds(double s);
+  /// cost models that produce a real-valued duration. Throws TimeRangeError past the
+  /// range, naming `what` (e.g. "a collective") when given.
+  static Time from_seconds(double s, const char* what = nullptr);
 
   [[nodiscard]] constexpr std::int64_t ns() const { return ns_; }
   [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ns_) * 1e-9; }
 
-  constexpr Time& operator+=(Time o) { ns_ += o.ns_; return *this; }
-  constexpr Time& operator-=(Time o) { ns_ -= o.ns_; return *this; }
-  friend constexpr Time operator+(Time a, Time b) { return Time(a.ns_ + b.ns_); }
-  friend constexpr Time operator-(Time a, Time b) { return Time(a.ns_ - b.ns_); }
-  friend constexpr Time operator*(Time a, std::int64_t k) { return Time(a.ns_ * k); }
-  friend constexpr Time operator*(std::int64_t k, Time a) { return Time(a.ns_ * k); }
+  // Checked: a result past the range throws TimeRangeError (see the header comment).
+  constexpr Time& operator+=(Time o) { return *this = *this + o; }
+  constexpr Time& operator-=(Time o) { return *this = *this - o; }
+  friend constexpr Time operator+(Time a, Time b) {
+    std::int64_t r = 0;
+    if (__builtin_add_overflow(a.ns_, b.ns_, &r)) [[unlikely]] detail::throw_time_overflow("a sum of times");
+    return Time(r);
+  }
+  friend constexpr Time operator-(Time a, Time b) {
+    std::int64_t r = 0;
+    if (__builtin_sub_overflow(a.ns_, b.ns_, &r)) [[unlikely]] detail::throw_time_overflow("a difference of times");
+    return Time(r);
+  }
+  friend constexpr Time operator*(Time a, std::int64_t k) {
+    std::int64_t r = 0;
+    if (__builtin_mul_overflow(a.ns_, k, &r)) [[unlikely]] detail::throw_time_overflow("a multiple of a time");
+    return Time(r);
+  }
+  friend constexpr Time operator*(std::int64_t k, Time a) { return a * k; }
   friend constexpr std::int64_t operator/(Time a, Time b) { return a.ns_ / b.ns_; }
   friend constexpr auto operator<=>(Time, Time) = default;
 

@@ -287,8 +287,7 @@ sim::Time AnalyticalRoutes::time(const Schedule& s) const {
     }
     total += step * static_cast<double>(phase.repeat);
   }
-  CLUSTERSIM_CHECK(total < 9.2e9, "a collective longer than 292 years");
-  return sim::Time::from_seconds(total);
+  return sim::Time::from_seconds(total, "a collective");
 }
 
 void AnalyticalRoutes::add_load(const Schedule& s, LinkLoad& load) const {
@@ -453,7 +452,10 @@ void FlowNetwork::resolve_and_schedule() {
   for (sim::ConstraintId c : constraints_) {
     max_link_ratio_ = std::max(max_link_ratio_, solver_.usage(c) / solver_.capacity(c));
   }
-  CLUSTERSIM_CHECK(soonest < 9.2e9, "a flow would take longer than 292 years");
+  if (!(soonest < 9.2e9)) {
+    throw sim::TimeRangeError(fmt::format(
+        "a flow's transfer would take {:.4g} s, past the clock's range (292 years): its links are too slow for it", soonest));
+  }
   // Round up to the next nanosecond so that the flow has drained when the event fires.
   const auto ns = static_cast<std::int64_t>(std::ceil(soonest * 1e9));
   next_drain_ = engine_.schedule_after(sim::Time::from_ns(std::max<std::int64_t>(ns, 1)), drain_id_, 0);

@@ -423,6 +423,7 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
     }
     // `count` copies, placed one after another (back to GPU 0 when the cluster is full).
     job.entry = i;
+    job.where = state.where(path);
     for (std::int64_t c = 0; c < jobs[i].count; ++c) {
       ResolvedJob copy = job;
       copy.copy = c;

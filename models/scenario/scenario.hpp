@@ -170,6 +170,7 @@ struct ResolvedJob {
   std::int64_t first_gpu = 0;       ///< runs on GPUs first_gpu .. first_gpu + gpus - 1 (nominal, with a queue)
   std::size_t entry = 0;            ///< its workload.jobs[] entry
   std::int64_t copy = 0;            ///< which of the entry's `count` copies (named NAME-copy when count > 1)
+  config::Location where;           ///< of its workload.jobs[] entry, for errors found when it runs
 };
 
 /// A scenario fully resolved against its catalogs: what the models are built from.

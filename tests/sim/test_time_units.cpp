@@ -2,8 +2,11 @@
 
 #include "tests/approx.hpp"
 
+#include <cmath>
+#include <limits>
 #include <string>
 
+#include "sim/check.hpp"
 #include "sim/time.hpp"
 #include "sim/units.hpp"
 
@@ -37,6 +40,32 @@ TEST_CASE("time rejects what it cannot represent, saying why") {
   CHECK(parse_time("fast").error == "expected a time such as 700ns, 1.5us, 10min or 54d, got 'fast'");
   // 300 years exceeds int64 nanoseconds (292 years).
   CHECK(parse_time("110000d").error == "'110000d' is beyond the 292-year range of simulated time");
+}
+
+TEST_CASE("time arithmetic past the clock's range throws TimeRangeError, not undefined behaviour") {
+  using namespace clustersim::sim::time_literals;
+  const Time year = Time::from_ns(31'557'600'000'000'000);  // 365.25 d
+  const Time almost = year * 290;
+  CHECK((almost + year).ns() == 291 * year.ns());
+  CHECK_THROWS_AS(almost + year * 3, TimeRangeError);
+  CHECK_THROWS_AS(Time::zero() - almost - almost - year * 5, TimeRangeError);
+  CHECK_THROWS_AS(year * 300, TimeRangeError);
+  CHECK_THROWS_AS(Time::max() + 1_ns, TimeRangeError);
+  Time t = almost;
+  CHECK_THROWS_AS(t += almost, TimeRangeError);
+  CHECK(t == almost);  // unchanged by the failed sum
+  CHECK(Time::from_seconds(9.1e9).ns() == 9'100'000'000'000'000'000);
+  CHECK_THROWS_AS(Time::from_seconds(9.3e9), TimeRangeError);
+  CHECK_THROWS_AS(Time::from_seconds(-1e300), TimeRangeError);
+  CHECK_THROWS_AS(Time::from_seconds(std::numeric_limits<double>::infinity()), TimeRangeError);
+  try {
+    (void)Time::from_seconds(1e12, "a collective");
+    FAIL("no exception");
+  } catch (const TimeRangeError& e) {
+    CHECK(std::string(e.what()).find("a collective of 1e+12 s (3.17e+04 years) is past the clock's range") == 0);
+  }
+  // NaN is no input's fault: a bug upstream.
+  CHECK_THROWS_AS(Time::from_seconds(std::nan("")), InternalError);
 }
 
 TEST_CASE("time formatting picks the largest exact unit and round-trips") {

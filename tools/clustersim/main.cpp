@@ -21,6 +21,7 @@
 #include "models/network/network.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/check.hpp"
+#include "sim/time.hpp"
 #include "tools/clustersim/calibrate.hpp"
 #include "tools/clustersim/collective.hpp"
 #include "tools/clustersim/compare.hpp"
@@ -78,6 +79,16 @@ int report_input_error(const config::InputError& e) {
   const auto& items = e.diagnostics().items();
   std::cerr << e.diagnostics().format();
   std::cerr << fmt::format("{} error{}; nothing was run.\n", items.size(), items.size() == 1 ? "" : "s");
+  return kExitInput;
+}
+
+/// A scenario whose values compose into a duration the clock cannot hold: input, not a bug.
+int report_time_range(const sim::TimeRangeError& e, const std::string& input) {
+  std::cerr << fmt::format(
+      "{}: error: {}\n  Some values of the scenario make a duration too long to simulate: look for very small "
+      "rates (bandwidths, peak FLOP rates) or very long latencies (network.step_latency, network.call_overhead).\n"
+      "1 error; nothing was run.\n",
+      input, e.what());
   return kExitInput;
 }
 
@@ -779,6 +790,19 @@ int run_main(int argc, char** argv) {
     if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {
     return report_input_error(e);
+  } catch (const sim::TimeRangeError& e) {
+    // The input the command was given, to name in the message.
+    const auto file_of = [](const ScenarioArgs& a) { return a.file.empty() ? std::string("(quickstart)") : a.file; };
+    std::string input = "clustersim";
+    if (*run) input = file_of(run_args);
+    if (*check) input = file_of(check_args);
+    if (*topology) input = file_of(topo_args);
+    if (*collective) input = file_of(coll_args);
+    if (*sweep) input = file_of(sweep_args);
+    if (*plan_cmd) input = file_of(plan_args);
+    if (*compare_cmd) input = fmt::format("{}", fmt::join(compare_args.files, ", "));
+    if (*validate) input = cases_file;
+    return report_time_range(e, input);
   }
   return 0;
 }

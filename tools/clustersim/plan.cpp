@@ -14,6 +14,7 @@
 #include <fmt/ranges.h>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/time.hpp"
 #include "tools/clustersim/report.hpp"
 #include "tools/clustersim/sweep.hpp"
 
@@ -92,6 +93,8 @@ void evaluate(const PlanArgs& args, const std::vector<std::string>& sets, PlanPo
     pt.feasible = true;
   } catch (const config::InputError& e) {
     pt.reason = first_problem(e.diagnostics());
+  } catch (const sim::TimeRangeError& e) {
+    pt.reason = e.what();
   } catch (const std::exception& e) {
     pt.reason = fmt::format("internal error (a bug in clustersim): {}", e.what());
   }

@@ -13,6 +13,8 @@
 #include <fmt/ranges.h>
 
 #include "models/cluster/cluster.hpp"
+#include "models/config/diagnostics.hpp"
+#include "sim/time.hpp"
 #include "tools/clustersim/degraded.hpp"
 #include "tools/clustersim/version.hpp"
 
@@ -96,6 +98,18 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
   return in;
 }
 
+namespace {
+/// A duration past the clock's range, found while running: the input's fault, reported
+/// like a load error (exit 2) where it can be placed.
+config::InputError time_range_input_error(config::Location where, std::string path, std::string message) {
+  config::Diagnostics d;
+  d.add(std::move(where), std::move(path), std::move(message),
+        "look for very small rates (bandwidths, peak FLOP rates) or very long latencies (network.step_latency, "
+        "network.call_overhead)");
+  return config::InputError(std::move(d));
+}
+}  // namespace
+
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
   RunResult r;
   r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
@@ -105,11 +119,21 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace) {
       r.jobs.push_back(r.jobs.back());
       continue;
     }
-    r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace)));
+    try {
+      r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace)));
+    } catch (const sim::TimeRangeError& e) {
+      throw time_range_input_error(job.where, fmt::format("workload.jobs[{}]", job.entry),
+                                   fmt::format("job '{}': its training step cannot be simulated: {}", job.config.name, e.what()));
+    }
     r.info.events_processed += r.jobs.back().events;
   }
   if (loaded.config.failures || scenario::jobs_queue(loaded)) {
-    r.reliability = reliability::simulate_long_run(long_run_inputs(loaded, r.jobs, r.fabric));
+    try {
+      r.reliability = reliability::simulate_long_run(long_run_inputs(loaded, r.jobs, r.fabric));
+    } catch (const sim::TimeRangeError& e) {
+      throw time_range_input_error(config::Location{loaded.file, 0, 0}, "",
+                                   fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()));
+    }
     r.info.events_processed += r.reliability->events;
   }
   add_economics(loaded, r);

@@ -24,6 +24,7 @@
 #include <fmt/format.h>
 
 #include "sim/check.hpp"
+#include "sim/time.hpp"
 #include "tools/clustersim/report.hpp"
 
 #ifdef CLUSTERSIM_HAVE_MPI
@@ -658,6 +659,9 @@ config::Json run_point(const SweepSpec& spec, std::int64_t index) {
   } catch (const config::InputError& e) {
     rec["status"] = "error";
     rec["error"] = diagnostics_text(e.diagnostics());
+  } catch (const sim::TimeRangeError& e) {
+    rec["status"] = "error";
+    rec["error"] = e.what();
   } catch (const std::exception& e) {
     rec["status"] = "error";
     rec["error"] = fmt::format("internal error (a bug in clustersim): {}", e.what());
