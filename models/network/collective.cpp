@@ -66,6 +66,23 @@ bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
   return true;
 }
 
+// The local indices (GPU index within the node) of the ranks on each node, when the ranks
+// come node by node and every node holds the same ones, in the same order (whole nodes, or
+// a data-parallel group holding GPUs t and t + g/2 of every node); empty otherwise.
+std::vector<std::int64_t> same_gpus_per_node(const std::vector<std::int64_t>& ranks, std::int64_t g) {
+  if (g <= 1 || ranks.empty()) return {};
+  std::vector<std::int64_t> local;
+  const std::int64_t first = ranks.front() / g;
+  for (std::size_t i = 0; i < ranks.size() && ranks[i] / g == first; ++i) local.push_back(ranks[i] % g);
+  const std::size_t k = local.size();
+  if (ranks.size() % k != 0) return {};
+  for (std::size_t i = 0; i < ranks.size(); ++i) {
+    if (ranks[i] / g != ranks[i - i % k] / g || ranks[i] % g != local[i % k]) return {};
+    if (i % k == 0 && i > 0 && ranks[i] / g == ranks[i - 1] / g) return {};  // a node's GPUs come together
+  }
+  return local;
+}
+
 // The parent of position r (0 <= r < n) in tree 0 or 1 of NCCL's double binary tree, -1 at
 // a root (NVIDIA/nccl, src/graph/trees.cc: ncclGetBtree, ncclGetDtree). Tree 0 is an in-order
 // binary tree rooted at 0 whose root has a single child: the parent of r clears r's lowest
@@ -164,29 +181,33 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
   switch (algorithm) {
     case Algorithm::ring:
       if (op == Op::all_reduce || op == Op::reduce_scatter || op == Op::all_gather) {
-        // Channels: on whole nodes, g rings run side by side, each carrying S/g; ring c
-        // visits each node's GPUs starting from GPU c, so that every ring leaves a node by a
-        // different NIC (as NCCL's channels spread over NICs), and, with PXN, on rail c.
-        const std::int64_t channels = whole_nodes(ranks, gpus_per_node) ? gpus_per_node : 1;
+        // Channels: when every node holds the same k >= 2 GPUs of the communicator (whole
+        // nodes: k = g), k rings run side by side, each carrying S/k; ring c visits each
+        // node's GPUs starting from its c-th, so that every ring leaves a node by a
+        // different NIC (as NCCL's channels spread over NICs), and, with PXN, on that GPU's
+        // rail.
+        const std::vector<std::int64_t> local = same_gpus_per_node(ranks, gpus_per_node);
+        const std::int64_t channels = local.size() >= 2 ? static_cast<std::int64_t>(local.size()) : 1;
         const std::int64_t repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
         Phase p;
         p.repeat = repeat;
+        const std::int64_t g = gpus_per_node;
         for (std::int64_t c = 0; c < channels; ++c) {
           std::vector<std::int64_t> order(n);
           for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t g = static_cast<std::size_t>(channels);
-            const std::size_t base = i - i % g;
-            order[i] = ranks[base + (i % g + static_cast<std::size_t>(c)) % g];
+            const std::size_t k = static_cast<std::size_t>(channels);
+            const std::size_t base = i - i % k;
+            order[i] = ranks[base + (i % k + static_cast<std::size_t>(c)) % k];
           }
           const Phase ring = ring_step(order, S / nn / static_cast<double>(channels), repeat);
           for (const Transfer& t : ring.transfers) {
-            // PXN: a hop from GPU c-1 of one node to GPU c of the next would change rails
-            // on the way; NCCL relays it over NVLink to the sender's GPU c, whose NIC is on
-            // the receiver's rail, so that inter-node traffic stays on its rail (PXN, NCCL
-            // 2.12 and later, on by default: NVIDIA, "Doubling all2all Performance with
-            // NVIDIA Collective Communication Library 2.12", 2022). Ranks are whole nodes
-            // here, so a GPU's node and local rank are its index / g and index % g.
-            const std::int64_t g = channels;
+            // PXN: a hop from the last GPU of ring c in one node to its first in the next
+            // would change rails on the way; NCCL relays it over NVLink to the sender node's
+            // GPU of the receiver's local index (a member of the communicator: every node
+            // holds the same GPUs), whose NIC is on the receiver's rail, so that inter-node
+            // traffic stays on its rail (PXN, NCCL 2.12 and later, on by default: NVIDIA,
+            // "Doubling all2all Performance with NVIDIA Collective Communication Library
+            // 2.12", 2022).
             if (channels > 1 && t.src / g != t.dst / g && t.src % g != t.dst % g) {
               const std::int64_t relay = t.src / g * g + t.dst % g;
               p.transfers.push_back({t.src, relay, t.bytes});

@@ -13,11 +13,13 @@
 // send/recv, so that busbw compares with the hardware's link bandwidth whatever n.
 //
 // Algorithms (time on an idle network with per-step cost alpha and link bandwidth B):
-//   ring all-reduce          2(n-1) steps of S/n:  2(n-1) alpha + 2(n-1)/n S/B. On whole
-//                            nodes of g GPUs, g channels (rings) run at once, each with S/g,
-//                            ring c entering every node at GPU c: every NIC carries one ring
-//                            (with NCCL's PXN: the hop out of a node is relayed over NVLink
-//                            to the sender's GPU c, so it leaves on rail c, the receiver's)
+//   ring all-reduce          2(n-1) steps of S/n:  2(n-1) alpha + 2(n-1)/n S/B. When every
+//                            node holds the same k >= 2 GPUs of the communicator (whole
+//                            nodes, k = g; or a DP group under TP inside the node), k
+//                            channels (rings) run at once, each with S/k, ring c entering
+//                            every node at its c-th GPU: each of those GPUs' NICs carries one
+//                            ring (with NCCL's PXN: the hop out of a node is relayed over
+//                            NVLink to the sender node's GPU on the receiver's rail)
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
 //   ring broadcast           pipelined in C chunks along the ring: n-2+C steps, each edge
 //                            carrying S in all: (n-2+C) alpha + S/B

@@ -537,7 +537,11 @@ Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<std:
   const fabric::Fabric& f = timer.fabric();
   const NetworkConfig& cfg = timer.config();
   const InNetwork in = in_network(f, cfg);
-  const std::vector<Algorithm> candidates = algorithms_for(op, ranks, f.gpus_per_node, in);
+  // NCCL's tuner chooses among ring, tree, CollNet (SHARP) and NVLS: recursive halving-
+  // doubling is not one of its algorithms (it is MPI's), so auto, which stands for NCCL,
+  // never picks it; --algo halving_doubling still runs it.
+  std::vector<Algorithm> candidates = algorithms_for(op, ranks, f.gpus_per_node, in);
+  std::erase(candidates, Algorithm::halving_doubling);
   // When none can plan (e.g. direct all-to-all beyond its rank limit), the first candidate
   // is returned and plan() explains why it cannot run.
   Algorithm best = candidates.empty() ? Algorithm::ring : candidates.front();

@@ -273,10 +273,58 @@ TEST_CASE("auto picks the fastest algorithm; unsupported algorithms are refused 
     REQUIRE(plan(Op::all_reduce, a, ranks, sim::Bytes::of(1e9), 8, s, why));
     best = std::min(best, analytical_time(f, cfg, s));
   }
+  for (Algorithm a : algorithms_for(Op::all_reduce, ranks, 8)) {
+    if (a == Algorithm::halving_doubling) continue;  // not NCCL's: auto never takes it (below)
+    REQUIRE(plan(Op::all_reduce, a, ranks, sim::Bytes::of(1e9), 8, s, why));
+    best = std::min(best, analytical_time(f, cfg, s));
+  }
   REQUIRE(plan(Op::all_reduce, large, ranks, sim::Bytes::of(1e9), 8, s, why));
   CHECK(analytical_time(f, cfg, s) == best);
   CHECK_FALSE(plan(Op::all_reduce, Algorithm::halving_doubling, iota(12), sim::Bytes::of(1e6), 8, s, why));
   CHECK(why == "halving_doubling cannot run all_reduce on 12 ranks; it can run ring, tree");
+  // A 4 KiB all-reduce on 32 ranks is latency-bound: halving-doubling's 10 steps beat every
+  // NCCL algorithm, yet auto, which stands for NCCL's tuner, does not take it.
+  const sim::Bytes small = sim::Bytes::of(4096);
+  const Algorithm picked = choose_algorithm(f, cfg, Op::all_reduce, ranks, small);
+  CHECK(picked != Algorithm::halving_doubling);
+  REQUIRE(plan(Op::all_reduce, picked, ranks, small, 8, s, why));
+  const sim::Time auto_time = analytical_time(f, cfg, s);
+  REQUIRE(plan(Op::all_reduce, Algorithm::halving_doubling, ranks, small, 8, s, why));
+  CHECK(analytical_time(f, cfg, s) < auto_time);
+}
+
+TEST_CASE("a ring over the same GPUs of every node: one channel per GPU, every hop between nodes on its rail") {
+  // GPUs 0 and 4 of four 8-GPU nodes: a data-parallel group under tp 4. Two rings, each
+  // leaving every node by a different GPU's NIC; a hop that would change rails is relayed
+  // over NVLink to the sender node's GPU on the receiver's rail (PXN).
+  const std::vector<std::int64_t> ranks = {0, 4, 8, 12, 16, 20, 24, 28};
+  const double S = 64e6;
+  const double n = 8;
+  const Schedule s = planned(Op::all_reduce, Algorithm::ring, ranks, S, 8);
+  REQUIRE(s.phases.size() == 1);
+  CHECK(s.phases[0].repeat == 14);
+  int between_nodes = 0;
+  for (const Transfer& t : s.phases[0].transfers) {
+    CHECK(t.bytes == Rel(S / n / 2));
+    if (t.src / 8 == t.dst / 8) continue;
+    ++between_nodes;
+    CHECK(t.src % 8 == t.dst % 8);
+  }
+  CHECK(between_nodes == 2 * 4);  // two rings, four node boundaries each
+  // Each NIC carries one ring: on a rail Clos (no cross-rail traffic) the ring takes
+  // 14 steps of S/16 over a NIC, as fast as both NICs of the node allow, plus two 700 ns
+  // hops (NIC to rail leaf to NIC) per step.
+  FabricConfig rail = clos(16, 2);
+  rail.topology = Topology::rail_clos;
+  const fabric::Fabric f = build(rail, 4, 8, 8);
+  const NetworkConfig cfg = bare();
+  const double nic = 50e9 * cfg.scaleout_efficiency;
+  const double t = analytical_time(f, cfg, s).seconds();
+  CHECK(t == Rel(14 * (S / n / 2 / nic + 2 * 700e-9)).epsilon(1e-3));
+  CHECK(flow_time(f, cfg, s).seconds() == Rel(t).epsilon(0.01));
+  // Not the same GPUs on every node: one ring, as before.
+  const Schedule uneven = planned(Op::all_reduce, Algorithm::ring, {0, 4, 8, 13}, S, 8);
+  CHECK(uneven.phases[0].transfers.size() == 4);
 }
 
 TEST_CASE("two data-parallel rings on an oversubscribed Clos slow each other down; apart they do not") {

@@ -4,7 +4,7 @@
 //
 // Ranks are the first n GPUs in node order (rank r is GPU r mod g of node r / g, g GPUs per
 // node), as an MPI launch of one process per GPU, packed by node, lays them out. For the
-// algorithm `auto` the fastest by the analytical model is chosen, size by size
+// algorithm `auto` the fastest of NCCL's algorithms (not halving_doubling) by the analytical model is chosen, size by size
 // (network::choose_algorithm), as NCCL's tuner picks one per size; the collective is then
 // timed alone on the idle fabric by the configuration's model (analytical or flow,
 // models/network/network.hpp). Then, as nccl-tests reports (doc/PERFORMANCE.md):
@@ -45,7 +45,7 @@ struct CollectiveTiming {
 std::vector<std::int64_t> first_ranks(std::int64_t n);
 
 /// Times `op` of `size` bytes over `ranks` on `fab` under `cfg` (cfg.model: analytical or
-/// flow), with `algo` (automatic: the fastest by the analytical model for this size).
+/// flow), with `algo` (automatic: the fastest of NCCL's algorithms by the analytical model for this size).
 /// Returns false, with the planner's reason in `why`, when the algorithm cannot run the
 /// collective on these ranks. Preconditions: 2 <= ranks.size(), every rank a GPU of `fab`,
 /// size within [kMinCollectiveBytes, kMaxCollectiveBytes].

@@ -628,7 +628,7 @@ int run_main(int argc, char** argv) {
   collective->add_option("--op", coll.op, "the collective")->check(CLI::IsMember(ops));
   collective->add_option("--gpus", coll.gpus, "ranks: the first N GPUs in node order (default: all)");
   collective->add_option("--sizes", coll.sizes, "a:b (doubling) or a comma list; units optional (bytes)");
-  collective->add_option("--algo", coll.algo, "algorithm, or auto (fastest by the analytical model)")
+  collective->add_option("--algo", coll.algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model)")
       ->check(CLI::IsMember(algos));
   collective->add_option("--model", coll.model, "network model (default: the scenario's network.model)")
       ->check(CLI::IsMember({"analytical", "flow"}));

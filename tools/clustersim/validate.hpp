@@ -101,7 +101,7 @@ struct CollectiveCase {
         field("size", &CollectiveCase::size, "bytes each rank holds (nccl-tests' size column)")
             .require()
             .at_least(sim::Bytes::of(kMinCollectiveBytes)),
-        field("algo", &CollectiveCase::algo, "algorithm, or auto (fastest by the analytical model)"),
+        field("algo", &CollectiveCase::algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model)"),
         field("model", &CollectiveCase::model, "network model"),
         field("published", &CollectiveCase::published, "the published bus bandwidth (GB/s)").require(),
         field("source", &CollectiveCase::source, "where the measurement is published").require(),
