@@ -59,10 +59,18 @@ std::string check_seed(const std::string& v) {
   return {};
 }
 
+/// A file or folder option: given, it must name something. An empty value (a script's unset
+/// variable) would otherwise mean "not given" and silently write nothing, or fail later
+/// with an error that names no file.
+std::string check_path(const std::string& v) {
+  return v.empty() ? std::string("expected a file or folder name, got an empty string") : std::string();
+}
+
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional) {
   auto* opt = cmd.add_option("scenario", args.file,
                              file_optional ? "scenario YAML file (default: the built-in quickstart)"
                                            : "scenario YAML file");
+  opt->check(check_path);
   if (!file_optional) opt->required();
   cmd.add_option("--set", args.sets, "override a key: --set cluster.nodes=128 (repeatable)")
       ->type_name("KEY=VALUE")
@@ -583,8 +591,9 @@ int run_main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "run a scenario and report its results");
   add_scenario_options(*run, run_args, true);
   run->add_option("--format", run_format, "output on stdout")->check(CLI::IsMember({"table", "json", "csv"}));
-  run->add_option("--out", out_dir, "also write results.json (atomically) into this folder");
+  run->add_option("--out", out_dir, "also write results.json (atomically) into this folder")->check(check_path);
   run->add_option("--trace", trace_file, "write one training step of each job as Chrome trace-event JSON (Perfetto)")
+      ->check(check_path)
       ->type_name("FILE");
   bool run_plots = false;
   run->add_flag("--plot", run_plots,
@@ -645,7 +654,9 @@ int run_main(int argc, char** argv) {
   CLI::App* validate =
       app.add_subcommand("validate", "compare simulated training throughput, failure counts and collective bus "
                                      "bandwidth with published measurements");
-  validate->add_option("--cases", cases_file, "the cases file (default: validation/cases.yaml)")->type_name("FILE");
+  validate->add_option("--cases", cases_file, "the cases file (default: validation/cases.yaml)")
+      ->check(check_path)
+      ->type_name("FILE");
   validate->add_option("--format", validate_format, "table or json")->check(CLI::IsMember({"table", "json"}));
   validate->add_option("--fail-above", fail_above,
                        "exit with status 1 when the training throughput cases' median absolute error exceeds this "
@@ -661,18 +672,22 @@ int run_main(int argc, char** argv) {
   CLI::App* calibrate = app.add_subcommand(
       "calibrate", "fit a calibration profile to CUDA microbenchmark results or nccl-tests logs");
   calibrate->add_option("results", calibrate_args.results, "microbenchmark results (JSON lines, tools/microbench)")
+      ->check(check_path)
       ->type_name("RESULTS.jsonl");
   calibrate->add_option("--nccl-tests", calibrate_args.nccl_tests,
                         "nccl-tests logs (all_reduce_perf and friends, as printed)")
+      ->check(check_path)
       ->type_name("LOG");
   calibrate->add_option("-o,--output", calibrate_args.output, "the profile to write (JSON)")
       ->required()
+      ->check(check_path)
       ->type_name("PROFILE.json");
   calibrate->add_option("--gpu", calibrate_args.gpu, "catalog GPU type (default: from the results' device name)");
   calibrate->add_option("--node", calibrate_args.node,
                         "catalog node type, for the NVLink and NIC line rates (default: the first with that GPU)");
   calibrate->add_option("--source", calibrate_args.source, "the profile's source text (device, date, driver)");
   calibrate->add_option("--plot", calibrate_args.plot_dir, "write PNGs of measured vs fitted into this folder")
+      ->check(check_path)
       ->type_name("DIR");
   calibrate->footer(
       "Examples:\n"
@@ -697,6 +712,7 @@ int run_main(int argc, char** argv) {
       ->check(CLI::Range(1, 4096));
   sweep->add_option("--out", sweep_opts.out_dir,
                     "folder of sweep.csv and sweep.jsonl (default: sweep-out); run again to resume")
+      ->check(check_path)
       ->type_name("DIR");
   sweep->add_flag("--quiet,-q", sweep_opts.quiet, "no progress on stderr");
   sweep->footer(
@@ -709,7 +725,7 @@ int run_main(int argc, char** argv) {
   tools::CompareArgs compare_args;
   CLI::App* compare_cmd =
       app.add_subcommand("compare", "run scenarios and compare their cost, power, bandwidth and training figures");
-  compare_cmd->add_option("scenarios", compare_args.files, "scenario YAML files")->required();
+  compare_cmd->add_option("scenarios", compare_args.files, "scenario YAML files")->required()->check(check_path);
   compare_cmd->add_option("--set", compare_args.sets, "override a key in every scenario (repeatable)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
@@ -720,6 +736,7 @@ int run_main(int argc, char** argv) {
   compare_cmd->add_option("--plot", compare_plot_dir,
                           "also write compare.png (a bar chart per figure) and breakdown.png (the first job's step "
                           "time by activity), with their CSVs, into this folder; needs python3-matplotlib")
+      ->check(check_path)
       ->type_name("DIR");
   compare_cmd->footer(
       "Examples:\n"
@@ -749,7 +766,9 @@ int run_main(int argc, char** argv) {
                        "failure replications per point, when the scenario has failures (default 5)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000}));
   plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->check(CLI::Range(1, 4096));
-  plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")->type_name("DIR");
+  plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")
+      ->check(check_path)
+      ->type_name("DIR");
   plan_cmd->add_option("--format", plan_more.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   plan_cmd->footer(
