@@ -228,9 +228,14 @@ class CommTimes {
   /// The schedule of every group's collective at once: their plans side by side, phase by
   /// phase. It is planned over all groups once per (kind, op, algorithm); at another size
   /// only the first group is planned again and its bytes and repeats are copied to the
-  /// others. That is exact because a plan's bytes and repeats depend on the ranks only
-  /// through their number and node structure (network::plan), which the groups of one kind
-  /// share: checked, bytes included, when all are planned.
+  /// others. That is exact when the groups plan alike (the same transfers and bytes, phase
+  /// by phase): a plan depends on the ranks only through their number and node structure
+  /// (network::plan), which the groups of one kind share when the job starts on a node
+  /// boundary. A job that starts mid-node can have groups of one kind that differ (a TP
+  /// group across two nodes beside one inside a node, which runs one ring channel per GPU):
+  /// their schedule is merged as planned, and planned again, all groups, at every size.
+  /// Groups whose phases do not line up (different counts or repeats) cannot run as one
+  /// schedule: an internal error, as no algorithm plans so today.
   network::Schedule& merged_for(Group g, Op op, network::Algorithm algo, std::int64_t boundary, const Groups& groups,
                                 sim::Bytes size) {
     const std::int64_t gpn = in_.fabric->gpus_per_node;
@@ -240,8 +245,8 @@ class CommTimes {
     CLUSTERSIM_CHECK(network::plan(op, algo, groups.ranks[0], size, gpn, in_net, first, why), why);
     const auto key = std::make_tuple(g, op, algo, boundary);
     auto it = merged_.find(key);
-    if (it != merged_.end()) {
-      network::Schedule& merged = it->second;
+    if (it != merged_.end() && it->second.alike) {
+      network::Schedule& merged = it->second.schedule;
       merged.size = first.size;
       CLUSTERSIM_CHECK(first.phases.size() == merged.phases.size(), "a plan's shape depends only on its ranks");
       for (std::size_t i = 0; i < first.phases.size(); ++i) {
@@ -253,25 +258,29 @@ class CommTimes {
       }
       return merged;
     }
-    network::Schedule merged = first;
-    for (network::Phase& phase : merged.phases) phase.transfers.reserve(phase.transfers.size() * groups.ranks.size());
+    Merged merged{first, true};
+    for (network::Phase& phase : merged.schedule.phases) {
+      phase.transfers.reserve(phase.transfers.size() * groups.ranks.size());
+    }
     network::Schedule s;
     for (std::size_t k = 1; k < groups.ranks.size(); ++k) {
       CLUSTERSIM_CHECK(network::plan(op, algo, groups.ranks[k], size, gpn, in_net, s, why), why);
-      CLUSTERSIM_CHECK(s.phases.size() == first.phases.size(), "congruent groups plan alike");
+      CLUSTERSIM_CHECK(s.phases.size() == first.phases.size(), "the groups of one kind plan as many phases");
       for (std::size_t i = 0; i < s.phases.size(); ++i) {
         const auto& mine = s.phases[i].transfers;
         const auto& ref = first.phases[i].transfers;
-        CLUSTERSIM_CHECK(s.phases[i].repeat == first.phases[i].repeat && mine.size() == ref.size(),
-                         "congruent groups plan alike");
-        for (std::size_t j = 0; j < mine.size(); ++j) {
-          CLUSTERSIM_CHECK(mine[j].bytes == ref[j].bytes, "congruent groups plan alike");
+        CLUSTERSIM_CHECK(s.phases[i].repeat == first.phases[i].repeat, "the groups of one kind repeat their phases alike");
+        if (mine.size() != ref.size()) {
+          merged.alike = false;
+        } else {
+          for (std::size_t j = 0; j < mine.size(); ++j) merged.alike = merged.alike && mine[j].bytes == ref[j].bytes;
         }
-        auto& dst = merged.phases[i].transfers;
+        auto& dst = merged.schedule.phases[i].transfers;
         dst.insert(dst.end(), mine.begin(), mine.end());
       }
     }
-    return merged_.emplace(key, std::move(merged)).first->second;
+    merged_.insert_or_assign(key, std::move(merged));
+    return merged_.at(key).schedule;
   }
 
   const StepInputs& in_;
@@ -279,7 +288,11 @@ class CommTimes {
   std::array<std::int64_t, 4> stride_{};
   std::map<Key, double> cache_;
   std::map<std::pair<Group, std::int64_t>, Groups> groups_;
-  std::map<std::tuple<Group, Op, network::Algorithm, std::int64_t>, network::Schedule> merged_;
+  struct Merged {
+    network::Schedule schedule;
+    bool alike = true;  // every group planned the same transfers and bytes: reuse by copying bytes
+  };
+  std::map<std::tuple<Group, Op, network::Algorithm, std::int64_t>, Merged> merged_;
   // Routes each shape of merged schedule once: across sizes, schedules of the same groups and
   // algorithm differ only in bytes (and a ring reduce-scatter and all-gather share a ring).
   network::AnalyticalTimer timer_;
