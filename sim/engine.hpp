@@ -103,6 +103,8 @@ class Engine {
 
   /// Makes run()/run_until() return after the current event.
   void stop() { stopped_ = true; }
+  /// Whether the last run()/run_until() returned because of stop().
+  [[nodiscard]] bool stopped() const { return stopped_; }
 
   [[nodiscard]] Time now() const { return now_; }
   [[nodiscard]] std::size_t pending() const { return queue_.size() - cancelled_.size(); }

@@ -249,6 +249,9 @@ class Model {
     burned_in_id_ = engine_.add_handler<&Model::on_burned_in>(*this);
   }
 
+  /// Called between slices of the run with the share of the horizon simulated.
+  void on_progress(std::function<void(double)> f) { progress_ = std::move(f); }
+
   Replication run(double end) {
     end_ = end;
     remaining_.assign(classes_.size(), {});
@@ -305,7 +308,14 @@ class Model {
     update_storage();
     unfinished_ = static_cast<std::int64_t>(std::count_if(r_.jobs.begin(), r_.jobs.end(),
                                                            [](const JobState& j) { return std::isfinite(j.work); }));
-    engine_.run_until(sim::Time::from_seconds(end_));
+    // In slices of simulated time, to report progress between them: processing the events
+    // up to each slice's end in turn is processing them up to the end at once.
+    constexpr int kSlices = 64;
+    for (int k = 1; k <= kSlices; ++k) {
+      engine_.run_until(sim::Time::from_seconds(k == kSlices ? end_ : end_ * k / kSlices));
+      if (engine_.stopped()) break;
+      if (progress_) progress_(static_cast<double>(k) / kSlices);
+    }
     r_.elapsed = (unfinished_ == 0 && in_.horizon_s <= 0.0) ? last_done_ : end_;
     for (JobState& j : r_.jobs) {
       account(j, r_.elapsed);
@@ -1045,6 +1055,7 @@ class Model {
   double alpha_;
   double burn_in_;
   double end_ = 0.0;
+  std::function<void(double)> progress_;
   double last_done_ = 0.0;
   std::int64_t unfinished_ = 0;
   std::vector<Node> nodes_;
@@ -1101,6 +1112,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   const double cluster_gpus = static_cast<double>(in.nodes * in.gpus_per_node);
   for (std::int64_t rep = 0; rep < in.replications; ++rep) {
     Model model(in, classes, jobs, static_cast<std::uint64_t>(rep), rep == 0);
+    if (in.progress) {
+      const double reps = static_cast<double>(in.replications);
+      model.on_progress([&in, rep, reps](double share) { in.progress((static_cast<double>(rep) + share) / reps); });
+    }
     Replication r = model.run(end);
     out.events += r.events;
     double busy_gpu_s = 0.0;

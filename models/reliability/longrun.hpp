@@ -115,6 +115,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -163,6 +164,9 @@ struct LongRunInputs {
   double horizon_s = 0.0;  ///< 0: until every job has trained its tokens
   std::int64_t replications = 1;
   std::uint64_t seed = 1;
+  /// Called now and then with the share of the run done (replications, and simulated time
+  /// within one), from 0 to 1; for a progress display. Results do not depend on it.
+  std::function<void(double done)> progress;
 };
 
 /// Mean and 95% confidence half-width over replications (NaN half-width for one).

@@ -141,7 +141,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
       return kExitInput;
     }
   }
-  tools::RunResult result = tools::compute_run(loaded, !trace_file.empty());
+  tools::RunResult result = tools::compute_run(loaded, !trace_file.empty(), /*progress=*/true);
   result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const config::Json doc = tools::result_document(loaded, result);
   if (!out_dir.empty()) {

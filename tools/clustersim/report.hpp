@@ -61,7 +61,9 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
                                            const std::optional<fabric::FabricMetrics>& fabric);
 
 /// Computes everything `run` reports. With `trace`, each job's step keeps its timeline.
-RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false);
+/// With `progress`, a long run (failures, a queue) that takes more than a second shows its
+/// progress on stderr, when stderr is a terminal (one line, rewritten, erased at the end).
+RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false, bool progress = false);
 
 /// One job's step as JSON (the keys under "jobs" in the result document).
 config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResult& step);
