@@ -36,8 +36,19 @@ struct Stats {
   int repeats = 0;
 };
 
-/// Prints the device line for `bench` and returns the device's SM count.
+/// Prints the device line for `bench` and returns the device's SM count. Without a usable
+/// GPU (no driver: CUDA says "driver version is insufficient"; no device) it says so in
+/// plain words and exits with status 2, before measuring anything.
 inline int print_device(const char* bench, int device = 0) {
+  int devices = 0;
+  const cudaError_t probe = cudaGetDeviceCount(&devices);
+  if (probe != cudaSuccess || devices <= device) {
+    std::fprintf(stderr,
+                 "%s: no usable NVIDIA GPU here (%s): the microbenchmarks measure a GPU; run them where one and "
+                 "its driver are installed (tools/microbench/device-check.sh OUT_DIR)\n",
+                 bench, probe != cudaSuccess ? cudaGetErrorString(probe) : "no CUDA device");
+    std::exit(2);
+  }
   cudaDeviceProp p{};
   MB_CHECK(cudaGetDeviceProperties(&p, device));
   int driver = 0, runtime = 0, sm_clock = 0, mem_clock = 0, mem_bus = 0;
