@@ -106,6 +106,31 @@ TEST_CASE("compute fit recovers the parameters that generated synthetic results 
   CHECK(s.worst < 0.01);
 }
 
+TEST_CASE("the HBM bandwidth is fitted on copies too large for the cache") {
+  // Copies up to 64 MiB run from the L2 at twice the HBM rate; the fit must not see them.
+  const hardware::GpuSpec gpu = catalog_gpu("h100-sxm");
+  compute::ComputeProfile truth = compute::default_profile("h100-sxm", gpu);
+  truth.hbm_bandwidth = sim::Bandwidth::of(3.05e12);
+  std::string text = fmt::format(
+      "{{\"record\":\"device\",\"bench\":\"memory\",\"name\":\"NVIDIA H100 80GB HBM3\",\"sm_count\":132}}\n");
+  for (double bytes = 1 << 20; bytes <= 4294967296.0; bytes *= 2) {  // 1 MiB .. 4 GiB, as tools/microbench/memory
+    const double seconds = compute::memory_seconds(2 * bytes, truth) / (bytes <= 64 << 20 ? 2.0 : 1.0);
+    text += fmt::format("{{\"record\":\"memory\",\"kind\":\"d2d_copy\",\"bytes\":{:.0f},\"moved_bytes\":{:.0f},"
+                        "\"time_s\":{:.17g}}}\n",
+                        bytes, 2 * bytes, seconds);
+  }
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_results("l2.jsonl", text, m, errors));
+  FitReport report;
+  const compute::ComputeProfile fit = fit_compute(m, compute::default_profile("h100-sxm", gpu), report);
+  CHECK(fit.hbm_bandwidth.value() == Rel(3.05e12).epsilon(0.01));
+  const bool noted = std::any_of(report.notes.begin(), report.notes.end(), [](const std::string& n) {
+    return n.find("from 3 device-to-device copies of 1 GiB or more") != std::string::npos;
+  });
+  CHECK(noted);
+}
+
 TEST_CASE("collective fit recovers two regimes: t = min(a1 + f S / B1, a2 + f S / B2) (within 1%)") {
   // 8 ranks on one node, all-reduce f = 2 x 7/8: a small-size regime (20us, 50 GB/s) and a
   // large-size one (60us, 400 GB/s).
