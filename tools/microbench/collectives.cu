@@ -4,12 +4,15 @@
 // start (reduce-scatter, all-to-all). Record:
 //   {"record":"collective","op":..,"ranks":n,"ranks_per_node":n,"nodes":1,"bytes":S,"time_s":..,
 //    "algbw_gbps":..,"busbw_gbps":..}
-// Timing: CUDA events on rank 0's stream around the grouped call on every rank (all ranks
-// are launched in one ncclGroup, so rank 0's stream ends when the collective does).
+// Timing: as nccl-tests, on the host clock around 20 calls (5 from 128 MiB) launched back to
+// back, every rank's stream waited for at the end; time_s is the median over batches of the
+// time per call (see main()).
 // Without NCCL at build time, or with fewer than two GPUs, it prints a "skipped" record
 // saying why and exits 0.
 //
 // Usage: collectives [--quick]
+#include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <vector>
 
@@ -64,7 +67,8 @@ int main(int argc, char** argv) {
       const std::size_t count = bytes / sizeof(float);
       const std::size_t slice = count / static_cast<std::size_t>(n);
       if (slice == 0) continue;
-      const auto run = [&](cudaStream_t) {
+      // One grouped call on every rank, launched without waiting.
+      const auto launch = [&]() {
         NCCL_CHECK(ncclGroupStart());
         for (int i = 0; i < n; ++i) {
           if (std::strcmp(op, "all_reduce") == 0) {
@@ -81,18 +85,45 @@ int main(int argc, char** argv) {
           }
         }
         NCCL_CHECK(ncclGroupEnd());
-        for (int i = 1; i < n; ++i) {
+      };
+      const auto wait_all = [&]() {
+        for (int i = 0; i < n; ++i) {
           MB_CHECK(cudaSetDevice(i));
           MB_CHECK(cudaStreamSynchronize(streams[i]));
         }
         MB_CHECK(cudaSetDevice(0));
       };
-      MB_CHECK(cudaSetDevice(0));
-      const microbench::Stats t = microbench::time_it(streams[0], run, 3, 20, 0.2);
-      const double algbw = double(bytes) / t.median / 1e9;
+      // As nccl-tests times (src/common.cu): `iters` calls launched back to back, then every
+      // rank's stream waited for, on the host clock; time per call = elapsed / iters. The
+      // launch of one call overlaps the run of the one before, as in training; one call timed
+      // alone would also count launching n ranks from one thread.
+      const int iters = bytes <= (std::size_t{64} << 20) ? 20 : 5;
+      for (int w = 0; w < 5; ++w) launch();
+      wait_all();
+      std::vector<double> per_call;
+      double measured = 0.0;
+      while (per_call.size() < 3 || (per_call.size() < 10 && measured < 0.2)) {
+        const auto t0 = std::chrono::steady_clock::now();
+        for (int it = 0; it < iters; ++it) launch();
+        wait_all();
+        const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        per_call.push_back(elapsed / iters);
+        measured += elapsed;
+      }
+      std::sort(per_call.begin(), per_call.end());
+      microbench::Stats t;
+      t.median = per_call[per_call.size() / 2];
+      t.min = per_call.front();
+      t.max = per_call.back();
+      t.repeats = static_cast<int>(per_call.size()) * iters;
+      // nccl-tests' size: the buffer each rank ends with (all-reduce, all-gather) or starts
+      // with (reduce-scatter, all-to-all); with a count that n does not divide, the slices
+      // hold n x slice elements of it.
+      const std::size_t size = std::strcmp(op, "all_reduce") == 0 ? count * sizeof(float) : n * slice * sizeof(float);
+      const double algbw = double(size) / t.median / 1e9;
       const double factor = std::strcmp(op, "all_reduce") == 0 ? 2.0 * (n - 1) / n : double(n - 1) / n;
       std::printf("{\"record\":\"collective\",\"op\":\"%s\",\"ranks\":%d,\"ranks_per_node\":%d,\"nodes\":1,"
-                  "\"bytes\":%zu,", op, n, n, bytes);
+                  "\"bytes\":%zu,", op, n, n, size);
       microbench::print_stats(t);
       std::printf(",\"algbw_gbps\":%.3f,\"busbw_gbps\":%.3f}\n", algbw, algbw * factor);
       std::fflush(stdout);

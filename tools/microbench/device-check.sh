@@ -5,9 +5,11 @@
 #   profile.json   the fitted profile (clustersim calibrate)
 #   report.txt     the fit report: each point, its prediction and error
 #   plots/         measured vs fitted PNGs, when a Python with matplotlib is found
-#   build.log, <bench>.err
+#   build.log, <bench>.err, environment.txt (GPU, driver, tools found)
 # At most 6 minutes in all: each step has its own timeout, cut to what is left of the
 # 6 minutes (15 s kept for the fit); a step with no time left is skipped and said so.
+# The microbenchmarks are built first; clustersim, for the fit, builds in the background
+# while they measure.
 # Usage: tools/microbench/device-check.sh OUT_DIR [--quick]
 # With collectives measured on several GPUs, the catalog node type they ran on sets the
 # network parameters: give it as CLUSTERSIM_NODE=dgx-h100 (calibrate --node) when the
@@ -36,16 +38,27 @@ if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 nvidia-smi -L > "$out/gpus.txt"
 
-echo "device-check: building into $build"
-if ! timeout "$(cap 150)" bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release \
+# nvcc where the toolkit installs it, when it is not on the PATH (CMake looks there for it).
+if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
+  export PATH="/usr/local/cuda/bin:$PATH"
+fi
+{ nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; command -v nvcc ninja cmake; } \
+  > "$out/environment.txt" 2>&1
+echo "device-check: $(head -1 "$out/environment.txt")"
+
+# The microbenchmarks first (a few nvcc files): measuring starts within a minute. clustersim
+# (the fit) builds in the background while the GPU is measured (it takes minutes of CPU),
+# after the launch-latency benchmark, which the build's load on the host would disturb.
+echo "device-check: building the microbenchmarks into $build"
+if ! timeout "$(cap 120)" bash -c "cmake -S '$root' -B '$build' -G Ninja -DCMAKE_BUILD_TYPE=Release \
       -DCLUSTERSIM_BUILD_TESTS=OFF -DCLUSTERSIM_BUILD_BENCHMARKS=OFF && \
-      cmake --build '$build' -j$jobs --target clustersim microbench_gemm microbench_memory microbench_launch \
+      cmake --build '$build' -j$jobs --target microbench_gemm microbench_memory microbench_launch \
       microbench_elementwise microbench_collectives" > "$out/build.log" 2>&1; then
   echo "device-check: build failed, see $out/build.log" >&2
   tail -20 "$out/build.log" >&2
   exit 1
 fi
-echo "device-check: built in $((SECONDS - start)) s"
+echo "device-check: microbenchmarks built in $((SECONDS - start)) s"
 
 : > "$out/results.jsonl"
 run() {  # name timeout_s:gpus
@@ -62,21 +75,50 @@ run() {  # name timeout_s:gpus
     echo "device-check: $1 failed or timed out after $((SECONDS - t0)) s (see $out/$1.err)" >&2
   fi
 }
-all_gpus=$(nvidia-smi -L | awk '{printf "%s%d", (NR > 1 ? "," : ""), NR - 1}')
+# GPU indices as CUDA numbers them (nvidia-smi -L also lists MIG instances, on lines of their own).
+all_gpus=$(nvidia-smi --query-gpu=index --format=csv,noheader | paste -sd, -)
 run launch 30:0
+# Leave two cores to the benchmarks' host threads.
+build_jobs=$(( jobs > 4 ? jobs - 2 : 2 ))
+nice -n 10 cmake --build "$build" -j"$build_jobs" --target clustersim >> "$out/build.log" 2>&1 &
+builder=$!
 run memory 60:0
 run elementwise 40:0
 run gemm 120:0
 run collectives 45:"$all_gpus"
+echo "device-check: waiting for the clustersim build"
+left=$(cap 300)
+waited=0
+while kill -0 "$builder" 2>/dev/null && (( waited < left )); do
+  sleep 1
+  waited=$((waited + 1))
+done
+if kill -0 "$builder" 2>/dev/null; then
+  kill "$builder" 2>/dev/null
+  echo "device-check: clustersim did not build within the 6 minutes; results are in $out/results.jsonl," \
+       "fit them elsewhere with clustersim calibrate" >&2
+  exit 1
+fi
+if ! wait "$builder"; then
+  echo "device-check: clustersim build failed, see $out/build.log; results are in $out/results.jsonl" >&2
+  tail -20 "$out/build.log" >&2
+  exit 1
+fi
+echo "device-check: clustersim built at $((SECONDS - start)) s"
 
 echo "device-check: fitting"
 plot=()
-for py in "${CLUSTERSIM_PYTHON:-}" /usr/bin/python3 python3; do
-  if [[ -n "$py" ]] && "$py" -c "import matplotlib" >/dev/null 2>&1; then
-    plot=(--plot "$out/plots")
-    break
-  fi
-done
+if [[ -n "${CLUSTERSIM_PYTHON:-}" ]]; then
+  # calibrate --plot uses that interpreter and no other: check it, not a fallback.
+  "$CLUSTERSIM_PYTHON" -c "import matplotlib" >/dev/null 2>&1 && plot=(--plot "$out/plots")
+else
+  for py in /usr/bin/python3 python3; do
+    if "$py" -c "import matplotlib" >/dev/null 2>&1; then
+      plot=(--plot "$out/plots")
+      break
+    fi
+  done
+fi
 [[ ${#plot[@]} -eq 0 ]] && echo "device-check: no Python with matplotlib (python3-matplotlib); no plots"
 node=()
 [[ -n "${CLUSTERSIM_NODE:-}" ]] && node=(--node "$CLUSTERSIM_NODE")

@@ -42,10 +42,13 @@ int main(int argc, char** argv) {
   MB_CHECK(cudaMallocHost(&host, max_host));
   cudaStream_t stream;
   MB_CHECK(cudaStreamCreate(&stream));
+  // One kind at a time over all its sizes, so that the fit report shows each as one series.
   for (std::size_t bytes = 1u << 20; bytes <= max_bytes; bytes *= 2) {
     report("d2d_copy", bytes, 2.0 * double(bytes), microbench::time_it(stream, [&](cudaStream_t s) {
              MB_CHECK(cudaMemcpyAsync(a, b, bytes, cudaMemcpyDeviceToDevice, s));
            }));
+  }
+  for (std::size_t bytes = 1u << 20; bytes <= max_bytes; bytes *= 2) {
     const std::size_t n = bytes / sizeof(float);
     report("triad", bytes, 3.0 * double(bytes), microbench::time_it(stream, [&](cudaStream_t s) {
              triad<<<sms * 8, 256, 0, s>>>(a, b, c, 3.0f, n);
@@ -55,6 +58,8 @@ int main(int argc, char** argv) {
     report("h2d", bytes, double(bytes), microbench::time_it(stream, [&](cudaStream_t s) {
              MB_CHECK(cudaMemcpyAsync(a, host, bytes, cudaMemcpyHostToDevice, s));
            }));
+  }
+  for (std::size_t bytes = 1u << 20; bytes <= max_host; bytes *= 4) {
     report("d2h", bytes, double(bytes), microbench::time_it(stream, [&](cudaStream_t s) {
              MB_CHECK(cudaMemcpyAsync(host, a, bytes, cudaMemcpyDeviceToHost, s));
            }));
