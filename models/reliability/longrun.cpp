@@ -313,8 +313,9 @@ class Model {
     constexpr int kSlices = 64;
     for (int k = 1; k <= kSlices; ++k) {
       engine_.run_until(sim::Time::from_seconds(k == kSlices ? end_ : end_ * k / kSlices));
-      if (engine_.stopped()) break;
-      if (progress_) progress_(static_cast<double>(k) / kSlices);
+      const bool done = engine_.stopped();  // every job trained before the horizon
+      if (progress_) progress_(done ? 1.0 : static_cast<double>(k) / kSlices);
+      if (done) break;
     }
     r_.elapsed = (unfinished_ == 0 && in_.horizon_s <= 0.0) ? last_done_ : end_;
     for (JobState& j : r_.jobs) {
