@@ -28,7 +28,10 @@ struct UnitFamily {
   std::size_t printable;
   bool bare_number_allowed;  // a number without a unit is in the base unit
   std::string_view base;     // printed for zero
+  bool bounded = true;       // at most kLargest base units (time: parse_time's own range)
 };
+
+constexpr double kLargest = 1e24;
 
 constexpr std::array kByteUnits{
     Unit{"PB", 1e15}, Unit{"TB", 1e12}, Unit{"GB", 1e9}, Unit{"MB", 1e6}, Unit{"KB", 1e3},
@@ -79,7 +82,7 @@ constexpr UnitFamily kMoney{"an amount of money", "30000USD or 1.5MUSD", kMoneyU
 constexpr UnitFamily kEnergyPrice{"an energy price", "0.08USD/kWh or 80USD/MWh", kEnergyPriceUnits, 1, false,
                                   "USD/kWh"};
 constexpr UnitFamily kCount{"a count", "15.6T or 2048", kCountUnits, 4, true, ""};
-constexpr UnitFamily kTime{"a time", "700ns, 1.5us, 10min or 54d", kTimeUnits, 7, false, "s"};
+constexpr UnitFamily kTime{"a time", "700ns, 1.5us, 10min or 54d", kTimeUnits, 7, false, "s", false};
 
 std::string_view trim(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
@@ -113,12 +116,22 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
     return fail(fmt::format("expected {} that is not negative, got '{}'", family.what, text));
   }
   const std::string_view unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
+  // Every quantity of a scenario is bounded: beyond kLargest base units (a yottabyte, 10^24
+  // FLOP/s, 10^24 tokens) no cluster is described, and a product of a few such values still
+  // fits a double, so nothing downstream turns into inf. Time has its own, tighter range.
+  const auto bounded = [&](double value) -> Parsed<double> {
+    if (family.bounded && !(value <= kLargest)) {
+      return fail(fmt::format("'{}' is beyond the largest {} clustersim accepts, {:g}{}", text,
+                              family.what.substr(family.what.find(' ') + 1), kLargest, family.base));
+    }
+    return {value, {}};
+  };
   if (unit.empty()) {
-    if (family.bare_number_allowed || number == 0.0) return {number, {}};
+    if (family.bare_number_allowed || number == 0.0) return bounded(number);
     return fail(fmt::format("'{}' has no unit: expected {} such as {}", text, family.what, family.example));
   }
   for (const Unit& u : family.units) {
-    if (u.name == unit) return {number * u.factor, {}};
+    if (u.name == unit) return bounded(number * u.factor);
   }
   std::string message = fmt::format("unknown unit '{}' in '{}': expected {} such as {}", unit, text,
                                     family.what, family.example);

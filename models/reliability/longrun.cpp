@@ -21,6 +21,10 @@ double pareto_alpha(const Heterogeneity& h) {
   return 1.0 / (1.0 - std::log(h.failure_share) / std::log(h.top_fraction));
 }
 
+namespace {
+constexpr double kMaxPerDay = 86400.0;  ///< one failure a second per unit
+}  // namespace
+
 std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
   std::vector<ConfigProblem> out;
   for (const auto& [name, c] : f.components) {
@@ -30,6 +34,20 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
       continue;
     }
     if (c.mtbf && c.mtbf->seconds() <= 0.0) out.push_back({path + ".mtbf", "must be positive", ""});
+    // Faster than one failure a second per unit, the run would spend its time on failures
+    // alone (below a nanosecond, simulated time would not advance between them at all): no
+    // component fails so often.
+    if (c.rate && c.rate->per_day > kMaxPerDay) {
+      out.push_back({path + ".rate",
+                     fmt::format("{:g} failures per unit and day is more than one a second ({:g}/day)", c.rate->per_day,
+                                 kMaxPerDay),
+                     "rates are per unit: 0.0002/gpu-day is about one failure per GPU in 14 years"});
+    }
+    if (c.mtbf && c.mtbf->seconds() > 0.0 && c.mtbf->seconds() < 1.0) {
+      out.push_back({path + ".mtbf", fmt::format("{} is less than a second between failures of one unit",
+                                                 sim::format_time(*c.mtbf)),
+                     "mtbf is per unit, such as 5000d"});
+    }
     const std::optional<Per> by_name = default_per(name);
     if (c.rate && c.per && *c.per != c.rate->per) {
       out.push_back({path + ".per",

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <map>
+#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -130,8 +131,8 @@ class CommTimes {
     if (it != cache_.end()) return it->second;
     const Groups& groups = groups_for(g, boundary);
     const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
-    network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct
-                                                  : network::choose_algorithm(timer_, op, groups.ranks[0], size);
+    const network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct
+                                                        : choose(g, op, boundary, groups, size);
     network::Schedule& merged = merged_for(g, op, algo, boundary, groups, size);
     const sim::Time t = in_.network->model == network::Model::flow
                             ? network::flow_time(*in_.fabric, *in_.network, merged)
@@ -206,7 +207,60 @@ class CommTimes {
   struct Groups {
     std::vector<std::vector<std::int64_t>> ranks;  // one when they are all inside nodes
     std::int64_t count = 0;                        // communicators of the kind
+    bool alike = true;                             // every group has the first one's shape on the nodes
   };
+
+  /// Whether `b` lies on the nodes as `a` does: its i-th rank on the same ordinal node (in
+  /// order of first appearance) and at the same offset from its first rank's GPU index. A
+  /// plan depends on the ranks only through their number and this shape (network::plan).
+  [[nodiscard]] static bool same_shape(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b,
+                                       std::int64_t gpn) {
+    if (a.size() != b.size()) return false;
+    std::map<std::int64_t, std::int64_t> ordinal_a, ordinal_b;  // node -> its order of first appearance
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const std::int64_t na = ordinal_a.try_emplace(a[i] / gpn, std::ssize(ordinal_a)).first->second;
+      const std::int64_t nb = ordinal_b.try_emplace(b[i] / gpn, std::ssize(ordinal_b)).first->second;
+      if (na != nb) return false;
+      const std::int64_t offset_a = (a[i] % gpn - a[0] % gpn + gpn) % gpn;
+      const std::int64_t offset_b = (b[i] % gpn - b[0] % gpn + gpn) % gpn;
+      if (offset_a != offset_b) return false;
+    }
+    return true;
+  }
+
+  /// The algorithm of a kind's collective, as NCCL's tuner picks it (network::choose_algorithm).
+  /// The groups of one kind run one algorithm, as one schedule. When they all lie on the nodes
+  /// alike, the first group's choice is every group's. When they do not (a job that starts
+  /// mid-node, a TP degree that does not divide the node), the algorithm must plan for every
+  /// group (NVLS only where each group is inside a node), and the fastest whole schedule wins.
+  network::Algorithm choose(Group g, Op op, std::int64_t boundary, const Groups& groups, sim::Bytes size) {
+    if (groups.alike) return network::choose_algorithm(timer_, op, groups.ranks[0], size);
+    const std::int64_t gpn = in_.fabric->gpus_per_node;
+    const network::InNetwork in_net = network::in_network(*in_.fabric, *in_.network);
+    std::vector<network::Algorithm> candidates = network::algorithms_for(op, groups.ranks[0], gpn, in_net);
+    std::erase(candidates, network::Algorithm::halving_doubling);  // not one of NCCL's
+    std::optional<network::Algorithm> best;
+    sim::Time best_time = sim::Time::max();
+    network::Schedule s;
+    std::string why;
+    for (const network::Algorithm a : candidates) {
+      const bool everywhere = std::all_of(groups.ranks.begin(), groups.ranks.end(), [&](const auto& ranks) {
+        return network::plan(op, a, ranks, size, gpn, in_net, s, why);
+      });
+      if (!everywhere) continue;
+      try {
+        const sim::Time t = timer_.time(merged_for(g, op, a, boundary, groups, size));
+        if (!best || t < best_time) {
+          best = a;
+          best_time = t;
+        }
+      } catch (const sim::TimeRangeError&) {
+        if (!best) best = a;  // timed again by the caller, which reports the range error
+      }
+    }
+    CLUSTERSIM_CHECK(best.has_value(), "the ring plans on any group of two ranks or more");
+    return *best;
+  }
 
   const Groups& groups_for(Group g, std::int64_t boundary) {
     const auto key = std::make_pair(g, boundary);
@@ -221,7 +275,12 @@ class CommTimes {
     const bool intra_node = std::all_of(out.ranks.begin(), out.ranks.end(), [&](const std::vector<std::int64_t>& ranks) {
       return std::all_of(ranks.begin(), ranks.end(), [&](std::int64_t r) { return r / gpn == ranks.front() / gpn; });
     });
-    if (intra_node) out.ranks.resize(1);
+    if (intra_node) {
+      out.ranks.resize(1);
+    } else {
+      out.alike = std::all_of(out.ranks.begin() + 1, out.ranks.end(),
+                              [&](const std::vector<std::int64_t>& r) { return same_shape(out.ranks[0], r, gpn); });
+    }
     return groups_.emplace(key, std::move(out)).first->second;
   }
 

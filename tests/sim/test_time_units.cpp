@@ -125,6 +125,17 @@ TEST_CASE("FLOP rates, power, money and counts") {
   CHECK(parse_energy_price("0.08").error == "'0.08' has no unit: expected an energy price such as 0.08USD/kWh or 80USD/MWh");
 }
 
+TEST_CASE("quantities past 10^24 base units are rejected, not carried as inf") {
+  // 1e300TB/s is 1e312 B/s: inf in a double. Before, it parsed, and the flow model stopped
+  // with an internal error; huge finite values overflowed later and printed as "inf".
+  CHECK(parse_bandwidth("1e300TB/s").error == "'1e300TB/s' is beyond the largest bandwidth clustersim accepts, 1e+24B/s");
+  CHECK(parse_bytes("1.7e308").error == "'1.7e308' is beyond the largest size clustersim accepts, 1e+24B");
+  CHECK(parse_count("1e300T").error == "'1e300T' is beyond the largest count clustersim accepts, 1e+24");
+  CHECK(parse_money("2e24USD").error == "'2e24USD' is beyond the largest amount of money clustersim accepts, 1e+24USD");
+  CHECK(parse_bytes("1e24B").value->value() == 1e24);  // the bound itself is accepted
+  CHECK_FALSE(parse_flop_rate("1e9EFLOPS").value.has_value());
+}
+
 TEST_CASE("every formatted quantity parses back to the same value") {
   const double values[] = {1.0, 0.125, 3.35e12, 989.4e12, 1.0 / 3.0, 123456789.0, 7e-3};
   for (double v : values) {
