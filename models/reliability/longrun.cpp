@@ -385,6 +385,19 @@ class Model {
     return static_cast<std::int64_t>(nodes_.size()) - 1;
   }
 
+  /// Schedules `id` `seconds` from now, unless that is past the end of the run (by more than a
+  /// second, so that the events that do run are exactly those scheduled before): such an event
+  /// never runs, and its time may be past the clock's range (a heavy-tailed repair drawn at
+  /// 10^10 s), which is no error of the scenario.
+  void after(double seconds, sim::HandlerId id, std::uint64_t arg) {
+    if (seconds > end_ - engine_.now().seconds() + 1.0) return;
+    engine_.schedule_after(sim::Time::from_seconds(seconds), id, arg);
+  }
+  void after(sim::Time delay, sim::HandlerId id, std::uint64_t arg) {
+    if (delay.seconds() > end_ - engine_.now().seconds() + 1.0) return;
+    engine_.schedule_after(delay, id, arg);
+  }
+
   void schedule_unit(std::size_t c, std::int64_t index, std::uint32_t gen, double mult, double from) {
     const Klass& k = classes_[c];
     if (!std::isfinite(k.mean_s)) return;
@@ -481,7 +494,7 @@ class Model {
       ++r_.burn_ins;
       burn_in_units(n, now);
       record("burn_in", "", -1, n, -1);
-      engine_.schedule_after(sim::Time::from_seconds(burn_in_), burned_in_id_, static_cast<std::uint64_t>(n));
+      after(burn_in_, burned_in_id_, static_cast<std::uint64_t>(n));
       return;
     }
     node.job = kInPool;
@@ -673,7 +686,7 @@ class Model {
     ++j.interruptions;
     ++j.by_cause[k.name];
     record("interruption", k.name, index, -1, -1);
-    engine_.schedule_after(in_.failures->repair.detect, ready_id_, static_cast<std::uint64_t>(index));
+    after(in_.failures->repair.detect, ready_id_, static_cast<std::uint64_t>(index));
   }
 
   void fill_from_pool(std::int64_t index) {
@@ -689,7 +702,7 @@ class Model {
 
   void begin_restart(JobState& j, std::int64_t index) {
     j.waiting = false;
-    engine_.schedule_after(sim::Time::from_seconds(in_.failures->repair.restart.seconds() + j.read), restarted_id_,
+    after(in_.failures->repair.restart.seconds() + j.read, restarted_id_,
                            static_cast<std::uint64_t>(index));
   }
 
@@ -878,8 +891,7 @@ class Model {
         *slot = -1;
         ++j.missing;
         leave_service(n, kInRepair);
-        engine_.schedule_after(sim::Time::from_seconds(draw_duration(in_.failures->repair.replace, repair_rng_)),
-                               repaired_id_, static_cast<std::uint64_t>(n));
+        after(draw_duration(in_.failures->repair.replace, repair_rng_), repaired_id_, static_cast<std::uint64_t>(n));
         fill_from_pool(job);
       } else {
         resume_unit(c, index, gen, mult, now);
@@ -919,13 +931,12 @@ class Model {
       // Down until replaced (hardware) or restarted.
       const double down = k.hardware ? draw_duration(in_.failures->repair.replace, repair_rng_)
                                      : in_.failures->repair.detect.seconds() + in_.failures->repair.restart.seconds();
-      engine_.schedule_after(sim::Time::from_seconds(down), element_back_id_,
+      after(down, element_back_id_,
                              (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
       return;
     }
     if (k.hardware && k.per != Per::job) {
-      engine_.schedule_after(sim::Time::from_seconds(draw_duration(in_.failures->repair.replace, repair_rng_)),
-                             element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
+      after(draw_duration(in_.failures->repair.replace, repair_rng_), element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
     } else {
       schedule_unit(c, index, 0, 1.0, now);
     }

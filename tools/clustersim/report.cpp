@@ -104,14 +104,19 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
 namespace {
 /// A duration past the clock's range, found while running: the input's fault, reported
 /// like a load error (exit 2) where it can be placed.
-config::InputError time_range_input_error(config::Location where, std::string path, std::string message) {
+config::InputError time_range_input_error(config::Location where, std::string path, std::string message,
+                                          std::string hint) {
   config::Diagnostics d;
-  d.add(std::move(where), std::move(path), std::move(message),
-        "look for very small rates (bandwidths, peak FLOP rates) or very long latencies (network.step_latency, "
-        "network.call_overhead)");
+  d.add(std::move(where), std::move(path), std::move(message), std::move(hint));
   return config::InputError(std::move(d));
 }
-}  // namespace
+
+constexpr std::string_view kStepHint =
+    "look for very small rates (bandwidths, peak FLOP rates) or very long latencies (network.step_latency, "
+    "network.call_overhead)";
+constexpr std::string_view kLongRunHint =
+    "look for very long durations (failures.repair, checkpoint, scheduler, a job's submit time) or a training step "
+    "that is itself very long";
 
 /// The share done and the time left, on one terminal line rewritten in place, once the
 /// work has taken a second; erased when done. Nothing when stderr is not a terminal.
@@ -150,6 +155,8 @@ class TerminalProgress {
   Clock::time_point last_;
 };
 
+}  // namespace
+
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool progress) {
   RunResult r;
   r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
@@ -163,7 +170,8 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
       r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace)));
     } catch (const sim::TimeRangeError& e) {
       throw time_range_input_error(job.where, fmt::format("workload.jobs[{}]", job.entry),
-                                   fmt::format("job '{}': its training step cannot be simulated: {}", job.config.name, e.what()));
+                                   fmt::format("job '{}': its training step cannot be simulated: {}", job.config.name, e.what()),
+                                   std::string(kStepHint));
     }
     r.info.events_processed += r.jobs.back().events;
   }
@@ -175,7 +183,8 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
       r.reliability = reliability::simulate_long_run(in);
     } catch (const sim::TimeRangeError& e) {
       throw time_range_input_error(config::Location{loaded.file, 0, 0}, "",
-                                   fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()));
+                                   fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()),
+                                   std::string(kLongRunHint));
     }
     r.info.events_processed += r.reliability->events;
   }
