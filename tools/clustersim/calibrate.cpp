@@ -173,6 +173,19 @@ int calibrate(const CalibrateArgs& args) {
     errors.add(config::Location{"<command line>", 0, 0}, "",
                "nothing to fit: name microbenchmark results (RESULTS.jsonl) or --nccl-tests logs");
   }
+  // The profile is written last, after the fit: a path that cannot be a file is found now,
+  // so that nothing is fitted, printed or written for it (renaming onto a folder fails
+  // with a system message that does not say so).
+  if (std::error_code ec; args.output.back() == '/' || std::filesystem::is_directory(args.output, ec)) {
+    errors.add(config::Location{"<command line>", 0, 0}, "-o",
+               fmt::format("'{}' names a folder; the profile is one JSON file", args.output),
+               fmt::format("name a file, e.g. -o {}{}profile.json", args.output, args.output.back() == '/' ? "" : "/"));
+  }
+  if (std::error_code ec; !args.plot_dir.empty() && std::filesystem::exists(args.plot_dir, ec) &&
+                          !std::filesystem::is_directory(args.plot_dir, ec)) {
+    errors.add(config::Location{"<command line>", 0, 0}, "--plot",
+               fmt::format("'{}' is a file; --plot names the folder to write the plots into", args.plot_dir));
+  }
   const hardware::Catalog catalog = builtin_catalog();
   calibration::FitTarget target;
   target.gpu_name = args.gpu;
