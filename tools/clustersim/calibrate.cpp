@@ -17,6 +17,7 @@
 
 #include "models/calibration/fit.hpp"
 #include "models/hardware/catalog.hpp"
+#include "sim/units.hpp"
 #include "tools/clustersim/plotting.hpp"
 #include "tools/clustersim/report.hpp"
 
@@ -44,6 +45,23 @@ hardware::Catalog builtin_catalog() {
   config::Codec<hardware::Catalog>::decode(YAML::Load(std::string(hardware::builtin_catalog_text())), catalog,
                                            config::Context(state, std::string(hardware::kBuiltinCatalogFile)));
   return catalog;
+}
+
+std::vector<std::string_view> names_of(const auto& map) {
+  std::vector<std::string_view> names;
+  for (const auto& entry : map) names.push_back(entry.first);
+  return names;
+}
+
+/// "unknown node type 'x'; the catalog has a, b, c", as the scenario loader says it.
+std::string unknown_name_message(std::string_view kind, const std::string& name, const auto& map) {
+  return fmt::format("unknown {} type '{}'; the catalog has {}", kind, name, fmt::join(names_of(map), ", "));
+}
+
+/// "did you mean 'y'?" for a likely typo, else empty (no hint).
+std::string did_you_mean(const std::string& name, const auto& map) {
+  const auto near = sim::closest_match(name, names_of(map));
+  return near ? fmt::format("did you mean '{}'?", *near) : std::string();
 }
 
 std::string seconds_text(double s) {
@@ -173,6 +191,7 @@ int calibrate(const CalibrateArgs& args) {
     errors.add(config::Location{"<command line>", 0, 0}, "",
                "nothing to fit: name microbenchmark results (RESULTS.jsonl) or --nccl-tests logs");
   }
+  const bool inputs_read = errors.ok();
   // The profile is written last, after the fit: a path that cannot be a file is found now,
   // so that nothing is fitted, printed or written for it (renaming onto a folder fails
   // with a system message that does not say so).
@@ -187,6 +206,13 @@ int calibrate(const CalibrateArgs& args) {
                fmt::format("'{}' is a file; --plot names the folder to write the plots into", args.plot_dir));
   }
   const hardware::Catalog catalog = builtin_catalog();
+  // An unknown --node is said as such first: the GPU is looked up through it when neither
+  // --gpu nor the results name one, and a missing node would be misreported as a missing GPU.
+  const bool node_known = args.node.empty() || catalog.nodes.count(args.node) > 0;
+  if (!node_known) {
+    errors.add(config::Location{"<command line>", 0, 0}, "--node", unknown_name_message("node", args.node, catalog.nodes),
+               did_you_mean(args.node, catalog.nodes));
+  }
   calibration::FitTarget target;
   target.gpu_name = args.gpu;
   if (target.gpu_name.empty() && m.device) target.gpu_name = calibration::catalog_gpu_for(m.device->name).value_or("");
@@ -194,7 +220,7 @@ int calibrate(const CalibrateArgs& args) {
     const auto n = catalog.nodes.find(args.node);
     if (n != catalog.nodes.end()) target.gpu_name = n->second.gpu.name;
   }
-  if (target.gpu_name.empty() && errors.ok()) {
+  if (target.gpu_name.empty() && inputs_read && node_known) {
     errors.add(config::Location{"<command line>", 0, 0}, "",
                m.device ? fmt::format("the device '{}' is not a catalog GPU type", m.device->name)
                         : std::string("the results name no device"),
@@ -203,11 +229,9 @@ int calibrate(const CalibrateArgs& args) {
   if (!target.gpu_name.empty()) {
     const auto it = catalog.gpus.find(target.gpu_name);
     if (it == catalog.gpus.end()) {
-      std::vector<std::string_view> names;
-      for (const auto& e : catalog.gpus) names.push_back(e.first);
       errors.add(config::Location{"<command line>", 0, 0}, "--gpu",
-                 fmt::format("unknown GPU type '{}'; the catalog has {}", target.gpu_name, fmt::join(names, ", ")));
-    } else {
+                 unknown_name_message("GPU", target.gpu_name, catalog.gpus), did_you_mean(target.gpu_name, catalog.gpus));
+    } else if (node_known) {
       target.gpu = it->second;
       target.scaleup_line = target.gpu.scaleup_bandwidth.value();
       const hardware::NodeSpec* node = nullptr;
@@ -220,12 +244,7 @@ int calibrate(const CalibrateArgs& args) {
           node_name = name;
         }
       }
-      if (!args.node.empty() && !node) {
-        std::vector<std::string_view> names;
-        for (const auto& e : catalog.nodes) names.push_back(e.first);
-        errors.add(config::Location{"<command line>", 0, 0}, "--node",
-                   fmt::format("unknown node type '{}'; the catalog has {}", args.node, fmt::join(names, ", ")));
-      } else if (args.node.empty() && with_gpu.size() > 1 && !m.collectives.empty()) {
+      if (args.node.empty() && with_gpu.size() > 1 && !m.collectives.empty()) {
         // The network parameters depend on the node's NICs and NVLink: never guess it.
         errors.add(config::Location{"<command line>", 0, 0}, "--node",
                    fmt::format("several catalog nodes have {} GPUs ({}); the network parameters depend on "
