@@ -6,9 +6,16 @@
 // {"record":"skipped",...} line saying why a part did not run. `clustersim calibrate` reads
 // them (models/calibration/measurements.hpp documents the fields).
 //
-// Timing: each measurement runs `warmup` times untimed, then `repeats` times, each timed
-// alone with a pair of CUDA events on the stream; the record holds the median (time_s) and
-// the minimum and maximum. Repeats are capped so that one point takes about `budget_s`.
+// Timing: each measurement runs `warmup` times untimed, then `repeats` batches, each timed
+// with a pair of CUDA events on the stream around `calls` back-to-back calls; a repeat's time
+// is its batch's over `calls`. The record holds the median (time_s), the minimum and maximum
+// and `calls`. A batch lasts at least ~200 us (`calls` from the warmup's last call, at most
+// 1000), so that the host's cost of issuing one call (a few us for a kernel, more for
+// cuBLASLt) overlaps the GPU's work, as it does in a training step where the host runs
+// ahead: the time is the GPU's, one kernel after another, which the compute model charges as
+// launch_overhead (the gap between back-to-back kernels, tools/microbench/launch.cu) plus
+// the kernel. (One call alone between two events counted the host's issue cost too, which
+// inflated small kernels.) Repeats are capped so that one point takes about `budget_s`.
 #pragma once
 
 #include <algorithm>
@@ -34,6 +41,7 @@ struct Stats {
   double min = 0.0;
   double max = 0.0;
   int repeats = 0;
+  int calls = 1;  ///< back-to-back calls per timed batch
 };
 
 /// Prints the device line for `bench` and returns the device's SM count. Without a usable
@@ -78,16 +86,25 @@ Stats time_it(cudaStream_t stream, F&& run, int warmup = 3, int max_repeats = 25
   MB_CHECK(cudaEventCreate(&stop));
   for (int i = 0; i < warmup; ++i) run(stream);
   MB_CHECK(cudaStreamSynchronize(stream));
+  // One call, timed alone (host issue cost included: an upper bound), sizes the batch.
+  MB_CHECK(cudaEventRecord(start, stream));
+  run(stream);
+  MB_CHECK(cudaEventRecord(stop, stream));
+  MB_CHECK(cudaEventSynchronize(stop));
+  float one_ms = 0.0f;
+  MB_CHECK(cudaEventElapsedTime(&one_ms, start, stop));
+  constexpr double kBatchS = 200e-6;
+  const int calls = std::clamp(static_cast<int>(kBatchS / std::max(1e-9, one_ms * 1e-3)) + 1, 1, 1000);
   std::vector<double> t;
   double total = 0.0;
   for (int i = 0; i < max_repeats && (i < 3 || total < budget_s); ++i) {
     MB_CHECK(cudaEventRecord(start, stream));
-    run(stream);
+    for (int c = 0; c < calls; ++c) run(stream);
     MB_CHECK(cudaEventRecord(stop, stream));
     MB_CHECK(cudaEventSynchronize(stop));
     float ms = 0.0f;
     MB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    t.push_back(ms * 1e-3);
+    t.push_back(ms * 1e-3 / calls);
     total += ms * 1e-3;
   }
   MB_CHECK(cudaEventDestroy(start));
@@ -98,11 +115,13 @@ Stats time_it(cudaStream_t stream, F&& run, int warmup = 3, int max_repeats = 25
   s.min = t.front();
   s.max = t.back();
   s.repeats = static_cast<int>(t.size());
+  s.calls = calls;
   return s;
 }
 
 inline void print_stats(const Stats& s) {
-  std::printf("\"time_s\":%.9e,\"min_s\":%.9e,\"max_s\":%.9e,\"repeats\":%d", s.median, s.min, s.max, s.repeats);
+  std::printf("\"time_s\":%.9e,\"min_s\":%.9e,\"max_s\":%.9e,\"repeats\":%d,\"calls\":%d", s.median, s.min, s.max,
+              s.repeats, s.calls);
 }
 
 }  // namespace microbench

@@ -11,7 +11,8 @@
 // accumulation) on compute capability 8.9 and later. Layout "TN" (A transposed), which every
 // type supports. Inputs are pseudo-random in [-1, 1), as real data (see fill()).
 // Record: {"record":"gemm","dtype":..,"m":..,"n":..,"k":..,"batch":1,"time_s":..,"tflops":..}
-// time_s is one call on the stream (launch included, as the compute model charges it).
+// time_s is one call's share of back-to-back calls on the stream (common.cuh: the gap
+// between kernels included, the host's cost of issuing them overlapped, as in training).
 //
 // Usage: gemm [--quick]   (--quick: a few shapes, for a smoke run)
 #include <cstdint>
