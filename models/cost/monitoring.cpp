@@ -1,10 +1,21 @@
 #include "models/cost/monitoring.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
 
 #include <fmt/format.h>
 
 namespace clustersim::cost {
+
+namespace {
+/// The hint for a rollup interval: ten times the finer one, where that is a time.
+std::string coarser_hint(sim::Time finer) {
+  if (finer.ns() > std::numeric_limits<std::int64_t>::max() / 10) return "a coarser interval, or a finer sampling interval";
+  return fmt::format("interval: {}", sim::format_time(finer * 10));
+}
+}  // namespace
 
 std::vector<ConfigProblem> check_monitoring(const MonitoringConfig& m) {
   std::vector<ConfigProblem> out;
@@ -31,13 +42,13 @@ std::vector<ConfigProblem> check_monitoring(const MonitoringConfig& m) {
     }
     if (r.interval.ns() == 0) {
       out.push_back({at + ".interval", "is missing (or 0): a rollup keeps one point per series per interval",
-                     fmt::format("interval: {}", sim::format_time(prev_interval * 10))});
+                     coarser_hint(prev_interval)});
     } else if (r.interval <= prev_interval) {
       out.push_back({at + ".interval",
                      fmt::format("must be coarser than {} ({}): a rollup keeps fewer points than what it replaces",
                                  i == 0 ? "the sampling interval" : "the previous rollup's interval",
                                  sim::format_time(prev_interval)),
-                     fmt::format("interval: {}", sim::format_time(prev_interval * 10))});
+                     coarser_hint(prev_interval)});
     }
     prev_after = std::max(prev_after, r.after);
     prev_interval = std::max(prev_interval, r.interval);
