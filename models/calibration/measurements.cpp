@@ -1,13 +1,17 @@
 #include "models/calibration/measurements.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <set>
 #include <sstream>
+#include <string_view>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+
+#include "sim/time.hpp"
 
 namespace clustersim::calibration {
 namespace {
@@ -35,6 +39,23 @@ std::vector<std::string> tokens(const std::string& line) {
   return out;
 }
 
+/// The 1-based column where each of tokens(line) starts.
+std::vector<int> token_columns(const std::string& line) {
+  std::vector<int> out;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    const bool space = std::isspace(static_cast<unsigned char>(line[i])) != 0;
+    if (!space && (i == 0 || std::isspace(static_cast<unsigned char>(line[i - 1])) != 0)) {
+      out.push_back(static_cast<int>(i + 1));
+    }
+  }
+  return out;
+}
+
+/// The longest time a measurement may take: the simulated clock's range (sim/time.hpp,
+/// int64 nanoseconds, 292 years). A longer one is no measurement, and fitting it would
+/// only fail later, in a duration the clock cannot hold.
+constexpr double kMaxSeconds = sim::Time::max().seconds();
+
 bool parse_double(const std::string& s, double& out) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -61,6 +82,12 @@ class Line {
     out = it->get<double>();
     if (!(out > min_exclusive) || !std::isfinite(out)) {
       fail(fmt::format("'{}' record: '{}' must be greater than {}, got {}", record(), key, min_exclusive, out));
+      return false;
+    }
+    if (std::string_view(key) == "time_s" && out > kMaxSeconds) {
+      fail(fmt::format("'{}' record: 'time_s' {} s is longer than the simulated clock's range ({:.3g} s, 292 years): "
+                       "not a measured time",
+                       record(), out, kMaxSeconds));
       return false;
     }
     return true;
@@ -287,6 +314,8 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
     }
     if (!all_digits(t[0])) continue;  // NCCL INFO lines, warnings, mpirun output
     const Location at{file, line_no, 1};
+    const std::vector<int> columns = token_columns(line);
+    const auto at_token = [&](std::size_t index) { return Location{file, line_no, columns[index]}; };
     if (ranks == 0) {
       errors.add(at, "", "a data row before the '# Using devices' list of ranks: cannot tell the rank count");
       continue;
@@ -303,36 +332,52 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
     const std::size_t base = t.size() - 8;
     double v[8] = {};
     bool ok = parse_double(t[0], size) && all_digits(t[1]) && parse_double(t[1], count);
-    std::string bad;
+    std::size_t bad = 0;  // the index of the token that is not a number (or is negative), if any
     for (std::size_t c = 0; c < 8 && ok; ++c) {
       const std::string& s = t[base + c];
       if (c == 3 || c == 7) {  // #wrong: a count, an error magnitude, or N/A
-        if (s != "N/A" && !parse_double(s, v[c])) bad = s;
+        if (s != "N/A" && !parse_double(s, v[c])) bad = base + c;
       } else if (!parse_double(s, v[c]) || v[c] < 0.0) {
-        bad = s;
+        bad = base + c;
       }
-      if (!bad.empty()) ok = false;
+      if (bad != 0) ok = false;
     }
     if (!ok) {
-      errors.add(at, "", bad.empty() ? fmt::format("garbled row: '{}' / '{}' is not a size and element count", t[0], t[1])
-                                     : fmt::format("garbled row: '{}' is not a number", bad));
+      if (bad == 0) {
+        errors.add(at, "", fmt::format("garbled row: '{}' / '{}' is not a size and element count", t[0], t[1]));
+      } else {
+        errors.add(at_token(bad), "",
+                   fmt::format("garbled row: '{}' is {}", t[bad], v[bad - base] < 0.0 ? "negative" : "not a number"));
+      }
       continue;
     }
     const double factor = network::bus_factor(op, ranks);
     bool consistent = true;
     for (int half = 0; half < 2 && consistent; ++half) {
+      const std::size_t time_at = base + 4 * static_cast<std::size_t>(half);
+      const char* const where = half == 0 ? "out-of-place" : "in-place";
       const double time_us = v[4 * half];
       const double algbw = v[4 * half + 1];
       const double busbw = v[4 * half + 2];
       if (time_us <= 0.0) {
-        errors.add(at, "", fmt::format("garbled row: time {} us is not positive", time_us));
+        errors.add(at_token(time_at), "", fmt::format("garbled row: {} time {} us is not positive", where, t[time_at]));
+        consistent = false;
+        break;
+      }
+      if (time_us * 1e-6 > kMaxSeconds) {
+        errors.add(at_token(time_at), "",
+                   fmt::format("{} time {} us ({:.3g} s) is longer than the simulated clock's range ({:.3g} s, 292 "
+                               "years): not a measured time",
+                               where, t[time_at], time_us * 1e-6, kMaxSeconds),
+                   "nccl-tests prints times in microseconds; is the row garbled?");
         consistent = false;
         break;
       }
       const double expected_alg = size / time_us / 1e3;
       if (std::abs(algbw - expected_alg) > 0.011 + 0.01 * expected_alg) {
-        errors.add(at, "", fmt::format("garbled row: algbw {} GB/s does not match size / time = {:.2f} GB/s", algbw,
-                                       expected_alg));
+        errors.add(at_token(time_at + 1), "",
+                   fmt::format("garbled row: algbw {} GB/s does not match size / time = {:.2f} GB/s", algbw,
+                               expected_alg));
         consistent = false;
       } else if (algbw >= 0.5 && std::abs(busbw - algbw * factor) > 0.011 + 0.01 * busbw) {
         errors.add(at, "",

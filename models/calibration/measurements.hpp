@@ -18,9 +18,12 @@
 // collective is named by the binary (".../all_reduce_perf" in the log, or in the file's
 // name); rows are checked against themselves (algbw = size / time, busbw / algbw = the
 // nccl-tests factor of that collective on that many ranks), so a garbled number is caught.
+// A time longer than the simulated clock's range (292 years, sim/time.hpp) is no
+// measurement and an error in both formats; the consistency check cannot catch it at small
+// sizes, where nccl-tests prints algbw 0.00 for any long time.
 //
-// Errors (a garbled or truncated line, a missing header) are diagnostics naming the file
-// and line; reading goes on to report them all.
+// Errors (a garbled or truncated line, a missing header) are diagnostics naming the file,
+// line and the column of the bad value; reading goes on to report them all.
 #pragma once
 
 #include <optional>

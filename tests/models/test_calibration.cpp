@@ -231,13 +231,33 @@ TEST_CASE("nccl-tests logs: truncated and garbled lines are errors naming the fi
   CHECK(diagnostics("truncated_all_reduce_perf.log") ==
         "tests/calibration/truncated_all_reduce_perf.log:27:1: expected 12 or 13 columns (size count type redop "
         "[root] time algbw busbw #wrong time algbw busbw #wrong), got 7: truncated line?\n");
+  // Each at the column of the bad value: the time (57), the algbw (65).
   CHECK(diagnostics("garbled_all_reduce_perf.log") ==
-        "tests/calibration/garbled_all_reduce_perf.log:31:1: garbled row: '7#.71' is not a number\n"
-        "tests/calibration/garbled_all_reduce_perf.log:32:1: garbled row: algbw 81.66 GB/s does not match size / "
+        "tests/calibration/garbled_all_reduce_perf.log:31:57: garbled row: '7#.71' is not a number\n"
+        "tests/calibration/garbled_all_reduce_perf.log:32:65: garbled row: algbw 81.66 GB/s does not match size / "
         "time = 18.66 GB/s\n");
-
+  // A time past the clock's range (292 years) passes the row's own check at 64 B (algbw
+  // 0.00 GB/s for any long time): it is an error of the log, not a failure of the fit later.
+  CHECK(diagnostics("huge_time_all_reduce_perf.log") ==
+        "tests/calibration/huge_time_all_reduce_perf.log:19:57: out-of-place time 1e300 us (1e+294 s) is longer than "
+        "the simulated clock's range (9.22e+09 s, 292 years): not a measured time (nccl-tests prints times in "
+        "microseconds; is the row garbled?)\n");
+  // So is a microbenchmark's time_s.
   Measurements m;
   config::Diagnostics errors;
+  CHECK_FALSE(read_results("r.jsonl", "{\"record\":\"launch\",\"kind\":\"stream\",\"time_s\":1e300}\n", m, errors));
+  CHECK(errors.format() == "r.jsonl:1:1: 'launch' record: 'time_s' 1e+300 s is longer than the simulated clock's "
+                           "range (9.22e+09 s, 292 years): not a measured time\n");
+  // A negative time is said to be negative (it was "not a number"), at its column.
+  config::Diagnostics negative;
+  CHECK_FALSE(read_nccl_tests("all_reduce_perf.log",
+                              "# Using devices\n#  Rank  0 Group  0 Pid 1 on host device  0 [0x0f] GPU\n"
+                              "64 16 float sum -1 -3.2 0.00 0.00 0 3.2 0.02 0.02 0\n",
+                              m, negative));
+  CHECK(negative.format() == "all_reduce_perf.log:3:20: garbled row: '-3.2' is negative\n");
+
+  m = {};
+  errors = {};
   CHECK_FALSE(read_nccl_tests("mystery.log", "     1048576   262144  float sum -1  76.71 13.67 23.92 0 77.73 13.49 23.61 0\n",
                               m, errors));
   CHECK(errors.format().find("mystery.log: cannot tell which collective") == 0);

@@ -17,6 +17,7 @@
 
 #include "models/calibration/fit.hpp"
 #include "models/hardware/catalog.hpp"
+#include "sim/time.hpp"
 #include "sim/units.hpp"
 #include "tools/clustersim/plotting.hpp"
 #include "tools/clustersim/report.hpp"
@@ -62,6 +63,13 @@ std::string unknown_name_message(std::string_view kind, const std::string& name,
 std::string did_you_mean(const std::string& name, const auto& map) {
   const auto near = sim::closest_match(name, names_of(map));
   return near ? fmt::format("did you mean '{}'?", *near) : std::string();
+}
+
+/// The files the profile is fitted to, in the order given.
+std::vector<std::string> inputs_of(const CalibrateArgs& args) {
+  std::vector<std::string> inputs = args.results;
+  inputs.insert(inputs.end(), args.nccl_tests.begin(), args.nccl_tests.end());
+  return inputs;
 }
 
 std::string seconds_text(double s) {
@@ -280,15 +288,23 @@ int calibrate(const CalibrateArgs& args) {
   }
 
   calibration::FitReport report;
-  calibration::CalibrationProfile profile = calibration::fit_profile(m, target, report);
+  calibration::CalibrationProfile profile;
+  try {
+    profile = calibration::fit_profile(m, target, report);
+  } catch (const sim::TimeRangeError& e) {
+    // The readers reject times past the clock's range; a fit that still reaches one comes
+    // from the measurements, which main()'s handler would blame on a scenario.
+    std::cerr << fmt::format("{}: error: fitting the measurements gave {}; look for an implausibly long or short "
+                             "time in them\n1 error; nothing was written.\n",
+                             fmt::join(inputs_of(args), ", "), e.what());
+    return kExitInput;
+  }
   if (target.node && !m.collectives.empty()) {
     report.notes.push_back(fmt::format("the network model ran on nodes of type {} ({} GPUs, {} NICs of {})",
                                        target.node->name, target.node->spec.gpus, target.node->spec.nics,
                                        sim::human(target.node->spec.nic_bandwidth)));
   }
-  std::vector<std::string> inputs = args.results;
-  inputs.insert(inputs.end(), args.nccl_tests.begin(), args.nccl_tests.end());
-  profile.source = args.source.empty() ? fmt::format("fitted by clustersim calibrate from {}", fmt::join(inputs, ", "))
+  profile.source = args.source.empty() ? fmt::format("fitted by clustersim calibrate from {}", fmt::join(inputs_of(args), ", "))
                                        : args.source;
   if (profile.compute) profile.compute->source = profile.source;
   const std::string err = write_file_atomically(args.output, calibration::to_json(profile).dump(2) + "\n");
