@@ -56,6 +56,12 @@ std::vector<int> token_columns(const std::string& line) {
 /// only fail later, in a duration the clock cannot hold.
 constexpr double kMaxSeconds = sim::Time::max().seconds();
 
+/// A bandwidth in GB/s as nccl-tests prints it (two decimals), with enough digits that a
+/// small one does not print as a false 0.00.
+std::string gbps_text(double gbps) {
+  return gbps >= 0.01 || gbps == 0.0 ? fmt::format("{:.2f} GB/s", gbps) : fmt::format("{:.3g} GB/s", gbps);
+}
+
 bool parse_double(const std::string& s, double& out) {
   if (s.empty()) return false;
   char* end = nullptr;
@@ -376,8 +382,8 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       const double expected_alg = size / time_us / 1e3;
       if (std::abs(algbw - expected_alg) > 0.011 + 0.01 * expected_alg) {
         errors.add(at_token(time_at + 1), "",
-                   fmt::format("garbled row: algbw {} GB/s does not match size / time = {:.2f} GB/s", algbw,
-                               expected_alg));
+                   fmt::format("garbled row: {} algbw {} GB/s does not match size / time = {} B / {} us = {}", where,
+                               t[time_at + 1], t[0], t[time_at], gbps_text(expected_alg)));
         consistent = false;
       } else if (algbw >= 0.5 && std::abs(busbw - algbw * factor) > 0.011 + 0.01 * busbw) {
         errors.add(at, "",

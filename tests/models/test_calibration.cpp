@@ -234,8 +234,8 @@ TEST_CASE("nccl-tests logs: truncated and garbled lines are errors naming the fi
   // Each at the column of the bad value: the time (57), the algbw (65).
   CHECK(diagnostics("garbled_all_reduce_perf.log") ==
         "tests/calibration/garbled_all_reduce_perf.log:31:57: garbled row: '7#.71' is not a number\n"
-        "tests/calibration/garbled_all_reduce_perf.log:32:65: garbled row: algbw 81.66 GB/s does not match size / "
-        "time = 18.66 GB/s\n");
+        "tests/calibration/garbled_all_reduce_perf.log:32:65: garbled row: out-of-place algbw 81.66 GB/s does not "
+        "match size / time = 2097152 B / 112.4 us = 18.66 GB/s\n");
   // A time past the clock's range (292 years) passes the row's own check at 64 B (algbw
   // 0.00 GB/s for any long time): it is an error of the log, not a failure of the fit later.
   CHECK(diagnostics("huge_time_all_reduce_perf.log") ==
@@ -267,6 +267,30 @@ TEST_CASE("nccl-tests logs: truncated and garbled lines are errors naming the fi
                               rank_errors));
   CHECK(rank_errors.format() ==
         "all_reduce_perf.log:1:1: a data row before the '# Using devices' list of ranks: cannot tell the rank count\n");
+}
+
+TEST_CASE("nccl-tests logs: a row's algbw against size / time is said with the true quotient") {
+  // Each error at the column of the algbw it questions.
+  // 64 MiB in 5e9 us: size / time = 67108864 B / 5e9 us = 1.342e-05 GB/s. It was printed with
+  // two decimals, as "0.00 GB/s", which is not the quotient.
+  const std::string head =
+      "# ./build/all_reduce_perf -b 64 -e 10G -f 2 -g 2\n# Using devices\n"
+      "#  Rank  0 Group  0 Pid 1 on host device  0 [0x0f] GPU\n#  Rank  1 Group  0 Pid 1 on host device  1 [0x15] GPU\n";
+  Measurements m;
+  config::Diagnostics errors;
+  CHECK_FALSE(read_nccl_tests("all_reduce_perf.log",
+                              head + "67108864 16777216 float sum -1 589.5 113.84 113.84 0 5e9 113.84 113.84 0\n", m,
+                              errors));
+  CHECK(errors.format() ==
+        "all_reduce_perf.log:5:58: garbled row: in-place algbw 113.84 GB/s does not match size / time = 67108864 B / "
+        "5e9 us = 1.34e-05 GB/s\n");
+  // The quotient at 0.01 GB/s and above keeps nccl-tests' two decimals.
+  config::Diagnostics slow;
+  CHECK_FALSE(read_nccl_tests("all_reduce_perf.log", head + "64 16 float sum -1 6.4 0.50 0.50 0 6.4 0.01 0.01 0\n", m,
+                              slow));
+  CHECK(slow.format() ==
+        "all_reduce_perf.log:5:24: garbled row: out-of-place algbw 0.50 GB/s does not match size / time = 64 B / "
+        "6.4 us = 0.01 GB/s\n");
 }
 
 TEST_CASE("microbenchmark results: a garbled or truncated JSON line is an error naming the line") {
