@@ -210,22 +210,25 @@ class CommTimes {
     bool alike = true;                             // every group has the first one's shape on the nodes
   };
 
-  /// Whether `b` lies on the nodes as `a` does: its i-th rank on the same ordinal node (in
-  /// order of first appearance) and at the same offset from its first rank's GPU index. A
-  /// plan depends on the ranks only through their number and this shape (network::plan).
-  [[nodiscard]] static bool same_shape(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b,
-                                       std::int64_t gpn) {
-    if (a.size() != b.size()) return false;
-    std::map<std::int64_t, std::int64_t> ordinal_a, ordinal_b;  // node -> its order of first appearance
-    for (std::size_t i = 0; i < a.size(); ++i) {
-      const std::int64_t na = ordinal_a.try_emplace(a[i] / gpn, std::ssize(ordinal_a)).first->second;
-      const std::int64_t nb = ordinal_b.try_emplace(b[i] / gpn, std::ssize(ordinal_b)).first->second;
-      if (na != nb) return false;
-      const std::int64_t offset_a = (a[i] % gpn - a[0] % gpn + gpn) % gpn;
-      const std::int64_t offset_b = (b[i] % gpn - b[0] % gpn + gpn) % gpn;
-      if (offset_a != offset_b) return false;
+  /// How a group lies on the nodes: per rank, its node's ordinal (in order of first
+  /// appearance) and its offset from the first rank's GPU index, packed as ordinal x gpn +
+  /// offset. A plan depends on the ranks only through their number and this shape
+  /// (network::plan), so groups of one shape plan alike.
+  [[nodiscard]] static std::vector<std::int64_t> shape_of(const std::vector<std::int64_t>& ranks, std::int64_t gpn) {
+    std::vector<std::int64_t> out(ranks.size());
+    const bool sorted = std::is_sorted(ranks.begin(), ranks.end());
+    std::map<std::int64_t, std::int64_t> ordinals;  // node -> ordinal, when ranks come back to a node
+    std::int64_t ordinal = 0;
+    for (std::size_t i = 0; i < ranks.size(); ++i) {
+      const std::int64_t node = ranks[i] / gpn;
+      if (sorted) {
+        ordinal += i > 0 && node != ranks[i - 1] / gpn;
+      } else {
+        ordinal = ordinals.try_emplace(node, std::ssize(ordinals)).first->second;
+      }
+      out[i] = ordinal * gpn + (ranks[i] % gpn - ranks[0] % gpn + gpn) % gpn;
     }
-    return true;
+    return out;
   }
 
   /// The algorithm of a kind's collective, as NCCL's tuner picks it (network::choose_algorithm).
@@ -278,8 +281,9 @@ class CommTimes {
     if (intra_node) {
       out.ranks.resize(1);
     } else {
+      const std::vector<std::int64_t> first = shape_of(out.ranks[0], gpn);
       out.alike = std::all_of(out.ranks.begin() + 1, out.ranks.end(),
-                              [&](const std::vector<std::int64_t>& r) { return same_shape(out.ranks[0], r, gpn); });
+                              [&](const std::vector<std::int64_t>& r) { return shape_of(r, gpn) == first; });
     }
     return groups_.emplace(key, std::move(out)).first->second;
   }
