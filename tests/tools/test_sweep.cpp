@@ -58,7 +58,7 @@ TEST_CASE("sweep grid: the cartesian product in parameter order, the last varyin
   tools::SweepSpec spec;
   spec.sets = {"network.model=analytical"};
   spec.replications = 3;
-  spec.params = {{"a", {"1", "2", "3"}}, {"b", {"x", "y"}}};
+  spec.params = {{"a", {"1", "2", "3"}, false, "--param", {}}, {"b", {"x", "y"}, false, "--param", {}}};
   // points = 3 x 2; point i = (i / 2, i % 2).
   CHECK(spec.points() == 6);
   CHECK(spec.values_of(0) == std::vector<std::string>{"1", "x"});
@@ -123,7 +123,7 @@ TEST_CASE("--set reaches into a list element by index") {
 TEST_CASE("sweep: an invalid point is an error record, and the CSV row carries its message") {
   tools::SweepSpec spec;
   spec.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml";
-  spec.params = {{"workload.jobs[0].parallelism.tp", {"2", "3"}}};
+  spec.params = {{"workload.jobs[0].parallelism.tp", {"2", "3"}, false, "--param", {}}};
   const config::Json ok = tools::run_point(spec, 0);
   const config::Json bad = tools::run_point(spec, 1);
   CHECK(ok["status"] == "ok");
@@ -137,6 +137,27 @@ TEST_CASE("sweep: an invalid point is an error record, and the CSV row carries i
         "time_to_train_s,fabric_capex_usd,fabric_power_w,bisection_bandwidth_Bps,it_power_w,error,wall_s\n");
   const std::string row = cols.row(bad);
   CHECK(row.rfind("1,3,error,,,,,,,,,,,\"", 0) == 0);
+}
+
+TEST_CASE("sweep: a point's error from a parameter's value is located at the value") {
+  // The points' values are --set overrides, whose diagnostics name the command line: a
+  // record said "fabric.tiers: does not apply ..." with no file, line or column.
+  tools::SweepSpec spec;
+  spec.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_tiers_torus.yaml";
+  spec.params = tools::sweep_block_params(scenario::load_scenario(spec.scenario, {}).config);
+  REQUIRE(spec.points() == 4);  // {fat_tree, torus} x tiers {2, 3}
+  CHECK(tools::run_point(spec, 1)["status"] == "ok");
+  const config::Json torus_3 = tools::run_point(spec, 3);
+  CHECK(torus_3["params"]["fabric.tiers"] == "3");
+  CHECK(torus_3["error"] == spec.scenario +
+                                ":9:23: sweep.grid fabric.tiers=3: fabric.tiers: does not apply to a torus fabric "
+                                "(remove it)");
+
+  // A --param's value is on the command line: its error names the parameter and value.
+  tools::SweepSpec by_param;
+  by_param.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml";
+  by_param.params = {{"fabric.tiers", {"2", "5"}, false, "--param", {}}};
+  CHECK(tools::run_point(by_param, 1)["error"] == "--param fabric.tiers=5: fabric.tiers: must be at most 3, got 5");
 }
 
 TEST_CASE("compare: the best value of a row, by its direction") {

@@ -444,8 +444,11 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
   config::Diagnostics bad;
   std::set<std::string> keys;
   for (const SweepParam& p : spec.params) {
-    const config::Location at{p.origin == "--param" || spec.scenario.empty() ? std::string(kCommandLine) : spec.scenario,
-                              0, 0};
+    const config::Location at =
+        !p.where.empty() ? p.where.front()
+                         : config::Location{p.origin == "--param" || spec.scenario.empty() ? std::string(kCommandLine)
+                                                                                           : spec.scenario,
+                                            0, 0};
     if (!keys.insert(p.key).second) {
       bad.add(at, "", fmt::format("{} {}: given twice (by the scenario's sweep block or --param)", p.origin, p.key),
               "vary each key once");
@@ -585,8 +588,10 @@ bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why)
 std::vector<SweepParam> sweep_block_params(const scenario::Scenario& sc) {
   std::vector<SweepParam> out;
   if (!sc.sweep) return out;
-  for (const scenario::SweepAxis& a : sc.sweep->zip.axes) out.push_back({a.key, a.values, true, "sweep.zip"});
-  for (const scenario::SweepAxis& a : sc.sweep->grid.axes) out.push_back({a.key, a.values, false, "sweep.grid"});
+  for (const scenario::SweepAxis& a : sc.sweep->zip.axes) out.push_back({a.key, a.values, true, "sweep.zip", a.where});
+  for (const scenario::SweepAxis& a : sc.sweep->grid.axes) {
+    out.push_back({a.key, a.values, false, "sweep.grid", a.where});
+  }
   return out;
 }
 
@@ -613,18 +618,57 @@ std::int64_t SweepSpec::points() const {
   return n;
 }
 
-std::vector<std::string> SweepSpec::values_of(std::int64_t index) const {
-  std::vector<std::string> values(params.size());
+std::vector<std::size_t> SweepSpec::value_indices(std::int64_t index) const {
+  std::vector<std::size_t> indices(params.size());
   const auto all = axes();
   for (std::size_t a = all.size(); a-- > 0;) {
     const auto n = static_cast<std::int64_t>(params[all[a].front()].values.size());
     for (std::size_t i : all[a]) {
       CLUSTERSIM_CHECK(static_cast<std::int64_t>(params[i].values.size()) == n, "zipped parameters have one length");
-      values[i] = params[i].values[static_cast<std::size_t>(index % n)];
+      indices[i] = static_cast<std::size_t>(index % n);
     }
     index /= n;
   }
+  return indices;
+}
+
+std::vector<std::string> SweepSpec::values_of(std::int64_t index) const {
+  const std::vector<std::size_t> indices = value_indices(index);
+  std::vector<std::string> values(params.size());
+  for (std::size_t i = 0; i < params.size(); ++i) values[i] = params[i].values[indices[i]];
   return values;
+}
+
+config::Diagnostics locate_point_errors(const SweepSpec& spec, std::int64_t index, const config::Diagnostics& errors) {
+  const std::vector<std::size_t> indices = spec.value_indices(index);
+  config::Diagnostics out;
+  for (const config::Diagnostic& d : errors.items()) {
+    const SweepParam* owner = nullptr;
+    std::size_t owner_index = 0;
+    if (d.where.file == kCommandLine) {
+      for (std::size_t i = 0; i < spec.params.size(); ++i) {
+        const std::string& key = spec.params[i].key;
+        const bool under = d.path == key || (d.path.size() > key.size() && d.path.compare(0, key.size(), key) == 0 &&
+                                             (d.path[key.size()] == '.' || d.path[key.size()] == '['));
+        if (under && (!owner || key.size() > owner->key.size())) {
+          owner = &spec.params[i];
+          owner_index = i;
+        }
+      }
+    }
+    if (!owner) {
+      out.add(d.where, d.path, d.message, d.hint);
+      continue;
+    }
+    const std::size_t v = indices[owner_index];
+    const config::Location at =
+        v < owner->where.size() ? owner->where[v] : config::Location{std::string(kCommandLine), 0, 0};
+    out.add(at, "",
+            fmt::format("{} {}={}: {}{}", owner->origin, owner->key, owner->values[v], d.path.empty() ? "" : d.path + ": ",
+                        d.message),
+            d.hint);
+  }
+  return out;
 }
 
 scenario::LoadOptions SweepSpec::options_of(std::int64_t index) const {
@@ -658,7 +702,7 @@ config::Json run_point(const SweepSpec& spec, std::int64_t index) {
     rec["status"] = "ok";
   } catch (const config::InputError& e) {
     rec["status"] = "error";
-    rec["error"] = diagnostics_text(e.diagnostics());
+    rec["error"] = diagnostics_text(locate_point_errors(spec, index, e.diagnostics()));
   } catch (const sim::TimeRangeError& e) {
     rec["status"] = "error";
     rec["error"] = e.what();

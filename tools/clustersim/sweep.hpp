@@ -22,7 +22,8 @@
 // files from the records in point order (atomically) and runs only the points that are
 // missing. A point whose scenario is invalid (parallelism that does not divide, a job that
 // does not fit in memory) is a finished point with status "error" and the diagnostics as its
-// message; it is not run again on resume.
+// message (one a parameter's value caused is located at that value in the sweep block, or
+// names its --param: locate_point_errors); it is not run again on resume.
 //
 // MPI (built when CMake finds MPI; CLUSTERSIM_HAVE_MPI): started by mpirun or srun, rank 0
 // resumes, broadcasts the missing points, the ranks take them round-robin (each with
@@ -56,6 +57,7 @@ struct SweepParam {
   std::vector<std::string> values;
   bool zipped = false;          ///< varies with the other zipped parameters, as one axis
   std::string origin = "--param";  ///< where it was given, for messages ("sweep.grid", ...)
+  std::vector<config::Location> where;  ///< of each value in a sweep block; empty for --param
 };
 
 /// The parameters of a scenario's `sweep:` block: the zipped keys, then the grid keys.
@@ -81,12 +83,22 @@ struct SweepSpec {
   [[nodiscard]] std::int64_t points() const;
   /// The parameter values of point `index` (0 <= index < points()).
   [[nodiscard]] std::vector<std::string> values_of(std::int64_t index) const;
+  /// Their positions in each parameter's list of values.
+  [[nodiscard]] std::vector<std::size_t> value_indices(std::int64_t index) const;
   /// The load options of point `index`: sets, replications, then KEY=VALUE of each parameter.
   [[nodiscard]] scenario::LoadOptions options_of(std::int64_t index) const;
 };
 
+/// The diagnostics of point `index` with each one a parameter's value caused (written on
+/// the command line, as the points' --set overrides are) said as that parameter's: at the
+/// value in the sweep block (file:line:column) and prefixed "sweep.grid KEY=VALUE: ", or
+/// "--param KEY=VALUE: " for a --param. A diagnostic belongs to the parameter whose key
+/// is the longest prefix of its path; the others are kept as they are.
+config::Diagnostics locate_point_errors(const SweepSpec& spec, std::int64_t index, const config::Diagnostics& errors);
+
 /// Loads and runs one point. Never throws: an invalid scenario or an internal error gives
-/// a record with status "error" and the message. Thread-safe (shares nothing).
+/// a record with status "error" and the message (located by locate_point_errors).
+/// Thread-safe (shares nothing).
 config::Json run_point(const SweepSpec& spec, std::int64_t index);
 
 /// The CSV layout: the parameters' keys, and whether the failure columns (ettr,
