@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "models/cost/cost.hpp"
 #include "models/scenario/scenario.hpp"
 #include "sim/time.hpp"
 #include "tools/clustersim/report.hpp"
@@ -87,6 +88,7 @@ void evaluate(const PlanArgs& args, const std::vector<std::string>& sets, PlanPo
       pt.total_cost_usd = r.training[0]->cost_usd;
       pt.usd_per_million_tokens = r.training[0]->usd_per_million_tokens;
     }
+    if (!pt.total_cost_usd) pt.unpriced = r.cost.unpriced;
     if (r.cost.capex) pt.capex_usd = r.cost.capex->value();
     pt.usd_per_gpu_hour = r.cost.usd_per_gpu_hour;
     pt.peak_facility_power_w = r.cost.peak.facility.value();
@@ -156,6 +158,19 @@ Plan plan(const PlanArgs& args) {
                        "fabric: {topology: rail_clos, radix: 64}");
   }
   if (args.deadline.ns() <= 0) throw option_error("--deadline", "must be positive", "--deadline 90d");
+  // A plan is the cheapest point that meets the deadline: without a node price no point has
+  // a cost, and every run would end in "no plan meets the deadline".
+  const cost::NodePricing pricing = cost::price_node(base.node.name, base.node.gpu_name, base.node.spec.gpus,
+                                                     base.pricing, base.config.economics);
+  if (!pricing.node_price) {
+    config::Diagnostics d;
+    d.add(config::Location{base.file, 0, 0}, "cluster.node",
+          fmt::format("node type '{}' has no price ({}): plan chooses the cheapest way to meet the deadline, and "
+                      "no point can be priced",
+                      base.node.name, pricing.unpriced),
+          "set economics.node_price, e.g. economics: {node_price: 300kUSD} or --set economics.node_price=300kUSD");
+    throw config::InputError(std::move(d));
+  }
   const scenario::ResolvedJob& job = base.jobs[0];
   const auto& par = job.config.parallelism;
   const std::int64_t gpn = base.node.spec.gpus;
@@ -244,6 +259,28 @@ Plan plan(const PlanArgs& args) {
         }
       });
     }
+  }
+
+  // Feasible points, none with a cost: no plan can be chosen, and the reason is the prices
+  // (a network part of every design not in the priced table), not the deadline.
+  std::vector<std::string> unpriced;
+  bool any_feasible = false;
+  bool any_priced = false;
+  for (const PlanPoint& pt : p.points) {
+    if (!pt.feasible) continue;
+    any_feasible = true;
+    any_priced = any_priced || pt.total_cost_usd.has_value();
+    for (const std::string& u : pt.unpriced) {
+      if (std::find(unpriced.begin(), unpriced.end(), u) == unpriced.end()) unpriced.push_back(u);
+    }
+  }
+  if (any_feasible && !any_priced) {
+    config::Diagnostics d;
+    d.add(config::Location{base.file, 0, 0}, "",
+          fmt::format("no feasible point has a total cost, so none can be chosen: {}",
+                      unpriced.empty() ? std::string("the cost model priced none") : fmt::format("{}", fmt::join(unpriced, "; "))),
+          "plan ranks points by cost: use parts, rates and switch radixes that models/fabric/pricing.yaml prices");
+    throw config::InputError(std::move(d));
   }
 
   mark_pareto(p.points);

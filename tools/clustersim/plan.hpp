@@ -78,6 +78,7 @@ struct PlanPoint {
   std::optional<double> ettr;
   double time_to_train_s = 0.0;
   std::optional<double> total_cost_usd;
+  std::vector<std::string> unpriced;  ///< why total_cost_usd is absent (models/cost/cost.hpp)
   std::optional<double> usd_per_million_tokens;
   std::optional<double> capex_usd;
   std::optional<double> usd_per_gpu_hour;
@@ -106,7 +107,9 @@ struct Plan {
 
 /// Builds the search space from the scenario, runs every point, marks the front and the
 /// best. Throws config::InputError when the scenario is invalid or has no job with
-/// train_tokens, or an option is malformed.
+/// train_tokens, an option is malformed, or nothing can be priced: the node type has no
+/// price (before any point is run; economics.node_price sets one), or no feasible point
+/// has a total cost (a part of every design's network is not in the priced table).
 Plan plan(const PlanArgs& args);
 
 /// Marks `pareto` on the feasible points with a cost that no other beats on both time and
