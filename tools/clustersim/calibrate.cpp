@@ -203,7 +203,8 @@ int calibrate(const CalibrateArgs& args) {
   // The profile is written last, after the fit: a path that cannot be a file is found now,
   // so that nothing is fitted, printed or written for it (renaming onto a folder fails
   // with a system message that does not say so).
-  if (std::error_code ec; args.output.back() == '/' || std::filesystem::is_directory(args.output, ec)) {
+  if (std::error_code ec;
+      !args.output.empty() && (args.output.back() == '/' || std::filesystem::is_directory(args.output, ec))) {
     errors.add(config::Location{"<command line>", 0, 0}, "-o",
                fmt::format("'{}' names a folder; the profile is one JSON file", args.output),
                fmt::format("name a file, e.g. -o {}{}profile.json", args.output, args.output.back() == '/' ? "" : "/"));
