@@ -193,7 +193,10 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
                        : others.empty() ? name
                                                  : fmt::format("{} ({})", name, fmt::join(others, " ")));
     } catch (const config::InputError& e) {
-      for (const config::Diagnostic& d : e.diagnostics().items()) {
+      // Located at the sweep block's value that caused it, where one did (the point's values
+      // are applied as --set overrides, which have no place in the file).
+      const config::Diagnostics located = locate_point_errors(spec, i, e.diagnostics());
+      for (const config::Diagnostic& d : located.items()) {
         bad.add(d.where, d.path, fmt::format("sweep point {} ({}): {}", i, label, d.message), d.hint);
       }
     }
