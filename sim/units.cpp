@@ -32,6 +32,7 @@ struct UnitFamily {
 };
 
 constexpr double kLargest = 1e24;
+constexpr double kSmallest = 1e-24;
 
 constexpr std::array kByteUnits{
     Unit{"PB", 1e15}, Unit{"TB", 1e12}, Unit{"GB", 1e9}, Unit{"MB", 1e6}, Unit{"KB", 1e3},
@@ -124,7 +125,12 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
       return fail(fmt::format("'{}' is beyond the largest {} clustersim accepts, {:g}{}", text,
                               family.what.substr(family.what.find(' ') + 1), kLargest, family.base));
     }
-    return {value, {}};
+    // Likewise below 10^-24 (a denormal 5e-324B/s rounded a flow's rate to 0), zero aside.
+    if (family.bounded && value != 0.0 && value < kSmallest) {
+      return fail(fmt::format("'{}' is below the smallest {} clustersim accepts other than 0, {:g}{}", text,
+                              family.what.substr(family.what.find(' ') + 1), kSmallest, family.base));
+    }
+    return {value == 0.0 ? 0.0 : value, {}};  // -0 reads as 0
   };
   if (unit.empty()) {
     if (family.bare_number_allowed || number == 0.0) return bounded(number);

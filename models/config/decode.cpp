@@ -122,7 +122,7 @@ bool decode_double(const YAML::Node& n, double& out, const Context& ctx) {
     ctx.error(n, fmt::format("expected a number, got '{}'", text));
     return false;
   }
-  out = value;
+  out = value == 0.0 ? 0.0 : value;  // -0 is 0 (it printed as "-0.0%")
   return true;
 }
 

@@ -38,7 +38,7 @@ bool parse_rate(std::string_view text, FailureRate& out, std::string& why) {
   const std::string_view unit = text.substr(slash + 1, dash - slash - 1);
   for (const auto& [per, name] : enum_names(Per{})) {
     if (unit == name) {
-      out = {v, per};
+      out = {v == 0.0 ? 0.0 : v, per};  // -0 is 0
       return true;
     }
   }

@@ -315,6 +315,15 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
     node.gpu_name = it->first;
     node.gpu = it->second;
   }
+  if (!(node.gpu.hbm_bandwidth.value() > 0.0)) {  // every kernel moves bytes through it
+    const std::string path =
+        node.spec.gpu.inline_def ? "cluster.node.gpu.hbm_bandwidth" : "gpus." + node.gpu_name + ".hbm_bandwidth";
+    state.diagnostics.add(state.where(path), path,
+                          fmt::format("GPU type '{}' has an HBM bandwidth of {}: it must be positive", node.gpu_name,
+                                      sim::format_bandwidth(node.gpu.hbm_bandwidth)),
+                          "hbm_bandwidth: 3.35TB/s (H100 SXM)");
+    return std::nullopt;
+  }
   if (node.spec.nics > 0 && node.spec.nic_bandwidth.value() <= 0.0) {
     state.diagnostics.add(state.where("cluster.node.nics"), "cluster.node.nic_bandwidth",
                           fmt::format("the node has {} NICs but no nic_bandwidth", node.spec.nics),

@@ -134,6 +134,14 @@ TEST_CASE("quantities past 10^24 base units are rejected, not carried as inf") {
   CHECK(parse_money("2e24USD").error == "'2e24USD' is beyond the largest amount of money clustersim accepts, 1e+24USD");
   CHECK(parse_bytes("1e24B").value->value() == 1e24);  // the bound itself is accepted
   CHECK_FALSE(parse_flop_rate("1e9EFLOPS").value.has_value());
+  // Likewise below 10^-24, zero aside: a denormal bandwidth rounded a flow's rate to 0.
+  CHECK(parse_bandwidth("5e-324B/s").error ==
+        "'5e-324B/s' is below the smallest bandwidth clustersim accepts other than 0, 1e-24B/s");
+  CHECK(parse_bytes("1e-24B").value->value() == 1e-24);
+  CHECK(parse_bandwidth("0B/s").value->value() == 0.0);
+  // -0 reads as 0 (it printed as "-0" and "-0.0%").
+  CHECK_FALSE(std::signbit(parse_power("-0W").value->value()));
+  CHECK_FALSE(std::signbit(parse_count("-0").value->value()));
 }
 
 TEST_CASE("every formatted quantity parses back to the same value") {
