@@ -24,7 +24,10 @@ double pareto_alpha(const Heterogeneity& h) {
 }
 
 namespace {
-constexpr double kMaxPerDay = 86400.0;  ///< one failure a second per unit
+constexpr double kMaxPerDay = 1000.0;  ///< failures per unit and day, at most
+constexpr double kDay = 86400.0;
+constexpr double kMaxLognormalSigma = 5.0;
+constexpr double kMinWeibullShape = 0.2;
 }  // namespace
 
 std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
@@ -36,19 +39,41 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
       continue;
     }
     if (c.mtbf && c.mtbf->seconds() <= 0.0) out.push_back({path + ".mtbf", "must be positive", ""});
-    // Faster than one failure a second per unit, the run would spend its time on failures
-    // alone (below a nanosecond, simulated time would not advance between them at all): no
-    // component fails so often.
+    // Above 1000 failures per unit and day (one every 86.4 s; real components fail about
+    // 10^-4 times a day, a job's software about once), the run spends its time and memory on
+    // failures alone: a fleet of 2,048 nodes at one a second each made 2,048 events per
+    // simulated second, and a burn-in kept every failure it caught (GBs). At a rate of
+    // 10^30 simulated time stood still. No component fails so often.
+    const double mtbf_s = kDay / kMaxPerDay;
     if (c.rate && c.rate->per_day > kMaxPerDay) {
       out.push_back({path + ".rate",
-                     fmt::format("{:g} failures per unit and day is more than one a second ({:g}/day)", c.rate->per_day,
-                                 kMaxPerDay),
+                     fmt::format("{:g} failures per unit and day is more than the {:g} clustersim simulates (one every "
+                                 "{:g} s)",
+                                 c.rate->per_day, kMaxPerDay, mtbf_s),
                      "rates are per unit: 0.0002/gpu-day is about one failure per GPU in 14 years"});
     }
-    if (c.mtbf && c.mtbf->seconds() > 0.0 && c.mtbf->seconds() < 1.0) {
-      out.push_back({path + ".mtbf", fmt::format("{} is less than a second between failures of one unit",
-                                                 sim::format_time(*c.mtbf)),
+    if (c.mtbf && c.mtbf->seconds() > 0.0 && c.mtbf->seconds() < mtbf_s) {
+      out.push_back({path + ".mtbf",
+                     fmt::format("{} between failures of one unit is less than the {:g} s clustersim simulates",
+                                 sim::format_time(*c.mtbf), mtbf_s),
                      "mtbf is per unit, such as 5000d"});
+    }
+    // Laws so skewed that most draws fall below a nanosecond (lognormal median = mean x
+    // e^(-sigma^2/2): 1e-87 of the mean at sigma 20; a Weibull of shape 0.05 has its mean at
+    // 2.4e18 times its scale) make failures repeat at one instant without end.
+    if (c.distribution == Distribution::lognormal && c.shape > kMaxLognormalSigma) {
+      out.push_back({path + ".shape",
+                     fmt::format("a lognormal sigma of {:g} puts the median time to failure at e^-{:g} of the mean",
+                                 c.shape, 0.5 * c.shape * c.shape),
+                     fmt::format("at most {:g} (a median {:.1e} of the mean); published fits are 1-3",
+                                 kMaxLognormalSigma, std::exp(-0.5 * kMaxLognormalSigma * kMaxLognormalSigma))});
+    }
+    if (c.distribution == Distribution::weibull && c.shape < kMinWeibullShape) {
+      out.push_back({path + ".shape",
+                     fmt::format("a Weibull shape of {:g} puts the mean at {:.2g} times the scale: most failures "
+                                 "would come at once",
+                                 c.shape, std::tgamma(1.0 + 1.0 / c.shape)),
+                     fmt::format("at least {:g}; HPC failure data fit 0.7-0.8 (Schroeder and Gibson)", kMinWeibullShape)});
     }
     const std::optional<Per> by_name = default_per(name);
     if (c.rate && c.per && *c.per != c.rate->per) {
@@ -85,7 +110,6 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
 
 namespace {
 
-constexpr double kDay = 86400.0;
 constexpr std::int64_t kInPool = -1;
 constexpr std::int64_t kInRepair = -2;
 constexpr std::int64_t kRetired = -3;
@@ -243,6 +267,7 @@ struct Replication {
   double elapsed = 0.0;
   std::uint64_t events = 0;
   std::vector<TimelineEvent> timeline;
+  std::uint64_t timeline_dropped = 0;
 };
 
 class Model {
@@ -365,7 +390,12 @@ class Model {
   }
 
   void record(std::string kind, const std::string& cause, std::int64_t job, std::int64_t node, std::int64_t gpu) {
-    if (record_) r_.timeline.push_back({engine_.now().seconds(), std::move(kind), cause, job, node, gpu});
+    if (!record_) return;
+    if (r_.timeline.size() >= kMaxTimeline) {
+      ++r_.timeline_dropped;
+      return;
+    }
+    r_.timeline.push_back({engine_.now().seconds(), std::move(kind), cause, job, node, gpu});
   }
 
   std::int64_t new_node() {
@@ -691,6 +721,16 @@ class Model {
     after(in_.failures->repair.detect, ready_id_, static_cast<std::uint64_t>(index));
   }
 
+  /// Sets j.running and keeps running_ in step.
+  void set_running(JobState& j, std::int64_t index, bool running) {
+    j.running = running;
+    if (running) {
+      running_.insert(static_cast<std::size_t>(index));
+    } else {
+      running_.erase(static_cast<std::size_t>(index));
+    }
+  }
+
   void fill_from_pool(std::int64_t index) {
     JobState& j = r_.jobs[static_cast<std::size_t>(index)];
     for (std::size_t s = 0; s < j.slots.size() && j.missing > 0 && !pool_.empty(); ++s) {
@@ -705,8 +745,7 @@ class Model {
 
   void begin_restart(JobState& j, std::int64_t index) {
     j.waiting = false;
-    after(in_.failures->repair.restart.seconds() + j.read, restarted_id_,
-                           static_cast<std::uint64_t>(index));
+    after(in_.failures->repair.restart.seconds() + j.read, restarted_id_, static_cast<std::uint64_t>(index));
   }
 
   // ---- the queue ---------------------------------------------------------------------
@@ -896,7 +935,8 @@ class Model {
         ++j.missing;
         missing_.insert(static_cast<std::size_t>(job));
         leave_service(n, kInRepair);
-        after(draw_duration(in_.failures->repair.replace, repair_rng_), repaired_id_, static_cast<std::uint64_t>(n));
+        after(draw_duration(in_.failures->repair.replace, repair_rng_), repaired_id_,
+              static_cast<std::uint64_t>(n));
         fill_from_pool(job);
       } else {
         resume_unit(c, index, gen, mult, now);
@@ -936,12 +976,12 @@ class Model {
       // Down until replaced (hardware) or restarted.
       const double down = k.hardware ? draw_duration(in_.failures->repair.replace, repair_rng_)
                                      : in_.failures->repair.detect.seconds() + in_.failures->repair.restart.seconds();
-      after(down, element_back_id_,
-                             (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
+      after(down, element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
       return;
     }
     if (k.hardware && k.per != Per::job) {
-      after(draw_duration(in_.failures->repair.replace, repair_rng_), element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
+      after(draw_duration(in_.failures->repair.replace, repair_rng_), element_back_id_,
+            (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
     } else {
       schedule_unit(c, index, 0, 1.0, now);
     }
@@ -1104,14 +1144,6 @@ class Model {
   std::set<std::size_t> active_;   ///< started, not finished
   std::set<std::size_t> missing_;  ///< unfinished and missing nodes
 
-  void set_running(JobState& j, std::int64_t index, bool running) {
-    j.running = running;
-    if (running) {
-      running_.insert(static_cast<std::size_t>(index));
-    } else {
-      running_.erase(static_cast<std::size_t>(index));
-    }
-  }
   std::vector<Node> nodes_;
   std::vector<std::int64_t> pool_;   ///< free healthy nodes, in the order they became free
   std::deque<std::int64_t> queue_;  ///< submitted jobs not started, in queue order
@@ -1228,6 +1260,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     if (rep == 0) {
       out.elapsed_s = r.elapsed;
       out.timeline = std::move(r.timeline);
+      out.timeline_dropped = r.timeline_dropped;
       out.gpu_failures = std::move(r.gpu_failures);
     }
   }

@@ -208,6 +208,10 @@ struct TimelineEvent {
   std::int64_t gpu = -1;   ///< physical GPU id (node x gpus_per_node + index)
 };
 
+/// The most events the timeline keeps (about 100 MB): failure rates far above any component's
+/// made it grow without bound (16 million events in 20 simulated days) until memory ran out.
+inline constexpr std::size_t kMaxTimeline = 1'000'000;
+
 struct LongRunResult {
   std::vector<JobSummary> jobs;
   std::map<std::string, Estimate> failures_by_cause;  ///< every failure, cluster-wide
@@ -222,7 +226,8 @@ struct LongRunResult {
   std::map<std::string, Estimate> burn_in_failures;  ///< caught in burn-in (the installed fleet's included)
   Estimate burn_in_failures_installed;               ///< caught by the installed fleet's burn-in, before t = 0
   double elapsed_s = 0.0;       ///< of replication 0
-  std::vector<TimelineEvent> timeline;     ///< replication 0
+  std::vector<TimelineEvent> timeline;     ///< replication 0, its first kMaxTimeline events
+  std::uint64_t timeline_dropped = 0;      ///< replication 0's events beyond kMaxTimeline, not kept
   std::vector<std::int64_t> gpu_failures;  ///< replication 0, per physical GPU
   std::uint64_t events = 0;
   double heterogeneity_alpha = 0.0;  ///< 0: none

@@ -148,6 +148,11 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     std::string err = tools::write_file_atomically(out_dir + "/results.json", doc.dump(2) + "\n");
     if (err.empty() && result.reliability) {
       err = tools::write_file_atomically(out_dir + "/failures.csv", tools::timeline_csv(loaded, *result.reliability));
+      if (err.empty() && result.reliability->timeline_dropped > 0) {
+        std::cerr << fmt::format("note: failures.csv holds the first {} events of replication 0; {} later ones were "
+                                 "not kept\n",
+                                 reliability::kMaxTimeline, result.reliability->timeline_dropped);
+      }
     }
     if (err.empty() && result.reliability) {
       err = tools::write_file_atomically(out_dir + "/gpu_failures.csv",
