@@ -507,6 +507,12 @@ void FlowNetwork::on_arrival(sim::Engine& e, std::uint64_t owner_arg) {
   start_step(owner);
 }
 
+std::size_t most_transfers(const Schedule& s) {
+  std::size_t most = 0;
+  for (const Phase& p : s.phases) most = std::max(most, p.transfers.size());
+  return most;
+}
+
 sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load,
                     double* max_link_ratio) {
   sim::Engine engine;
@@ -534,32 +540,45 @@ Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op
 }
 
 Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<std::int64_t>& ranks, sim::Bytes size) {
+  return choose_algorithm(timer, op, std::vector<const std::vector<std::int64_t>*>{&ranks}, size);
+}
+
+Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<const std::vector<std::int64_t>*>& communicators,
+                           sim::Bytes size) {
+  CLUSTERSIM_CHECK(!communicators.empty(), "an algorithm is chosen for at least one communicator");
   const fabric::Fabric& f = timer.fabric();
   const NetworkConfig& cfg = timer.config();
   const InNetwork in = in_network(f, cfg);
   // NCCL's tuner chooses among ring, tree, CollNet (SHARP) and NVLS: recursive halving-
   // doubling is not one of its algorithms (it is MPI's), so auto, which stands for NCCL,
   // never picks it; --algo halving_doubling still runs it.
-  std::vector<Algorithm> candidates = algorithms_for(op, ranks, f.gpus_per_node, in);
+  std::vector<Algorithm> candidates = algorithms_for(op, *communicators.front(), f.gpus_per_node, in);
   std::erase(candidates, Algorithm::halving_doubling);
   // When none can plan (e.g. direct all-to-all beyond its rank limit), the first candidate
   // is returned and plan() explains why it cannot run.
   Algorithm best = candidates.empty() ? Algorithm::ring : candidates.front();
   sim::Time best_time = sim::Time::max();
+  Schedule s;
+  std::string why;
   for (Algorithm a : candidates) {
-    Schedule s;
-    std::string why;
-    if (!plan(op, a, ranks, size, f.gpus_per_node, in, s, why)) continue;
     // A candidate whose time is past the clock's range loses to any that is not; when every
     // one is, the first is returned, and timing it again reports the range error.
-    sim::Time t;
-    try {
-      t = timer.time(s);
-    } catch (const sim::TimeRangeError&) {
-      continue;
+    sim::Time slowest = sim::Time::zero();
+    bool runs = true;
+    for (const std::vector<std::int64_t>* ranks : communicators) {
+      if (!plan(op, a, *ranks, size, f.gpus_per_node, in, s, why)) {
+        runs = false;
+        break;
+      }
+      try {
+        slowest = std::max(slowest, timer.time(s));
+      } catch (const sim::TimeRangeError&) {
+        runs = false;
+        break;
+      }
     }
-    if (t < best_time) {
-      best_time = t;
+    if (runs && slowest < best_time) {
+      best_time = slowest;
       best = a;
     }
   }

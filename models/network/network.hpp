@@ -268,6 +268,15 @@ class FlowNetwork {
   double max_link_ratio_ = 0.0;
 };
 
+/// The most transfers one phase may hold on the flow-level model: each is a flow with its
+/// own route and max-min variable, about 0.5 KB in all, and a phase's flows are solved
+/// together (a direct all-to-all over 2,048 ranks, 4.2 million flows, took 1.9 GB and 77 s;
+/// over 3,072 it ran out of memory). A 1,024-rank all-to-all fits.
+inline constexpr std::size_t kMaxFlowTransfers = std::size_t{1} << 20;
+
+/// The largest number of transfers in one phase of `s`.
+std::size_t most_transfers(const Schedule& s);
+
 /// Time of `s` alone on the flow-level model (a fresh engine). Fills `load` when given.
 sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load = nullptr,
                     double* max_link_ratio = nullptr);
@@ -284,5 +293,11 @@ Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op
 /// The same, timing the candidates with `timer` (whose routes the next choice for the same
 /// ranks at another size reuses).
 Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<std::int64_t>& ranks, sim::Bytes size);
+/// The same for communicators that must all run one algorithm (the groups of one kind in a
+/// training step, one schedule; one communicator per way of lying on the nodes): among the
+/// candidates every one of them can plan, each communicator timed alone, as NCCL's tuner
+/// times its own, the one whose slowest communicator is fastest.
+Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<const std::vector<std::int64_t>*>& communicators,
+                           sim::Bytes size);
 
 }  // namespace clustersim::network

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <array>
 #include <map>
-#include <optional>
 #include <tuple>
 
 #include <fmt/format.h>
@@ -132,7 +131,7 @@ class CommTimes {
     const Groups& groups = groups_for(g, boundary);
     const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
     const network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct
-                                                        : choose(g, op, boundary, groups, size);
+                                                        : choose(op, groups, size);
     network::Schedule& merged = merged_for(g, op, algo, boundary, groups, size);
     const sim::Time t = in_.network->model == network::Model::flow
                             ? network::flow_time(*in_.fabric, *in_.network, merged)
@@ -208,6 +207,7 @@ class CommTimes {
     std::vector<std::vector<std::int64_t>> ranks;  // one when they are all inside nodes
     std::int64_t count = 0;                        // communicators of the kind
     bool alike = true;                             // every group has the first one's shape on the nodes
+    std::vector<std::size_t> shapes{0};            // one group of each shape, first appearance order
   };
 
   /// How a group lies on the nodes: per rank, its node's ordinal (in order of first
@@ -231,38 +231,15 @@ class CommTimes {
     return out;
   }
 
-  /// The algorithm of a kind's collective, as NCCL's tuner picks it (network::choose_algorithm).
-  /// The groups of one kind run one algorithm, as one schedule. When they all lie on the nodes
-  /// alike, the first group's choice is every group's. When they do not (a job that starts
-  /// mid-node, a TP degree that does not divide the node), the algorithm must plan for every
-  /// group (NVLS only where each group is inside a node), and the fastest whole schedule wins.
-  network::Algorithm choose(Group g, Op op, std::int64_t boundary, const Groups& groups, sim::Bytes size) {
-    if (groups.alike) return network::choose_algorithm(timer_, op, groups.ranks[0], size);
-    const std::int64_t gpn = in_.fabric->gpus_per_node;
-    const network::InNetwork in_net = network::in_network(*in_.fabric, *in_.network);
-    std::vector<network::Algorithm> candidates = network::algorithms_for(op, groups.ranks[0], gpn, in_net);
-    std::erase(candidates, network::Algorithm::halving_doubling);  // not one of NCCL's
-    std::optional<network::Algorithm> best;
-    sim::Time best_time = sim::Time::max();
-    network::Schedule s;
-    std::string why;
-    for (const network::Algorithm a : candidates) {
-      const bool everywhere = std::all_of(groups.ranks.begin(), groups.ranks.end(), [&](const auto& ranks) {
-        return network::plan(op, a, ranks, size, gpn, in_net, s, why);
-      });
-      if (!everywhere) continue;
-      try {
-        const sim::Time t = timer_.time(merged_for(g, op, a, boundary, groups, size));
-        if (!best || t < best_time) {
-          best = a;
-          best_time = t;
-        }
-      } catch (const sim::TimeRangeError&) {
-        if (!best) best = a;  // timed again by the caller, which reports the range error
-      }
-    }
-    CLUSTERSIM_CHECK(best.has_value(), "the ring plans on any group of two ranks or more");
-    return *best;
+  /// The algorithm of a kind's collective, as NCCL's tuner picks it (network::choose_algorithm):
+  /// the groups of one kind run one algorithm, as one schedule. When they all lie on the nodes
+  /// alike, the first group's choice is every group's; when they do not (a job that starts
+  /// mid-node, a TP degree that does not divide the node), it must plan for one group of each
+  /// shape (NVLS only where each is inside a node), and the slowest of them decides.
+  network::Algorithm choose(Op op, const Groups& groups, sim::Bytes size) {
+    std::vector<const std::vector<std::int64_t>*> communicators;
+    for (const std::size_t k : groups.shapes) communicators.push_back(&groups.ranks[k]);
+    return network::choose_algorithm(timer_, op, communicators, size);
   }
 
   const Groups& groups_for(Group g, std::int64_t boundary) {
@@ -281,9 +258,11 @@ class CommTimes {
     if (intra_node) {
       out.ranks.resize(1);
     } else {
-      const std::vector<std::int64_t> first = shape_of(out.ranks[0], gpn);
-      out.alike = std::all_of(out.ranks.begin() + 1, out.ranks.end(),
-                              [&](const std::vector<std::int64_t>& r) { return shape_of(r, gpn) == first; });
+      std::map<std::vector<std::int64_t>, std::size_t> seen;
+      for (std::size_t k = 0; k < out.ranks.size(); ++k) {
+        if (seen.try_emplace(shape_of(out.ranks[k], gpn), k).second && k > 0) out.shapes.push_back(k);
+      }
+      out.alike = out.shapes.size() == 1;
     }
     return groups_.emplace(key, std::move(out)).first->second;
   }

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include <fmt/format.h>
+
 namespace clustersim::tools {
 
 std::vector<std::int64_t> first_ranks(std::int64_t n) {
@@ -16,6 +18,13 @@ bool time_collective(const fabric::Fabric& fab, const network::NetworkConfig& cf
   if (algo == network::Algorithm::automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
   network::Schedule schedule;
   if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, network::in_network(fab, cfg), schedule, why)) {
+    return false;
+  }
+  if (cfg.model == network::Model::flow && network::most_transfers(schedule) > network::kMaxFlowTransfers) {
+    why = fmt::format("{} {} on {} ranks puts {} transfers on the fabric at once; the flow model runs each as a flow "
+                      "and supports at most {} (memory and time grow with them): use --model analytical",
+                      config::enum_name(algo), config::enum_name(op), ranks.size(), network::most_transfers(schedule),
+                      network::kMaxFlowTransfers);
     return false;
   }
   network::LinkLoad load;
