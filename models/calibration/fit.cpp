@@ -343,8 +343,9 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     if (xs.size() < 2) continue;
     const auto [a, b] = weighted_line(xs);
     if (b > 0.0) {
-      report.notes.push_back(fmt::format("host link {}: {:.4g} GB/s, latency {:.3g} us (not used by the models)", kind,
-                                         1e-9 / b, a * 1e6));
+      report.notes.push_back(fmt::format("host link {}: {:.4g} GB/s, {:.3g} us per copy (back to back; not used by "
+                                         "the models)",
+                                         kind, 1e-9 / b, a * 1e6));
     }
   }
   for (const std::string& s : m.skipped) report.notes.push_back("skipped: " + s);

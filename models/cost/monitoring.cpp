@@ -12,7 +12,9 @@ namespace clustersim::cost {
 namespace {
 /// The hint for a rollup interval: ten times the finer one, where that is a time.
 std::string coarser_hint(sim::Time finer) {
-  if (finer.ns() > std::numeric_limits<std::int64_t>::max() / 10) return "a coarser interval, or a finer sampling interval";
+  if (finer.ns() > std::numeric_limits<std::int64_t>::max() / 10) {
+    return "a coarser interval, or a finer sampling interval";
+  }
   return fmt::format("interval: {}", sim::format_time(finer * 10));
 }
 }  // namespace

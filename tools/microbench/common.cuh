@@ -9,13 +9,15 @@
 // Timing: each measurement runs `warmup` times untimed, then `repeats` batches, each timed
 // with a pair of CUDA events on the stream around `calls` back-to-back calls; a repeat's time
 // is its batch's over `calls`. The record holds the median (time_s), the minimum and maximum
-// and `calls`. A batch lasts at least ~200 us (`calls` from the warmup's last call, at most
-// 1000), so that the host's cost of issuing one call (a few us for a kernel, more for
-// cuBLASLt) overlaps the GPU's work, as it does in a training step where the host runs
-// ahead: the time is the GPU's, one kernel after another, which the compute model charges as
-// launch_overhead (the gap between back-to-back kernels, tools/microbench/launch.cu) plus
-// the kernel. (One call alone between two events counted the host's issue cost too, which
-// inflated small kernels.) Repeats are capped so that one point takes about `budget_s`.
+// and `calls`. `calls` is sized from one call timed alone (an upper bound of a call's time)
+// for a batch of about 200 us or more, at most 1000 calls. Back to back, the host issues the
+// next call while the GPU runs the last, as a training step's host runs ahead: a call costs
+// the larger of its kernel's time with the gap between kernels and the host's cost of issuing
+// it (one call alone between two events paid both, one after the other). For most kernels
+// the GPU is the slower side; for a very small cuBLASLt GEMM the host can be, and its time is
+// then the host's issue rate, which the compute model charges as launch_overhead (the rate of
+// back-to-back empty kernels, launch.cu) plus the kernel. Repeats are capped so that one
+// point takes about `budget_s`.
 #pragma once
 
 #include <algorithm>
