@@ -489,7 +489,11 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   if (cfg.topology == Topology::torus) {
     std::int64_t routers = 1;
     for (std::int64_t d : cfg.dims) {
-      if (d < 1 || routers > kMaxGpus / std::max<std::int64_t>(d, 1)) {
+      if (d < 2) {  // checked again, with the others, once the fabric's sizes are known to fit
+        errors.push_back({"fabric.dims", fmt::format("every torus dimension needs at least 2 vertices, got {}", d)});
+        return std::nullopt;
+      }
+      if (routers > kMaxGpus / d) {
         errors.push_back({"fabric.dims", fmt::format("the torus has more than {} vertices", kMaxGpus)});
         return std::nullopt;
       }

@@ -181,9 +181,11 @@ struct SchedulerConfig {
   static auto fields() {
     using config::field;
     return std::tuple{
+        // At most 100,000 (more than most clusters have nodes): the long run keeps every spare
+        // node's state, ~1.1 KB each, and 10 million ran out of memory.
         field("spare_nodes", &SchedulerConfig::spare_nodes, "hot spare nodes kept beside the cluster")
             .at_least(0)
-            .at_most(10'000'000),
+            .at_most(100'000),
         field("retire_after", &SchedulerConfig::retire_after,
               "retire a node after this many failures within retire_window (0: never)")
             .at_least(0),

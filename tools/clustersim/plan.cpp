@@ -149,13 +149,23 @@ Plan plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const scenario::LoadedScenario base =
       scenario::load_scenario(args.scenario, scenario::LoadOptions{args.sets, args.seed, false});
+  // What the scenario lacks is said at the scenario (its job, or the file), not the command line.
+  const auto scenario_error = [&](config::Location where, std::string path, std::string message, std::string hint) {
+    config::Diagnostics d;
+    d.add(std::move(where), std::move(path), std::move(message), std::move(hint));
+    return config::InputError(std::move(d));
+  };
   if (base.jobs.empty() || !base.jobs[0].config.train_tokens) {
-    throw option_error("workload.jobs[0]", "plan needs a job with train_tokens (what has to be trained by the deadline)",
-                       "workload: {jobs: [{name: pretrain, model: llama3-405b, train_tokens: 15.6T, ...}]}");
+    throw scenario_error(base.jobs.empty() ? config::Location{base.file, 0, 0} : base.jobs[0].where,
+                         base.jobs.empty() ? "workload.jobs" : "workload.jobs[0]",
+                         "plan needs a job with train_tokens (what has to be trained by the deadline)",
+                         base.jobs.empty() ? "workload: {jobs: [{name: pretrain, model: llama3-405b, train_tokens: 15.6T, ...}]}"
+                                           : "train_tokens: 15.6T");
   }
   if (!base.config.fabric) {
-    throw option_error("fabric", "plan needs a fabric section (the topology is one of the axes)",
-                       "fabric: {topology: rail_clos, radix: 64}");
+    throw scenario_error(config::Location{base.file, 0, 0}, "fabric",
+                         "plan needs a fabric section (the topology is one of the axes)",
+                         "fabric: {topology: rail_clos, radix: 64}");
   }
   if (args.deadline.ns() <= 0) throw option_error("--deadline", "must be positive", "--deadline 90d");
   // A plan is the cheapest point that meets the deadline: without a node price no point has
