@@ -350,7 +350,10 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps\n";
   network::LinkLoad last_load;
   sim::Time last_time;
-  for (sim::Bytes size : sizes) {
+  tools::TerminalProgress shown(fmt::format("collective ({} sizes)", sizes.size()));
+  for (std::size_t k = 0; k < sizes.size(); ++k) {
+    shown(static_cast<double>(k) / static_cast<double>(sizes.size()));
+    const sim::Bytes size = sizes[k];
     tools::CollectiveTiming timing;
     if (!tools::time_collective(fab, cfg, op, ranks, size, algo, timing, why)) {
       std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);

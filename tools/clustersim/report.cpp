@@ -118,44 +118,29 @@ constexpr std::string_view kLongRunHint =
     "look for very long durations (failures.repair, checkpoint, scheduler, a job's submit time) or a training step "
     "that is itself very long";
 
-/// The share done and the time left, on one terminal line rewritten in place, once the
-/// work has taken a second; erased when done. Nothing when stderr is not a terminal.
-class TerminalProgress {
- public:
-  explicit TerminalProgress(std::string what)
-      : what_(std::move(what)), enabled_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()), last_(start_) {}
-  TerminalProgress(const TerminalProgress&) = delete;
-  TerminalProgress& operator=(const TerminalProgress&) = delete;
-  ~TerminalProgress() {
-    if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
-  }
-
-  void operator()(double done) {
-    if (!enabled_) return;
-    const auto now = Clock::now();
-    const double elapsed = std::chrono::duration<double>(now - start_).count();
-    if (elapsed < 1.0 || std::chrono::duration<double>(now - last_).count() < 0.2) return;
-    last_ = now;
-    const double left = done > 0.0 ? elapsed * (1.0 - done) / done : 0.0;
-    const std::string line = fmt::format("{}: {:5.1f}%, {:.0f} s elapsed, about {:.0f} s left", what_,
-                                         100.0 * done, elapsed, left);
-    width_ = std::max(width_, line.size());
-    std::fprintf(stderr, "\r%-*s", static_cast<int>(width_), line.c_str());
-    std::fflush(stderr);
-    shown_ = true;
-  }
-
- private:
-  using Clock = std::chrono::steady_clock;
-  std::string what_;
-  bool enabled_;
-  bool shown_ = false;
-  std::size_t width_ = 0;
-  Clock::time_point start_;
-  Clock::time_point last_;
-};
-
 }  // namespace
+
+TerminalProgress::TerminalProgress(std::string what)
+    : what_(std::move(what)), enabled_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()), last_(start_) {}
+
+TerminalProgress::~TerminalProgress() {
+  if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
+}
+
+void TerminalProgress::operator()(double done) {
+  if (!enabled_) return;
+  const auto now = Clock::now();
+  const double elapsed = std::chrono::duration<double>(now - start_).count();
+  if (elapsed < 1.0 || std::chrono::duration<double>(now - last_).count() < 0.2) return;
+  last_ = now;
+  const double left = done > 0.0 ? elapsed * (1.0 - done) / done : 0.0;
+  const std::string line =
+      fmt::format("{}: {:5.1f}%, {:.0f} s elapsed, about {:.0f} s left", what_, 100.0 * done, elapsed, left);
+  width_ = std::max(width_, line.size());
+  std::fprintf(stderr, "\r%-*s", static_cast<int>(width_), line.c_str());
+  std::fflush(stderr);
+  shown_ = true;
+}
 
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool progress) {
   RunResult r;

@@ -6,6 +6,7 @@
 // scenario and seed give byte-identical documents outside it.
 #pragma once
 
+#include <chrono>
 #include <optional>
 #include <string>
 
@@ -87,6 +88,28 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
 std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r);
 /// Failures per physical GPU (replication 0), for the health heat map: gpu,node,local,failures.
 std::string gpu_failures_csv(const reliability::LongRunResult& r, std::int64_t gpus_per_node);
+
+/// The share done and the time left, on one terminal line of stderr rewritten in place, once
+/// the work has taken a second; erased when done. Nothing when stderr is not a terminal.
+class TerminalProgress {
+ public:
+  explicit TerminalProgress(std::string what);
+  TerminalProgress(const TerminalProgress&) = delete;
+  TerminalProgress& operator=(const TerminalProgress&) = delete;
+  ~TerminalProgress();
+
+  /// Shows `done`, the share of the work done (0 to 1).
+  void operator()(double done);
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  std::string what_;
+  bool enabled_;
+  bool shown_ = false;
+  std::size_t width_ = 0;
+  Clock::time_point start_;
+  Clock::time_point last_;
+};
 
 /// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so that a
 /// reader never sees a half-written file. Returns an error message, empty on success.
