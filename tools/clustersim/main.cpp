@@ -355,7 +355,13 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     shown(static_cast<double>(k) / static_cast<double>(sizes.size()));
     const sim::Bytes size = sizes[k];
     tools::CollectiveTiming timing;
-    if (!tools::time_collective(fab, cfg, op, ranks, size, algo, timing, why)) {
+    bool timed = false;
+    try {
+      timed = tools::time_collective(fab, cfg, op, ranks, size, algo, timing, why);
+    } catch (const sim::TimeRangeError& e) {  // said with the size it happened at
+      throw sim::TimeRangeError(fmt::format("{} of {:.0f} B on {} GPUs: {}", c.op, size.value(), n, e.what()));
+    }
+    if (!timed) {
       std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);
       return kExitInput;
     }
