@@ -16,6 +16,14 @@ class InternalError : public std::logic_error {
       : std::logic_error(std::string(file) + ":" + std::to_string(line) + ": internal error: " + what) {}
 };
 
+/// The input asks for more than clustersim simulates (more flows at once than the flow model
+/// holds, more node replacements than a fleet could see): not a bug, an input error that the
+/// commands report as such (exit 2), with what to change.
+class LimitError : public std::runtime_error {
+ public:
+  explicit LimitError(const std::string& what) : std::runtime_error(what) {}
+};
+
 }  // namespace clustersim::sim
 
 /// Throws sim::InternalError naming this file and line when `cond` is false.

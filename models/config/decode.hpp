@@ -392,15 +392,17 @@ struct Field {
   bool required = false;
   std::optional<M> min;
   std::optional<M> max;
+  bool positive = false;  // above its zero value M{} (a bound at_least cannot say)
 
   Field require() && { required = true; return std::move(*this); }
   Field at_least(M v) && { min = std::move(v); return std::move(*this); }
   Field at_most(M v) && { max = std::move(v); return std::move(*this); }
+  Field above_zero() && { positive = true; return std::move(*this); }
 };
 
 template <class S, class M>
 Field<S, M> field(std::string_view key, M S::*member, std::string_view help) {
-  return Field<S, M>{key, member, help, false, std::nullopt, std::nullopt};
+  return Field<S, M>{key, member, help, false, std::nullopt, std::nullopt, false};
 }
 
 template <class Tuple, class F>
@@ -422,6 +424,10 @@ bool decode_field(const Field<S, M>& f, const YAML::Node& value, S& out, const C
   M decoded = out.*(f.member);
   if (!Codec<M>::decode(value, decoded, ctx)) return false;
   if constexpr (Bounded<M>) {
+    if (f.positive && !(M{} < decoded)) {
+      ctx.error(value, fmt::format("must be positive, got {}", Codec<M>::text(decoded)));
+      return false;
+    }
     if (f.min && decoded < *f.min) {
       ctx.error(value, fmt::format("must be at least {}, got {}", Codec<M>::text(*f.min), Codec<M>::text(decoded)));
       return false;
@@ -668,6 +674,7 @@ void describe_type(const std::string& path, std::vector<FieldDoc>& out) {
       } else {
         doc.default_value = Codec<M>::encode(defaults.*(f.member)).dump();
         if constexpr (Bounded<M>) {
+          if (f.positive) doc.type += ", positive";
           if (f.min) doc.type += fmt::format(", at least {}", Codec<M>::text(*f.min));
           if (f.max) doc.type += fmt::format(", at most {}", Codec<M>::text(*f.max));
         } else if constexpr (BoundedOptional<M>) {

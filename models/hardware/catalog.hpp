@@ -67,7 +67,7 @@ struct GpuSpec {
             .at_most(100'000),
         field("peak_flops", &GpuSpec::peak_flops, "dense peak FLOP rate per datatype"),
         field("hbm_capacity", &GpuSpec::hbm_capacity, "HBM capacity").require(),
-        field("hbm_bandwidth", &GpuSpec::hbm_bandwidth, "HBM bandwidth").require(),
+        field("hbm_bandwidth", &GpuSpec::hbm_bandwidth, "HBM bandwidth").require().above_zero(),
         field("scaleup_bandwidth", &GpuSpec::scaleup_bandwidth,
               "NVLink / Infinity Fabric bandwidth per GPU, per direction"),
         field("tdp", &GpuSpec::tdp, "thermal design power").require(),

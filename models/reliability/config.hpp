@@ -92,7 +92,7 @@ struct ComponentConfig {
         field("mtbf", &ComponentConfig::mtbf, "mean time between failures of one unit (instead of rate)"),
         field("per", &ComponentConfig::per, "the unit: gpu, node, switch, link or job (default: by the name)"),
         field("distribution", &ComponentConfig::distribution, "times between failures of one unit"),
-        field("shape", &ComponentConfig::shape, "Weibull shape, or lognormal sigma").at_least(0.05).at_most(20.0),
+        field("shape", &ComponentConfig::shape, "Weibull shape (at least 0.2), or lognormal sigma (at most 5)").at_least(0.05).at_most(20.0),
         field("hardware", &ComponentConfig::hardware,
               "the failed node is swapped for a spare and repaired (default: all but software and maintenance)"),
         field("planned", &ComponentConfig::planned, "announced (maintenance): the job checkpoints first"),

@@ -28,6 +28,7 @@ constexpr double kMaxPerDay = 1000.0;  ///< failures per unit and day, at most
 constexpr double kDay = 86400.0;
 constexpr double kMaxLognormalSigma = 5.0;
 constexpr double kMinWeibullShape = 0.2;
+constexpr std::int64_t kMaxRetired = 100'000;  ///< or 10 fleets, replacements per replication
 }  // namespace
 
 std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
@@ -54,7 +55,8 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
     }
     if (c.mtbf && c.mtbf->seconds() > 0.0 && c.mtbf->seconds() < mtbf_s) {
       out.push_back({path + ".mtbf",
-                     fmt::format("{} between failures of one unit is less than the {:g} s clustersim simulates",
+                     fmt::format("{} between failures of one unit is below the shortest mtbf clustersim accepts, "
+                                 "{:g} s (1000 failures a day)",
                                  sim::format_time(*c.mtbf), mtbf_s),
                      "mtbf is per unit, such as 5000d"});
     }
@@ -65,7 +67,7 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
       out.push_back({path + ".shape",
                      fmt::format("a lognormal sigma of {:g} puts the median time to failure at e^-{:g} of the mean",
                                  c.shape, 0.5 * c.shape * c.shape),
-                     fmt::format("at most {:g} (a median {:.1e} of the mean); published fits are 1-3",
+                     fmt::format("at most {:g}, a median {:.1e} of the mean; published fits are 1-3",
                                  kMaxLognormalSigma, std::exp(-0.5 * kMaxLognormalSigma * kMaxLognormalSigma))});
     }
     if (c.distribution == Distribution::weibull && c.shape < kMinWeibullShape) {
@@ -73,7 +75,8 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
                      fmt::format("a Weibull shape of {:g} puts the mean at {:.2g} times the scale: most failures "
                                  "would come at once",
                                  c.shape, std::tgamma(1.0 + 1.0 / c.shape)),
-                     fmt::format("at least {:g}; HPC failure data fit 0.7-0.8 (Schroeder and Gibson)", kMinWeibullShape)});
+                     fmt::format("at least {:g}; HPC failure data fit 0.7-0.8, Schroeder and Gibson",
+                                 kMinWeibullShape)});
     }
     const std::optional<Per> by_name = default_per(name);
     if (c.rate && c.per && *c.per != c.rate->per) {
@@ -1014,7 +1017,15 @@ class Model {
                                         [&](double t) { return t >= now - window; });
       if (recent >= sc.retire_after) {
         node.job = kRetired;
-        ++r_.retired;
+        // Each retired node is replaced by a new one, whose record is kept: failure rates that
+        // retire the fleet many times over grew memory without end.
+        if (++r_.retired > std::max<std::int64_t>(kMaxRetired, 10 * in_.nodes)) {
+          throw sim::LimitError(fmt::format(
+              "more than {} nodes retired in one replication (retire_after {} failures in {}): the failure rates "
+              "replace the fleet of {} nodes many times over",
+              std::max<std::int64_t>(kMaxRetired, 10 * in_.nodes), sc.retire_after, sim::format_time(sc.retire_window),
+              in_.nodes));
+        }
         record("retired", "", -1, n, -1);
         back = new_node();
       }

@@ -359,9 +359,11 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     try {
       timed = tools::time_collective(fab, cfg, op, ranks, size, algo, timing, why);
     } catch (const sim::TimeRangeError& e) {  // said with the size it happened at
+      shown.erase();
       throw sim::TimeRangeError(fmt::format("{} of {:.0f} B on {} GPUs: {}", c.op, size.value(), n, e.what()));
     }
     if (!timed) {
+      shown.erase();
       std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);
       return kExitInput;
     }
@@ -823,6 +825,9 @@ int run_main(int argc, char** argv) {
     if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {
     return report_input_error(e);
+  } catch (const sim::LimitError& e) {  // commands that run outside compute_run
+    std::cerr << fmt::format("error: {}\n1 error; nothing was run.\n", e.what());
+    return kExitInput;
   } catch (const sim::TimeRangeError& e) {
     // The input the command was given, to name in the message.
     const auto file_of = [](const ScenarioArgs& a) { return a.file.empty() ? std::string("(quickstart)") : a.file; };

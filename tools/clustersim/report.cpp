@@ -17,6 +17,7 @@
 
 #include "models/cluster/cluster.hpp"
 #include "models/config/diagnostics.hpp"
+#include "sim/check.hpp"
 #include "sim/time.hpp"
 #include "tools/clustersim/degraded.hpp"
 #include "tools/clustersim/version.hpp"
@@ -102,9 +103,9 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
 }
 
 namespace {
-/// A duration past the clock's range, found while running: the input's fault, reported
-/// like a load error (exit 2) where it can be placed.
-config::InputError time_range_input_error(config::Location where, std::string path, std::string message,
+/// A duration past the clock's range or a size past a limit (sim::LimitError), found while
+/// running: the input's fault, reported like a load error (exit 2) where it can be placed.
+config::InputError located_input_error(config::Location where, std::string path, std::string message,
                                           std::string hint) {
   config::Diagnostics d;
   d.add(std::move(where), std::move(path), std::move(message), std::move(hint));
@@ -123,8 +124,11 @@ constexpr std::string_view kLongRunHint =
 TerminalProgress::TerminalProgress(std::string what)
     : what_(std::move(what)), enabled_(::isatty(STDERR_FILENO) == 1), start_(Clock::now()), last_(start_) {}
 
-TerminalProgress::~TerminalProgress() {
+TerminalProgress::~TerminalProgress() { erase(); }
+
+void TerminalProgress::erase() {
   if (shown_) std::fprintf(stderr, "\r%*s\r", static_cast<int>(width_), "");
+  shown_ = false;
 }
 
 void TerminalProgress::operator()(double done) {
@@ -154,9 +158,13 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
     try {
       r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace)));
     } catch (const sim::TimeRangeError& e) {
-      throw time_range_input_error(job.where, fmt::format("workload.jobs[{}]", job.entry),
+      throw located_input_error(job.where, fmt::format("workload.jobs[{}]", job.entry),
                                    fmt::format("job '{}': its training step cannot be simulated: {}", job.config.name, e.what()),
                                    std::string(kStepHint));
+    } catch (const sim::LimitError& e) {
+      throw located_input_error(job.where, fmt::format("workload.jobs[{}]", job.entry),
+                                   fmt::format("job '{}': its training step cannot be simulated: {}", job.config.name, e.what()),
+                                   "network.model: analytical times every collective in closed form");
     }
     r.info.events_processed += r.jobs.back().events;
   }
@@ -167,9 +175,14 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
       if (progress) in.progress = [&shown](double done) { shown(done); };
       r.reliability = reliability::simulate_long_run(in);
     } catch (const sim::TimeRangeError& e) {
-      throw time_range_input_error(config::Location{loaded.file, 0, 0}, "",
+      throw located_input_error(config::Location{loaded.file, 0, 0}, "",
                                    fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()),
                                    std::string(kLongRunHint));
+    } catch (const sim::LimitError& e) {
+      throw located_input_error(config::Location{loaded.file, 0, 0}, "",
+                                   fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()),
+                                   "failure rates per unit near published ones (about 0.0002/gpu-day), or a larger "
+                                   "retire_after");
     }
     r.info.events_processed += r.reliability->events;
   }
@@ -438,7 +451,10 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
                        {"top1_failure_share", number(rel.top1_failure_share.mean)},
                        {"top1_rate_share", number(rel.top1_rate_share.mean)},
                        {"retired_nodes", rel.retired_nodes.mean},
-                       {"heterogeneity_alpha", rel.heterogeneity_alpha}};
+                       {"heterogeneity_alpha", rel.heterogeneity_alpha},
+                       // failures.csv (replication 0) keeps its first reliability::kMaxTimeline events
+                       {"timeline_events", rel.timeline.size()},
+                       {"timeline_events_dropped", rel.timeline_dropped}};
     config::Json caught = config::Json::object();
     for (const auto& [k, e] : rel.burn_in_failures) caught[k] = e.mean;
     doc["failures"]["burn_in"] = {{"duration_s", loaded.config.scheduler.burn_in.seconds()},
@@ -727,7 +743,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
       row("lost GPU-hours", fmt::format("{:.0f} (lost work and downtime)", lost_total));
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
-                             ? fmt::format("every {:.1f} min ({}), {:.1f} s blocking each{}; job MTBF {:.2f} h",
+                             ? fmt::format("every {:.1f} min ({}), {:.1f} s blocking each{}; job MTBF {}",
                                            rs.checkpoint_interval_s / 60.0,
                                            loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
                                            std::isfinite(rs.checkpoint_blocking_s.mean) ? rs.checkpoint_blocking_s.mean
@@ -736,7 +752,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                ? fmt::format(" (writes {:.2f} x slower than alone: shared storage)",
                                                              rs.storage_slowdown.mean)
                                                : std::string(),
-                                           rs.mtbf_s / 3600.0)
+                                           std::isfinite(rs.mtbf_s) ? fmt::format("{:.4g} h", rs.mtbf_s / 3600.0)
+                                                                    : std::string("none (no failure stops it)"))
                              : std::string("none: no failure stops this job"));
     }
   }

@@ -100,6 +100,8 @@ class TerminalProgress {
 
   /// Shows `done`, the share of the work done (0 to 1).
   void operator()(double done);
+  /// Erases the line, if shown (before a message on stderr; the destructor does it too).
+  void erase();
 
  private:
   using Clock = std::chrono::steady_clock;
