@@ -130,8 +130,7 @@ class CommTimes {
     if (it != cache_.end()) return it->second;
     const Groups& groups = groups_for(g, boundary);
     const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
-    const network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct
-                                                        : choose(op, groups, size);
+    const network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct : choose(op, groups, size);
     network::Schedule& merged = merged_for(g, op, algo, boundary, groups, size);
     if (in_.network->model == network::Model::flow && network::most_transfers(merged) > network::kMaxFlowTransfers) {
       throw sim::LimitError(fmt::format(
@@ -213,8 +212,7 @@ class CommTimes {
   struct Groups {
     std::vector<std::vector<std::int64_t>> ranks;  // one when they are all inside nodes
     std::int64_t count = 0;                        // communicators of the kind
-    bool alike = true;                             // every group has the first one's shape on the nodes
-    std::vector<std::size_t> shapes{0};            // one group of each shape, first appearance order
+    std::vector<std::size_t> shapes{0};            // one group of each shape on the nodes, in order
   };
 
   /// How a group lies on the nodes: per rank, its node's ordinal (in order of first
@@ -269,7 +267,6 @@ class CommTimes {
       for (std::size_t k = 0; k < out.ranks.size(); ++k) {
         if (seen.try_emplace(shape_of(out.ranks[k], gpn), k).second && k > 0) out.shapes.push_back(k);
       }
-      out.alike = out.shapes.size() == 1;
     }
     return groups_.emplace(key, std::move(out)).first->second;
   }
