@@ -81,6 +81,13 @@ LoadedCases load_cases(const std::string& file) {
   if (state.diagnostics.ok()) config::check_required(out, "", state);
   for (std::size_t i = 0; i < out.cases.size(); ++i) {
     const auto& c = out.cases[i];
+    // The error is predicted / published - 1: a published 0 made it inf%, a negative one
+    // a meaningless figure.
+    const std::string published = fmt::format("cases[{}].published", i);
+    if (state.assigned.count(published) && !(c.published > 0.0)) {
+      state.diagnostics.add(state.where(published), published,
+                            fmt::format("must be a measured value above 0, got {}", c.published));
+    }
     if (std::find(kMetrics.begin(), kMetrics.end(), c.metric) == kMetrics.end() && !is_failure_metric(c.metric)) {
       const std::string path = fmt::format("cases[{}].metric", i);
       state.diagnostics.add(state.where(path), path, fmt::format("unknown metric '{}'", c.metric),
