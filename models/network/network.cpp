@@ -515,6 +515,11 @@ std::size_t most_transfers(const Schedule& s) {
 
 sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load,
                     double* max_link_ratio) {
+  if (const std::size_t most = most_transfers(s); most > kMaxFlowTransfers) {
+    throw sim::LimitError(fmt::format("its {} {} puts {} transfers on the fabric at once; the flow model runs each as a "
+                                      "flow and holds at most {}",
+                                      config::enum_name(s.algorithm), config::enum_name(s.op), most, kMaxFlowTransfers));
+  }
   sim::Engine engine;
   FlowNetwork net(engine, f, cfg);
   struct Done {

@@ -278,6 +278,7 @@ inline constexpr std::size_t kMaxFlowTransfers = std::size_t{1} << 20;
 std::size_t most_transfers(const Schedule& s);
 
 /// Time of `s` alone on the flow-level model (a fresh engine). Fills `load` when given.
+/// Throws sim::LimitError when a phase holds more than kMaxFlowTransfers transfers.
 sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, LinkLoad* load = nullptr,
                     double* max_link_ratio = nullptr);
 

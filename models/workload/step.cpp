@@ -132,13 +132,6 @@ class CommTimes {
     const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
     const network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct : choose(op, groups, size);
     network::Schedule& merged = merged_for(g, op, algo, boundary, groups, size);
-    if (in_.network->model == network::Model::flow && network::most_transfers(merged) > network::kMaxFlowTransfers) {
-      throw sim::LimitError(fmt::format(
-          "its {} {} over {} groups of {} ranks at once puts {} transfers on the fabric; the flow model runs each as a "
-          "flow and holds at most {}",
-          config::enum_name(algo), config::enum_name(op), groups.count, groups.ranks[0].size(),
-          network::most_transfers(merged), network::kMaxFlowTransfers));
-    }
     const sim::Time t = in_.network->model == network::Model::flow
                             ? network::flow_time(*in_.fabric, *in_.network, merged)
                             : timer_.time(merged);

@@ -43,10 +43,6 @@ bool time_collective(const fabric::Fabric& fab, const network::NetworkConfig& cf
   if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, network::in_network(fab, cfg), schedule, why)) {
     return false;
   }
-  if (cfg.model == network::Model::flow && network::most_transfers(schedule) > network::kMaxFlowTransfers) {
-    why = too_many_flows(op, algo, n, network::most_transfers(schedule));
-    return false;
-  }
   network::LinkLoad load;
   const sim::Time t = cfg.model == network::Model::flow ? network::flow_time(fab, cfg, schedule, &load)
                                                         : network::analytical_time(fab, cfg, schedule, &load);

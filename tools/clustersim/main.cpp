@@ -358,6 +358,11 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     bool timed = false;
     try {
       timed = tools::time_collective(fab, cfg, op, ranks, size, algo, timing, why);
+    } catch (const sim::LimitError& e) {
+      shown.erase();
+      std::cerr << fmt::format("error: --model flow: {} of {:.0f} B on {} GPUs: {} (use --model analytical)\n", c.op,
+                               size.value(), n, e.what());
+      return kExitInput;
     } catch (const sim::TimeRangeError& e) {  // said with the size it happened at
       shown.erase();
       throw sim::TimeRangeError(fmt::format("{} of {:.0f} B on {} GPUs: {}", c.op, size.value(), n, e.what()));
