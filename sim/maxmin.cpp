@@ -300,6 +300,7 @@ void MaxMinSystem::sweep(bool full) {
   stats_ = MaxMinSolveStats{};
   stats_.full = full;
   opened_.clear();
+  changed_.clear();
   heap_.clear();
   events_.clear();
 
@@ -372,8 +373,8 @@ void MaxMinSystem::sweep(bool full) {
   // A full constraint's usage is a fresh sum of its variables' final values (open_full()
   // summed the fixed ones, fix() added the others), so it carries no drift; a light one,
   // whose variables are all fixed now, has it in its running sum.
-  for (const std::uint32_t c : opened_) {
-    Constraint& k = constraints_[c];
+  for (const ConstraintId c : opened_) {
+    Constraint& k = constraints_[c.index];
     if (k.mode == Mode::kLight) k.usage = k.capacity - k.remaining;
   }
 }
@@ -390,6 +391,7 @@ void MaxMinSystem::free_variable(std::uint32_t v, double now) {
     x.bottleneck = kNone;
     x.state = VarState::kFixed;
     ++stats_.variables;
+    changed_.push_back(VariableId{v});
     return;
   }
   if (std::isfinite(x.bound)) push_event(std::max(now, x.bound / x.weight), v, EventKind::kBound);
@@ -415,7 +417,7 @@ void MaxMinSystem::open_full(std::uint32_t c, double now) {
   Constraint& k = constraints_[c];
   if (k.epoch != epoch_) {
     k.epoch = epoch_;
-    opened_.push_back(c);
+    opened_.push_back(ConstraintId{c});
     ++stats_.constraints;
   }
   ++stats_.replayed;
@@ -482,7 +484,7 @@ void MaxMinSystem::open_full(std::uint32_t c, double now) {
 bool MaxMinSystem::open_light(std::uint32_t c, double now) {
   Constraint& k = constraints_[c];
   k.epoch = epoch_;
-  opened_.push_back(c);
+  opened_.push_back(ConstraintId{c});
   ++stats_.constraints;
   k.remaining = k.capacity - k.usage;
   if (k.remaining < 0.0) {  // already over capacity (a capacity cut): replay in full
@@ -563,6 +565,7 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
   if (changed) {
     x.level = level;
     x.value = bottleneck == kNone ? x.bound : level * x.weight;
+    changed_.push_back(VariableId{v});
   }
   x.bottleneck = bottleneck;
   // The constraint records are scattered: ask for all of them before reading the first, so

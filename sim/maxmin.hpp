@@ -238,6 +238,14 @@ class MaxMinSystem {
   /// The constraint whose saturation fixed v's value, or nullopt when v sits at its bound.
   [[nodiscard]] std::optional<ConstraintId> bottleneck(VariableId v) const;
   [[nodiscard]] const MaxMinSolveStats& last_solve() const { return stats_; }
+  /// The variables whose value the last solve wrote, each once (every variable after a full
+  /// solve); the value of any other variable is the same as before that solve, bit for bit.
+  /// A caller that keeps state per variable (a flow's finish time) updates only these.
+  /// Valid until the next solve; it may name variables removed since.
+  [[nodiscard]] std::span<const VariableId> changed() const { return changed_; }
+  /// The constraints the last solve opened: any other constraint's usage is the same as
+  /// before that solve, less the variables removed since.
+  [[nodiscard]] std::span<const ConstraintId> opened() const { return opened_; }
 
   // --- Inspection ----------------------------------------------------------------------
 
@@ -386,7 +394,8 @@ class MaxMinSystem {
   std::uint32_t epoch_ = 0;
   std::vector<HeapEntry> heap_;             // binary min-heap on level, lazy
   std::vector<VarEvent> events_;            // binary min-heap on level
-  std::vector<std::uint32_t> opened_;       // constraints opened in this solve
+  std::vector<ConstraintId> opened_;        // constraints opened in this solve
+  std::vector<VariableId> changed_;         // variables whose value this solve wrote
   MaxMinSolveStats stats_;
 };
 

@@ -352,7 +352,6 @@ FlowNetwork::FlowNetwork(sim::Engine& engine, const fabric::Fabric& fabric, cons
   drain_id_ = engine_.add_handler<&FlowNetwork::on_drain>(*this);
   arrival_id_ = engine_.add_handler<&FlowNetwork::on_arrival>(*this);
   step_id_ = engine_.add_handler<&FlowNetwork::on_step>(*this);
-  last_update_ = engine_.now();
 }
 
 sim::ConstraintId FlowNetwork::constraint_for(fabric::LinkId l) {
@@ -381,16 +380,20 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     engine_.schedule_after(sim::Time::zero(), r.done, r.arg);
     return;
   }
-  advance_to(engine_.now());
   const Phase& phase = r.schedule->phases[r.phase];
   r.step_start = engine_.now();
   // The step may stand for its repetitions only if no other traffic shares the network for
   // its whole duration: nothing else in flight now, and no step of another collective
   // starting before it ends (steps_started_ counts them all).
-  r.alone = flows_.empty() &&
+  r.alone = live_flows_ == 0 &&
             std::count_if(running_.begin(), running_.end(), [](const Running& x) { return x.active; }) == 1;
   r.mark = ++steps_started_;
-  if (flows_.empty()) flow_links_.clear();
+  if (live_flows_ == 0) {  // start afresh: no slot, path or finish entry is in use
+    flows_.clear();
+    free_flows_.clear();
+    finishes_.clear();
+    flow_links_.clear();
+  }
   r.outstanding = static_cast<std::int64_t>(phase.transfers.size());
   // A transfer uses 1 / factor of a link's capacity per byte/s (size factors, config.hpp).
   const LevelFactors k = size_factors(cfg_.scaleup_size_factors, cfg_.scaleout_size_factors, *r.schedule);
@@ -403,8 +406,19 @@ void FlowNetwork::start_step(std::uint32_t owner) {
       engine_.schedule_after(latency, arrival_id_, owner);
       continue;
     }
-    Flow flow;
+    std::uint32_t slot = 0;
+    if (free_flows_.empty()) {
+      slot = static_cast<std::uint32_t>(flows_.size());
+      flows_.emplace_back();
+    } else {
+      slot = free_flows_.back();
+      free_flows_.pop_back();
+    }
+    Flow& flow = flows_[slot];
+    ++flow.stamp;  // the entries of the slot's former flow stay stale
     flow.var = solver_.add_variable(1.0, rate_bound(fabric_, cfg_, t, scratch_));
+    if (flow.var.index >= flow_of_var_.size()) flow_of_var_.resize(flow.var.index + 1);
+    flow_of_var_[flow.var.index] = slot;
     flow.first_link = static_cast<std::uint32_t>(flow_links_.size());
     flow.link_count = static_cast<std::uint32_t>(scratch_.size());
     fabric::LinkId previous{~0U};
@@ -421,37 +435,54 @@ void FlowNetwork::start_step(std::uint32_t owner) {
       flow_links_.push_back(l);
     }
     flow.remaining = t.bytes;
+    flow.rate = 0.0;  // until the solve below
+    flow.since = engine_.now().seconds();
     flow.latency = latency;
     flow.owner = owner;
-    flows_.push_back(flow);
+    flow.alive = true;
+    ++live_flows_;
     ++flows_started_;
   }
   resolve_and_schedule();
 }
 
-void FlowNetwork::advance_to(sim::Time now) {
-  const double dt = (now - last_update_).seconds();
-  if (dt > 0) {
-    for (Flow& f : flows_) f.remaining -= f.rate * dt;
-  }
-  last_update_ = now;
+void FlowNetwork::push_finish(std::uint32_t slot) {
+  const Flow& f = flows_[slot];
+  finishes_.push_back(Finish{f.since + std::max(0.0, f.remaining) / f.rate, slot, f.stamp});
+  std::push_heap(finishes_.begin(), finishes_.end(), [](const Finish& a, const Finish& b) { return a.at > b.at; });
 }
 
 void FlowNetwork::resolve_and_schedule() {
   if (next_drain_.seq != 0) engine_.cancel(next_drain_);
   next_drain_ = {};
-  if (flows_.empty()) return;
+  if (live_flows_ == 0) return;
   solver_.solve();
   ++solves_;
-  double soonest = std::numeric_limits<double>::infinity();
-  for (Flow& f : flows_) {
-    f.rate = solver_.value(f.var);
-    CLUSTERSIM_CHECK(f.rate > 0 && std::isfinite(f.rate), "a flow got no rate");
-    soonest = std::min(soonest, std::max(0.0, f.remaining) / f.rate);
+  // Only the flows whose rate moved: their bytes left are brought up to now at the old rate
+  // and their finish is entered again at the new one. The others' entries stand.
+  const double now = engine_.now().seconds();
+  for (const sim::VariableId v : solver_.changed()) {
+    const std::uint32_t slot = flow_of_var_[v.index];
+    Flow& f = flows_[slot];
+    const double rate = solver_.value(v);
+    CLUSTERSIM_CHECK(rate > 0 && std::isfinite(rate), "a flow got no rate");
+    if (rate == f.rate) continue;
+    f.remaining -= f.rate * (now - f.since);
+    f.since = now;
+    f.rate = rate;
+    ++f.stamp;
+    push_finish(slot);
   }
-  for (sim::ConstraintId c : constraints_) {
+  // A constraint the solve did not open kept its usage.
+  for (const sim::ConstraintId c : solver_.opened()) {
     max_link_ratio_ = std::max(max_link_ratio_, solver_.usage(c) / solver_.capacity(c));
   }
+  const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
+  while (finishes_.front().stamp != flows_[finishes_.front().flow].stamp || !flows_[finishes_.front().flow].alive) {
+    std::pop_heap(finishes_.begin(), finishes_.end(), later);
+    finishes_.pop_back();
+  }
+  const double soonest = std::max(0.0, finishes_.front().at - now);
   if (!(soonest < 9.2e9)) {
     throw sim::TimeRangeError(fmt::format(
         "a flow's transfer would take {:.4g} s, past the clock's range (292 years): its links are too slow for it", soonest));
@@ -463,20 +494,29 @@ void FlowNetwork::resolve_and_schedule() {
 
 void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
   next_drain_ = {};
-  advance_to(e.now());
-  // A flow has drained when what is left would take under a nanosecond at its rate.
-  for (std::size_t i = 0; i < flows_.size();) {
-    Flow& f = flows_[i];
-    // 1e-6 bytes absorbs the rounding of remaining -= rate x dt over many updates.
-    if (f.remaining <= f.rate * 1e-9 + 1e-6) {
-      solver_.remove_variable(f.var);
-      for (std::uint32_t k = 0; k < f.link_count; ++k) --link_flows_[flow_links_[f.first_link + k].value];
-      e.schedule_after(f.latency, arrival_id_, f.owner);
-      f = flows_.back();
-      flows_.pop_back();
-    } else {
-      ++i;
-    }
+  const double now = e.now().seconds();
+  const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
+  // A flow has drained when its finish is due within a nanosecond (the event was rounded up
+  // to one), or what is left would take under a nanosecond at its rate; 1e-6 bytes absorbs
+  // the rounding of its bytes left.
+  drained_.clear();
+  while (!finishes_.empty()) {
+    const Finish top = finishes_.front();
+    const Flow& f = flows_[top.flow];
+    const bool stale = !f.alive || top.stamp != f.stamp;
+    if (!stale && top.at > now + 1e-9 && f.remaining - f.rate * (now - f.since) > f.rate * 1e-9 + 1e-6) break;
+    std::pop_heap(finishes_.begin(), finishes_.end(), later);
+    finishes_.pop_back();
+    if (!stale) drained_.push_back(top.flow);
+  }
+  for (const std::uint32_t slot : drained_) {
+    Flow& f = flows_[slot];
+    solver_.remove_variable(f.var);
+    for (std::uint32_t k = 0; k < f.link_count; ++k) --link_flows_[flow_links_[f.first_link + k].value];
+    e.schedule_after(f.latency, arrival_id_, f.owner);
+    f.alive = false;
+    free_flows_.push_back(slot);
+    --live_flows_;
   }
   resolve_and_schedule();
 }
@@ -487,7 +527,7 @@ void FlowNetwork::on_arrival(sim::Engine& e, std::uint64_t owner_arg) {
   if (--r.outstanding > 0) return;
   const Phase& phase = r.schedule->phases[r.phase];
   const sim::Time step = e.now() - r.step_start;
-  const bool alone = r.alone && r.mark == steps_started_ && flows_.empty();
+  const bool alone = r.alone && r.mark == steps_started_ && live_flows_ == 0;
   if (r.rep == 0 && phase.repeat > 1 && alone) {
     // Alone on an idle network: the other repetitions are the same step again.
     const std::int64_t more = phase.repeat - 1;

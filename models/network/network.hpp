@@ -217,14 +217,27 @@ class FlowNetwork {
   [[nodiscard]] double max_link_ratio() const { return max_link_ratio_; }
 
  private:
+  // A flow's bytes left are kept as of the last change of its rate: at time t they are
+  // remaining - rate (t - since). Only the flows whose rate a solve changes are updated
+  // (sim::MaxMinSystem::changed()), so an event costs what it changes, not the number of
+  // flows in flight.
   struct Flow {
     sim::VariableId var;
-    double remaining = 0.0;
-    double rate = 0.0;
+    double remaining = 0.0;  // bytes left at `since`
+    double rate = 0.0;       // B/s from `since` on
+    double since = 0.0;      // s
     sim::Time latency;
     std::uint32_t owner = 0;
     std::uint32_t first_link = 0;  // into flow_links_
     std::uint32_t link_count = 0;
+    std::uint32_t stamp = 0;       // finish entries with another stamp are stale
+    bool alive = false;
+  };
+  // When a flow drains at its current rate, s; a min-heap with lazy deletion.
+  struct Finish {
+    double at = 0.0;
+    std::uint32_t flow = 0;
+    std::uint32_t stamp = 0;
   };
   struct Running {
     const Schedule* schedule = nullptr;
@@ -243,8 +256,8 @@ class FlowNetwork {
   void on_arrival(sim::Engine& e, std::uint64_t owner);
   void on_step(sim::Engine& e, std::uint64_t owner);
   void start_step(std::uint32_t owner);
-  void advance_to(sim::Time now);
   void resolve_and_schedule();
+  void push_finish(std::uint32_t slot);
   sim::ConstraintId constraint_for(fabric::LinkId l);
 
   sim::Engine& engine_;
@@ -253,7 +266,12 @@ class FlowNetwork {
   sim::MaxMinSystem solver_;
   std::vector<std::uint32_t> link_constraint_;  // LinkId -> constraint index + 1 (0: none)
   std::vector<sim::ConstraintId> constraints_;
-  std::vector<Flow> flows_;  // flows still sending
+  std::vector<Flow> flows_;                  // slots; the dead ones are in free_flows_
+  std::vector<std::uint32_t> free_flows_;
+  std::size_t live_flows_ = 0;               // flows still sending
+  std::vector<std::uint32_t> flow_of_var_;   // solver variable index -> slot
+  std::vector<Finish> finishes_;             // min-heap on `at`, lazy
+  std::vector<std::uint32_t> drained_;       // scratch of on_drain()
   std::vector<fabric::LinkId> flow_links_;  // paths of the flows, cleared when none is left
   std::vector<std::uint32_t> link_flows_;   // flows on each link (UGAL's load)
   std::uint64_t steps_started_ = 0;
@@ -261,7 +279,6 @@ class FlowNetwork {
   LinkLoad load_;
   sim::HandlerId drain_id_, arrival_id_, step_id_;
   sim::EventHandle next_drain_;
-  sim::Time last_update_;
   std::vector<fabric::LinkId> scratch_;
   std::uint64_t flows_started_ = 0;
   std::uint64_t solves_ = 0;
@@ -270,8 +287,8 @@ class FlowNetwork {
 
 /// The most transfers one phase may hold on the flow-level model: each is a flow with its
 /// own route and max-min variable, about 0.5 KB in all, and a phase's flows are solved
-/// together (a direct all-to-all over 2,048 ranks, 4.2 million flows, took 1.9 GB and 77 s;
-/// over 3,072 it ran out of memory). A 1,024-rank all-to-all fits.
+/// together (a direct all-to-all over 2,048 ranks, 4.2 million flows, took 1.9 GB; over
+/// 3,072 it ran out of memory). A 1,024-rank all-to-all fits: about 2 s (bench_network).
 inline constexpr std::size_t kMaxFlowTransfers = std::size_t{1} << 20;
 
 /// The largest number of transfers in one phase of `s`.

@@ -438,6 +438,55 @@ TEST_CASE("maxmin: incremental solves equal full solves after random modificatio
   }
 }
 
+TEST_CASE("maxmin: changed() lists every variable whose value moved, opened() every constraint whose usage did") {
+  // What a caller keeping per-variable state relies on: a variable not in changed() has
+  // its value of before the solve, bit for bit, and a constraint not in opened() its usage.
+  Rng rng{29};
+  Mirror m = random_system(rng, 50, 250, 4);
+  m.sys.solve();
+  CHECK(m.sys.changed().size() == m.vars.size());  // the first solve writes every value
+  int unlisted_moved = 0;
+  int duplicates = 0;
+  int listed = 0;
+  for (int step = 0; step < 300; ++step) {
+    const double r = rng.uniform();
+    if (r < 0.4 && !m.vars.empty()) {
+      m.remove_variable(rng.below(m.vars.size()));
+    } else if (r < 0.8) {
+      m.add_random_variable(rng, 0, m.cons.size(), 4);
+    } else {
+      const std::size_t c = rng.below(m.cons.size());
+      m.caps[c] = rng.uniform(0.5, 10.0);
+      m.sys.set_capacity(m.cons[c], m.caps[c]);
+    }
+    std::vector<double> before;
+    for (const auto& v : m.vars) before.push_back(m.sys.value(v.id));
+    std::vector<double> usage_before;
+    for (const ConstraintId c : m.cons) usage_before.push_back(m.sys.usage(c));
+    m.sys.solve();
+    std::vector<std::uint32_t> changed;
+    for (const VariableId v : m.sys.changed()) changed.push_back(v.index);
+    std::sort(changed.begin(), changed.end());
+    duplicates += static_cast<int>(changed.end() - std::unique(changed.begin(), changed.end()));
+    listed += static_cast<int>(changed.size());
+    for (std::size_t i = 0; i < m.vars.size(); ++i) {
+      const bool in = std::binary_search(changed.begin(), changed.end(), m.vars[i].id.index);
+      if (!in && m.sys.value(m.vars[i].id) != before[i]) ++unlisted_moved;
+    }
+    std::vector<std::uint32_t> opened;
+    for (const ConstraintId c : m.sys.opened()) opened.push_back(c.index);
+    std::sort(opened.begin(), opened.end());
+    for (std::size_t c = 0; c < m.cons.size(); ++c) {
+      const bool in = std::binary_search(opened.begin(), opened.end(), m.cons[c].index);
+      if (!in && m.sys.usage(m.cons[c]) != usage_before[c]) ++unlisted_moved;
+    }
+  }
+  CHECK(unlisted_moved == 0);
+  CHECK(duplicates == 0);
+  CHECK(listed > 0);
+  CHECK(incremental_vs_full(m) <= 1e-9);
+}
+
 TEST_CASE("maxmin: variables using more constraints than their record holds") {
   // A variable keeps up to 7 uses in its record and all of them elsewhere beyond that
   // (maxmin.hpp); routes of up to 16 draws (duplicates merge) cover both, and removals

@@ -14,6 +14,12 @@
 //                       (wall time of the simulation, and the simulated time). The 32,766
 //                       ring steps are identical while the collective runs alone, so one
 //                       step is solved and its time reused (models/network/network.hpp).
+//   all_to_all          a 1 MiB direct all-to-all over the first 1,024 GPUs (128 nodes) on the
+//                       flow-level model: 1,047,552 flows at once, the most a phase may hold
+//                       (network::kMaxFlowTransfers), each ending at its own time. The flow
+//                       network only touches the flows whose rate a solve changed
+//                       (sim::MaxMinSystem::changed()); before it read every flow at every
+//                       event: 10.1 s here, the same simulated time.
 // Targets: full solve under 100 ms, incremental update under 50 us on average, the ring
 // under 5 s.
 // Measured (shared 2-core x86 VM, g++ 12 -O3, three runs): full solve 59-67 ms; incremental
@@ -21,7 +27,8 @@
 // 50 us average is not met (sim/maxmin.hpp says why: ~1,050 rates really change per
 // removal on this load).
 //
-// Usage: bench_network [--quick]   (--quick: 1/8 of the flows and a 2,048-GPU ring)
+// Usage: bench_network [--quick]   (--quick: 1/8 of the flows, a 2,048-GPU ring, a 256-GPU
+// all-to-all)
 #include <algorithm>
 #include <chrono>
 #include <cstring>
@@ -161,5 +168,21 @@ int main(int argc, char** argv) {
              "\n",
              ring_gpus, ring.steps(), simulated.seconds(),
              1073741824.0 / simulated.seconds() / 1e9 * network::bus_factor(network::Op::all_reduce, ring_gpus), wall);
+  std::fflush(stdout);
+
+  // --- 1 MiB direct all-to-all over 1,024 GPUs ----------------------------------------------
+  const std::int64_t a2a_gpus = quick ? 256 : 1024;
+  std::vector<std::int64_t> a2a_ranks(static_cast<std::size_t>(a2a_gpus));
+  for (std::int64_t i = 0; i < a2a_gpus; ++i) a2a_ranks[static_cast<std::size_t>(i)] = i;
+  network::Schedule a2a;
+  network::plan(network::Op::all_to_all, network::Algorithm::direct, a2a_ranks, sim::Bytes::of(1048576.0), 8, a2a, why);
+  const auto t3 = Clock::now();
+  const sim::Time a2a_time = network::flow_time(f, net, a2a);
+  const double a2a_wall = since(t3);
+  fmt::print(R"({{"case":"all_to_all","gpus":{},"size_bytes":1048576,"flows":{},"simulated_seconds":{:.9f},)"
+             R"("busbw_GBps":{:.2f},"wall_seconds":{:.3f}}})"
+             "\n",
+             a2a_gpus, network::most_transfers(a2a), a2a_time.seconds(),
+             1048576.0 / a2a_time.seconds() / 1e9 * network::bus_factor(network::Op::all_to_all, a2a_gpus), a2a_wall);
   return 0;
 }
