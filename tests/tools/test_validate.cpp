@@ -109,6 +109,14 @@ TEST_CASE("validate: the collective table and JSON keep their own median, apart 
   CHECK(table.find("median absolute error 20.0% over 3 collective cases") != std::string::npos);
   CHECK(table.find("8GiB") != std::string::npos);
   CHECK(tools::validation_table(training).find("Collective bus bandwidth") == std::string::npos);
+
+  // Collective cases alone: no training table and a null training median (not 0%).
+  const config::Json only = tools::validation_json({}, coll);
+  CHECK(only.at("median_abs_error").is_null());
+  const std::string only_table = tools::validation_table({}, coll, "my-cases.yaml");
+  CHECK(only_table.find("Training throughput") == std::string::npos);
+  CHECK(only_table.rfind("Collective bus bandwidth", 0) == 0);
+  CHECK(only_table.find("sources and assumptions: my-cases.yaml") != std::string::npos);
 }
 
 TEST_CASE("validate: scenarios that do not load are all reported, each with its case, before any case runs") {

@@ -209,13 +209,13 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
 
 int cmd_validate(const std::string& cases_file, const std::string& format, double fail_above) {
   // Every case's scenario is loaded and checked once, before any case runs.
-  const tools::LoadedValidation loaded = tools::load_validation(cases_file);
+  const tools::LoadedValidation loaded = tools::load_validation(cases_file, fail_above >= 0.0);
   const std::vector<tools::CollectiveResult> collectives = tools::run_collective_validation(loaded);
   const std::vector<tools::CaseResult> results = tools::run_validation(loaded);
   if (format == "json") {
     std::cout << tools::validation_json(results, collectives).dump(2) << "\n";
   } else {
-    std::cout << tools::validation_table(results, collectives);
+    std::cout << tools::validation_table(results, collectives, cases_file);
   }
   const double median = 100.0 * tools::median_abs_error(results);
   if (fail_above >= 0.0 && median > fail_above) {

@@ -214,7 +214,7 @@ bool within_band(const CaseResult& r) {
   return std::fabs(r.predicted - r.spec.published) <= 2.0 * std::sqrt(r.spec.published);
 }
 
-LoadedValidation load_validation(const std::string& cases_file) {
+LoadedValidation load_validation(const std::string& cases_file, bool gated) {
   LoadedCases decoded = load_cases(cases_file);
   LoadedValidation v{cases_file, std::move(decoded.cases), std::move(decoded.state), {}, {}};
   const config::LoadState& state = v.state;
@@ -222,6 +222,18 @@ LoadedValidation load_validation(const std::string& cases_file) {
   const auto report = [&](const std::string& path, std::string message, std::string hint) {
     problems.add(state.where(path), path, std::move(message), std::move(hint));
   };
+  if (problems.ok()) {
+    const bool throughput = std::any_of(v.cases.cases.begin(), v.cases.cases.end(),
+                                        [](const ValidationCase& c) { return !is_failure_metric(c.metric); });
+    if (v.cases.cases.empty() && v.cases.collectives.empty()) {
+      report("cases", "the file holds no case",
+             "list published runs under cases: and published collective bandwidths under collectives:, as "
+             "validation/cases.yaml does");
+    } else if (gated && !throughput) {
+      report("cases", "--fail-above judges the median error of the training throughput cases, and this file has none",
+             "add a case with a throughput metric, or leave --fail-above out");
+    }
+  }
 
   // Training cases: one job each; a failure metric needs the failures, and the component, it counts.
   scenario::LoadOptions training;
@@ -398,26 +410,32 @@ double median_abs_error(const std::vector<CollectiveResult>& results) {
   return median(std::move(e));
 }
 
-std::string validation_table(const std::vector<CaseResult>& results, const std::vector<CollectiveResult>& collectives) {
-  std::string out = "Training throughput\n";
-  out += fmt::format("{:<32}{:<26}{:>11}{:>11}{:>9}{:>11}{:>8}  {}\n", "case", "metric", "published",
-                     "predicted", "error", "step (s)", "MFU", "memory per GPU");
+std::string validation_table(const std::vector<CaseResult>& results, const std::vector<CollectiveResult>& collectives,
+                             const std::string& cases_file) {
+  std::string out;
   std::size_t throughput = 0;
   for (const CaseResult& r : results) {
     if (r.failures) continue;
-    ++throughput;
+    if (throughput++ == 0) {
+      out += "Training throughput\n";
+      out += fmt::format("{:<32}{:<26}{:>11}{:>11}{:>9}{:>11}{:>8}  {}\n", "case", "metric", "published",
+                         "predicted", "error", "step (s)", "MFU", "memory per GPU");
+    }
     const bool fits = r.memory_bytes <= r.hbm_bytes;
     out += fmt::format("{:<32}{:<26}{:>11.4g}{:>11.4g}{:>8.1f}%{:>11.3f}{:>7.1f}%  {:.1f} GB{}\n", r.spec.name,
                        r.spec.metric, r.spec.published, r.predicted, 100.0 * r.error, r.step_time_s, 100.0 * r.mfu,
                        r.memory_bytes / 1e9, fits ? "" : fmt::format(" (> {:.0f} GB HBM)", r.hbm_bytes / 1e9));
   }
-  out += fmt::format("\nmedian absolute error {:.1f}% over {} cases (target: at most 10%)\n",
-                     100.0 * median_abs_error(results), throughput);
+  if (throughput > 0) {
+    out += fmt::format("\nmedian absolute error {:.1f}% over {} case{} (target: at most 10%)\n",
+                       100.0 * median_abs_error(results), throughput, throughput == 1 ? "" : "s");
+  }
   bool header = false;
   for (const CaseResult& r : results) {
     if (!r.failures) continue;
     if (!header) {
-      out += fmt::format("\nFailures (mean over replications; Poisson band: published +- 2 sqrt(published))\n");
+      out += fmt::format("{}Failures (mean over replications; Poisson band: published +- 2 sqrt(published))\n",
+                         out.empty() ? "" : "\n");
       out += fmt::format("{:<32}{:<26}{:>11}{:>11}{:>9}  {}\n", "case", "metric", "published", "predicted", "error",
                          "within band");
       header = true;
@@ -426,9 +444,9 @@ std::string validation_table(const std::vector<CaseResult>& results, const std::
                        r.predicted, 100.0 * r.error, within_band(r) ? "yes" : "NO");
   }
   if (!collectives.empty()) {
-    out += fmt::format("\nCollective bus bandwidth ({}: nccl-tests' busbw in GB/s; ranks: the first N GPUs in node "
+    out += fmt::format("{}Collective bus bandwidth ({}: nccl-tests' busbw in GB/s; ranks: the first N GPUs in node "
                        "order)\n",
-                       kCollectiveMetric);
+                       out.empty() ? "" : "\n", kCollectiveMetric);
     out += fmt::format("{:<32}{:<16}{:>5}{:>6}{:>9}  {:<24}{:<12}{:>10}{:>11}{:>9}{:>11}\n", "case", "op", "GPUs",
                        "nodes", "size", "algo", "model", "published", "predicted", "error", "time (ms)");
     for (const CollectiveResult& r : collectives) {
@@ -444,7 +462,7 @@ std::string validation_table(const std::vector<CaseResult>& results, const std::
                        "the training median or --fail-above)\n",
                        100.0 * median_abs_error(collectives), collectives.size(), collectives.size() == 1 ? "" : "s");
   }
-  out += "sources and assumptions: validation/cases.yaml\n";
+  out += fmt::format("sources and assumptions: {}\n", cases_file);
   return out;
 }
 
@@ -484,8 +502,9 @@ config::Json validation_json(const std::vector<CaseResult>& results, const std::
                     {"algbw_GBps", r.algbw_GBps},
                     {"source", r.spec.source}});
   }
+  const bool throughput = std::any_of(results.begin(), results.end(), [](const CaseResult& r) { return !r.failures; });
   return {{"cases", std::move(cases)},
-          {"median_abs_error", median_abs_error(results)},
+          {"median_abs_error", throughput ? config::Json(median_abs_error(results)) : config::Json(nullptr)},
           {"collectives",
            {{"metric", kCollectiveMetric},
             {"cases", std::move(coll)},

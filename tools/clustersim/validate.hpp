@@ -160,8 +160,10 @@ struct LoadedValidation {
 
 /// Decodes `cases_file`, loads the scenario of every case of both lists (each distinct file
 /// once per list) and checks each case against it. Throws config::InputError with every
-/// problem found (see the header comment), having run nothing.
-LoadedValidation load_validation(const std::string& cases_file);
+/// problem found (see the header comment), having run nothing; a file without any case is
+/// one, and so is one without a training throughput case when `gated` (--fail-above judges
+/// their median).
+LoadedValidation load_validation(const std::string& cases_file, bool gated = false);
 
 /// Runs every case of `cases` (its `cases` list); cases that share a scenario run it once.
 std::vector<CaseResult> run_validation(const LoadedValidation& cases);
@@ -175,17 +177,20 @@ std::vector<CollectiveResult> run_collective_validation(const LoadedValidation& 
 /// list, does not load (load_validation).
 std::vector<CollectiveResult> run_collective_validation(const std::string& cases_file);
 
-/// Median of |error| over the throughput results (failure counts are judged by their band).
+/// Median of |error| over the throughput results (failure counts are judged by their band);
+/// 0 when there are none.
 double median_abs_error(const std::vector<CaseResult>& results);
 /// Median of |error| over the collective results (0 when there are none).
 double median_abs_error(const std::vector<CollectiveResult>& results);
 
 /// The tables: training throughput (with its median), failures, collective bus bandwidth
-/// (with its own median).
+/// (with its own median); a table without cases is left out. The footer names `cases_file`.
 std::string validation_table(const std::vector<CaseResult>& results,
-                             const std::vector<CollectiveResult>& collectives = {});
-/// {"cases": [...], "median_abs_error": training median, "collectives": {"metric",
-/// "cases": [...], "median_abs_error": collective median, null when there are none}}.
+                             const std::vector<CollectiveResult>& collectives = {},
+                             const std::string& cases_file = "validation/cases.yaml");
+/// {"cases": [...], "median_abs_error": training throughput median, "collectives": {"metric",
+/// "cases": [...], "median_abs_error": collective median}}; a median is null when it has no
+/// case.
 config::Json validation_json(const std::vector<CaseResult>& results,
                              const std::vector<CollectiveResult>& collectives = {});
 
