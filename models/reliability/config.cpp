@@ -84,10 +84,17 @@ bool parse_duration_law(std::string_view text, DurationLaw& out, std::string& wh
       return false;
     }
   } else if (name == "lognormal" || name == "weibull") {
-    d.kind = name == "lognormal" ? DurationLaw::Kind::lognormal : DurationLaw::Kind::weibull;
-    if (comma == std::string_view::npos || !parse_number(args.substr(comma + 1), d.shape) || d.shape < 0.05 ||
-        d.shape > 20.0) {
-      why = fmt::format("'{}': {} takes a mean and a shape from 0.05 to 20, e.g. {}(4h, 1.0)", text, name, name);
+    // The shapes the failure laws accept (check_failures): a lognormal sigma above 5 puts
+    // the median below 4e-6 of the mean, a Weibull shape under 0.2 the mean at 120 times the
+    // scale; nearly every draw is then ~0 and a rare one astronomically long.
+    const bool lognormal = name == "lognormal";
+    d.kind = lognormal ? DurationLaw::Kind::lognormal : DurationLaw::Kind::weibull;
+    const double lo = lognormal ? 0.05 : 0.2;
+    const double hi = lognormal ? 5.0 : 20.0;
+    if (comma == std::string_view::npos || !parse_number(args.substr(comma + 1), d.shape) || d.shape < lo ||
+        d.shape > hi) {
+      why = fmt::format("'{}': {} takes a mean and a {} from {:g} to {:g}, e.g. {}(4h, 1.0)", text, name,
+                        lognormal ? "sigma" : "shape", lo, hi, name);
       return false;
     }
   } else {

@@ -17,7 +17,8 @@
 // between failures of a unit follow `distribution` with that mean: exponential, weibull
 // (shape < 1: infant mortality, decreasing hazard; > 1: wear-out) or lognormal (shape = the
 // sigma of the underlying normal). Durations in `repair` are a fixed time ("10min") or a
-// law: exponential(MEAN), lognormal(MEAN, SIGMA), weibull(MEAN, SHAPE).
+// law: exponential(MEAN), lognormal(MEAN, SIGMA), weibull(MEAN, SHAPE), with the limits of
+// the failure laws: SIGMA from 0.05 to 5, SHAPE from 0.2 to 20.
 #pragma once
 
 #include <array>
