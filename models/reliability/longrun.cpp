@@ -316,6 +316,7 @@ class Model {
       for (Node& n : nodes_) {
         for (double& m : n.mult) m /= mean;
       }
+      for (const Node& n : nodes_) check_multipliers(n);
     }
     {  // The share of the fleet's failure rate carried by its top 1% of GPUs (expected).
       std::vector<double> m;
@@ -399,6 +400,23 @@ class Model {
       return;
     }
     r_.timeline.push_back({engine_.now().seconds(), std::move(kind), cause, job, node, gpu});
+  }
+
+  // A GPU's failure rate is its class's rate times its Pareto multiplier: the cap on
+  // configured rates (check_failures: 1000 failures per unit and day) holds for that product
+  // too, or a heavy tail on a high rate makes one GPU fail every few seconds.
+  void check_multipliers(const Node& n) const {
+    const double most = *std::max_element(n.mult.begin(), n.mult.end());
+    for (const Klass& k : classes_) {
+      if (!k.heterogeneous || !std::isfinite(k.mean_s)) continue;
+      const double per_day = kDay / k.mean_s * most;
+      if (per_day > kMaxPerDay) {
+        throw sim::LimitError(fmt::format(
+            "a GPU drew a Pareto rate multiplier of {:.4g} (heterogeneity shape {:.4g}), which puts its '{}' failures "
+            "at {:.4g} a day, more than the {:g} per unit and day clustersim simulates",
+            most, alpha_, k.name, per_day, kMaxPerDay));
+      }
+    }
   }
 
   std::int64_t new_node() {
@@ -1028,6 +1046,7 @@ class Model {
         }
         record("retired", "", -1, n, -1);
         back = new_node();
+        if (alpha_ > 0.0) check_multipliers(nodes_[static_cast<std::size_t>(back)]);  // its raw draw
       }
     }
     if (back == n) record("repaired", "", -1, n, -1);
