@@ -742,12 +742,16 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       double lost_total = 0.0;
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
       row("lost GPU-hours", fmt::format("{:.0f} (lost work and downtime)", lost_total));
+      // Minutes and seconds with one decimal, in exponent form past a million (a 1e24-byte
+      // checkpoint blocks for 5e11 s: twelve digits said nothing more).
+      const auto decimal = [](double v) { return std::fabs(v) < 1e6 ? fmt::format("{:.1f}", v) : fmt::format("{:.4g}", v); };
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
-                             ? fmt::format("every {:.1f} min ({}), {:.1f} s blocking each{}; job MTBF {}",
-                                           rs.checkpoint_interval_s / 60.0,
+                             ? fmt::format("every {} min ({}), {} s blocking each{}; job MTBF {}",
+                                           decimal(rs.checkpoint_interval_s / 60.0),
                                            loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
-                                           std::isfinite(rs.checkpoint_blocking_s.mean) ? rs.checkpoint_blocking_s.mean
-                                                                                        : rs.checkpoint_write_s,
+                                           decimal(std::isfinite(rs.checkpoint_blocking_s.mean)
+                                                       ? rs.checkpoint_blocking_s.mean
+                                                       : rs.checkpoint_write_s),
                                            rs.storage_slowdown.mean > 1.0005
                                                ? fmt::format(" (writes {:.2f} x slower than alone: shared storage)",
                                                              rs.storage_slowdown.mean)
