@@ -48,7 +48,7 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
     const double mtbf_s = kDay / kMaxPerDay;
     if (c.rate && c.rate->per_day > kMaxPerDay) {
       out.push_back({path + ".rate",
-                     fmt::format("{:g} failures per unit and day is more than the {:g} clustersim simulates (one every "
+                     fmt::format("{} failures per unit and day is more than the {:g} clustersim simulates (one every "
                                  "{:g} s)",
                                  c.rate->per_day, kMaxPerDay, mtbf_s),
                      "rates are per unit: 0.0002/gpu-day is about one failure per GPU in 14 years"});
