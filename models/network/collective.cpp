@@ -231,10 +231,17 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       }
       break;
     case Algorithm::tree: {
-      // Double binary tree: tree 1 is the heap-ordered binary tree over the ranks (parent of
-      // position i is (i-1)/2), tree 2 the same over the ranks in reverse order.
+      // NCCL's double binary tree over the ranks' positions (nccl_tree_parent): each rank
+      // is an inner position of at most one tree, and most tree edges join ranks 2^k apart,
+      // near each other in node order.
       std::int64_t depth = 0;
-      while ((std::int64_t{1} << (depth + 1)) - 1 < sn) ++depth;
+      for (int tree = 0; tree < 2; ++tree) {
+        for (std::int64_t j = 0; j < sn; ++j) {
+          std::int64_t d = 0;
+          for (std::int64_t at = j; (at = nccl_tree_parent(tree, sn, at)) >= 0;) ++d;
+          depth = std::max(depth, d);
+        }
+      }
       // Pipelined in C chunks: d+C-1 steps up and as many down; every edge carries S/2 each
       // way in total, spread evenly over the steps (see broadcast above).
       const std::int64_t steps = depth + chunks_for(S / 2) - 1;
@@ -243,10 +250,11 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       Phase down;
       up.repeat = down.repeat = steps;
       for (int tree = 0; tree < 2; ++tree) {
-        for (std::size_t i = 1; i < n; ++i) {
-          const std::size_t parent = (i - 1) / 2;
-          const std::int64_t child_rank = tree == 0 ? ranks[i] : ranks[n - 1 - i];
-          const std::int64_t parent_rank = tree == 0 ? ranks[parent] : ranks[n - 1 - parent];
+        for (std::int64_t i = 0; i < sn; ++i) {
+          const std::int64_t parent = nccl_tree_parent(tree, sn, i);
+          if (parent < 0) continue;
+          const std::int64_t child_rank = ranks[static_cast<std::size_t>(i)];
+          const std::int64_t parent_rank = ranks[static_cast<std::size_t>(parent)];
           up.transfers.push_back({child_rank, parent_rank, chunk});
           down.transfers.push_back({parent_rank, child_rank, chunk});
         }

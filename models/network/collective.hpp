@@ -23,11 +23,16 @@
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
 //   ring broadcast           pipelined in C chunks along the ring: n-2+C steps, each edge
 //                            carrying S in all: (n-2+C) alpha + S/B
-//   tree all-reduce          double binary tree (two binary trees, the second over the ranks
-//                            in reverse order so that one tree's leaves are the other's inner
-//                            ranks; each carries S/2), pipelined in C chunks: reduce up
-//                            d+C-1 steps, broadcast down d+C-1 steps, d = tree depth; each
-//                            edge carries S/2 each way in all
+//   tree all-reduce          NCCL's double binary tree over the ranks themselves, as NCCL
+//                            builds it over nodes when each holds one rank (a DP group
+//                            under TP): two in-order binary trees over the ranks' positions
+//                            (src/graph/trees.cc, as for hierarchical below), one tree's
+//                            leaves the other's inner ranks, each carrying S/2; pipelined in
+//                            C chunks: reduce up d+C-1 steps, broadcast down d+C-1 steps,
+//                            d = the trees' depth; each edge carries S/2 each way in all.
+//                            Most edges join ranks 2^k apart, near in node order (a heap-
+//                            ordered tree, parent (i-1)/2, sent most of its edges across the
+//                            fabric's core: 7x slower over 16,384 GPUs behind a 1:7 taper)
 //   halving_doubling         recursive halving reduce-scatter then doubling all-gather,
 //                            2 log2(n) steps (n a power of two)
 //   hierarchical all-reduce  NCCL's tree on whole nodes: reduce-scatter and all-gather
