@@ -436,7 +436,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     }
     flow.remaining = t.bytes;
     flow.rate = 0.0;  // until the solve below
-    flow.since = engine_.now().seconds();
+    flow.since = engine_.now();
     flow.latency = latency;
     flow.owner = owner;
     flow.alive = true;
@@ -448,7 +448,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
 
 void FlowNetwork::push_finish(std::uint32_t slot) {
   const Flow& f = flows_[slot];
-  finishes_.push_back(Finish{f.since + std::max(0.0, f.remaining) / f.rate, slot, f.stamp});
+  finishes_.push_back(Finish{f.since.seconds() + std::max(0.0, f.remaining) / f.rate, slot, f.stamp});
   std::push_heap(finishes_.begin(), finishes_.end(), [](const Finish& a, const Finish& b) { return a.at > b.at; });
 }
 
@@ -460,15 +460,14 @@ void FlowNetwork::resolve_and_schedule() {
   ++solves_;
   // Only the flows whose rate moved: their bytes left are brought up to now at the old rate
   // and their finish is entered again at the new one. The others' entries stand.
-  const double now = engine_.now().seconds();
   for (const sim::VariableId v : solver_.changed()) {
     const std::uint32_t slot = flow_of_var_[v.index];
     Flow& f = flows_[slot];
     const double rate = solver_.value(v);
     CLUSTERSIM_CHECK(rate > 0 && std::isfinite(rate), "a flow got no rate");
     if (rate == f.rate) continue;
-    f.remaining -= f.rate * (now - f.since);
-    f.since = now;
+    f.remaining -= f.rate * (engine_.now() - f.since).seconds();
+    f.since = engine_.now();
     f.rate = rate;
     ++f.stamp;
     push_finish(slot);
@@ -482,7 +481,8 @@ void FlowNetwork::resolve_and_schedule() {
     std::pop_heap(finishes_.begin(), finishes_.end(), later);
     finishes_.pop_back();
   }
-  const double soonest = std::max(0.0, finishes_.front().at - now);
+  const Flow& first = flows_[finishes_.front().flow];
+  const double soonest = std::max(0.0, first.remaining - first.rate * (engine_.now() - first.since).seconds()) / first.rate;
   if (!(soonest < 9.2e9)) {
     throw sim::TimeRangeError(fmt::format(
         "a flow's transfer would take {:.4g} s, past the clock's range (292 years): its links are too slow for it", soonest));
@@ -494,20 +494,30 @@ void FlowNetwork::resolve_and_schedule() {
 
 void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
   next_drain_ = {};
-  const double now = e.now().seconds();
   const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
-  // A flow has drained when its finish is due within a nanosecond (the event was rounded up
-  // to one), or what is left would take under a nanosecond at its rate; 1e-6 bytes absorbs
-  // the rounding of its bytes left.
+  // A flow has drained when what is left would take under a nanosecond at its rate; 1e-6
+  // bytes absorbs the rounding of its bytes left. The candidates are the flows due within a
+  // microsecond by `at` (seconds, a double: the margin stays above its rounding at any time
+  // the clock holds); one not drained yet goes back.
+  const double now = e.now().seconds();
+  const double due = now + 1e-6 + 1e-15 * now;
   drained_.clear();
-  while (!finishes_.empty()) {
+  kept_.clear();
+  while (!finishes_.empty() && finishes_.front().at <= due) {
     const Finish top = finishes_.front();
-    const Flow& f = flows_[top.flow];
-    const bool stale = !f.alive || top.stamp != f.stamp;
-    if (!stale && top.at > now + 1e-9 && f.remaining - f.rate * (now - f.since) > f.rate * 1e-9 + 1e-6) break;
     std::pop_heap(finishes_.begin(), finishes_.end(), later);
     finishes_.pop_back();
-    if (!stale) drained_.push_back(top.flow);
+    const Flow& f = flows_[top.flow];
+    if (!f.alive || top.stamp != f.stamp) continue;  // stale
+    if (f.remaining - f.rate * (e.now() - f.since).seconds() <= f.rate * 1e-9 + 1e-6) {
+      drained_.push_back(top.flow);
+    } else {
+      kept_.push_back(top);
+    }
+  }
+  for (const Finish& k : kept_) {
+    finishes_.push_back(k);
+    std::push_heap(finishes_.begin(), finishes_.end(), later);
   }
   for (const std::uint32_t slot : drained_) {
     Flow& f = flows_[slot];

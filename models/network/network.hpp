@@ -225,7 +225,7 @@ class FlowNetwork {
     sim::VariableId var;
     double remaining = 0.0;  // bytes left at `since`
     double rate = 0.0;       // B/s from `since` on
-    double since = 0.0;      // s
+    sim::Time since;         // exact, so that the time elapsed since is too
     sim::Time latency;
     std::uint32_t owner = 0;
     std::uint32_t first_link = 0;  // into flow_links_
@@ -272,6 +272,7 @@ class FlowNetwork {
   std::vector<std::uint32_t> flow_of_var_;   // solver variable index -> slot
   std::vector<Finish> finishes_;             // min-heap on `at`, lazy
   std::vector<std::uint32_t> drained_;       // scratch of on_drain()
+  std::vector<Finish> kept_;                 // scratch of on_drain()
   std::vector<fabric::LinkId> flow_links_;  // paths of the flows, cleared when none is left
   std::vector<std::uint32_t> link_flows_;   // flows on each link (UGAL's load)
   std::uint64_t steps_started_ = 0;
