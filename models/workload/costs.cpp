@@ -108,6 +108,32 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
   const double t = as_double(p.tp);
   const double tokens_h_bytes = X * eb;  // one full activation tensor of width h
 
+  // Megatron's tensor-parallel regions (Shoeybi et al. 2019, Figure 3: f and g; Korthikanti
+  // et al. 2022, Figure 5: g and g-bar). Entering (before the QKV or MLP-up GEMM): with
+  // sequence parallelism an all-gather forward and a reduce-scatter backward; without, f:
+  // nothing forward (the input is replicated) and an all-reduce of the input's gradient
+  // backward. Leaving (after the output projection or MLP-down GEMM): a reduce-scatter
+  // forward and an all-gather backward; without, g: an all-reduce forward and nothing
+  // backward. Per layer without sequence parallelism: 2 all-reduces forward and 2 backward
+  // (full recomputation repeats the forward's); with it, 2 all-gathers and 2 reduce-scatters
+  // each way, the same bytes on a ring.
+  const auto tp_enter = [&](LayerBuilder& L) {
+    if (p.tp <= 1) return;
+    if (sp) {
+      L.comm(Group::tp, Op::all_gather, Op::reduce_scatter, tokens_h_bytes);
+    } else {
+      L.backward.comm.push_back({Group::tp, Op::all_reduce, tokens_h_bytes, 1, 0.0});
+    }
+  };
+  const auto tp_leave = [&](LayerBuilder& L) {
+    if (p.tp <= 1) return;
+    if (sp) {
+      L.comm(Group::tp, Op::reduce_scatter, Op::all_gather, tokens_h_bytes);
+    } else {
+      L.forward.comm.push_back({Group::tp, Op::all_reduce, tokens_h_bytes, 1, 0.0});
+    }
+  };
+
   // One layer of each kind (dense MLP or MoE); chunks are sums of layers.
   const auto layer = [&](bool moe, double& activations, double& params, double& expert_params) {
     LayerBuilder L{profile, dtype, {}, {}, {}};
@@ -115,8 +141,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     expert_params = 0.0;
     // Attention block.
     L.elementwise(2.0 * Xs * eb, true);  // norm
-    if (p.tp > 1) L.comm(Group::tp, sp ? Op::all_gather : Op::all_reduce, sp ? Op::reduce_scatter : Op::all_reduce,
-                         tokens_h_bytes);
+    tp_enter(L);
     const std::int64_t qkv_n = (a_loc + 2 * kv_loc) * head_dim;
     L.gemm({T, qkv_n, h, 1});
     params += as_double(h) * as_double((model.heads + 2 * kv_heads) * head_dim) / t;
@@ -157,13 +182,11 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     }
     L.gemm({T, h, a_loc * head_dim, 1});
     params += as_double(model.heads * head_dim) * as_double(h) / t;
-    if (p.tp > 1) L.comm(Group::tp, sp ? Op::reduce_scatter : Op::all_reduce, sp ? Op::all_gather : Op::all_reduce,
-                         tokens_h_bytes);
+    tp_leave(L);
     L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
     // MLP block.
     L.elementwise(2.0 * Xs * eb, true);  // norm
-    if (p.tp > 1) L.comm(Group::tp, sp ? Op::all_gather : Op::all_reduce, sp ? Op::reduce_scatter : Op::all_reduce,
-                         tokens_h_bytes);
+    tp_enter(L);
     const double mats_in = model.ffn == Mlp::swiglu ? 2.0 : 1.0;
     double fc1_elems = 0.0;  // fc1 outputs kept, elements
     double act_elems = 0.0;  // activation outputs kept, elements
@@ -196,8 +219,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       if (model.shared_experts > 0) params += dense_mlp(model.shared_experts * model.expert_ffn_hidden, T, 1);
       expert_inputs = dispatch;
     }
-    if (p.tp > 1) L.comm(Group::tp, sp ? Op::reduce_scatter : Op::all_reduce, sp ? Op::all_gather : Op::all_reduce,
-                         tokens_h_bytes);
+    tp_leave(L);
     L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
     params += 2.0 * as_double(h);  // norm weights (replicated over TP)
 

@@ -24,8 +24,10 @@
 // Routing is assumed balanced (no capacity factor, no dropped tokens).
 // Backward: each GEMM twice (data and weight gradients), attention backward (flash: 2.5x
 // forward; unfused: four batched GEMMs and the softmax backward), element-wise ops twice
-// their forward bytes, and the same TP collectives as forward (all-gather and
-// reduce-scatter swap). Recomputation adds, before backward: full, the whole forward
+// their forward bytes, and TP collectives mirroring the forward's: with sequence
+// parallelism each all-gather becomes a reduce-scatter and vice versa; without it, the
+// all-reduce moves from after the block's output GEMM (forward) to before its input GEMM
+// (backward: the input's gradient), 2 per layer each way (Megatron's f and g). Recomputation adds, before backward: full, the whole forward
 // (collectives included); selective, the norms, the MLP activation and (unfused) the
 // attention core.
 // First chunk: embedding lookup (memory-bound). Last chunk: output GEMM T x h x V/t (vocab

@@ -155,6 +155,37 @@ TEST_CASE("activations per layer follow Korthikanti et al. 2022: s b h (34 + 5 a
   CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h / 4 * 34));
 }
 
+TEST_CASE("tensor parallelism: 2 all-reduces per layer forward and 2 backward, as Megatron's f and g") {
+  // Shoeybi et al. 2019, section 3: "two all-reduces in the forward path and two in the
+  // backward path" per layer; with sequence parallelism (Korthikanti et al. 2022) each
+  // becomes an all-gather and a reduce-scatter, the same bytes on a ring. Full
+  // recomputation repeats the forward's, in backward.
+  const ModelSpec m = gpt(4);
+  const auto cluster = small_cluster();
+  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  const auto calls = [](const PassCost& pass, network::Op op) {
+    std::int64_t n = 0;
+    for (const CommCall& c : pass.comm) {
+      if (c.group == Group::tp && c.op == op) n += c.count;
+    }
+    return n;
+  };
+  JobConfig j = job_for(4, 1, 2, 8);
+  const ChunkCost plain = chunk_costs(j, m, profile)[0];
+  CHECK(calls(plain.forward, network::Op::all_reduce) == 2 * 4);
+  CHECK(calls(plain.backward, network::Op::all_reduce) == 2 * 4);
+  j.recompute = Recompute::full;
+  CHECK(calls(chunk_costs(j, m, profile)[0].backward, network::Op::all_reduce) == 4 * 4);
+  j.recompute = Recompute::none;
+  j.parallelism.sequence_parallel = true;
+  const ChunkCost sp = chunk_costs(j, m, profile)[0];
+  for (const PassCost* pass : {&sp.forward, &sp.backward}) {
+    CHECK(calls(*pass, network::Op::all_gather) == 2 * 4);
+    CHECK(calls(*pass, network::Op::reduce_scatter) == 2 * 4);
+    CHECK(calls(*pass, network::Op::all_reduce) == 0);
+  }
+}
+
 TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weights (3) over dp") {
   const auto s = small_cluster();
   const ModelSpec m = gpt(8);
