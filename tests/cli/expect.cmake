@@ -1,8 +1,13 @@
 # Runs one clustersim command and compares its exit code, and optionally its stderr or
 # stdout, with expectations. Invoked by ctest as:
 #   cmake -DEXE=... -DARGS="a|b|c" -DRC=2 [-DSTDERR_FILE=f] [-DSTDOUT_FILE=f] [-DSTDOUT_CONTAINS=s]
-#         -DWORKDIR=... -P expect.cmake
+#         [-DFRESH_DIR=d] -DWORKDIR=... -P expect.cmake
+# FRESH_DIR: a folder removed first (a command's --out, so that an earlier run's files, of
+# another build, are not resumed from).
 string(REPLACE "|" ";" ARGS "${ARGS}")
+if(DEFINED FRESH_DIR)
+  file(REMOVE_RECURSE "${FRESH_DIR}")
+endif()
 execute_process(COMMAND "${EXE}" ${ARGS}
                 WORKING_DIRECTORY "${WORKDIR}"
                 RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)

@@ -125,6 +125,18 @@ elseif(MODE STREQUAL "resume")
   file(WRITE "${TMP}/two/sweep.jsonl" "${text}\n${partial}")
   string(SUBSTRING "${ref_text}" 0 300 csv_partial)
   file(WRITE "${TMP}/two/sweep.csv" "${csv_partial}")
+  file(COPY "${TMP}/ref/sweep.base.json" DESTINATION "${TMP}/two")  # written as the first run starts
+  # Resuming with another base (here the seed) is refused: its points would be mixed in.
+  file(COPY "${TMP}/two/" DESTINATION "${TMP}/other")
+  execute_process(COMMAND "${EXE}" sweep ${scenario} ${params} --out "${TMP}/other" --quiet --seed 8
+                  WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2 OR NOT err MATCHES "its 7 finished points were computed from another base scenario: seed 1 then, 8 now")
+    message(FATAL_ERROR "a resume with another seed should be refused (exit 2), got ${rc}:\n${out}\n${err}")
+  endif()
+  file(READ "${TMP}/other/sweep.jsonl" other_after)
+  if(NOT other_after STREQUAL "${text}\n${partial}")
+    message(FATAL_ERROR "a refused resume rewrote sweep.jsonl")
+  endif()
   sweep(two -j 2)
   string(FIND "${stdout}" "(7 resumed, 17 run)" at)
   if(at EQUAL -1)

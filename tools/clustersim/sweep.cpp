@@ -23,9 +23,12 @@
 
 #include <fmt/format.h>
 
+#include "models/calibration/profile.hpp"
 #include "sim/check.hpp"
+#include "sim/random.hpp"
 #include "sim/time.hpp"
 #include "tools/clustersim/report.hpp"
+#include "tools/clustersim/version.hpp"
 
 #ifdef CLUSTERSIM_HAVE_MPI
 #define OMPI_SKIP_MPICXX 1  // the C API only; the C++ bindings are deprecated
@@ -475,6 +478,44 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
   if (!bad.ok()) throw config::InputError(std::move(bad));
 }
 
+/// What every point's results depend on besides its parameters, as written to sweep.base.json:
+/// the base scenario as loaded (its files merged, with the command's --set, --seed and
+/// --replications; the sweep block left out, since the grid is checked point by point), the
+/// node and GPU it resolved to, its calibration profile, and the clustersim computing them.
+/// "fingerprint" is FNV-1a 64 of all that; the other keys say it for people.
+config::Json base_record(const SweepSpec& spec, const scenario::LoadedScenario& loaded) {
+  config::Json scenario = config::to_json(loaded.config);
+  scenario.erase("sweep");
+  config::Json all = {{"scenario", scenario},
+                      {"node", config::to_json(loaded.node.spec)},
+                      {"gpu", config::to_json(loaded.node.gpu)},
+                      {"calibration", loaded.calibration ? calibration::to_json(*loaded.calibration) : config::Json()},
+                      {"clustersim", fmt::format("{} ({})", kVersion, kGitCommit)}};
+  config::Json sets = config::Json::array();
+  for (const std::string& set : spec.sets) sets.push_back(set);
+  return {{"fingerprint", fmt::format("{:016x}", sim::fnv1a64(all.dump()))},
+          {"scenario", spec.scenario.empty() ? std::string("(built-in quickstart)") : spec.scenario},
+          {"sets", std::move(sets)},
+          {"seed", loaded.config.simulation.seed},
+          {"replications", loaded.config.simulation.replications},
+          {"clustersim", all["clustersim"]}};
+}
+
+/// Why the base of an earlier run (`was`, from its sweep.base.json) is not this one's.
+std::string base_difference(const config::Json& was, const config::Json& now) {
+  std::vector<std::string> parts;
+  for (const char* key : {"scenario", "sets", "seed", "replications", "clustersim"}) {
+    if (!was.contains(key) || was[key] != now[key]) {
+      parts.push_back(fmt::format("{} {} then, {} now", key, was.contains(key) ? was[key].dump() : "unknown",
+                                  now[key].dump()));
+    }
+  }
+  if (parts.empty()) return "the scenario's files, or the node, GPU or calibration they name, changed since";
+  std::string out;
+  for (const std::string& part : parts) out += (out.empty() ? "" : "; ") + part;
+  return out;
+}
+
 /// Reads the records of an earlier run of the same sweep (complete, valid lines of
 /// sweep.jsonl, first of each point), rewrites both files from them in point order and lists
 /// the missing points.
@@ -493,6 +534,8 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
   if (ec) throw input_error(options.out_dir, 0, "", fmt::format("cannot create the folder: {}", ec.message()));
   p.jsonl_path = (dir / "sweep.jsonl").string();
   p.csv_path = (dir / "sweep.csv").string();
+  const std::string base_path = (dir / "sweep.base.json").string();
+  const config::Json base_now = base_record(spec, loaded);
 
   std::vector<bool> done(static_cast<std::size_t>(spec.points()), false);
   if (fs::exists(p.jsonl_path)) {
@@ -545,7 +588,27 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
       if (rec["status"] != "ok") ++p.resumed_errors;
       p.records.push_back({index, line + "\n", p.columns.row(rec)});
     }
+    // Records of another base scenario (another --set, seed, number of replications, an
+    // edited file, another clustersim) would be mixed in silently: the grid alone does not
+    // tell them apart.
+    if (bad.ok() && !p.records.empty()) {
+      std::ifstream base_in(base_path, std::ios::binary);
+      std::stringstream base_text;
+      base_text << base_in.rdbuf();
+      const config::Json was = base_in ? config::Json::parse(base_text.str(), nullptr, false) : config::Json();
+      const bool same = was.is_object() && was.contains("fingerprint") && was["fingerprint"] == base_now["fingerprint"];
+      if (!same) {
+        bad.add(config::Location{p.jsonl_path, 0, 0}, "",
+                fmt::format("its {} finished points were computed from another base scenario: {}", p.records.size(),
+                            was.is_object() ? base_difference(was, base_now)
+                                            : fmt::format("{} is missing or unreadable", base_path)),
+                "rerun with what the first run had, or start over in another --out folder, or after deleting this one");
+      }
+    }
     if (!bad.ok()) throw config::InputError(std::move(bad));
+  }
+  if (const std::string err = write_file_atomically(base_path, base_now.dump(2) + "\n"); !err.empty()) {
+    throw input_error(base_path, 0, "", err);
   }
   write_in_point_order(p);
   for (std::int64_t i = 0; i < spec.points(); ++i) {

@@ -12,13 +12,18 @@
 //                "error", "wall_s"}; the source of truth.
 //   sweep.csv    point, the parameters, status, the key results (units in the column names:
 //                step_time_s, fabric_capex_usd, ...; the first job's), error, wall_s (last).
+//   sweep.base.json  what every point shares: the base scenario (file, the command's --set,
+//                seed, replications, clustersim version) and a fingerprint of all it
+//                resolved to (the merged scenario, node, GPU and calibration profile).
 // While the sweep runs, each file is a journal: a point's line is appended as the point
 // finishes (completion order), whole, with one append write(2), then the next file's, so a
 // kill loses no finished point. When the last point is done, rank 0 rewrites both files in
 // point order (each atomically: a temporary file renamed over it), so a finished sweep's
 // files are the same bytes whatever the threads, the ranks or the resumes, but for wall_s
 // (measured, not computed). Resuming (the same command and --out again) reads sweep.jsonl,
-// drops a partial last line, checks that every record is a point of this grid, rewrites both
+// drops a partial last line, checks that every record is a point of this grid and that
+// sweep.base.json has this run's fingerprint (another --set, seed, replications, an edited
+// scenario file or another clustersim is an input error, not a silent mix), rewrites both
 // files from the records in point order (atomically) and runs only the points that are
 // missing. A point whose scenario is invalid (parallelism that does not divide, a job that
 // does not fit in memory) is a finished point with status "error" and the diagnostics as its
