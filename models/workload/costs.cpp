@@ -149,10 +149,10 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     double attention_fwd = 0.0;
     if (job.attention == AttentionKernel::flash) {
       attention_fwd = compute::attention_seconds(att, dtype, false, profile);
-      // Counted over the whole s x s score matrix, as model FLOPs (PaLM) and unfused kernels
-      // count it, although a causal kernel skips half (its time, above, does).
-      const double flops = 4.0 * as_double(att.batch_heads) * as_double(s_loc) * as_double(seq) *
-                           as_double(head_dim);
+      // What the kernel executes: a causal one skips the masked half of the score matrix (its
+      // time, above, does too). Model FLOPs (MFU) count the whole of it, as PaLM does.
+      const double flops = (att.causal ? 0.5 : 1.0) * 4.0 * as_double(att.batch_heads) * as_double(s_loc) *
+                           as_double(seq) * as_double(head_dim);
       L.forward.compute_s += attention_fwd;
       L.forward.hardware_flops += flops;
       L.backward.compute_s += compute::attention_seconds(att, dtype, true, profile);

@@ -43,9 +43,11 @@
 //   full       2 X_s (the layer input)
 // which for GPT (gelu, f = 4h, a = kv, c = t = 1, unfused) is Korthikanti's s b h (34 + 5 a s / h).
 //
-// FLOPs: 2 m n k per GEMM; attention 4 b (a/t) (s/c) s d forward over the whole score
-// matrix even when causal (as PaLM's model FLOPs count it, so that HFU >= MFU), x2.5
-// backward for flash (its recomputation), x2 unfused.
+// Hardware FLOPs (HFU), what the kernels execute: 2 m n k per GEMM; attention 4 b (a/t) (s/c)
+// s d forward over the score matrix, half of it for a causal flash kernel (which skips the
+// masked blocks), all of it unfused; x2.5 backward for flash (its recomputation), x2
+// unfused. Model FLOPs (MFU, step.hpp) count causal attention in full, as PaLM does, so a
+// causal flash job without recomputation has an HFU below its MFU.
 //
 // LIMITATIONS: no kernel fusion beyond flash attention and fused activations; element-wise
 // ops are one kernel each at achieved HBM bandwidth; balanced expert routing; the TP
