@@ -485,7 +485,7 @@ StepResult simulate_step(const StepInputs& in) {
 
   CommTimes comm(in);
   const double wb = weight_bytes(job);
-  const auto pass_of = [&](const PassCost& pc, const ChunkCost& chunk) {
+  const auto pass_of = [&](const PassCost& pc, const ChunkCost& chunk, bool is_backward) {
     Pipeline::Pass pass;
     pass.parts.compute = pc.compute_s;
     for (const CommCall& call : pc.comm) {
@@ -507,13 +507,26 @@ StepResult simulate_step(const StepInputs& in) {
       }
       pass.parts.dp += std::max(0.0, gather - pc.compute_s);
     }
+    if (is_backward && p.zero >= 2 && p.dp * p.cp > 1 && M > 1) {
+      // Sharded gradients cannot be accumulated whole: every micro-batch's backward
+      // reduce-scatters them (DeepSpeed ZeRO-2, FSDP), behind its compute with
+      // overlap_grad_reduce. The last one's goes with the step's final reduction below; the
+      // other M - 1 are spread over the M passes that share this cost.
+      const double gb_pass = compute::dtype_bytes(job.grad_dtype);
+      double rs = comm.time(Group::dp, Op::reduce_scatter, (chunk.parameters - chunk.expert_parameters) * gb_pass);
+      if (chunk.expert_parameters > 0.0 && p.dp * p.cp > p.ep) {
+        rs += comm.time(Group::edp, Op::reduce_scatter, chunk.expert_parameters * gb_pass);
+      }
+      const double exposed = job.overlap_grad_reduce ? std::max(0.0, rs - pc.compute_s) : rs;
+      pass.parts.dp += exposed * as_double(M - 1) / as_double(M);
+    }
     pass.duration = pass.parts.compute + pass.parts.tp + pass.parts.cp + pass.parts.ep + pass.parts.dp;
     return pass;
   };
   std::vector<Pipeline::Pass> forward, backward;
   for (const ChunkCost& c : costs) {
-    forward.push_back(pass_of(c.forward, c));
-    backward.push_back(pass_of(c.backward, c));
+    forward.push_back(pass_of(c.forward, c, false));
+    backward.push_back(pass_of(c.backward, c, true));
   }
   // Point-to-point: one activation (or its gradient) per micro-batch, split over the TP
   // ranks with sequence parallelism (Megatron's scatter-gather optimisation without it).

@@ -23,7 +23,11 @@
 // layer's gradients are reduced (all-reduce with zero 0, reduce-scatter with ZeRO) as soon
 // as the last micro-batch's backward has produced them (a layer's gradients are ready in
 // proportion through that backward pass), one reduction at a time per stage in the order
-// they become ready; otherwise all after the stage's last backward. Then
+// they become ready; otherwise all after the stage's last backward. With ZeRO 2-3 the
+// gradients are sharded, so they cannot accumulate whole over the micro-batches: each
+// micro-batch's backward reduce-scatters its chunk's gradients too (behind the pass's
+// compute with overlap_grad_reduce; the M - 1 before the last are charged evenly, (M-1)/M
+// per backward pass, since every micro-batch runs the same pass). Then
 // the optimizer step (memory-bound Adam over the local shard: 16 bytes per parameter
 // read and written, plus the weight copy) and, with ZeRO 1-2, the all-gather of the updated
 // parameters. The step ends when the slowest stage is done.

@@ -186,6 +186,28 @@ TEST_CASE("tensor parallelism: 2 all-reduces per layer forward and 2 backward, a
   }
 }
 
+TEST_CASE("ZeRO-2 reduce-scatters every micro-batch's gradients: M - 1 reductions more than ZeRO-1") {
+  // Sharded gradients cannot be accumulated whole, so each backward reduce-scatters them; the
+  // last one's reduction is the step's, as with ZeRO-1. Without overlap, ZeRO-2's extra DP
+  // time is (M - 1) reduce-scatters: 3 at M = 4 for 1 at M = 2, and none at M = 1.
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(8);
+  const auto extra_dp = [&](std::int64_t M) {
+    JobConfig j = job_for(1, 1, 8, 8 * M);
+    j.overlap_grad_reduce = false;
+    j.parallelism.zero = 1;
+    const StepResult z1 = step(s, j, m);
+    j.parallelism.zero = 2;
+    const StepResult z2 = step(s, j, m);
+    CHECK(z2.step_time_s - z1.step_time_s == Rel(z2.breakdown.dp - z1.breakdown.dp).epsilon(1e-6).margin(1e-12));
+    return z2.breakdown.dp - z1.breakdown.dp;
+  };
+  CHECK(extra_dp(1) == Rel(0.0).margin(1e-12));
+  const double one = extra_dp(2);
+  CHECK(one > 1e-4);
+  CHECK(extra_dp(4) == Rel(3.0 * one).epsilon(1e-6));
+}
+
 TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weights (3) over dp") {
   const auto s = small_cluster();
   const ModelSpec m = gpt(8);
