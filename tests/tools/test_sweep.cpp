@@ -173,4 +173,8 @@ TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow none{"GPUs", "gpus", "count", tools::Better::none, {8.0, 16.0}, {}};
   tools::mark_best(none);
   CHECK(none.best == std::vector<bool>{false, false});
+  // 1.5 us apart, both printed "5.615 s": both best; 5.616 s is not.
+  tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616}, {}};
+  tools::mark_best(close);
+  CHECK(close.best == std::vector<bool>{true, true, false});
 }

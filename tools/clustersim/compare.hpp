@@ -58,7 +58,8 @@ struct Comparison {
 /// them when any is invalid.
 Comparison compare(const CompareArgs& args);
 
-/// Marks the best values of a row (by its direction); exposed for tests.
+/// Marks the best values of a row (by its direction), and every value that prints as the
+/// best one (the table's precision: 4 significant digits); exposed for tests.
 void mark_best(CompareRow& row);
 
 std::string compare_table(const Comparison& c);
