@@ -50,9 +50,15 @@ TEST_CASE("No plan: the budget names the cheapest point meeting the deadline, el
   for (PlanPoint& pt : p.points) pt.meets_deadline = pt.time_to_train_s <= p.deadline_s;
   p.points[1].nodes = 7;
   std::string t = plan_table(p);
-  CHECK(t.find("the cheapest meeting the deadline costs 200USD over the budget of 1USD (7 nodes") !=
-        std::string::npos);
+  CHECK(t.find("the cheapest meeting the deadline (7 nodes") != std::string::npos);
+  CHECK(t.find("has total cost 200USD against 1USD") != std::string::npos);
   CHECK(t.find("the fastest") == std::string::npos);
+  // A capex budget: the same point, named with its capex.
+  p.points[1].capex_usd = 3000.0;
+  p.capex_budget_usd = 2000.0;
+  t = plan_table(p);
+  CHECK(t.find("has total cost 200USD against 1USD, capex 3kUSD against 2kUSD") != std::string::npos);
+  p.capex_budget_usd.reset();
   // No point meets the deadline: the fastest is named, and with a budget the cheapest too.
   for (PlanPoint& pt : p.points) pt.meets_deadline = false;
   t = plan_table(p);

@@ -536,6 +536,7 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
 struct PlanOptions {
   std::string deadline;
   std::string budget;
+  std::string capex_budget;
   std::string topologies;
   std::string out_dir;
   std::string format = "table";
@@ -559,6 +560,14 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
       return kExitInput;
     }
     p.budget = *budget.value;
+  }
+  if (!o.capex_budget.empty()) {
+    const sim::Parsed<sim::Money> capex = sim::parse_money(o.capex_budget);
+    if (!capex) {
+      std::cerr << fmt::format("error: --capex-budget {}: {}\n", o.capex_budget, capex.error);
+      return kExitInput;
+    }
+    p.capex_budget = *capex.value;
   }
   std::vector<std::string_view> names;
   for (const auto& entry : enum_names(fabric::Topology{})) names.push_back(entry.second);
@@ -775,7 +784,11 @@ int run_main(int argc, char** argv) {
   plan_cmd->add_option("--deadline", plan_more.deadline, "time to train at most this (e.g. 90d)")
       ->required()
       ->type_name("TIME");
-  plan_cmd->add_option("--budget", plan_more.budget, "total cost of the training run at most this (e.g. 500MUSD)")
+  plan_cmd->add_option("--budget", plan_more.budget,
+                       "total cost of the training run (GPU-hours at the cost per GPU-hour) at most this (e.g. 40MUSD)")
+      ->type_name("MONEY");
+  plan_cmd->add_option("--capex-budget", plan_more.capex_budget,
+                       "capex of the cluster (GPUs, hosts, spares, network) at most this (e.g. 500MUSD)")
       ->type_name("MONEY");
   plan_cmd->add_option("--nodes", plan_opts.nodes,
                        "cluster sizes: a list or a range a:b:x2 (default: the scenario's x 1/4, 1/2, 1, 2, 4)")

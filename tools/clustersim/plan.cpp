@@ -192,6 +192,7 @@ Plan plan(const PlanArgs& args) {
   p.train_tokens = job.config.train_tokens->value();
   p.deadline_s = args.deadline.seconds();
   if (args.budget) p.budget_usd = args.budget->value();
+  if (args.capex_budget) p.capex_budget_usd = args.capex_budget->value();
   p.node_counts = node_counts(args.nodes, base.config.cluster.nodes);
   if (!args.topologies.empty()) {
     for (const std::string& t : args.topologies) {
@@ -298,7 +299,8 @@ Plan plan(const PlanArgs& args) {
     PlanPoint& pt = p.points[i];
     if (!pt.feasible) continue;
     pt.meets_deadline = pt.time_to_train_s <= p.deadline_s;
-    pt.within_budget = !p.budget_usd || (pt.total_cost_usd && *pt.total_cost_usd <= *p.budget_usd);
+    pt.within_budget = (!p.budget_usd || (pt.total_cost_usd && *pt.total_cost_usd <= *p.budget_usd)) &&
+                       (!p.capex_budget_usd || (pt.capex_usd && *pt.capex_usd <= *p.capex_budget_usd));
     if (!pt.meets_deadline || !pt.within_budget || !pt.total_cost_usd) continue;
     if (!p.best || *pt.total_cost_usd < *p.points[*p.best].total_cost_usd ||
         (*pt.total_cost_usd == *p.points[*p.best].total_cost_usd &&
@@ -328,17 +330,20 @@ static std::string no_plan_text(const Plan& p, bool files_written) {
     if (!cheapest_any || *pt.total_cost_usd < *cheapest_any->total_cost_usd) cheapest_any = &pt;
     if (pt.meets_deadline && (!cheapest || *pt.total_cost_usd < *cheapest->total_cost_usd)) cheapest = &pt;
   }
-  std::string out = fmt::format("No plan meets the deadline{}", p.budget_usd ? " and the budget" : "");
-  if (cheapest && p.budget_usd) {
-    return out + fmt::format("; the cheapest meeting the deadline costs {} over the budget of {} ({} nodes, tp {} "
-                             "pp {}, {} to train)\n",
-                             money(cheapest->total_cost_usd), money(p.budget_usd), cheapest->nodes, cheapest->tp,
-                             cheapest->pp, days(cheapest->time_to_train_s));
+  const bool budgeted = p.budget_usd || p.capex_budget_usd;
+  std::string out = fmt::format("No plan meets the deadline{}", budgeted ? " and the budget" : "");
+  if (cheapest && budgeted) {
+    std::vector<std::string> over;
+    if (p.budget_usd) over.push_back(fmt::format("total cost {} against {}", money(cheapest->total_cost_usd), money(p.budget_usd)));
+    if (p.capex_budget_usd) over.push_back(fmt::format("capex {} against {}", money(cheapest->capex_usd), money(p.capex_budget_usd)));
+    return out + fmt::format("; the cheapest meeting the deadline ({} nodes, tp {} pp {}, {} to train) has {}\n",
+                             cheapest->nodes, cheapest->tp, cheapest->pp, days(cheapest->time_to_train_s),
+                             fmt::join(over, ", "));
   }
   if (fastest) {
     out += fmt::format("; the fastest takes {} ({} nodes, tp {} pp {}, total cost {})", days(fastest->time_to_train_s),
                        fastest->nodes, fastest->tp, fastest->pp, money(fastest->total_cost_usd));
-    if (p.budget_usd && cheapest_any && cheapest_any != fastest) {
+    if (budgeted && cheapest_any && cheapest_any != fastest) {
       out += fmt::format("; the cheapest costs {} ({} nodes, tp {} pp {}, {} to train)",
                          money(cheapest_any->total_cost_usd), cheapest_any->nodes, cheapest_any->tp, cheapest_any->pp,
                          days(cheapest_any->time_to_train_s));
@@ -363,8 +368,11 @@ std::string plan_table(const Plan& p, bool files_written) {
   for (const PlanPoint& pt : p.points) feasible += pt.feasible ? 1 : 0;
   out += fmt::format("Plan: {} ({}, {} tokens) from {}; deadline {}{}\n", p.job, p.model,
                      sim::human(sim::Count::of(p.train_tokens)), p.scenario, days(p.deadline_s),
-                     p.budget_usd ? fmt::format(", budget {} (total cost)", sim::human(sim::Money::of(*p.budget_usd)))
-                                  : std::string());
+                     (p.budget_usd ? fmt::format(", budget {} (total cost)", sim::human(sim::Money::of(*p.budget_usd)))
+                                   : std::string()) +
+                         (p.capex_budget_usd
+                              ? fmt::format(", capex budget {}", sim::human(sim::Money::of(*p.capex_budget_usd)))
+                              : std::string()));
   out += fmt::format("Search: nodes {{{}}} x topology {{{}}} x tp {{{}}} x pp {{{}}}; dp = GPUs / (tp cp pp); "
                      "analytical network{}\n",
                      fmt::join(p.node_counts, ", "), fmt::join(p.topologies, ", "), fmt::join(p.tps, ", "),
@@ -406,7 +414,7 @@ std::string plan_table(const Plan& p, bool files_written) {
     const PlanPoint& b = p.points[*p.best];
     out += fmt::format("Cheapest meeting the deadline{}: {} nodes ({} GPUs), {}, tp {} pp {} dp {}: {} to train, "
                        "total cost {}, {:.3f} USD per million tokens, capex {}\n",
-                       p.budget_usd ? " and the budget" : "", b.nodes, b.gpus, b.topology, b.tp, b.pp, b.dp,
+                       p.budget_usd || p.capex_budget_usd ? " and the budget" : "", b.nodes, b.gpus, b.topology, b.tp, b.pp, b.dp,
                        days(b.time_to_train_s), money(b.total_cost_usd), b.usd_per_million_tokens.value_or(NAN),
                        money(b.capex_usd));
   } else {
@@ -476,6 +484,7 @@ config::Json plan_json(const Plan& p) {
           {"train_tokens", p.train_tokens},
           {"deadline_s", p.deadline_s},
           {"budget_usd", opt_json(p.budget_usd)},
+          {"capex_budget_usd", opt_json(p.capex_budget_usd)},
           {"search_space",
            {{"nodes", p.node_counts},
             {"topologies", p.topologies},

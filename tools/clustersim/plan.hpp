@@ -1,4 +1,4 @@
-// `clustersim plan SCENARIO --deadline 90d [--budget 500MUSD]`: the cheapest ways to train
+// `clustersim plan SCENARIO --deadline 90d [--budget 40MUSD] [--capex-budget 500MUSD]`: the cheapest ways to train
 // the scenario's first job (its model, batch and train_tokens) by a deadline.
 //
 // Search space (every combination; each is a point):
@@ -24,7 +24,8 @@
 // GPU-hour, models/cost/cost.hpp), with step time, MFU, ETTR, capex, cost per GPU-hour,
 // cost per million tokens and peak facility power. A feasible point meets the deadline when
 // its time to train is at most --deadline and is within budget when its total cost is at
-// most --budget. The Pareto front is the set of feasible points that no other feasible
+// most --budget (the run's cost: GPU-hours at the cost per GPU-hour) and its capex at most
+// --capex-budget (the purchase: GPUs, hosts, spares, switches, cables, optics). The Pareto front is the set of feasible points that no other feasible
 // point beats on both time and cost (ties kept); the answer is the cheapest point that meets
 // the deadline and the budget. When there is none, the table names the cheapest point that
 // meets the deadline when the budget rules them all out, else the fastest feasible point (and
@@ -60,6 +61,7 @@ struct PlanArgs {
   std::optional<std::uint64_t> seed;
   sim::Time deadline;
   std::optional<sim::Money> budget;
+  std::optional<sim::Money> capex_budget;  ///< the purchase: capex_usd at most this
   std::string nodes;                    ///< "" (default), "a,b,c" or "a:b:x2"
   std::vector<std::string> topologies;  ///< empty: the default
   std::int64_t replications = 5;        ///< of the failure model, per point
@@ -95,6 +97,7 @@ struct Plan {
   double train_tokens = 0.0;
   double deadline_s = 0.0;
   std::optional<double> budget_usd;
+  std::optional<double> capex_budget_usd;
   std::vector<std::int64_t> node_counts;
   std::vector<std::string> topologies;
   std::vector<std::int64_t> tps;
