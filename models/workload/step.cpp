@@ -623,6 +623,16 @@ StepResult simulate_step(const StepInputs& in) {
     }
   }
   r.breakdown = parts[static_cast<std::size_t>(r.critical_stage)];
+  r.stage_breakdowns = parts;
+  double busiest = -1.0;
+  for (std::int64_t s = 0; s < p.pp; ++s) {
+    const Breakdown& b = parts[static_cast<std::size_t>(s)];
+    const double busy = b.total() - b.bubble - b.pp;
+    if (busy > busiest) {
+      busiest = busy;
+      r.busiest_stage = s;
+    }
+  }
   r.step_time_s = step;
   r.tokens_per_step = as_double(job.global_batch) * as_double(seq);
   r.tokens_per_s = r.tokens_per_step / step;

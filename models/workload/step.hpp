@@ -32,7 +32,9 @@
 // read and written, plus the weight copy) and, with ZeRO 1-2, the all-gather of the updated
 // parameters. The step ends when the slowest stage is done.
 //
-// Breakdown (of the stage that finishes last; its parts sum to the step time):
+// Breakdown (of the stage that finishes last; its parts sum to the step time; the other
+// stages' too, each up to its own end, and the busiest one named: the stage with the least
+// waiting, where a bubble on the last stage comes from):
 //   compute   passes' compute, recomputation included
 //   tp cp ep  collectives exposed in the passes
 //   pp        waiting for an activation or gradient in flight between stages
@@ -140,6 +142,11 @@ struct StepResult {
   std::int64_t micro_batches = 0;
   Breakdown breakdown;
   std::int64_t critical_stage = 0;
+  /// Every stage's parts, up to its own end (the critical stage's is `breakdown`).
+  std::vector<Breakdown> stage_breakdowns;
+  /// The stage that waits least (most time in compute, communication and the optimizer):
+  /// where the step's work lies when the last stage to finish mostly waits for it.
+  std::int64_t busiest_stage = 0;
   MemoryBreakdown memory;
   std::vector<CommTiming> comm;
   std::vector<TraceSpan> trace;

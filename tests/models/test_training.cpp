@@ -208,6 +208,22 @@ TEST_CASE("ZeRO-2 reduce-scatters every micro-batch's gradients: M - 1 reduction
   CHECK(extra_dp(4) == Rel(3.0 * one).epsilon(1e-6));
 }
 
+TEST_CASE("breakdown: every stage's parts, and the busiest stage where the last to finish mostly waits") {
+  // 9 layers on 2 stages: 4 and 5 (chunk_layers takes from the first chunk). Stage 0 finishes
+  // last (1F1B: it runs the last backward) and waits for stage 1, which works more.
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(9);
+  JobConfig j = job_for(1, 2, 4, 32);
+  const StepResult r = step(s, j, m);
+  REQUIRE(r.stage_breakdowns.size() == 2);
+  CHECK(r.critical_stage == 0);
+  CHECK(r.busiest_stage == 1);
+  CHECK(r.stage_breakdowns[1].compute > 1.2 * r.stage_breakdowns[0].compute);
+  CHECK(r.stage_breakdowns[0].total() == Rel(r.step_time_s).epsilon(1e-6));
+  CHECK(r.stage_breakdowns[1].total() <= r.step_time_s * (1 + 1e-6));
+  CHECK(r.stage_breakdowns[0].bubble > r.stage_breakdowns[1].bubble);
+}
+
 TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weights (3) over dp") {
   const auto s = small_cluster();
   const ModelSpec m = gpt(8);

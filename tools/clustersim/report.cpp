@@ -373,6 +373,15 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
                     {"ep_s", b.ep},           {"pp_s", b.pp},         {"dp_s", b.dp},
                     {"bubble_s", b.bubble},   {"optimizer_s", b.optimizer}};
   j["critical_stage"] = step.critical_stage;
+  j["busiest_stage"] = step.busiest_stage;
+  config::Json stages = config::Json::array();
+  for (std::size_t s = 0; s < step.stage_breakdowns.size(); ++s) {
+    const workload::Breakdown& x = step.stage_breakdowns[s];
+    stages.push_back({{"stage", s},          {"compute_s", x.compute}, {"tp_s", x.tp},
+                      {"cp_s", x.cp},        {"ep_s", x.ep},           {"pp_s", x.pp},
+                      {"dp_s", x.dp},        {"bubble_s", x.bubble},   {"optimizer_s", x.optimizer}});
+  }
+  j["stages"] = std::move(stages);
   if (job.config.train_tokens) {
     j["time_to_train_s"] = job.config.train_tokens->value() / step.tokens_per_s;
   }
@@ -703,6 +712,20 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     part("DP communication", b.dp);
     part("pipeline bubble", b.bubble);
     part("optimizer", b.optimizer);
+    const auto busy = [](const workload::Breakdown& x) { return x.total() - x.bubble - x.pp; };
+    if (st.busiest_stage != st.critical_stage && !st.stage_breakdowns.empty() &&
+        busy(st.stage_breakdowns[static_cast<std::size_t>(st.busiest_stage)]) - busy(b) > 0.05 * st.step_time_s) {
+      // The last stage to finish mostly waits (5% of the step or more than the busiest):
+      // say where the work is.
+      const workload::Breakdown& w = st.stage_breakdowns[static_cast<std::size_t>(st.busiest_stage)];
+      std::vector<std::string> parts;
+      for (const auto& [label, v] : {std::pair<const char*, double>{"compute", w.compute}, {"TP", w.tp}, {"CP", w.cp},
+                                     {"EP", w.ep}, {"PP", w.pp}, {"DP", w.dp}, {"bubble", w.bubble},
+                                     {"optimizer", w.optimizer}}) {
+        if (v > 0.0005 * st.step_time_s) parts.push_back(fmt::format("{} {:.4f} s", label, v));
+      }
+      out += fmt::format("  busiest stage {} (least waiting): {}\n", st.busiest_stage, fmt::join(parts, ", "));
+    }
     if (result.reliability) {
       const reliability::JobSummary& rs = result.reliability->jobs[i];
       const auto pm = [](const reliability::Estimate& e, double scale, int digits) {
