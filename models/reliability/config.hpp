@@ -133,15 +133,22 @@ struct Heterogeneity {
 };
 
 struct RepairConfig {
-  sim::Time detect = sim::Time::from_seconds(300);
-  sim::Time restart = sim::Time::from_seconds(600);
+  DurationLaw detect{DurationLaw::Kind::fixed, sim::Time::from_seconds(300), 1.0};
+  DurationLaw diagnose{DurationLaw::Kind::fixed, sim::Time::zero(), 1.0};
+  DurationLaw restart{DurationLaw::Kind::fixed, sim::Time::from_seconds(600), 1.0};
   DurationLaw replace{DurationLaw::Kind::lognormal, sim::Time::from_seconds(4 * 3600), 1.0};
 
   static auto fields() {
     using config::field;
     return std::tuple{
-        field("detect", &RepairConfig::detect, "from the failure until the job is stopped and the cause known"),
-        field("restart", &RepairConfig::restart, "restarting the job (scheduling, initialisation), checkpoint read apart"),
+        field("detect", &RepairConfig::detect,
+              "from the failure until the job is stopped (a hang waits for a watchdog): 5min, or a law such as "
+              "lognormal(5min, 1.0)"),
+        field("diagnose", &RepairConfig::diagnose,
+              "from the stop until the cause is known and the job may restart (health checks, triage): a time or a "
+              "law"),
+        field("restart", &RepairConfig::restart,
+              "restarting the job (scheduling, initialisation), checkpoint read apart: a time or a law"),
         field("replace", &RepairConfig::replace,
               "repairing or replacing a failed node: 4h, exponential(4h), lognormal(4h, 1.0), weibull(4h, 0.7)"),
     };
@@ -158,7 +165,7 @@ struct FailuresConfig {
     return std::tuple{
         field("components", &FailuresConfig::components, "failure processes by component class"),
         field("heterogeneity", &FailuresConfig::heterogeneity, "how unevenly failures spread over GPUs"),
-        field("repair", &FailuresConfig::repair, "detection, restart and repair times"),
+        field("repair", &FailuresConfig::repair, "detection, diagnosis, restart and repair times"),
     };
   }
 };

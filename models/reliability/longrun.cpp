@@ -283,6 +283,7 @@ class Model {
         gpn_(in.gpus_per_node),
         hetero_(sim::make_stream(in.seed, "failures.heterogeneity", replication)),
         repair_rng_(sim::make_stream(in.seed, "failures.repair", replication)),
+        stop_rng_(sim::make_stream(in.seed, "failures.repair.stop", replication)),
         alpha_(pareto_alpha(in.failures->heterogeneity)),
         burn_in_(in.scheduler.burn_in.seconds()) {
     r_.jobs = std::move(jobs);
@@ -739,7 +740,9 @@ class Model {
     ++j.interruptions;
     ++j.by_cause[k.name];
     record("interruption", k.name, index, -1, -1);
-    after(in_.failures->repair.detect, ready_id_, static_cast<std::uint64_t>(index));
+    const RepairConfig& rc = in_.failures->repair;
+    after(draw_duration(rc.detect, stop_rng_) + draw_duration(rc.diagnose, stop_rng_), ready_id_,
+          static_cast<std::uint64_t>(index));
   }
 
   /// Sets j.running and keeps running_ in step.
@@ -766,7 +769,8 @@ class Model {
 
   void begin_restart(JobState& j, std::int64_t index) {
     j.waiting = false;
-    after(in_.failures->repair.restart.seconds() + j.read, restarted_id_, static_cast<std::uint64_t>(index));
+    after(draw_duration(in_.failures->repair.restart, stop_rng_) + j.read, restarted_id_,
+          static_cast<std::uint64_t>(index));
   }
 
   // ---- the queue ---------------------------------------------------------------------
@@ -790,7 +794,7 @@ class Model {
   /// When a started job is expected to free its nodes, failure-free.
   [[nodiscard]] double expected_end(const JobState& j, double now) const {
     if (j.running) return j.done_at;
-    return now + in_.failures->repair.restart.seconds() + j.read + failure_free_duration(j);
+    return now + in_.failures->repair.restart.mean.seconds() + j.read + failure_free_duration(j);
   }
 
   /// Starts what the policy allows (see the header); call update_storage() after.
@@ -996,7 +1000,9 @@ class Model {
       }
       // Down until replaced (hardware) or restarted.
       const double down = k.hardware ? draw_duration(in_.failures->repair.replace, repair_rng_)
-                                     : in_.failures->repair.detect.seconds() + in_.failures->repair.restart.seconds();
+                                     : draw_duration(in_.failures->repair.detect, stop_rng_) +
+                                           draw_duration(in_.failures->repair.diagnose, stop_rng_) +
+                                           draw_duration(in_.failures->repair.restart, stop_rng_);
       after(down, element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
       return;
     }
@@ -1161,7 +1167,9 @@ class Model {
   std::int64_t gpn_;
   sim::Engine engine_;
   std::vector<sim::RandomStream> streams_;
-  sim::RandomStream hetero_, repair_rng_;
+  // stop_rng_ draws the detection, diagnosis and restart times (fixed ones draw nothing):
+  // its own stream, so that laws there leave the repairs' draws as they were.
+  sim::RandomStream hetero_, repair_rng_, stop_rng_;
   double alpha_;
   double burn_in_;
   double end_ = 0.0;

@@ -117,6 +117,22 @@ TEST_CASE("checkpoint/restart follows its renewal equation: ETTR = tau / ((M + D
   CHECK(r.jobs[0].interruptions.mean > 3500.0);
 }
 
+TEST_CASE("detection, diagnosis and restart laws enter the renewal equation by their means") {
+  // As above with D = detect + diagnose + restart + read, each drawn: exponential(300 s),
+  // a fixed 1200 s, lognormal(600 s, 1.0); the reward-renewal ratio takes E[D] = 2160 s.
+  Fixture f(1.0);
+  f.failures.repair.detect = DurationLaw{DurationLaw::Kind::exponential, sim::Time::from_seconds(300), 1.0};
+  f.failures.repair.diagnose = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(1200), 1.0};
+  f.failures.repair.restart = DurationLaw{DurationLaw::Kind::lognormal, sim::Time::from_seconds(600), 1.0};
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(7200)};
+  f.in.horizon_s = 4000 * kDay;
+  f.in.replications = 4;
+  const LongRunResult r = simulate_long_run(f.in);
+  const double M = kDay, tau = 7200, delta = 60, D = 300 + 1200 + 600 + 60;
+  const double expected = tau / ((M + D) * (std::exp((tau + delta) / M) - 1.0));
+  CHECK(r.jobs[0].ettr.mean == Rel(expected).epsilon(0.01));
+}
+
 TEST_CASE("without failures a job loses only its checkpoints: ETTR = tau / (tau + delta)") {
   Fixture f(1.0);
   f.failures.components.clear();
