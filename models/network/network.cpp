@@ -495,29 +495,22 @@ void FlowNetwork::resolve_and_schedule() {
 void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
   next_drain_ = {};
   const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
-  // A flow has drained when what is left would take under a nanosecond at its rate; 1e-6
-  // bytes absorbs the rounding of its bytes left. The candidates are the flows due within a
-  // microsecond by `at` (seconds, a double: the margin stays above its rounding at any time
-  // the clock holds); one not drained yet goes back.
+  // A flow has drained when what is left would take under a nanosecond at its rate (1e-6
+  // bytes absorbs the rounding of its bytes left), or its finish is due within a nanosecond
+  // (the event was rounded up to one; the slack grows with `now`, whose rounding in seconds
+  // does). Flows are taken in the order of their finish while the first one qualifies: one
+  // due later drains at its own event.
   const double now = e.now().seconds();
-  const double due = now + 1e-6 + 1e-15 * now;
+  const double due = now + 1e-9 + 1e-15 * now;
   drained_.clear();
-  kept_.clear();
-  while (!finishes_.empty() && finishes_.front().at <= due) {
+  while (!finishes_.empty()) {
     const Finish top = finishes_.front();
+    const Flow& f = flows_[top.flow];
+    const bool stale = !f.alive || top.stamp != f.stamp;
+    if (!stale && top.at > due && f.remaining - f.rate * (e.now() - f.since).seconds() > f.rate * 1e-9 + 1e-6) break;
     std::pop_heap(finishes_.begin(), finishes_.end(), later);
     finishes_.pop_back();
-    const Flow& f = flows_[top.flow];
-    if (!f.alive || top.stamp != f.stamp) continue;  // stale
-    if (f.remaining - f.rate * (e.now() - f.since).seconds() <= f.rate * 1e-9 + 1e-6) {
-      drained_.push_back(top.flow);
-    } else {
-      kept_.push_back(top);
-    }
-  }
-  for (const Finish& k : kept_) {
-    finishes_.push_back(k);
-    std::push_heap(finishes_.begin(), finishes_.end(), later);
+    if (!stale) drained_.push_back(top.flow);
   }
   for (const std::uint32_t slot : drained_) {
     Flow& f = flows_[slot];

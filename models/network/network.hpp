@@ -272,7 +272,6 @@ class FlowNetwork {
   std::vector<std::uint32_t> flow_of_var_;   // solver variable index -> slot
   std::vector<Finish> finishes_;             // min-heap on `at`, lazy
   std::vector<std::uint32_t> drained_;       // scratch of on_drain()
-  std::vector<Finish> kept_;                 // scratch of on_drain()
   std::vector<fabric::LinkId> flow_links_;  // paths of the flows, cleared when none is left
   std::vector<std::uint32_t> link_flows_;   // flows on each link (UGAL's load)
   std::uint64_t steps_started_ = 0;
