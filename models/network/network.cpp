@@ -447,9 +447,17 @@ void FlowNetwork::start_step(std::uint32_t owner) {
 }
 
 void FlowNetwork::push_finish(std::uint32_t slot) {
+  const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
   const Flow& f = flows_[slot];
   finishes_.push_back(Finish{f.since.seconds() + std::max(0.0, f.remaining) / f.rate, slot, f.stamp});
-  std::push_heap(finishes_.begin(), finishes_.end(), [](const Finish& a, const Finish& b) { return a.at > b.at; });
+  std::push_heap(finishes_.begin(), finishes_.end(), later);
+  // A stale entry leaves only when it reaches the top; one whose flow was sped up sits below
+  // the new one until the clock passes it. Flows ending one by one on a shared link leave
+  // n^2/2 of them: past twice the flows in flight, keep only the live entries (O(n)).
+  if (finishes_.size() > 2 * live_flows_ + 1024) {
+    std::erase_if(finishes_, [this](const Finish& x) { return !flows_[x.flow].alive || x.stamp != flows_[x.flow].stamp; });
+    std::make_heap(finishes_.begin(), finishes_.end(), later);
+  }
 }
 
 void FlowNetwork::resolve_and_schedule() {

@@ -741,8 +741,9 @@ class Model {
     ++j.by_cause[k.name];
     record("interruption", k.name, index, -1, -1);
     const RepairConfig& rc = in_.failures->repair;
-    after(draw_duration(rc.detect, stop_rng_) + draw_duration(rc.diagnose, stop_rng_), ready_id_,
-          static_cast<std::uint64_t>(index));
+    const double detect = draw_duration(rc.detect, stop_rng_);  // drawn in this order, one statement each
+    const double diagnose = draw_duration(rc.diagnose, stop_rng_);
+    after(detect + diagnose, ready_id_, static_cast<std::uint64_t>(index));
   }
 
   /// Sets j.running and keeps running_ in step.
@@ -999,10 +1000,14 @@ class Model {
         update_degrade(static_cast<std::int64_t>(j));
       }
       // Down until replaced (hardware) or restarted.
-      const double down = k.hardware ? draw_duration(in_.failures->repair.replace, repair_rng_)
-                                     : draw_duration(in_.failures->repair.detect, stop_rng_) +
-                                           draw_duration(in_.failures->repair.diagnose, stop_rng_) +
-                                           draw_duration(in_.failures->repair.restart, stop_rng_);
+      double down = 0.0;
+      if (k.hardware) {
+        down = draw_duration(in_.failures->repair.replace, repair_rng_);
+      } else {  // drawn in this order, one statement each (an operand order is the compiler's)
+        down = draw_duration(in_.failures->repair.detect, stop_rng_);
+        down += draw_duration(in_.failures->repair.diagnose, stop_rng_);
+        down += draw_duration(in_.failures->repair.restart, stop_rng_);
+      }
       after(down, element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
       return;
     }

@@ -12,8 +12,8 @@
 // adds a few events per job (submit, start, finish).
 //
 // A failure that stops a job (effect restart): the work since the last completed
-// checkpoint is lost (none for a planned one), the job is down for detect + restart +
-// checkpoint read, and longer if a failed node (hardware) has no hot spare to replace it:
+// checkpoint is lost (none for a planned one), the job is down for detect + diagnose +
+// restart + checkpoint read (each a fixed time or a law, failures.repair), and longer if a failed node (hardware) has no hot spare to replace it:
 // the job then waits until a node comes back from repair (replace time). Repaired nodes
 // return to the spare pool (with scheduler.shrink, a job with no spare restarts instead with
 // the data-parallel replicas whose nodes are all there, at that share of its throughput, and
@@ -96,7 +96,7 @@
 // Network elements with effect reroute (per switch or link): each multi-node job keeps the
 // share of its throughput its Degradation class for that unit gives (the step simulated on
 // the fabric without the element), from the failure until the element is back (replace time
-// for hardware, detect + restart otherwise); concurrent ones multiply. An element of no
+// for hardware, detect + diagnose + restart otherwise); concurrent ones multiply. An element of no
 // class (a leaf or router holding the job's endpoints) restarts the job. The throughput
 // lost while running degraded counts in lost_gpu_hours under the element's class.
 //

@@ -46,7 +46,8 @@
 // (training_flops_per_token x tokens, no recomputation) / (step time x GPUs x dense peak of
 // the job's precision). HFU counts the FLOPs executed, recomputation included.
 //
-// LIMITATIONS: MoE expert gradients are reduced and sharded like the others, over all
+// LIMITATIONS: with ZeRO-3, a backward pass hides its parameter all-gather and its
+// gradient reduce-scatter each behind its whole compute (the overlap is counted twice); MoE expert gradients are reduced and sharded like the others, over all
 // data-parallel ranks, not over the smaller expert-data-parallel group; identical replicas (no stragglers, no data-dependent imbalance); compute
 // and communication do not slow each other (no SM or HBM contention); point-to-point sends
 // of one boundary are timed once, all replicas at once, and then reused; several jobs in one

@@ -59,7 +59,8 @@ struct Comparison {
 Comparison compare(const CompareArgs& args);
 
 /// Marks the best values of a row (by its direction), and every value that prints as the
-/// best one (the table's precision: 4 significant digits); exposed for tests.
+/// best one (the table's precision: 4 significant digits; the JSON and CSV `best` lists use
+/// the same marks, beside their full-precision values); exposed for tests.
 void mark_best(CompareRow& row);
 
 std::string compare_table(const Comparison& c);

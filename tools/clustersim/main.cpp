@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <charconv>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -691,7 +693,15 @@ int run_main(int argc, char** argv) {
   validate->add_option("--fail-above", fail_above,
                        "exit with status 1 when the training throughput cases' median absolute error exceeds this "
                        "many percent (collective cases are reported, not gated)")
-      ->type_name("PERCENT");
+      ->type_name("PERCENT")
+      ->check(CLI::Validator(
+          [](std::string& v) -> std::string {
+            // NaN or a negative number would turn the gate off without a word.
+            char* end = nullptr;
+            const double x = std::strtod(v.c_str(), &end);
+            return std::isfinite(x) && x >= 0.0 ? std::string() : "must be a percentage, 0 or more";
+          },
+          "PERCENT"));
   validate->footer(
       "Examples:\n"
       "  clustersim validate\n"

@@ -333,9 +333,13 @@ static std::string no_plan_text(const Plan& p, bool files_written) {
   const bool budgeted = p.budget_usd || p.capex_budget_usd;
   std::string out = fmt::format("No plan meets the deadline{}", budgeted ? " and the budget" : "");
   if (cheapest && budgeted) {
-    std::vector<std::string> over;
-    if (p.budget_usd) over.push_back(fmt::format("total cost {} against {}", money(cheapest->total_cost_usd), money(p.budget_usd)));
-    if (p.capex_budget_usd) over.push_back(fmt::format("capex {} against {}", money(cheapest->capex_usd), money(p.capex_budget_usd)));
+    std::vector<std::string> over;  // the budgets it misses (an unpriced figure misses its budget)
+    if (p.budget_usd && !(cheapest->total_cost_usd && *cheapest->total_cost_usd <= *p.budget_usd)) {
+      over.push_back(fmt::format("total cost {} against {}", money(cheapest->total_cost_usd), money(p.budget_usd)));
+    }
+    if (p.capex_budget_usd && !(cheapest->capex_usd && *cheapest->capex_usd <= *p.capex_budget_usd)) {
+      over.push_back(fmt::format("capex {} against {}", money(cheapest->capex_usd), money(p.capex_budget_usd)));
+    }
     return out + fmt::format("; the cheapest meeting the deadline ({} nodes, tp {} pp {}, {} to train) has {}\n",
                              cheapest->nodes, cheapest->tp, cheapest->pp, days(cheapest->time_to_train_s),
                              fmt::join(over, ", "));

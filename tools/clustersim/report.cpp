@@ -181,8 +181,8 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
     } catch (const sim::LimitError& e) {
       throw located_input_error(config::Location{loaded.file, 0, 0}, "",
                                    fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()),
-                                   "failure rates per unit near published ones (about 0.0002/gpu-day), or a larger "
-                                   "retire_after");
+                                   "failure rates per unit near published ones (about 0.0002/gpu-day), a larger "
+                                   "scheduler.retire_after, or a larger failures.heterogeneity.shape (a lighter tail)");
     }
     r.info.events_processed += r.reliability->events;
   }

@@ -13,8 +13,10 @@
 //   sweep.csv    point, the parameters, status, the key results (units in the column names:
 //                step_time_s, fabric_capex_usd, ...; the first job's), error, wall_s (last).
 //   sweep.base.json  what every point shares: the base scenario (file, the command's --set,
-//                seed, replications, clustersim version) and a fingerprint of all it
-//                resolved to (the merged scenario, node, GPU and calibration profile).
+//                seed, replications, clustersim version and the git commit CMake configured
+//                it at: a rebuild without a new configure keeps the old commit) and a
+//                fingerprint of all it resolved to (the merged scenario, node, GPU and
+//                calibration profile).
 // While the sweep runs, each file is a journal: a point's line is appended as the point
 // finishes (completion order), whole, with one append write(2), then the next file's, so a
 // kill loses no finished point. When the last point is done, rank 0 rewrites both files in

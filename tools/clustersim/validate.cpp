@@ -226,7 +226,9 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
     const bool throughput = std::any_of(v.cases.cases.begin(), v.cases.cases.end(),
                                         [](const ValidationCase& c) { return !is_failure_metric(c.metric); });
     if (v.cases.cases.empty() && v.cases.collectives.empty()) {
-      report("cases", "the file holds no case",
+      config::Location at = state.where("cases");
+      if (at.file.empty()) at = config::Location{cases_file, 1, 1};  // an empty file: nothing was written
+      problems.add(at, "cases", "the file holds no case",
              "list published runs under cases: and published collective bandwidths under collectives:, as "
              "validation/cases.yaml does");
     } else if (gated && !throughput) {
