@@ -447,16 +447,15 @@ void FlowNetwork::start_step(std::uint32_t owner) {
 }
 
 void FlowNetwork::push_finish(std::uint32_t slot) {
-  const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
   const Flow& f = flows_[slot];
   finishes_.push_back(Finish{f.since.seconds() + std::max(0.0, f.remaining) / f.rate, slot, f.stamp});
-  std::push_heap(finishes_.begin(), finishes_.end(), later);
+  std::push_heap(finishes_.begin(), finishes_.end(), kFinishLater);
   // A stale entry leaves only when it reaches the top; one whose flow was sped up sits below
   // the new one until the clock passes it. Flows ending one by one on a shared link leave
   // n^2/2 of them: past twice the flows in flight, keep only the live entries (O(n)).
   if (finishes_.size() > 2 * live_flows_ + 1024) {
     std::erase_if(finishes_, [this](const Finish& x) { return !flows_[x.flow].alive || x.stamp != flows_[x.flow].stamp; });
-    std::make_heap(finishes_.begin(), finishes_.end(), later);
+    std::make_heap(finishes_.begin(), finishes_.end(), kFinishLater);
   }
 }
 
@@ -484,9 +483,8 @@ void FlowNetwork::resolve_and_schedule() {
   for (const sim::ConstraintId c : solver_.opened()) {
     max_link_ratio_ = std::max(max_link_ratio_, solver_.usage(c) / solver_.capacity(c));
   }
-  const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
   while (finishes_.front().stamp != flows_[finishes_.front().flow].stamp || !flows_[finishes_.front().flow].alive) {
-    std::pop_heap(finishes_.begin(), finishes_.end(), later);
+    std::pop_heap(finishes_.begin(), finishes_.end(), kFinishLater);
     finishes_.pop_back();
   }
   const Flow& first = flows_[finishes_.front().flow];
@@ -502,7 +500,6 @@ void FlowNetwork::resolve_and_schedule() {
 
 void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
   next_drain_ = {};
-  const auto later = [](const Finish& a, const Finish& b) { return a.at > b.at; };
   // A flow has drained when what is left would take under a nanosecond at its rate (1e-6
   // bytes absorbs the rounding of its bytes left), or its finish is due within a nanosecond
   // (the event was rounded up to one; the slack grows with `now`, whose rounding in seconds
@@ -516,7 +513,7 @@ void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
     const Flow& f = flows_[top.flow];
     const bool stale = !f.alive || top.stamp != f.stamp;
     if (!stale && top.at > due && f.remaining - f.rate * (e.now() - f.since).seconds() > f.rate * 1e-9 + 1e-6) break;
-    std::pop_heap(finishes_.begin(), finishes_.end(), later);
+    std::pop_heap(finishes_.begin(), finishes_.end(), kFinishLater);
     finishes_.pop_back();
     if (!stale) drained_.push_back(top.flow);
   }

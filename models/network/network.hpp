@@ -239,6 +239,7 @@ class FlowNetwork {
     std::uint32_t flow = 0;
     std::uint32_t stamp = 0;
   };
+  static constexpr auto kFinishLater = [](const Finish& a, const Finish& b) { return a.at > b.at; };
   struct Running {
     const Schedule* schedule = nullptr;
     std::size_t phase = 0;

@@ -13,6 +13,7 @@
 #include <optional>
 #include <string>
 #include <system_error>
+#include <tuple>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -555,21 +556,15 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     return kExitInput;
   }
   p.deadline = *deadline.value;
-  if (!o.budget.empty()) {
-    const sim::Parsed<sim::Money> budget = sim::parse_money(o.budget);
-    if (!budget) {
-      std::cerr << fmt::format("error: --budget {}: {}\n", o.budget, budget.error);
+  for (const auto& [option, text, out] : {std::tuple{"--budget", &o.budget, &p.budget},
+                                          std::tuple{"--capex-budget", &o.capex_budget, &p.capex_budget}}) {
+    if (text->empty()) continue;
+    const sim::Parsed<sim::Money> money = sim::parse_money(*text);
+    if (!money) {
+      std::cerr << fmt::format("error: {} {}: {}\n", option, *text, money.error);
       return kExitInput;
     }
-    p.budget = *budget.value;
-  }
-  if (!o.capex_budget.empty()) {
-    const sim::Parsed<sim::Money> capex = sim::parse_money(o.capex_budget);
-    if (!capex) {
-      std::cerr << fmt::format("error: --capex-budget {}: {}\n", o.capex_budget, capex.error);
-      return kExitInput;
-    }
-    p.capex_budget = *capex.value;
+    *out = *money.value;
   }
   std::vector<std::string_view> names;
   for (const auto& entry : enum_names(fabric::Topology{})) names.push_back(entry.second);
