@@ -491,6 +491,33 @@ TEST_CASE("capex and power add up the priced parts") {
   CHECK(transceivers == m.optics);
 }
 
+TEST_CASE("switches are priced as the smallest priced class with the ports they need") {
+  // A 3-D torus of 8-NIC nodes: each router has 6 torus ports and 8 access ports, 14 in all.
+  // The cheapest 400G class with at least 14 ports is the 32-port one, not a 64-port box.
+  const auto switch_line = [](const FabricMetrics& m) {
+    for (const CostLine& c : m.costs) {
+      if (c.part == "switches") return c;
+    }
+    FAIL("no switch line");
+    return CostLine{};
+  };
+  const Fabric t = build(torus({4, 4, 4}), 64);
+  const CostLine routers = switch_line(measure(t, prices()));
+  CHECK(routers.model == "eth-400g-32x400g");
+  CHECK(routers.count == 64);
+  const SwitchPrice& p32 = prices().switches.at("eth-400g-32x400g");
+  CHECK(p32.ports >= 14);
+  CHECK(routers.capex.value() == Rel(64 * p32.price.value()));
+  CHECK(routers.power.value() == Rel(64 * p32.power.value()));
+  // Every priced class with enough ports at 400G costs at least as much.
+  for (const auto& [name, s] : prices().switches) {
+    if (s.ports >= 14 && s.port_bandwidth.value() >= 50e9) CHECK(s.price.value() >= p32.price.value());
+  }
+  // A radix-64 Clos still needs 64-port switches.
+  const CostLine clos64 = switch_line(measure(build(clos(Topology::fat_tree, 64, 2), 64), prices()));
+  CHECK(prices().switches.at(clos64.model).ports >= 64);
+}
+
 TEST_CASE("a failed spine: routes avoid it; with every spine failed, leaves are cut off") {
   // 12 nodes of 4 GPUs and 2 NICs: 6 leaves of 4 endpoints (leaf 0 holds nodes 0-1, leaf 1
   // nodes 2-3, ...), 4 spines.
