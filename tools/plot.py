@@ -7,10 +7,11 @@ interpreter that has matplotlib; it also runs on its own:
 
   plot.py breakdown RESULTS.json|BREAKDOWN.csv... -o breakdown.png
       Step-time breakdown per design and job: stacked bars of compute, TP, CP, EP, PP, DP,
-      pipeline bubble and optimizer time (the critical pipeline stage's), with the step time.
+      pipeline bubble, optimizer time and compute slowed by overlapped communication (the
+      critical pipeline stage's), with the step time.
       Inputs: result documents (`clustersim run --out DIR` writes DIR/results.json; the design
       is the scenario's name) or a CSV with columns design,job,step_time_s,compute_s,tp_s,
-      cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s. Writes that CSV beside the PNG.
+      cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s[,contention_s]. Writes that CSV beside the PNG.
   plot.py run DIR [--nodes-per-rack N]
       Every plot of a `clustersim run --out DIR` folder: DIR/breakdown.png (with the jobs'
       steps), DIR/timeline.png and DIR/gpu_health.png (with failures), as below.
@@ -56,6 +57,7 @@ COMPONENTS = [  # key in the result document, label, colour
     ("dp_s", "data-parallel comm.", "#C44E52"),
     ("bubble_s", "pipeline bubble", "#BBBBBB"),
     ("optimizer_s", "optimizer", "#55A868"),
+    ("contention_s", "compute slowed by overlapped comm.", "#8DA0CB"),
 ]
 
 UNIT_SUFFIXES = [  # column-name suffix, unit shown
@@ -150,10 +152,12 @@ def breakdown_rows(inputs):
     for path in inputs:
         if path.endswith(".csv"):
             for r in read_csv(path):
-                missing = [k for k in ["design", "job", "step_time_s"] + [c[0] for c in COMPONENTS] if k not in r]
+                # contention_s is newer than the other columns: a CSV without it reads as 0.
+                missing = [k for k in ["design", "job", "step_time_s"] + [c[0] for c in COMPONENTS]
+                           if k not in r and k != "contention_s"]
                 if missing:
                     raise InputError(f"{path}: no column {', '.join(missing)} (see plot.py --help)")
-                rows.append([r["design"], r["job"], number(r["step_time_s"])] + [number(r[c[0]]) or 0.0
+                rows.append([r["design"], r["job"], number(r["step_time_s"])] + [number(r.get(c[0])) or 0.0
                                                                                  for c in COMPONENTS])
             continue
         doc = read_json(path)

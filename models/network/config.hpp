@@ -105,6 +105,7 @@ struct NetworkConfig {
   bool sharp = false;
   double nvls_efficiency = 0.61;
   double sharp_efficiency = 0.94;
+  double overlap_slowdown = 0.189;
   std::vector<SizeFactor> scaleup_size_factors;
   std::vector<SizeFactor> scaleout_size_factors;
 
@@ -134,6 +135,12 @@ struct NetworkConfig {
         field("sharp_efficiency", &NetworkConfig::sharp_efficiency,
               "SHARP stream rate per NIC as a share of its line rate (0.94: as scaleout_efficiency)")
             .at_least(0.01)
+            .at_most(1.0),
+        field("overlap_slowdown", &NetworkConfig::overlap_slowdown,
+              "how much longer compute takes while a collective runs behind it (SMs and HBM shared with the "
+              "communication kernels): 0.189 = 18.9%, the mean Lee et al. measured on A100, H100, MI250 and MI210 "
+              "(arXiv:2507.03114, 2025); 0: overlap is free")
+            .at_least(0.0)
             .at_most(1.0),
         field("scaleup_size_factors", &NetworkConfig::scaleup_size_factors,
               "share of scaleup_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate)"),

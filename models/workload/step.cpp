@@ -419,6 +419,7 @@ class Pipeline {
     st.parts.cp += pass.parts.cp;
     st.parts.ep += pass.parts.ep;
     st.parts.dp += pass.parts.dp;
+    st.parts.contention += pass.parts.contention;
     if (!op.forward && op.micro == micro_ - 1) {
       st.chunk_last_backward_start.resize(static_cast<std::size_t>(chunks_ / pp_), 0.0);
       st.chunk_last_backward_start[static_cast<std::size_t>(op.chunk / pp_)] = now;
@@ -485,11 +486,16 @@ StepResult simulate_step(const StepInputs& in) {
 
   CommTimes comm(in);
   const double wb = weight_bytes(job);
+  // Compute that runs while a collective is in flight behind it takes overlap_slowdown
+  // longer for that time (the collective's kernels hold SMs and HBM bandwidth).
+  const double slowdown = in.network->overlap_slowdown;
   const auto pass_of = [&](const PassCost& pc, const ChunkCost& chunk, bool is_backward) {
     Pipeline::Pass pass;
     pass.parts.compute = pc.compute_s;
     for (const CommCall& call : pc.comm) {
-      const double exposed = std::max(0.0, comm.time(call.group, call.op, call.bytes) - call.overlap_s);
+      const double t = comm.time(call.group, call.op, call.bytes);
+      const double exposed = std::max(0.0, t - call.overlap_s);
+      pass.parts.contention += slowdown * std::min(t, call.overlap_s) * as_double(call.count);
       const double total = exposed * as_double(call.count);
       switch (call.group) {
         case Group::tp: pass.parts.tp += total; break;
@@ -506,6 +512,7 @@ StepResult simulate_step(const StepInputs& in) {
         gather += comm.time(Group::edp, Op::all_gather, chunk.expert_parameters * wb);
       }
       pass.parts.dp += std::max(0.0, gather - pc.compute_s);
+      pass.parts.contention += slowdown * std::min(gather, pc.compute_s);
     }
     if (is_backward && p.zero >= 2 && p.dp * p.cp > 1 && M > 1) {
       // Sharded gradients cannot be accumulated whole: every micro-batch's backward
@@ -519,8 +526,11 @@ StepResult simulate_step(const StepInputs& in) {
       }
       const double exposed = job.overlap_grad_reduce ? std::max(0.0, rs - pc.compute_s) : rs;
       pass.parts.dp += exposed * as_double(M - 1) / as_double(M);
+      if (job.overlap_grad_reduce) {
+        pass.parts.contention += slowdown * std::min(rs, pc.compute_s) * as_double(M - 1) / as_double(M);
+      }
     }
-    pass.duration = pass.parts.compute + pass.parts.tp + pass.parts.cp + pass.parts.ep + pass.parts.dp;
+    pass.duration = pass.parts.total();
     return pass;
   };
   std::vector<Pipeline::Pass> forward, backward;
@@ -556,7 +566,7 @@ StepResult simulate_step(const StepInputs& in) {
     const auto& st = pipe.stages()[static_cast<std::size_t>(s)];
     CLUSTERSIM_CHECK(st.next == order[static_cast<std::size_t>(s)].size(), "the pipeline ran every pass");
     Breakdown b = st.parts;
-    const double last = st.free_at;
+    double last = st.free_at;
     double stream = 0.0;  // the stage's DP stream is free from here
     double params = 0.0, experts = 0.0;
     // Each layer's gradients, with the time they are ready; reduced one at a time in that
@@ -587,10 +597,20 @@ StepResult simulate_step(const StepInputs& in) {
       }
     }
     std::stable_sort(buckets.begin(), buckets.end(), [](const Bucket& a, const Bucket& b2) { return a.ready < b2.ready; });
+    // The reductions that run while the stage still computes slow its passes: the time they
+    // share with the stage's spans, times overlap_slowdown, delays the stage's end (the
+    // reductions themselves are not re-timed).
+    double shared = 0.0;
+    std::size_t span = 0;
     for (const Bucket& bk : buckets) {
       const double t = comm.time(bk.group, reduce, bk.params * gb);
       const double begin = std::max(stream, bk.ready);
       stream = begin + t;
+      for (; span < st.spans.size() && st.spans[span].second <= begin; ++span) {
+      }
+      for (std::size_t k = span; k < st.spans.size() && st.spans[k].first < stream; ++k) {
+        shared += std::max(0.0, std::min(stream, st.spans[k].second) - std::max(begin, st.spans[k].first));
+      }
       if (in.want_trace) {
         r.trace.push_back({s, comm.gpu(0, 0, s, 0),
                            fmt::format("{} chunk {} layer {}{}", config::enum_name(reduce), bk.chunk, bk.layer,
@@ -599,6 +619,8 @@ StepResult simulate_step(const StepInputs& in) {
                            begin, stream});
       }
     }
+    b.contention += slowdown * shared;
+    last += slowdown * shared;
     double end = std::max(last, stream);
     b.dp += end - last;
     // Optimizer: Adam over the local shard (fp32 master, m, v read and written, the

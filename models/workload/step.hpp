@@ -36,6 +36,11 @@
 // stages' too, each up to its own end, and the busiest one named: the stage with the least
 // waiting, where a bubble on the last stage comes from):
 //   compute   passes' compute, recomputation included
+//   contention  compute slowed by collectives running behind it: overlap_slowdown (network
+//             config; 18.9%, Lee et al., arXiv:2507.03114) x the time they share: the hidden
+//             part of an overlapped call (CP's K/V ring, ZeRO-2 and -3's per-pass
+//             collectives) and the gradient reductions that run while the stage still
+//             computes (which end no later for it: they are not re-timed)
 //   tp cp ep  collectives exposed in the passes
 //   pp        waiting for an activation or gradient in flight between stages
 //   bubble    waiting for a pass upstream or downstream to finish (pipeline fill and drain)
@@ -49,8 +54,10 @@
 // LIMITATIONS: with ZeRO-3, a backward pass hides its parameter all-gather and its
 // gradient reduce-scatter each behind its whole compute (the overlap is counted twice); MoE expert gradients are reduced and sharded like the others, over all
 // data-parallel ranks, not over the smaller expert-data-parallel group; identical replicas (no stragglers, no data-dependent imbalance); compute
-// and communication do not slow each other (no SM or HBM contention); point-to-point sends
-// of one boundary are timed once, all replicas at once, and then reused; several jobs in one
+// slows by one average factor while a collective overlaps it, whatever the collective's
+// size, channels or the kernel's shape (a GEMM whose last wave spills can lose far more:
+// Lee et al. measured up to 40%), pipeline sends do not slow it, and communication is not
+// slowed by compute; point-to-point sends of one boundary are timed once, all replicas at once, and then reused; several jobs in one
 // scenario are simulated one at a time (they share no links in time).
 #pragma once
 
@@ -107,7 +114,8 @@ struct Breakdown {
   double dp = 0.0;
   double bubble = 0.0;
   double optimizer = 0.0;
-  [[nodiscard]] double total() const { return compute + tp + cp + ep + pp + dp + bubble + optimizer; }
+  double contention = 0.0;  ///< compute slowed by collectives running behind it (overlap_slowdown)
+  [[nodiscard]] double total() const { return compute + tp + cp + ep + pp + dp + bubble + optimizer + contention; }
 };
 
 /// One span of the timeline, for the trace: on `lane` (a stage), [start, end) seconds.

@@ -441,6 +441,54 @@ TEST_CASE("context parallelism: the K/V ring hides behind attention, more so at 
   CHECK(short_seq <= 1.0);
 }
 
+TEST_CASE("compute takes overlap_slowdown longer while a collective runs behind it") {
+  // Context parallelism at 128K tokens: every K/V all-gather and reduce-scatter hides behind
+  // attention, so each slows the compute by overlap_slowdown x its own time.
+  const auto s = small_cluster();
+  const auto free_overlap = small_cluster({"network.overlap_slowdown=0"});
+  REQUIRE(s.config.network.overlap_slowdown == 0.189);
+  const ModelSpec m = gpt(4);
+  JobConfig j = job_for(8, 1, 1, 4);
+  j.parallelism.cp = 4;
+  j.gpus = 32;
+  j.seq_len = 131072;
+  j.overlap_grad_reduce = false;  // the gradient reduction (over dp x cp) after the last backward
+  const StepResult r = step(s, j, m);
+  REQUIRE(r.breakdown.cp == 0.0);  // fully hidden
+  double ring = 0.0;
+  for (const CommTiming& c : r.comm) {
+    if (c.group == Group::cp) ring += c.time_s;
+  }
+  REQUIRE(ring > 0.0);
+  CHECK(r.breakdown.contention == Rel(0.189 * ring * 4.0 * double(r.micro_batches)));
+  const StepResult r0 = step(free_overlap, j, m);
+  CHECK(r0.breakdown.contention == 0.0);
+  CHECK(r0.step_time_s == Rel(r.step_time_s - r.breakdown.contention));
+  CHECK(r.breakdown.total() == Rel(r.step_time_s));
+
+  // Data parallelism: the gradient reductions that run during backward slow it; the stage
+  // ends later by at most what it saves in exposed reduction time, and by nothing when the
+  // reduction waits for the last backward.
+  const auto tapered = small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3"});
+  const auto tapered0 =
+      small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3", "network.overlap_slowdown=0"});
+  JobConfig d = job_for(8, 1, 8, 64);
+  const StepResult slowed = step(tapered, d, gpt(8));
+  const StepResult free = step(tapered0, d, gpt(8));
+  CHECK(slowed.breakdown.contention > 0.0);
+  CHECK(slowed.breakdown.contention <= 0.189 * slowed.breakdown.compute);
+  // Here the reduction outlasts the backward (1:3 taper): the longer backward only hides
+  // more of it, and the step keeps its time.
+  CHECK(slowed.step_time_s >= free.step_time_s);
+  CHECK(slowed.step_time_s - free.step_time_s <= slowed.breakdown.contention * (1.0 + 1e-12));
+  CHECK(slowed.breakdown.dp == Rel(free.breakdown.dp - slowed.breakdown.contention));
+  CHECK(slowed.breakdown.total() == Rel(slowed.step_time_s));
+  d.overlap_grad_reduce = false;
+  const StepResult serial = step(tapered, d, gpt(8));
+  CHECK(serial.breakdown.contention == 0.0);
+  CHECK(serial.step_time_s == Rel(step(tapered0, d, gpt(8)).step_time_s));
+}
+
 TEST_CASE("ZeRO-3 gathers parameters for every pass; ZeRO-1 gathers once after the optimizer") {
   const auto s = small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3"});
   const ModelSpec m = gpt(8);

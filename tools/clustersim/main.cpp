@@ -485,18 +485,18 @@ std::string csv_field(const std::string& s) {
 }
 
 /// The first job's step-time breakdown of each design (what compare compares), as the CSV
-/// plot.py breakdown reads: design,job,step_time_s,compute_s,...,optimizer_s.
+/// plot.py breakdown reads: design,job,step_time_s,compute_s,...,optimizer_s,contention_s.
 std::string compare_breakdown_csv(const tools::CompareArgs& args, const tools::Comparison& c) {
-  std::string out = "design,job,step_time_s,compute_s,tp_s,cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s\n";
+  std::string out = "design,job,step_time_s,compute_s,tp_s,cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s,contention_s\n";
   for (std::size_t i = 0; i < args.files.size(); ++i) {
     const scenario::LoadedScenario loaded =
         scenario::load_scenario(args.files[i], scenario::LoadOptions{args.sets, args.seed, true});
     if (loaded.jobs.empty()) continue;
     const workload::StepResult st = workload::simulate_step(tools::step_inputs(loaded, loaded.jobs.front()));
     const workload::Breakdown& b = st.breakdown;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(c.names[i]),
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(c.names[i]),
                        csv_field(loaded.jobs.front().config.name), st.step_time_s, b.compute, b.tp, b.cp, b.ep, b.pp,
-                       b.dp, b.bubble, b.optimizer);
+                       b.dp, b.bubble, b.optimizer, b.contention);
   }
   return out;
 }

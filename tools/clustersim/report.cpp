@@ -211,7 +211,7 @@ cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunRe
     // Each job's GPUs are busy for the compute and optimizer share of their step; the rest idle.
     const auto compute_share = [&](std::size_t i) {
       const workload::StepResult& st = r.jobs[i];
-      return st.step_time_s > 0 ? (st.breakdown.compute + st.breakdown.optimizer) / st.step_time_s : 0.0;
+      return st.step_time_s > 0 ? (st.breakdown.compute + st.breakdown.contention + st.breakdown.optimizer) / st.step_time_s : 0.0;
     };
     const reliability::LongRunResult* lr = r.reliability ? &*r.reliability : nullptr;
     if (lr && std::isfinite(lr->utilisation.mean) && lr->jobs.size() == r.jobs.size()) {
@@ -371,7 +371,7 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
                  {"activations_bytes", m.activations}};
   j["breakdown"] = {{"compute_s", b.compute}, {"tp_s", b.tp},         {"cp_s", b.cp},
                     {"ep_s", b.ep},           {"pp_s", b.pp},         {"dp_s", b.dp},
-                    {"bubble_s", b.bubble},   {"optimizer_s", b.optimizer}};
+                    {"bubble_s", b.bubble},   {"optimizer_s", b.optimizer}, {"contention_s", b.contention}};
   j["critical_stage"] = step.critical_stage;
   j["busiest_stage"] = step.busiest_stage;
   config::Json stages = config::Json::array();
@@ -379,7 +379,8 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
     const workload::Breakdown& x = step.stage_breakdowns[s];
     stages.push_back({{"stage", s},          {"compute_s", x.compute}, {"tp_s", x.tp},
                       {"cp_s", x.cp},        {"ep_s", x.ep},           {"pp_s", x.pp},
-                      {"dp_s", x.dp},        {"bubble_s", x.bubble},   {"optimizer_s", x.optimizer}});
+                      {"dp_s", x.dp},        {"bubble_s", x.bubble},   {"optimizer_s", x.optimizer},
+                      {"contention_s", x.contention}});
   }
   j["stages"] = std::move(stages);
   if (job.config.train_tokens) {
@@ -705,6 +706,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       out += fmt::format("    {:<20}{:>10.4f} s {:>6.1f}%\n", label, v, 100.0 * v / st.step_time_s);
     };
     part("compute", b.compute);
+    part("compute slowed", b.contention);
     part("TP communication", b.tp);
     part("CP communication", b.cp);
     part("EP communication", b.ep);
@@ -719,7 +721,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       // say where the work is.
       const workload::Breakdown& w = st.stage_breakdowns[static_cast<std::size_t>(st.busiest_stage)];
       std::vector<std::string> parts;
-      for (const auto& [label, v] : {std::pair<const char*, double>{"compute", w.compute}, {"TP", w.tp}, {"CP", w.cp},
+      for (const auto& [label, v] : {std::pair<const char*, double>{"compute", w.compute},
+                                     {"compute slowed", w.contention}, {"TP", w.tp}, {"CP", w.cp},
                                      {"EP", w.ep}, {"PP", w.pp}, {"DP", w.dp}, {"bubble", w.bubble},
                                      {"optimizer", w.optimizer}}) {
         if (v > 0.0005 * st.step_time_s) parts.push_back(fmt::format("{} {:.4f} s", label, v));
@@ -892,7 +895,8 @@ std::string result_csv(const RunResult& result) {
     row("memory_per_gpu_bytes", st.memory.total, "B");
     const workload::Breakdown& b = st.breakdown;
     for (const auto& [k, v] : {std::pair{"compute_s", b.compute}, {"tp_s", b.tp}, {"cp_s", b.cp}, {"ep_s", b.ep},
-                               {"pp_s", b.pp}, {"dp_s", b.dp}, {"bubble_s", b.bubble}, {"optimizer_s", b.optimizer}}) {
+                               {"pp_s", b.pp}, {"dp_s", b.dp}, {"bubble_s", b.bubble}, {"optimizer_s", b.optimizer},
+                               {"contention_s", b.contention}}) {
       row(std::string("breakdown_") + k, v, "s");
     }
     if (result.reliability) {
