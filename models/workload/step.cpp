@@ -344,7 +344,8 @@ class Pipeline {
  public:
   struct Pass {
     double duration = 0.0;
-    Breakdown parts;  // compute, tp, cp, ep, dp (ZeRO-3 gathers)
+    Breakdown parts;            // compute, contention, tp, cp, ep, dp (ZeRO-2 and -3 collectives)
+    double free_compute = 0.0;  // compute time no collective of the pass's own runs behind
   };
 
   Pipeline(sim::Engine& engine, const std::vector<std::vector<PipelineOp>>& order, std::int64_t pp,
@@ -371,6 +372,7 @@ class Pipeline {
     double free_at = 0.0;
     Breakdown parts;
     std::vector<std::pair<double, double>> spans;  // start, end per pass in order
+    std::vector<double> span_free;  // per span: its pass's free_compute / duration
     std::vector<double> chunk_last_backward_start;  // per local chunk
   };
 
@@ -426,6 +428,7 @@ class Pipeline {
     }
     const sim::Time end = engine_.now() + sim::Time::from_seconds(pass.duration);
     st.spans.emplace_back(now, end.seconds());
+    st.span_free.push_back(pass.duration > 0.0 ? pass.free_compute / pass.duration : 0.0);
     engine_.schedule_at(end, end_id_, static_cast<std::uint64_t>(s));
   }
 
@@ -492,10 +495,11 @@ StepResult simulate_step(const StepInputs& in) {
   const auto pass_of = [&](const PassCost& pc, const ChunkCost& chunk, bool is_backward) {
     Pipeline::Pass pass;
     pass.parts.compute = pc.compute_s;
+    double covered = 0.0;  // compute time the pass's own collectives run behind
     for (const CommCall& call : pc.comm) {
       const double t = comm.time(call.group, call.op, call.bytes);
       const double exposed = std::max(0.0, t - call.overlap_s);
-      pass.parts.contention += slowdown * std::min(t, call.overlap_s) * as_double(call.count);
+      covered += std::min(t, call.overlap_s) * as_double(call.count);
       const double total = exposed * as_double(call.count);
       switch (call.group) {
         case Group::tp: pass.parts.tp += total; break;
@@ -512,7 +516,7 @@ StepResult simulate_step(const StepInputs& in) {
         gather += comm.time(Group::edp, Op::all_gather, chunk.expert_parameters * wb);
       }
       pass.parts.dp += std::max(0.0, gather - pc.compute_s);
-      pass.parts.contention += slowdown * std::min(gather, pc.compute_s);
+      covered += std::min(gather, pc.compute_s);
     }
     if (is_backward && p.zero >= 2 && p.dp * p.cp > 1 && M > 1) {
       // Sharded gradients cannot be accumulated whole: every micro-batch's backward
@@ -526,10 +530,13 @@ StepResult simulate_step(const StepInputs& in) {
       }
       const double exposed = job.overlap_grad_reduce ? std::max(0.0, rs - pc.compute_s) : rs;
       pass.parts.dp += exposed * as_double(M - 1) / as_double(M);
-      if (job.overlap_grad_reduce) {
-        pass.parts.contention += slowdown * std::min(rs, pc.compute_s) * as_double(M - 1) / as_double(M);
-      }
+      if (job.overlap_grad_reduce) covered += std::min(rs, pc.compute_s) * as_double(M - 1) / as_double(M);
     }
+    // Collectives that run at the same time share the slowdown: compute is slowed at most
+    // once over its whole length.
+    covered = std::min(covered, pc.compute_s);
+    pass.parts.contention = slowdown * covered;
+    pass.free_compute = pc.compute_s - covered;
     pass.duration = pass.parts.total();
     return pass;
   };
@@ -597,19 +604,22 @@ StepResult simulate_step(const StepInputs& in) {
       }
     }
     std::stable_sort(buckets.begin(), buckets.end(), [](const Bucket& a, const Bucket& b2) { return a.ready < b2.ready; });
-    // The reductions that run while the stage still computes slow its passes: the time they
-    // share with the stage's spans, times overlap_slowdown, delays the stage's end (the
-    // reductions themselves are not re-timed).
+    // The reductions that run while the stage still computes slow its passes: the compute
+    // they share with the stage's spans (the part of each pass that its own collectives do
+    // not already slow, spread evenly over the pass), times overlap_slowdown, delays what
+    // follows on the stage: the next gradients are ready that much later, and the stage's
+    // last backward ends that much later. (First order: the spans are not re-timed.)
     double shared = 0.0;
     std::size_t span = 0;
     for (const Bucket& bk : buckets) {
       const double t = comm.time(bk.group, reduce, bk.params * gb);
-      const double begin = std::max(stream, bk.ready);
+      const double begin = std::max(stream, bk.ready + slowdown * shared);
       stream = begin + t;
       for (; span < st.spans.size() && st.spans[span].second <= begin; ++span) {
       }
       for (std::size_t k = span; k < st.spans.size() && st.spans[k].first < stream; ++k) {
-        shared += std::max(0.0, std::min(stream, st.spans[k].second) - std::max(begin, st.spans[k].first));
+        const double both = std::min(stream, st.spans[k].second) - std::max(begin, st.spans[k].first);
+        shared += std::max(0.0, both) * st.span_free[k];
       }
       if (in.want_trace) {
         r.trace.push_back({s, comm.gpu(0, 0, s, 0),

@@ -37,14 +37,16 @@
 // waiting, where a bubble on the last stage comes from):
 //   compute   passes' compute, recomputation included
 //   contention  compute slowed by collectives running behind it: overlap_slowdown (network
-//             config; 18.9%, Lee et al., arXiv:2507.03114) x the time they share: the hidden
-//             part of an overlapped call (CP's K/V ring, ZeRO-2 and -3's per-pass
-//             collectives) and the gradient reductions that run while the stage still
-//             computes (which end no later for it: they are not re-timed)
+//             config; 18.9%, Lee et al., arXiv:2507.03114) x the compute they share: the
+//             hidden part of an overlapped call (CP's K/V ring, ZeRO-2 and -3's per-pass
+//             collectives; at most the pass's compute, however many run at once) and the
+//             gradient reductions that run while the stage still computes (on the compute
+//             its own collectives leave; each such slowdown makes the next gradients ready
+//             later and the stage's last backward end later)
 //   tp cp ep  collectives exposed in the passes
 //   pp        waiting for an activation or gradient in flight between stages
 //   bubble    waiting for a pass upstream or downstream to finish (pipeline fill and drain)
-//   dp        gradient reduction beyond the last backward, parameter all-gathers
+//   dp        gradient reduction beyond the (slowed) last backward, parameter all-gathers
 //   optimizer the optimizer step
 //
 // MFU (Chowdhery et al., PaLM, 2022, appendix B): model FLOPs per step
@@ -56,8 +58,10 @@
 // data-parallel ranks, not over the smaller expert-data-parallel group; identical replicas (no stragglers, no data-dependent imbalance); compute
 // slows by one average factor while a collective overlaps it, whatever the collective's
 // size, channels or the kernel's shape (a GEMM whose last wave spills can lose far more:
-// Lee et al. measured up to 40%), pipeline sends do not slow it, and communication is not
-// slowed by compute; point-to-point sends of one boundary are timed once, all replicas at once, and then reused; several jobs in one
+// Lee et al. measured up to 40%), pipeline sends do not slow it, communication is not
+// slowed by compute, and the slowdown the gradient reductions cause is added to the stage
+// once its passes are timed (first order: the passes are not re-timed, and the stages
+// downstream do not wait for it); point-to-point sends of one boundary are timed once, all replicas at once, and then reused; several jobs in one
 // scenario are simulated one at a time (they share no links in time).
 #pragma once
 
