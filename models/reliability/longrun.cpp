@@ -31,6 +31,73 @@ constexpr double kMinWeibullShape = 0.2;
 constexpr std::int64_t kMaxRetired = 100'000;  ///< or 10 fleets, replacements per replication
 }  // namespace
 
+// --- Which switches a job's traffic can cross (Clos) -------------------------------------
+
+namespace {
+
+/// What a job's nodes touch: its leaves (as [lo, hi] ranges, one per node), its leaf groups
+/// and pods (sorted, unique). `unknown` when a node has no place in the fabric.
+struct Footprint {
+  bool unknown = false;
+  std::vector<std::pair<std::int64_t, std::int64_t>> leaves;
+  std::vector<std::int64_t> groups;
+  std::vector<std::int64_t> pods;
+};
+
+Footprint footprint(const ClosScope& c, const std::vector<std::int64_t>& nodes) {
+  Footprint f;
+  for (const std::int64_t n : nodes) {
+    if (n < 0) continue;
+    if (n >= c.nodes) {
+      f.unknown = true;
+      return f;
+    }
+    // As ClosLayout::leaf_of: a rail-optimized Clos puts NIC i of a leaf group's nodes on
+    // that group's rail-i leaf; otherwise the endpoints fill the leaves in order.
+    const std::int64_t lo = c.rail ? (n / c.leaf_down) * c.nics_per_node : n * c.nics_per_node / c.leaf_down;
+    const std::int64_t hi = c.rail ? lo + c.nics_per_node - 1 : (n * c.nics_per_node + c.nics_per_node - 1) / c.leaf_down;
+    f.leaves.emplace_back(lo, hi);
+    for (std::int64_t l = lo; l <= hi; l += c.rail ? c.nics_per_node : 1) {
+      f.groups.push_back(c.rail ? l / c.nics_per_node : l);
+      if (c.tiers == 3) f.pods.push_back(l / c.leaves_per_pod);
+    }
+    if (c.tiers == 3) f.pods.push_back(hi / c.leaves_per_pod);
+  }
+  for (auto* v : {&f.groups, &f.pods}) {
+    std::sort(v->begin(), v->end());
+    v->erase(std::unique(v->begin(), v->end()), v->end());
+  }
+  return f;
+}
+
+}  // namespace
+
+bool ClosScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
+  const Footprint f = footprint(*this, job_nodes);
+  if (f.unknown) return true;
+  if (unit < leaves) {
+    return std::any_of(f.leaves.begin(), f.leaves.end(), [&](const auto& r) { return r.first <= unit && unit <= r.second; });
+  }
+  if (f.groups.size() < 2) return false;  // its traffic turns at its leaves
+  if (unit < leaves + aggs) return std::binary_search(f.pods.begin(), f.pods.end(), (unit - leaves) / aggs_per_pod);
+  return tiers == 2 || f.pods.size() > 1;
+}
+
+std::int64_t ClosScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
+  const Footprint f = footprint(*this, job_nodes);
+  if (f.unknown) return leaves + aggs + tops;
+  std::vector<std::int64_t> touched;
+  for (const auto& [lo, hi] : f.leaves) {
+    for (std::int64_t l = lo; l <= hi; ++l) touched.push_back(l);
+  }
+  std::sort(touched.begin(), touched.end());
+  std::int64_t n = std::unique(touched.begin(), touched.end()) - touched.begin();
+  if (f.groups.size() < 2) return n;
+  n += aggs_per_pod * static_cast<std::int64_t>(f.pods.size());
+  if (tiers == 2 || f.pods.size() > 1) n += tops;
+  return n;
+}
+
 std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
   std::vector<ConfigProblem> out;
   for (const auto& [name, c] : f.components) {
@@ -235,7 +302,13 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
     switch (k.per) {
       case Per::gpu: units = static_cast<double>(j.p.gpus); break;
       case Per::node: units = static_cast<double>(j.p.nodes); break;
-      case Per::switch_: units = j.p.nodes > 1 ? static_cast<double>(in.switches) : 0.0; break;
+      case Per::switch_:
+        if (j.p.nodes > 1) {
+          std::vector<std::int64_t> nominal(static_cast<std::size_t>(j.p.nodes));
+          std::iota(nominal.begin(), nominal.end(), j.p.first_node);
+          units = static_cast<double>(in.clos ? in.clos->crossed(nominal) : in.switches);
+        }
+        break;
       case Per::link: units = j.p.nodes > 1 ? static_cast<double>(in.links) : 0.0; break;
       case Per::job: units = 1.0; break;
     }
@@ -708,6 +781,12 @@ class Model {
     set_degrade(index, d);
   }
 
+  /// Whether job j's traffic can cross unit `index` of network class k (on a Clos fabric, a
+  /// switch only serves some jobs; a link, and any element of another fabric, serves all).
+  [[nodiscard]] bool crosses(const JobState& j, const Klass& k, std::int64_t index) const {
+    return k.per != Per::switch_ || !in_.clos || in_.clos->crosses(j.slots, index);
+  }
+
   /// The degradation of job j for unit `index` of network class k, if the fabric routes
   /// around it (0: it cuts the job off).
   [[nodiscard]] double degradation(const JobState& j, const Klass& k, std::int64_t index) const {
@@ -979,7 +1058,7 @@ class Model {
         interrupt(index, k);
       } else {
         for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
-          if (r_.jobs[j].p.nodes > 1) interrupt(static_cast<std::int64_t>(j), k);
+          if (r_.jobs[j].p.nodes > 1 && crosses(r_.jobs[j], k, index)) interrupt(static_cast<std::int64_t>(j), k);
         }
       }
       update_storage();
@@ -989,7 +1068,7 @@ class Model {
       // cuts the others off (an edge switch: a leaf, a router), and they restart.
       for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
         JobState& job = r_.jobs[j];
-        if (job.p.nodes <= 1 || job.finished || !job.started) continue;
+        if (job.p.nodes <= 1 || job.finished || !job.started || !crosses(job, k, index)) continue;
         const double f = degradation(job, k, index);
         if (f <= 0.0) {
           interrupt(static_cast<std::int64_t>(j), k);

@@ -100,9 +100,20 @@
 // class (a leaf or router holding the job's endpoints) restarts the job. The throughput
 // lost while running degraded counts in lost_gpu_hours under the element's class.
 //
-// LIMITATIONS: switch and cable failures with effect restart stop every running multi-node
-// job (paths are not traced), and with reroute every multi-node job is assumed to cross the
-// element (the factor is a mean over elements of the class); idle spares do not fail or age;
+// Which jobs a switch reaches: on a Clos fabric (LongRunInputs::clos), only the running
+// multi-node jobs whose traffic can cross it, judged from the nodes they run on (ClosScope:
+// a leaf, the jobs with a NIC on it; an aggregation switch, those that leave their leaves
+// with a node in its pod; a top switch, those that leave their leaf group, or their pod in
+// 3 tiers); a job's MTBF counts the switches its nominal range crosses. On another fabric,
+// every multi-node job.
+//
+// LIMITATIONS: cable failures, and switch failures on a torus or dragonfly, stop every
+// running multi-node job (paths are not traced); on a Clos, a job with a spare or a
+// replacement node (whose place in the fabric is not modelled) crosses every switch, and a
+// job is taken to use every aggregation switch of its pods and every top switch once its
+// traffic leaves a leaf group or pod (ECMP spreads it; cross-rail traffic without PXN is not
+// told apart); with reroute every job that crosses the element is assumed to use it as the
+// class's mean element does (the factor is a mean over elements of the class); idle spares do not fail or age;
 // a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
 // step time is that of their nominal placement on the healthy cluster (see Placement); the
@@ -151,6 +162,32 @@ struct JobProfile {
   std::vector<Degradation> degradations{};  ///< for components with effect reroute
 };
 
+/// Where a Clos fabric's switches sit, so that a switch failure stops only the jobs whose
+/// traffic can cross the switch: a leaf, the jobs with a NIC on it; an aggregation switch,
+/// the jobs with a node in its pod that span more than one leaf (one leaf group: one leaf
+/// per rail on a rail-optimized Clos); a top switch, the jobs that span more than one leaf
+/// group (2 tiers) or more than one pod (3 tiers). A job with a node of unknown place (a
+/// spare or a replacement: physical node >= nodes) counts as crossing every switch.
+/// Switch units are numbered in the fabric's vertex order: the leaves, then the
+/// aggregation switches (3 tiers, pod by pod), then the top tier.
+struct ClosScope {
+  bool rail = false;
+  std::int64_t tiers = 2;
+  std::int64_t nics_per_node = 1;
+  std::int64_t leaf_down = 1;       ///< endpoints per leaf (d1)
+  std::int64_t leaves = 0;
+  std::int64_t leaves_per_pod = 0;  ///< 3 tiers (d2)
+  std::int64_t aggs_per_pod = 0;    ///< 3 tiers (u1)
+  std::int64_t aggs = 0;            ///< 3 tiers
+  std::int64_t tops = 0;
+  std::int64_t nodes = 0;           ///< the fabric's nodes: physical nodes 0 .. nodes - 1
+
+  /// Whether the traffic of a job on `nodes` (physical ids; -1: none) can cross switch unit
+  /// `unit`, and how many switch units it can cross.
+  [[nodiscard]] bool crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
+  [[nodiscard]] std::int64_t crossed(const std::vector<std::int64_t>& job_nodes) const;
+};
+
 struct LongRunInputs {
   const FailuresConfig* failures = nullptr;
   SchedulerConfig scheduler;
@@ -160,6 +197,10 @@ struct LongRunInputs {
   std::int64_t switches = 0;
   std::int64_t links = 0;
   std::int64_t block_nodes = 0;  ///< nodes per pod or group, for placement (0: none)
+  /// A Clos fabric's layout: switch failures stop only the jobs that cross the switch, and
+  /// a job's MTBF counts only those switches. None (a torus, a dragonfly, no fabric): a
+  /// switch failure stops every job of more than one node.
+  std::optional<ClosScope> clos;
   std::vector<JobProfile> jobs;
   double horizon_s = 0.0;  ///< 0: until every job has trained its tokens
   std::int64_t replications = 1;

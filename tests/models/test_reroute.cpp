@@ -80,3 +80,95 @@ TEST_CASE("reroute is for switches and links") {
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].path == "components.gpu.effect");
 }
+
+TEST_CASE("Clos scope: a switch reaches the jobs whose traffic can cross it") {
+  // 3 tiers, not rail-optimized: 16 nodes of 2 NICs, 4 endpoints (2 nodes) per leaf, 8
+  // leaves in 4 pods of 2, 2 aggregation switches per pod, 4 core switches. Units: leaves
+  // 0-7, aggregation switches 8-15 (pod p: 8 + 2p, 9 + 2p), cores 16-19.
+  ClosScope c;
+  c.tiers = 3;
+  c.nics_per_node = 2;
+  c.leaf_down = 4;
+  c.leaves = 8;
+  c.leaves_per_pod = 2;
+  c.aggs_per_pod = 2;
+  c.aggs = 8;
+  c.tops = 4;
+  c.nodes = 16;
+  const std::vector<std::int64_t> one_leaf{0, 1}, one_pod{0, 1, 2, 3}, two_pods{2, 3, 4, 5}, spare{0, 16};
+  CHECK(c.crosses(one_leaf, 0));
+  CHECK_FALSE(c.crosses(one_leaf, 1));
+  CHECK_FALSE(c.crosses(one_leaf, 8));   // its traffic turns at its leaf
+  CHECK_FALSE(c.crosses(one_leaf, 16));
+  CHECK(c.crossed(one_leaf) == 1);
+  CHECK(c.crosses(one_pod, 1));
+  CHECK(c.crosses(one_pod, 9));          // its pod's aggregation switches
+  CHECK_FALSE(c.crosses(one_pod, 10));   // not another pod's
+  CHECK_FALSE(c.crosses(one_pod, 19));   // nor the cores
+  CHECK(c.crossed(one_pod) == 2 + 2);
+  CHECK(c.crosses(two_pods, 11));
+  CHECK_FALSE(c.crosses(two_pods, 12));
+  CHECK(c.crosses(two_pods, 17));
+  CHECK(c.crossed(two_pods) == 2 + 4 + 4);
+  CHECK(c.crosses(spare, 13));           // a node of unknown place: every switch
+  CHECK(c.crossed(spare) == 20);
+
+  // 2 tiers, rail-optimized: 8 nodes of 2 NICs, 4 nodes per leaf group, one leaf per rail
+  // and group (units 0-3: group 0 rails 0-1, group 1 rails 0-1), 2 spines (4-5).
+  ClosScope r;
+  r.rail = true;
+  r.nics_per_node = 2;
+  r.leaf_down = 4;
+  r.leaves = 4;
+  r.tops = 2;
+  r.nodes = 8;
+  const std::vector<std::int64_t> group0{0, 1, 2, 3}, both{3, 4};
+  CHECK(r.crosses(group0, 1));
+  CHECK_FALSE(r.crosses(group0, 2));
+  CHECK_FALSE(r.crosses(group0, 4));     // rail-aligned traffic stays on its group's leaves
+  CHECK(r.crossed(group0) == 2);
+  CHECK(r.crosses(both, 2));
+  CHECK(r.crosses(both, 5));
+  CHECK(r.crossed(both) == 6);
+}
+
+TEST_CASE("switch failures restart only the jobs that cross the switch, and count in their MTBF") {
+  // Two 2-node jobs under their own leaf of a 2-tier Clos (2 leaves, 1 spine): neither
+  // crosses the spine or the other's leaf. Without the layout, every switch failure
+  // restarts both.
+  FailuresConfig failures;
+  ComponentConfig sw;
+  sw.rate = FailureRate{0.1, Per::switch_};
+  sw.hardware = true;
+  failures.components["switch"] = sw;
+  LongRunInputs in;
+  in.failures = &failures;
+  in.nodes = 4;
+  in.gpus_per_node = 8;
+  in.switches = 3;
+  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+  in.jobs.push_back(JobProfile{"a", 0, 2, 16, 2, 1e6, std::nullopt, 1e9});
+  in.jobs.push_back(JobProfile{"b", 2, 2, 16, 2, 1e6, std::nullopt, 1e9});
+  in.horizon_s = 400 * kDay;
+  in.replications = 4;
+  in.seed = 5;
+  const LongRunResult all = simulate_long_run(in);
+  ClosScope c;
+  c.nics_per_node = 1;
+  c.leaf_down = 2;
+  c.leaves = 2;
+  c.tops = 1;
+  c.nodes = 4;
+  in.clos = c;
+  const LongRunResult scoped = simulate_long_run(in);
+  const double failures_seen = scoped.failures_by_cause.at("switch").mean;
+  CHECK(failures_seen == Rel(3 * 0.1 * 400).epsilon(0.1));
+  for (std::size_t j = 0; j < 2; ++j) {
+    CHECK(all.jobs[j].interruptions.mean == Rel(all.failures_by_cause.at("switch").mean).epsilon(0.02));
+    // One switch of three is the job's leaf.
+    CHECK(scoped.jobs[j].interruptions.mean == Rel(failures_seen / 3.0).epsilon(0.15));
+    CHECK(scoped.jobs[j].mtbf_s == Rel(3.0 * all.jobs[j].mtbf_s));
+    CHECK(scoped.jobs[j].ettr.mean > all.jobs[j].ettr.mean);
+  }
+}
