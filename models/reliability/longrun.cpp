@@ -73,14 +73,35 @@ Footprint footprint(const ClosScope& c, const std::vector<std::int64_t>& nodes) 
 }  // namespace
 
 bool ClosScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
-  const Footprint f = footprint(*this, job_nodes);
-  if (f.unknown) return true;
-  if (unit < leaves) {
-    return std::any_of(f.leaves.begin(), f.leaves.end(), [&](const auto& r) { return r.first <= unit && unit <= r.second; });
+  // One pass over the job's nodes, without allocating: a failure asks this of every job.
+  bool in_pod = false;        // a leaf of the aggregation switch's pod
+  bool many_groups = false;   // leaves more than one leaf group
+  bool many_pods = false;
+  std::int64_t group0 = -1, pod0 = -1;
+  const std::int64_t pod = unit >= leaves && unit < leaves + aggs ? (unit - leaves) / aggs_per_pod : -1;
+  for (const std::int64_t n : job_nodes) {
+    if (n < 0) continue;
+    if (n >= nodes) return true;  // no known place: any switch may carry its traffic
+    const std::int64_t lo = rail ? (n / leaf_down) * nics_per_node : n * nics_per_node / leaf_down;
+    const std::int64_t hi = rail ? lo + nics_per_node - 1 : (n * nics_per_node + nics_per_node - 1) / leaf_down;
+    if (unit < leaves) {
+      if (lo <= unit && unit <= hi) return true;
+      continue;
+    }
+    const std::int64_t g_lo = rail ? lo / nics_per_node : lo;
+    const std::int64_t g_hi = rail ? g_lo : hi;
+    if (group0 < 0) group0 = g_lo;
+    many_groups = many_groups || g_lo != group0 || g_hi != group0;
+    if (tiers == 3) {
+      const std::int64_t p_lo = lo / leaves_per_pod, p_hi = hi / leaves_per_pod;
+      if (pod0 < 0) pod0 = p_lo;
+      many_pods = many_pods || p_lo != pod0 || p_hi != pod0;
+      in_pod = in_pod || (p_lo <= pod && pod <= p_hi);
+    }
   }
-  if (f.groups.size() < 2) return false;  // its traffic turns at its leaves
-  if (unit < leaves + aggs) return std::binary_search(f.pods.begin(), f.pods.end(), (unit - leaves) / aggs_per_pod);
-  return tiers == 2 || f.pods.size() > 1;
+  if (unit < leaves || !many_groups) return false;  // its traffic turns at its leaves
+  if (pod >= 0) return in_pod;
+  return tiers == 2 || many_pods;
 }
 
 std::int64_t ClosScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
