@@ -347,11 +347,14 @@ bool build_torus(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth 
   }
   const auto D = static_cast<std::int64_t>(t.dims.size());
   t.link_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  // Router r sits in the rack of node r (the routers past the nodes as if they had nodes).
+  const std::int64_t per_rack = cfg.nodes_per_rack;
   for (std::int64_t r = 0; r < t.routers; ++r) {
     for (std::int64_t d = 0; d < D; ++d) {
       const std::int64_t x = (r / t.strides[static_cast<std::size_t>(d)]) % t.dims[static_cast<std::size_t>(d)];
       const std::int64_t next = r + ((x + 1) % t.dims[static_cast<std::size_t>(d)] - x) * t.strides[static_cast<std::size_t>(d)];
-      b.add_cable(t.router_base + to_u32(r), t.router_base + to_u32(next), LinkKind::torus, Medium::copper, bw,
+      const Medium medium = per_rack > 0 && r / per_rack != next / per_rack ? Medium::optical : Medium::copper;
+      b.add_cable(t.router_base + to_u32(r), t.router_base + to_u32(next), LinkKind::torus, medium, bw,
                   cfg.link_latency);
     }
   }
@@ -408,17 +411,28 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   d.links_per_pair = d.a * d.h / (d.g - 1);
   const std::int64_t routers = d.a * d.g;
   d.router_base = b.add_vertices(VertexKind::router, routers);
+  // A router sits in the rack of the node of its first endpoint (endpoints are numbered node
+  // by node; the routers past the nodes as if they had nodes).
+  const std::int64_t per_rack = cfg.nodes_per_rack;
+  const auto rack_of_router = [&](std::int64_t r) { return r * d.p / f.nics_per_node / per_rack; };
+  const auto between_racks = [&](std::int64_t rack_a, std::int64_t rack_b) {
+    return per_rack > 0 && rack_a != rack_b ? Medium::optical : Medium::copper;
+  };
   f.access_base = to_u32(static_cast<std::int64_t>(f.links.size()));
   for (std::int64_t e = 0; e < f.endpoints(); ++e) {
-    b.add_cable(f.nic(e).value, d.router_base + to_u32(e / d.p), LinkKind::access, Medium::copper,
+    const Medium medium = per_rack > 0 ? between_racks(e / f.nics_per_node / per_rack, rack_of_router(e / d.p))
+                                       : Medium::copper;
+    b.add_cable(f.nic(e).value, d.router_base + to_u32(e / d.p), LinkKind::access, medium,
                 f.links[f.host_base].bandwidth, cfg.link_latency);
   }
   d.local_base = to_u32(static_cast<std::int64_t>(f.links.size()));
   for (std::int64_t G = 0; G < d.g; ++G) {
     for (std::int64_t r1 = 0; r1 < d.a; ++r1) {
       for (std::int64_t r2 = r1 + 1; r2 < d.a; ++r2) {
+        const Medium medium =
+            per_rack > 0 ? between_racks(rack_of_router(G * d.a + r1), rack_of_router(G * d.a + r2)) : Medium::copper;
         b.add_cable(d.router_base + to_u32(G * d.a + r1), d.router_base + to_u32(G * d.a + r2), LinkKind::local,
-                    Medium::copper, bw, cfg.link_latency);
+                    medium, bw, cfg.link_latency);
       }
     }
   }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <functional>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
@@ -381,13 +382,13 @@ FabricMetrics measure(const Fabric& f, const PricingTable& prices) {
     Medium medium = Medium::internal;
     sim::Bandwidth rate;
   };
-  std::map<std::pair<int, double>, Group> groups;  // (kind, rate) -> cables
+  std::map<std::tuple<int, int, double>, Group> groups;  // (kind, medium, rate) -> cables
   for (std::size_t i = 0; i < f.links.size(); ++i) {
     const Link& l = f.links[i];
     if (l.src == l.dst || l.reverse.value < i) continue;  // dark port, or the other direction
     ++m.links[name(l.kind)];
     if (l.medium == Medium::optical) m.optics += 2;
-    Group& g = groups[{static_cast<int>(l.kind), l.bandwidth.value()}];
+    Group& g = groups[{static_cast<int>(l.kind), static_cast<int>(l.medium), l.bandwidth.value()}];
     ++g.cables;
     g.medium = l.medium;
     g.rate = l.bandwidth;

@@ -22,6 +22,11 @@
 // - capex and power: switches priced by the cheapest class with enough ports at the link
 //   rate, one NIC per endpoint, a transceiver at each end of an optical link and a cable per
 //   link (fibre or copper). Scale-up (NVLink) hardware is part of the node, not the fabric.
+//   Which links are optical is the build's (fabric.cpp): every Clos cable (leaves are not
+//   taken to sit in the nodes' racks; a rail leaf serves many racks) and every dragonfly
+//   global one; a torus or dragonfly router sits in its first node's rack, so its cables to
+//   other racks are optical and those inside the rack copper (FabricConfig::nodes_per_rack,
+//   the cost model's rack packing).
 //
 // LIMITATIONS: capex covers the scale-out network only (no racks, PDUs, cable trays or
 // labour); prices are list/street prices of one date (see models/fabric/pricing.yaml). It

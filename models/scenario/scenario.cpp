@@ -656,7 +656,16 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   out.pricing = load_pricing(state);
   if (out.config.fabric) {
     std::vector<fabric::FabricError> errors;
-    out.fabric = fabric::build_fabric(*out.config.fabric, out.node, out.config.cluster.nodes, errors);
+    // Which cables leave a rack (torus, dragonfly): the rack packing the cost model uses
+    // (cost::price_node: economics.nodes_per_rack, else the priced server's, else 1).
+    fabric::FabricConfig built = *out.config.fabric;
+    built.nodes_per_rack = 1;
+    if (out.config.economics.nodes_per_rack) {
+      built.nodes_per_rack = *out.config.economics.nodes_per_rack;
+    } else if (const auto server = out.pricing.servers.find(out.node.name); server != out.pricing.servers.end()) {
+      built.nodes_per_rack = server->second.nodes_per_rack;
+    }
+    out.fabric = fabric::build_fabric(built, out.node, out.config.cluster.nodes, errors);
     for (fabric::FabricError& e : errors) {
       state.diagnostics.add(state.where(e.path), e.path, std::move(e.message), std::move(e.hint));
     }

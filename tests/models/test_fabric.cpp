@@ -518,6 +518,66 @@ TEST_CASE("switches are priced as the smallest priced class with the ports they 
   CHECK(prices().switches.at(clos64.model).ports >= 64);
 }
 
+TEST_CASE("torus and dragonfly cables between racks are optical, inside a rack copper") {
+  // Cables by kind and medium, one per pair of directions.
+  const auto count = [](const Fabric& f, LinkKind kind, Medium medium) {
+    std::int64_t n = 0;
+    for (std::size_t i = 0; i < f.links.size(); ++i) {
+      const Link& l = f.links[i];
+      if (l.kind == kind && l.medium == medium && l.src != l.dst && l.reverse.value > i) ++n;
+    }
+    return n;
+  };
+  // 4x4x4 torus, router r with node r, 2 nodes per rack: in dimension 0 the pairs (0,1) and
+  // (2,3) of every row share a rack, (1,2) and the wrap-around (3,0) do not; dimensions 1
+  // and 2 join routers 4 and 16 apart, always in other racks. Access cables stay in the rack.
+  FabricConfig racked = torus({4, 4, 4});
+  racked.nodes_per_rack = 2;
+  const Fabric t = build(racked, 64);
+  CHECK(count(t, LinkKind::torus, Medium::copper) == 32);
+  CHECK(count(t, LinkKind::torus, Medium::optical) == 160);
+  CHECK(count(t, LinkKind::access, Medium::copper) == 64 * 8);
+  const FabricMetrics m = measure(t, prices());
+  CHECK(m.optics == 2 * 160);
+  std::int64_t transceivers = 0;
+  for (const CostLine& c : m.costs) {
+    if (c.part == "transceivers") transceivers += c.count;
+  }
+  CHECK(transceivers == 2 * 160);
+  // Without a rack size every cable is copper, as before racks were known.
+  CHECK(count(build(torus({4, 4, 4}), 64), LinkKind::torus, Medium::optical) == 0);
+
+  // Dragonfly of groups of 4 routers with 4 endpoints each, nodes of 2 NICs, 4 nodes per
+  // rack: a router serves 2 nodes, a rack holds 2 routers, a group spans 2 racks. Of the 6
+  // local cables of a group, (0,1) and (2,3) stay in a rack; global cables are optical.
+  FabricConfig df = dragonfly(4, 4, 2);
+  df.nodes_per_rack = 4;
+  const Fabric d = build(df, 16, 2, 2);
+  const auto& layout = std::get<DragonflyLayout>(d.layout);
+  CHECK(count(d, LinkKind::local, Medium::copper) == 2 * layout.g);
+  CHECK(count(d, LinkKind::local, Medium::optical) == 4 * layout.g);
+  CHECK(count(d, LinkKind::access, Medium::optical) == 0);
+  CHECK(count(d, LinkKind::global, Medium::copper) == 0);
+}
+
+TEST_CASE("a scenario's fabric knows its racks from the cost model's packing") {
+  const auto torus_media = [](std::vector<std::string> sets) {
+    scenario::LoadOptions options;
+    options.sets = std::move(sets);
+    const scenario::LoadedScenario s =
+        scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/torus-8x8x8.yaml", options);
+    REQUIRE(s.fabric.has_value());
+    std::int64_t copper = 0;
+    for (const Link& l : s.fabric->links) copper += l.kind == LinkKind::torus && l.medium == Medium::copper;
+    return copper / 2;  // two directions per cable
+  };
+  // A node type the priced table does not list: one node per rack, as the cost model
+  // counts racks, so every torus cable leaves its rack.
+  CHECK(torus_media({}) == 0);
+  // 8 nodes per rack: each dimension-0 ring of 8 routers (wrap-around included) is in one.
+  CHECK(torus_media({"economics.nodes_per_rack=8"}) == 512);
+}
+
 TEST_CASE("a failed spine: routes avoid it; with every spine failed, leaves are cut off") {
   // 12 nodes of 4 GPUs and 2 NICs: 6 leaves of 4 endpoints (leaf 0 holds nodes 0-1, leaf 1
   // nodes 2-3, ...), 4 spines.
