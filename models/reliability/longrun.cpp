@@ -35,38 +35,48 @@ constexpr std::int64_t kMaxRetired = 100'000;  ///< or 10 fleets, replacements p
 
 namespace {
 
-/// What a job's nodes touch: its leaves (as [lo, hi] ranges, one per node), its leaf groups
-/// and pods (sorted, unique). `unknown` when a node has no place in the fabric.
+/// What a job's nodes touch: its leaves (as [lo, hi] ranges, one per node), its pods
+/// (sorted, unique), and whether its traffic leaves its leaves (see ClosScope). `unknown`
+/// when a node has no place in the fabric.
 struct Footprint {
   bool unknown = false;
   std::vector<std::pair<std::int64_t, std::int64_t>> leaves;
-  std::vector<std::int64_t> groups;
   std::vector<std::int64_t> pods;
+  bool leaves_leaves = false;
 };
+
+/// Node n's leaves, as ClosLayout::leaf_of numbers them: a rail-optimized Clos puts NIC i of
+/// a leaf group's nodes on that group's rail-i leaf; otherwise the endpoints fill the
+/// leaves in order.
+std::pair<std::int64_t, std::int64_t> leaves_of(const ClosScope& c, std::int64_t n) {
+  const std::int64_t lo = c.rail ? (n / c.leaf_down) * c.nics_per_node : n * c.nics_per_node / c.leaf_down;
+  const std::int64_t hi = c.rail ? lo + c.nics_per_node - 1 : (n * c.nics_per_node + c.nics_per_node - 1) / c.leaf_down;
+  return {lo, hi};
+}
 
 Footprint footprint(const ClosScope& c, const std::vector<std::int64_t>& nodes) {
   Footprint f;
+  std::int64_t node0 = -1, group0 = -1;
   for (const std::int64_t n : nodes) {
     if (n < 0) continue;
     if (n >= c.nodes) {
       f.unknown = true;
       return f;
     }
-    // As ClosLayout::leaf_of: a rail-optimized Clos puts NIC i of a leaf group's nodes on
-    // that group's rail-i leaf; otherwise the endpoints fill the leaves in order.
-    const std::int64_t lo = c.rail ? (n / c.leaf_down) * c.nics_per_node : n * c.nics_per_node / c.leaf_down;
-    const std::int64_t hi = c.rail ? lo + c.nics_per_node - 1 : (n * c.nics_per_node + c.nics_per_node - 1) / c.leaf_down;
+    const auto [lo, hi] = leaves_of(c, n);
     f.leaves.emplace_back(lo, hi);
-    for (std::int64_t l = lo; l <= hi; l += c.rail ? c.nics_per_node : 1) {
-      f.groups.push_back(c.rail ? l / c.nics_per_node : l);
-      if (c.tiers == 3) f.pods.push_back(l / c.leaves_per_pod);
+    if (c.tiers == 3) {
+      for (std::int64_t p = lo / c.leaves_per_pod; p <= hi / c.leaves_per_pod; ++p) f.pods.push_back(p);
     }
-    if (c.tiers == 3) f.pods.push_back(hi / c.leaves_per_pod);
+    // A rail-optimized job of two nodes or more may send from NIC i to NIC j (a direct
+    // all-to-all), up through the switches above the leaves; otherwise only a job on more
+    // than one leaf leaves them.
+    if (node0 < 0) node0 = n;
+    if (group0 < 0) group0 = lo;
+    f.leaves_leaves = f.leaves_leaves || (c.rail ? n != node0 : lo != group0 || hi != group0);
   }
-  for (auto* v : {&f.groups, &f.pods}) {
-    std::sort(v->begin(), v->end());
-    v->erase(std::unique(v->begin(), v->end()), v->end());
-  }
+  std::sort(f.pods.begin(), f.pods.end());
+  f.pods.erase(std::unique(f.pods.begin(), f.pods.end()), f.pods.end());
   return f;
 }
 
@@ -74,24 +84,22 @@ Footprint footprint(const ClosScope& c, const std::vector<std::int64_t>& nodes) 
 
 bool ClosScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
   // One pass over the job's nodes, without allocating: a failure asks this of every job.
-  bool in_pod = false;        // a leaf of the aggregation switch's pod
-  bool many_groups = false;   // leaves more than one leaf group
+  bool in_pod = false;         // a leaf of the aggregation switch's pod
+  bool leaves_leaves = false;  // its traffic goes above its leaves (see footprint())
   bool many_pods = false;
-  std::int64_t group0 = -1, pod0 = -1;
+  std::int64_t node0 = -1, leaf0 = -1, pod0 = -1;
   const std::int64_t pod = unit >= leaves && unit < leaves + aggs ? (unit - leaves) / aggs_per_pod : -1;
   for (const std::int64_t n : job_nodes) {
     if (n < 0) continue;
     if (n >= nodes) return true;  // no known place: any switch may carry its traffic
-    const std::int64_t lo = rail ? (n / leaf_down) * nics_per_node : n * nics_per_node / leaf_down;
-    const std::int64_t hi = rail ? lo + nics_per_node - 1 : (n * nics_per_node + nics_per_node - 1) / leaf_down;
+    const auto [lo, hi] = leaves_of(*this, n);
     if (unit < leaves) {
       if (lo <= unit && unit <= hi) return true;
       continue;
     }
-    const std::int64_t g_lo = rail ? lo / nics_per_node : lo;
-    const std::int64_t g_hi = rail ? g_lo : hi;
-    if (group0 < 0) group0 = g_lo;
-    many_groups = many_groups || g_lo != group0 || g_hi != group0;
+    if (node0 < 0) node0 = n;
+    if (leaf0 < 0) leaf0 = lo;
+    leaves_leaves = leaves_leaves || (rail ? n != node0 : lo != leaf0 || hi != leaf0);
     if (tiers == 3) {
       const std::int64_t p_lo = lo / leaves_per_pod, p_hi = hi / leaves_per_pod;
       if (pod0 < 0) pod0 = p_lo;
@@ -99,21 +107,27 @@ bool ClosScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t
       in_pod = in_pod || (p_lo <= pod && pod <= p_hi);
     }
   }
-  if (unit < leaves || !many_groups) return false;  // its traffic turns at its leaves
+  if (unit < leaves || !leaves_leaves) return false;  // its traffic turns at its leaves
   if (pod >= 0) return in_pod;
   return tiers == 2 || many_pods;
 }
 
-std::int64_t ClosScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
+std::int64_t ClosScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
   const Footprint f = footprint(*this, job_nodes);
-  if (f.unknown) return leaves + aggs + tops;
+  if (f.unknown) return leaves;
   std::vector<std::int64_t> touched;
   for (const auto& [lo, hi] : f.leaves) {
     for (std::int64_t l = lo; l <= hi; ++l) touched.push_back(l);
   }
   std::sort(touched.begin(), touched.end());
-  std::int64_t n = std::unique(touched.begin(), touched.end()) - touched.begin();
-  if (f.groups.size() < 2) return n;
+  return std::unique(touched.begin(), touched.end()) - touched.begin();
+}
+
+std::int64_t ClosScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
+  const Footprint f = footprint(*this, job_nodes);
+  if (f.unknown) return leaves + aggs + tops;
+  std::int64_t n = crossed_leaves(job_nodes);
+  if (!f.leaves_leaves) return n;
   n += aggs_per_pod * static_cast<std::int64_t>(f.pods.size());
   if (tiers == 2 || f.pods.size() > 1) n += tops;
   return n;
@@ -317,16 +331,22 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
   j.delta = c.async ? size / static_cast<double>(std::max<std::int64_t>(1, j.p.gpus)) / c.snapshot_bandwidth.value()
                     : j.write;
   double rate = 0.0;  // unplanned interruptions per second
+  std::vector<std::int64_t> nominal(static_cast<std::size_t>(j.p.nodes));
+  std::iota(nominal.begin(), nominal.end(), j.p.first_node);
   for (const Klass& k : classes) {
-    if (!k.restarts || k.planned || !std::isfinite(k.mean_s)) continue;
+    if (k.planned || !std::isfinite(k.mean_s)) continue;
+    // A switch the fabric routes around restarts the job only if it holds the job's NICs:
+    // on a Clos, the job's leaves.
+    const bool reroute_leaves = k.reroutes && k.per == Per::switch_ && in.clos && j.p.nodes > 1;
+    if (!k.restarts && !reroute_leaves) continue;
     double units = 0.0;
     switch (k.per) {
       case Per::gpu: units = static_cast<double>(j.p.gpus); break;
       case Per::node: units = static_cast<double>(j.p.nodes); break;
       case Per::switch_:
-        if (j.p.nodes > 1) {
-          std::vector<std::int64_t> nominal(static_cast<std::size_t>(j.p.nodes));
-          std::iota(nominal.begin(), nominal.end(), j.p.first_node);
+        if (reroute_leaves) {
+          units = static_cast<double>(in.clos->crossed_leaves(nominal));
+        } else if (j.p.nodes > 1) {
           units = static_cast<double>(in.clos ? in.clos->crossed(nominal) : in.switches);
         }
         break;

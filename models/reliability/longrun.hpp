@@ -93,7 +93,8 @@
 // age, so aged units fail less in service; under the exponential law burn-in changes
 // nothing but the time it takes. Planned (maintenance) clocks do not run in burn-in.
 //
-// Network elements with effect reroute (per switch or link): each multi-node job keeps the
+// Network elements with effect reroute (per switch or link): each multi-node job that the
+// element reaches (see below) keeps the
 // share of its throughput its Degradation class for that unit gives (the step simulated on
 // the fabric without the element), from the failure until the element is back (replace time
 // for hardware, detect + diagnose + restart otherwise); concurrent ones multiply. An element of no
@@ -102,18 +103,20 @@
 //
 // Which jobs a switch reaches: on a Clos fabric (LongRunInputs::clos), only the running
 // multi-node jobs whose traffic can cross it, judged from the nodes they run on (ClosScope:
-// a leaf, the jobs with a NIC on it; an aggregation switch, those that leave their leaves
-// with a node in its pod; a top switch, those that leave their leaf group, or their pod in
-// 3 tiers); a job's MTBF counts the switches its nominal range crosses. On another fabric,
-// every multi-node job.
+// a leaf, the jobs with a NIC on it; an aggregation switch, those whose traffic leaves
+// their leaves, with a node in its pod; a top switch, those whose traffic leaves their
+// leaves (2 tiers) or their pod (3 tiers); on a rail-optimized Clos every job of two nodes
+// or more leaves its leaves, since a direct all-to-all goes from NIC i to NIC j); a job's
+// MTBF counts the switches its nominal range crosses (with reroute, its leaves, whose
+// failure cuts it off). On another fabric, every multi-node job.
 //
 // LIMITATIONS: cable failures, and switch failures on a torus or dragonfly, stop every
 // running multi-node job (paths are not traced); on a Clos, a job with a spare or a
 // replacement node (whose place in the fabric is not modelled) crosses every switch, and a
 // job is taken to use every aggregation switch of its pods and every top switch once its
-// traffic leaves a leaf group or pod (ECMP spreads it; cross-rail traffic without PXN is not
-// told apart); with reroute every job that crosses the element is assumed to use it as the
-// class's mean element does (the factor is a mean over elements of the class); idle spares do not fail or age;
+// traffic leaves its leaves or pod (ECMP spreads it), whether or not its collectives send
+// across rails; with reroute a job's factor is the mean over up to 3 elements of the class
+// that it crosses; idle spares do not fail or age;
 // a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
 // step time is that of their nominal placement on the healthy cluster (see Placement); the
@@ -164,9 +167,10 @@ struct JobProfile {
 
 /// Where a Clos fabric's switches sit, so that a switch failure stops only the jobs whose
 /// traffic can cross the switch: a leaf, the jobs with a NIC on it; an aggregation switch,
-/// the jobs with a node in its pod that span more than one leaf (one leaf group: one leaf
-/// per rail on a rail-optimized Clos); a top switch, the jobs that span more than one leaf
-/// group (2 tiers) or more than one pod (3 tiers). A job with a node of unknown place (a
+/// the jobs with a node in its pod whose traffic leaves their leaves; a top switch, those
+/// whose traffic leaves their leaves (2 tiers) or their pod (3 tiers). Traffic leaves a
+/// job's leaves when it has more than one leaf, or, on a rail-optimized Clos, more than one
+/// node (a direct all-to-all sends from NIC i to NIC j, through the switches above). A job with a node of unknown place (a
 /// spare or a replacement: physical node >= nodes) counts as crossing every switch.
 /// Switch units are numbered in the fabric's vertex order: the leaves, then the
 /// aggregation switches (3 tiers, pod by pod), then the top tier.
@@ -186,6 +190,8 @@ struct ClosScope {
   /// `unit`, and how many switch units it can cross.
   [[nodiscard]] bool crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
   [[nodiscard]] std::int64_t crossed(const std::vector<std::int64_t>& job_nodes) const;
+  /// Of which leaves.
+  [[nodiscard]] std::int64_t crossed_leaves(const std::vector<std::int64_t>& job_nodes) const;
 };
 
 struct LongRunInputs {

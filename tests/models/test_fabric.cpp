@@ -574,6 +574,8 @@ TEST_CASE("a scenario's fabric knows its racks from the cost model's packing") {
   // A node type the priced table does not list: one node per rack, as the cost model
   // counts racks, so every torus cable leaves its rack.
   CHECK(torus_media({}) == 0);
+  // A DGX H100 (the priced table's servers entry: 2 per rack): half the dimension-0 cables.
+  CHECK(torus_media({"cluster.node=dgx-h100"}) == 256);
   // 8 nodes per rack: each dimension-0 ring of 8 routers (wrap-around included) is in one.
   CHECK(torus_media({"economics.nodes_per_rack=8"}) == 512);
 }

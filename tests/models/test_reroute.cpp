@@ -122,14 +122,18 @@ TEST_CASE("Clos scope: a switch reaches the jobs whose traffic can cross it") {
   r.leaves = 4;
   r.tops = 2;
   r.nodes = 8;
-  const std::vector<std::int64_t> group0{0, 1, 2, 3}, both{3, 4};
+  const std::vector<std::int64_t> group0{0, 1, 2, 3}, both{3, 4}, alone{5};
   CHECK(r.crosses(group0, 1));
   CHECK_FALSE(r.crosses(group0, 2));
-  CHECK_FALSE(r.crosses(group0, 4));     // rail-aligned traffic stays on its group's leaves
-  CHECK(r.crossed(group0) == 2);
+  CHECK(r.crosses(group0, 4));           // NIC i to NIC j of another node goes up to a spine
+  CHECK(r.crossed(group0) == 2 + 2);
+  CHECK(r.crossed_leaves(group0) == 2);
   CHECK(r.crosses(both, 2));
   CHECK(r.crosses(both, 5));
   CHECK(r.crossed(both) == 6);
+  CHECK(r.crosses(alone, 3));
+  CHECK_FALSE(r.crosses(alone, 5));      // one node: its NICs talk to other jobs only
+  CHECK(r.crossed(alone) == 2);
 }
 
 TEST_CASE("switch failures restart only the jobs that cross the switch, and count in their MTBF") {

@@ -1,6 +1,7 @@
 // A job's step on a fabric with one element down: classes, factors and the cut-off case.
 #include <doctest/doctest.h>
 
+#include <set>
 #include <string>
 #include <vector>
 
@@ -58,4 +59,66 @@ TEST_CASE("degraded fabric: with one spine, losing it cuts the leaves apart: no 
   const auto& job = s.jobs.at(0);
   const double healthy = workload::simulate_step(tools::step_inputs(s, job)).step_time_s;
   for (const auto& c : tools::degraded_steps(s, job, healthy)) CHECK(c.name != "spine");
+}
+
+TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the job crosses") {
+  // For plain and rail-optimized Clos fabrics of 2 and 3 tiers (partial pods, parallel
+  // links), and jobs on node ranges of every shape: route every ordered pair of the job's
+  // NICs (all rails, several ECMP draws) and check that each switch met counts as crossed,
+  // and that crossed() counts at least as many switches as the routes meet.
+  struct Shape {
+    const char* fabric;
+    std::int64_t nodes;
+  };
+  for (const Shape& shape : {Shape{"{topology: fat_tree, radix: 8, tiers: 2, link_latency: 700ns}", 8},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 2, link_latency: 700ns}", 8},
+                             Shape{"{topology: fat_tree, radix: 8, tiers: 3, link_latency: 700ns}", 30},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 3, link_latency: 700ns}", 30},
+                             Shape{"{topology: rail_clos, radix: 16, tiers: 3, oversubscription: \"1:3\", "
+                                   "link_latency: 700ns}", 36}}) {
+    const std::string name = shape.fabric;
+    CAPTURE(name);
+    scenario::LoadOptions o;
+    // Nodes of 2 GPUs and 2 NICs, so that small radixes make several leaves and pods.
+    o.sets = {"cluster.nodes=" + std::to_string(shape.nodes),
+              "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
+              std::string("fabric=") + shape.fabric};
+    const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+    const fabric::Fabric& f = *s.fabric;
+    const auto scope = tools::clos_scope(f);
+    REQUIRE(scope.has_value());
+    const auto& layout = std::get<fabric::ClosLayout>(f.layout);
+    std::vector<fabric::LinkId> path;
+    for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 2}, {1, 3}, {3, 6}, {0, shape.nodes},
+                                       {shape.nodes - 5, 5}, {2, 1}}) {
+      if (first + count > shape.nodes) continue;
+      CAPTURE(first);
+      CAPTURE(count);
+      std::vector<std::int64_t> nodes;
+      for (std::int64_t n = first; n < first + count; ++n) nodes.push_back(n);
+      std::set<std::int64_t> met;
+      for (std::int64_t a = first * f.nics_per_node; a < (first + count) * f.nics_per_node; ++a) {
+        for (std::int64_t b = first * f.nics_per_node; b < (first + count) * f.nics_per_node; ++b) {
+          if (a / f.nics_per_node == b / f.nics_per_node) continue;  // inside a node: NVLink
+          for (std::uint64_t flow = 0; flow < 4; ++flow) {
+            path.clear();
+            f.route_endpoints(a, b, flow, path);
+            for (const fabric::LinkId l : path) {
+              const std::uint32_t v = f.links[l.value].dst.value;
+              if (v >= layout.leaf_base) met.insert(static_cast<std::int64_t>(v - layout.leaf_base));
+              REQUIRE(v < layout.leaf_base + f.switch_count());
+            }
+          }
+        }
+      }
+      for (const std::int64_t unit : met) {
+        CAPTURE(unit);
+        CHECK(scope->crosses(nodes, unit));
+      }
+      std::int64_t says = 0;
+      for (std::int64_t u = 0; u < f.switch_count(); ++u) says += scope->crosses(nodes, u);
+      CHECK(scope->crossed(nodes) == says);
+      CHECK(says >= static_cast<std::int64_t>(met.size()));
+    }
+  }
 }

@@ -5,6 +5,7 @@
 
 #include "models/fabric/graph.hpp"
 #include "models/workload/step.hpp"
+#include "sim/check.hpp"
 #include "tools/clustersim/report.hpp"
 
 namespace clustersim::tools {
@@ -42,6 +43,26 @@ std::vector<std::int64_t> picks(std::int64_t count, int samples) {
 
 }  // namespace
 
+std::optional<reliability::ClosScope> clos_scope(const fabric::Fabric& f) {
+  const auto* c = std::get_if<fabric::ClosLayout>(&f.layout);
+  if (!c) return std::nullopt;
+  reliability::ClosScope scope;
+  scope.rail = c->rail;
+  scope.tiers = c->tiers;
+  scope.nics_per_node = f.nics_per_node;
+  scope.leaf_down = c->d1;
+  scope.leaves = c->leaves;
+  if (c->tiers == 3) {
+    scope.leaves_per_pod = c->d2;
+    scope.aggs_per_pod = c->u1;
+    scope.aggs = c->pods * c->u1;
+  }
+  scope.tops = c->top_switches;
+  scope.nodes = f.nodes;
+  CLUSTERSIM_CHECK(scope.leaves + scope.aggs + scope.tops == f.switch_count(), "switch units are the Clos tiers");
+  return scope;
+}
+
 std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
                                           double healthy_step_s, int samples) {
   std::vector<DegradedClass> out;
@@ -50,14 +71,22 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
 
   // Switch units are the fabric's switches in vertex order; link units its cables (one per
   // pair of directions) in link order: the numbering the long-run model draws from.
+  // On a Clos, only the switches the job crosses can slow it: the samples come from those.
+  const std::optional<reliability::ClosScope> scope = clos_scope(base);
+  std::vector<std::int64_t> job_nodes;
+  for (std::int64_t n = job.first_gpu / base.gpus_per_node;
+       n < (job.first_gpu + job.config.gpus + base.gpus_per_node - 1) / base.gpus_per_node; ++n) {
+    job_nodes.push_back(n);
+  }
   std::map<fabric::VertexKind, std::vector<fabric::VertexId>> by_kind;
   std::int64_t unit = 0;
-  std::map<fabric::VertexKind, std::int64_t> first_unit;
+  std::map<fabric::VertexKind, std::int64_t> first_unit, units;
   for (std::uint32_t v = 0; v < base.vertex_kind.size(); ++v) {
     const fabric::VertexKind k = base.vertex_kind[v];
     if (k == fabric::VertexKind::gpu || k == fabric::VertexKind::nic || k == fabric::VertexKind::scaleup) continue;
     if (!first_unit.count(k)) first_unit[k] = unit;
-    by_kind[k].push_back(fabric::VertexId{v});
+    ++units[k];
+    if (!scope || scope->crosses(job_nodes, unit)) by_kind[k].push_back(fabric::VertexId{v});
     ++unit;
   }
   std::map<fabric::LinkKind, std::vector<fabric::LinkId>> cables;
@@ -74,20 +103,25 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
     in.fabric = &f;
     return workload::simulate_step(in).step_time_s;
   };
+  // `elements`: those of the class's `count` units the samples come from.
   const auto add = [&](DegradedClass c, const auto& elements, const auto& fail_one) {
+    const auto n = static_cast<std::int64_t>(elements.size());
+    if (n == 0) return;  // none reaches the job
     double sum = 0.0;
-    for (std::int64_t i : picks(c.count, samples)) {
+    for (std::int64_t i : picks(n, samples)) {
       const double t = run([&](fabric::Fabric& f) { fail_one(f, elements[static_cast<std::size_t>(i)]); });
       if (t <= 0.0) return;  // cuts the job off: not a rerouting class
       sum += t;
     }
-    c.step_time_s = sum / static_cast<double>(std::min<std::int64_t>(c.count, samples));
+    c.step_time_s = sum / static_cast<double>(std::min<std::int64_t>(n, samples));
     c.factor = healthy_step_s / c.step_time_s;
     out.push_back(std::move(c));
   };
   for (const auto& [kind, vertices] : by_kind) {
     if (is_edge(kind)) continue;
-    add(DegradedClass{fabric::name(kind), true, first_unit[kind], static_cast<std::int64_t>(vertices.size())}, vertices,
+    // The class spans every switch of its kind (the units the long run draws from); the
+    // factor is the mean over the ones the job crosses.
+    add(DegradedClass{fabric::name(kind), true, first_unit[kind], units[kind]}, vertices,
         [](fabric::Fabric& f, fabric::VertexId v) { f.fail_vertex(v); });
   }
   std::int64_t link_unit = 0;

@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "models/reliability/longrun.hpp"
 #include "models/scenario/scenario.hpp"
 
 namespace clustersim::tools {
@@ -35,8 +36,15 @@ struct DegradedClass {
   double step_time_s = 0.0; ///< degraded, mean over the samples
 };
 
+/// Where a Clos fabric's switches sit (the long-run model's ClosScope); none for a torus
+/// or a dragonfly.
+std::optional<reliability::ClosScope> clos_scope(const fabric::Fabric& f);
+
 /// The rerouting classes of the scenario's fabric for `job`, each with the job's degraded
-/// step time. `healthy_step_s` is the job's step time on the intact fabric.
+/// step time. `healthy_step_s` is the job's step time on the intact fabric. On a Clos the
+/// samples are taken among the class's switches the job crosses (ClosScope::crosses, its
+/// nominal nodes), the only ones whose failure reaches it; a class it crosses none of is
+/// left out.
 std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
                                           double healthy_step_s, int samples = 3);
 

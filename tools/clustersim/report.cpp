@@ -67,23 +67,8 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     for (const auto& [kind, n] : fabric->links) in.links += n;
     if (loaded.fabric) in.block_nodes = block_nodes(*loaded.fabric, fabric->diameter_hops);
     if (loaded.fabric) {
-      if (const auto* c = std::get_if<fabric::ClosLayout>(&loaded.fabric->layout)) {
-        reliability::ClosScope scope;
-        scope.rail = c->rail;
-        scope.tiers = c->tiers;
-        scope.nics_per_node = loaded.fabric->nics_per_node;
-        scope.leaf_down = c->d1;
-        scope.leaves = c->leaves;
-        if (c->tiers == 3) {
-          scope.leaves_per_pod = c->d2;
-          scope.aggs_per_pod = c->u1;
-          scope.aggs = c->pods * c->u1;
-        }
-        scope.tops = c->top_switches;
-        scope.nodes = loaded.fabric->nodes;
-        CLUSTERSIM_CHECK(scope.leaves + scope.aggs + scope.tops == in.switches, "switch units are the Clos tiers");
-        in.clos = scope;
-      }
+      in.clos = clos_scope(*loaded.fabric);
+      if (in.clos) CLUSTERSIM_CHECK(in.clos->leaves + in.clos->aggs + in.clos->tops == in.switches, "switch units");
     }
   }
   const bool reroutes =
