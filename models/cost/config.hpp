@@ -87,7 +87,8 @@ struct EconomicsConfig {
               "price of one node with its scale-out NICs (default: the priced table, "
               "models/fabric/pricing.yaml)"),
         field("nodes_per_rack", &EconomicsConfig::nodes_per_rack,
-              "nodes in one rack, for the rack power density (default: the priced table's, else 1)")
+              "nodes in one rack, for the rack power density and for which torus and dragonfly cables leave "
+              "a rack (optical) (default: the priced table's, else 1)")
             .at_least(1)
             .at_most(1000),
         field("other_capex", &EconomicsConfig::other_capex,

@@ -45,8 +45,8 @@
 //   GPU-hours H = g T / 3600;   cost = H x $/GPU-hour;   cost per 1e6 tokens = cost / (K / 1e6)
 //   energy = (g / (N G)) x P_facility(u) x T   (the job's share of the facility's draw)
 // The fleet-average busy share u (of the N G GPUs; spares apart) is, by default, with
-// u_j = (compute + optimizer) / step time of job j's critical stage (exposed communication
-// and pipeline bubbles count as idle):
+// u_j = (compute + compute slowed by overlapped collectives + optimizer) / step time of job
+// j's critical stage (exposed communication and pipeline bubbles count as idle):
 //   - when the long run has a schedule (a job queue or failures: models/reliability/
 //     longrun.hpp), u = U x sum_j w_j u_j / sum_j w_j, where U is the schedule's utilisation
 //     (busy GPU-hours / available GPU-hours) and w_j = g_j x (end_j - start_j) the GPU-time

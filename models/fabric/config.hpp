@@ -77,9 +77,10 @@ struct FabricConfig {
   Routing routing = Routing::minimal;
   std::int64_t ecmp_seed = 0;
   /// Not a scenario key: the nodes one rack holds (economics.nodes_per_rack, else the priced
-  /// table's servers entry), set by the scenario loader. A torus or dragonfly cable between
-  /// two racks is optical (a passive copper DAC reaches 2-3 m: models/fabric/pricing.yaml),
-  /// one inside a rack copper; 0: every such cable copper.
+  /// table's servers entry, else 1), set by the scenario loader. A torus cable, or a
+  /// dragonfly access or local cable, between two racks is optical (a passive copper DAC
+  /// reaches 2-3 m: models/fabric/pricing.yaml), one inside a rack copper; 0: every such
+  /// cable copper. Dragonfly global cables and every Clos cable are optical whatever it is.
   std::int64_t nodes_per_rack = 0;
 
   static auto fields() {

@@ -74,7 +74,9 @@ struct ServerPrice {
         field("price", &ServerPrice::price, "price of one node").require(),
         field("includes_nics", &ServerPrice::includes_nics,
               "the price includes the node's scale-out NICs (the fabric's NIC line is then not added)"),
-        field("nodes_per_rack", &ServerPrice::nodes_per_rack, "nodes in one rack, for the rack power density")
+        field("nodes_per_rack", &ServerPrice::nodes_per_rack,
+              "nodes in one rack, for the rack power density and for which torus and dragonfly cables leave a "
+              "rack (optical)")
             .at_least(1)
             .at_most(1000),
         field("date", &ServerPrice::date, "when the price applies"),

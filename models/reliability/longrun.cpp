@@ -333,24 +333,44 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
   double rate = 0.0;  // unplanned interruptions per second
   std::vector<std::int64_t> nominal(static_cast<std::size_t>(j.p.nodes));
   std::iota(nominal.begin(), nominal.end(), j.p.first_node);
+  // An element the fabric routes around restarts the job when it is in none of the job's
+  // degradation classes (it cuts the job off: a leaf or router holding its NICs, an access
+  // cable) and reaches it (on a Clos, a switch the job crosses).
+  const auto cutting = [&](bool is_switch) {
+    const std::int64_t total = is_switch ? in.switches : in.links;
+    std::int64_t n = 0;
+    for (std::int64_t u = 0; u < total; ++u) {
+      const bool in_class = std::any_of(j.p.degradations.begin(), j.p.degradations.end(), [&](const Degradation& d) {
+        return d.is_switch == is_switch && u >= d.first && u < d.first + d.count;
+      });
+      if (in_class) continue;
+      if (is_switch && in.clos && !in.clos->crosses(nominal, u)) continue;
+      ++n;
+    }
+    return static_cast<double>(n);
+  };
   for (const Klass& k : classes) {
     if (k.planned || !std::isfinite(k.mean_s)) continue;
-    // A switch the fabric routes around restarts the job only if it holds the job's NICs:
-    // on a Clos, the job's leaves.
-    const bool reroute_leaves = k.reroutes && k.per == Per::switch_ && in.clos && j.p.nodes > 1;
-    if (!k.restarts && !reroute_leaves) continue;
+    const bool reroute_cuts = k.reroutes && (k.per == Per::switch_ || k.per == Per::link) && j.p.nodes > 1;
+    if (!k.restarts && !reroute_cuts) continue;
     double units = 0.0;
     switch (k.per) {
       case Per::gpu: units = static_cast<double>(j.p.gpus); break;
       case Per::node: units = static_cast<double>(j.p.nodes); break;
       case Per::switch_:
-        if (reroute_leaves) {
-          units = static_cast<double>(in.clos->crossed_leaves(nominal));
+        if (reroute_cuts) {
+          units = cutting(true);
         } else if (j.p.nodes > 1) {
           units = static_cast<double>(in.clos ? in.clos->crossed(nominal) : in.switches);
         }
         break;
-      case Per::link: units = j.p.nodes > 1 ? static_cast<double>(in.links) : 0.0; break;
+      case Per::link:
+        if (reroute_cuts) {
+          units = cutting(false);
+        } else if (j.p.nodes > 1) {
+          units = static_cast<double>(in.links);
+        }
+        break;
       case Per::job: units = 1.0; break;
     }
     rate += units / k.mean_s;

@@ -1,6 +1,8 @@
 // A job's step on a fabric with one element down: classes, factors and the cut-off case.
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -58,7 +60,9 @@ TEST_CASE("degraded fabric: with one spine, losing it cuts the leaves apart: no 
   const auto s = load("1:15");
   const auto& job = s.jobs.at(0);
   const double healthy = workload::simulate_step(tools::step_inputs(s, job)).step_time_s;
-  for (const auto& c : tools::degraded_steps(s, job, healthy)) CHECK(c.name != "spine");
+  // One uplink per leaf to the one spine: neither the spine nor a leaf's cable to it can be
+  // routed around.
+  CHECK(tools::degraded_steps(s, job, healthy).empty());
 }
 
 TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the job crosses") {
@@ -121,4 +125,43 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
       CHECK(says >= static_cast<std::int64_t>(met.size()));
     }
   }
+}
+
+TEST_CASE("degraded fabric: a job inside one pod is sampled on its pod's switches; cores leave it whole") {
+  // 3 tiers of radix-8 switches, nodes of 2 GPUs and 2 NICs: 2 nodes per leaf, 4 leaves and
+  // 4 aggregation switches per pod, 4 pods. The job (4 nodes, data-parallel rings across
+  // 2 leaves of pod 0) crosses pod 0's aggregation switches and no core.
+  scenario::LoadOptions o;
+  o.sets = {"cluster.nodes=32", "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
+            "fabric={topology: fat_tree, radix: 8, tiers: 3, link_latency: 700ns}", "workload.jobs[0].gpus=8",
+            "workload.jobs[0].parallelism={tp: 2, pp: 1, dp: 4, zero: 1}", "workload.jobs[0].global_batch=64"};
+  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml", o);
+  const auto& job = s.jobs.at(0);
+  const double healthy = workload::simulate_step(tools::step_inputs(s, job)).step_time_s;
+  std::map<std::string, tools::DegradedClass> by_name;
+  for (const auto& c : tools::degraded_steps(s, job, healthy)) by_name[c.name] = c;
+  REQUIRE(by_name.count("spine") == 1);
+  REQUIRE(by_name.count("core") == 1);
+  // Every aggregation switch sampled is one of pod 0's: each takes a quarter of the
+  // leaves' uplinks there, so each slows the rings. (Sampled over all 16, 3 of 4 samples
+  // would have been in other pods, and cost nothing.)
+  CHECK(by_name["spine"].count == 16);
+  CHECK(by_name["spine"].factor < 1.0);
+  const auto& layout = std::get<fabric::ClosLayout>(s.fabric->layout);
+  double lo = 1e300, hi = 0.0;
+  for (std::uint32_t a = 0; a < 4; ++a) {  // pod 0's aggregation switches, one at a time
+    fabric::Fabric f = *s.fabric;
+    f.fail_vertex(fabric::VertexId{layout.agg_base + a});
+    workload::StepInputs in = tools::step_inputs(s, job);
+    in.fabric = &f;
+    const double t = workload::simulate_step(in).step_time_s;
+    lo = std::min(lo, t);
+    hi = std::max(hi, t);
+  }
+  CHECK(hi > healthy);
+  CHECK(by_name["spine"].step_time_s >= lo * (1.0 - 1e-12));
+  CHECK(by_name["spine"].step_time_s <= hi * (1.0 + 1e-12));
+  // No core carries its traffic: the cores' class is sampled over all of them (none
+  // crossed) and costs nothing; the long run never sends it their failures anyway.
+  CHECK(by_name["core"].factor == doctest::Approx(1.0).epsilon(1e-9));
 }

@@ -78,15 +78,15 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
        n < (job.first_gpu + job.config.gpus + base.gpus_per_node - 1) / base.gpus_per_node; ++n) {
     job_nodes.push_back(n);
   }
-  std::map<fabric::VertexKind, std::vector<fabric::VertexId>> by_kind;
+  std::map<fabric::VertexKind, std::vector<fabric::VertexId>> by_kind, crossed;
   std::int64_t unit = 0;
-  std::map<fabric::VertexKind, std::int64_t> first_unit, units;
+  std::map<fabric::VertexKind, std::int64_t> first_unit;
   for (std::uint32_t v = 0; v < base.vertex_kind.size(); ++v) {
     const fabric::VertexKind k = base.vertex_kind[v];
     if (k == fabric::VertexKind::gpu || k == fabric::VertexKind::nic || k == fabric::VertexKind::scaleup) continue;
     if (!first_unit.count(k)) first_unit[k] = unit;
-    ++units[k];
-    if (!scope || scope->crosses(job_nodes, unit)) by_kind[k].push_back(fabric::VertexId{v});
+    by_kind[k].push_back(fabric::VertexId{v});
+    if (!scope || scope->crosses(job_nodes, unit)) crossed[k].push_back(fabric::VertexId{v});
     ++unit;
   }
   std::map<fabric::LinkKind, std::vector<fabric::LinkId>> cables;
@@ -106,7 +106,6 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
   // `elements`: those of the class's `count` units the samples come from.
   const auto add = [&](DegradedClass c, const auto& elements, const auto& fail_one) {
     const auto n = static_cast<std::int64_t>(elements.size());
-    if (n == 0) return;  // none reaches the job
     double sum = 0.0;
     for (std::int64_t i : picks(n, samples)) {
       const double t = run([&](fabric::Fabric& f) { fail_one(f, elements[static_cast<std::size_t>(i)]); });
@@ -120,9 +119,11 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
   for (const auto& [kind, vertices] : by_kind) {
     if (is_edge(kind)) continue;
     // The class spans every switch of its kind (the units the long run draws from); the
-    // factor is the mean over the ones the job crosses.
-    add(DegradedClass{fabric::name(kind), true, first_unit[kind], units[kind]}, vertices,
-        [](fabric::Fabric& f, fabric::VertexId v) { f.fail_vertex(v); });
+    // factor is the mean over the ones the job's nominal nodes cross, or over all of them
+    // when it crosses none (a copy of the job elsewhere, or the job re-placed, may).
+    const auto it = crossed.find(kind);
+    add(DegradedClass{fabric::name(kind), true, first_unit[kind], static_cast<std::int64_t>(vertices.size())},
+        it != crossed.end() ? it->second : vertices, [](fabric::Fabric& f, fabric::VertexId v) { f.fail_vertex(v); });
   }
   std::int64_t link_unit = 0;
   for (const auto& [kind, list] : cables) {

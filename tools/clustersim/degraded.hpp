@@ -43,8 +43,9 @@ std::optional<reliability::ClosScope> clos_scope(const fabric::Fabric& f);
 /// The rerouting classes of the scenario's fabric for `job`, each with the job's degraded
 /// step time. `healthy_step_s` is the job's step time on the intact fabric. On a Clos the
 /// samples are taken among the class's switches the job crosses (ClosScope::crosses, its
-/// nominal nodes), the only ones whose failure reaches it; a class it crosses none of is
-/// left out.
+/// nominal nodes), the only ones whose failure reaches it there; among all of the class's
+/// when it crosses none (copies of a job share their first copy's classes, and a job may
+/// be re-placed).
 std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
                                           double healthy_step_s, int samples = 3);
 
