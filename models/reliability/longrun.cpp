@@ -112,9 +112,10 @@ bool ClosScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t
   return tiers == 2 || many_pods;
 }
 
-std::int64_t ClosScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
-  const Footprint f = footprint(*this, job_nodes);
-  if (f.unknown) return leaves;
+namespace {
+
+/// How many distinct leaves a footprint holds.
+std::int64_t distinct_leaves(const Footprint& f) {
   std::vector<std::int64_t> touched;
   for (const auto& [lo, hi] : f.leaves) {
     for (std::int64_t l = lo; l <= hi; ++l) touched.push_back(l);
@@ -123,10 +124,17 @@ std::int64_t ClosScope::crossed_leaves(const std::vector<std::int64_t>& job_node
   return std::unique(touched.begin(), touched.end()) - touched.begin();
 }
 
+}  // namespace
+
+std::int64_t ClosScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
+  const Footprint f = footprint(*this, job_nodes);
+  return f.unknown ? leaves : distinct_leaves(f);
+}
+
 std::int64_t ClosScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
   const Footprint f = footprint(*this, job_nodes);
   if (f.unknown) return leaves + aggs + tops;
-  std::int64_t n = crossed_leaves(job_nodes);
+  std::int64_t n = distinct_leaves(f);
   if (!f.leaves_leaves) return n;
   n += aggs_per_pod * static_cast<std::int64_t>(f.pods.size());
   if (tiers == 2 || f.pods.size() > 1) n += tops;
