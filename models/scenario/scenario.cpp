@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "models/cost/cost.hpp"
 #include "models/workload/costs.hpp"
 #include "models/reliability/longrun.hpp"
 #include "models/workload/step.hpp"
@@ -656,15 +657,11 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   out.pricing = load_pricing(state);
   if (out.config.fabric) {
     std::vector<fabric::FabricError> errors;
-    // Which cables leave a rack (torus, dragonfly): the rack packing the cost model uses
-    // (cost::price_node: economics.nodes_per_rack, else the priced server's, else 1).
+    // Which cables leave a rack (torus, dragonfly): the rack packing the cost model uses.
     fabric::FabricConfig built = *out.config.fabric;
-    built.nodes_per_rack = 1;
-    if (out.config.economics.nodes_per_rack) {
-      built.nodes_per_rack = *out.config.economics.nodes_per_rack;
-    } else if (const auto server = out.pricing.servers.find(out.node.name); server != out.pricing.servers.end()) {
-      built.nodes_per_rack = server->second.nodes_per_rack;
-    }
+    built.nodes_per_rack = cost::price_node(out.node.name, out.node.gpu_name, out.node.spec.gpus, out.pricing,
+                                            out.config.economics)
+                               .nodes_per_rack;
     out.fabric = fabric::build_fabric(built, out.node, out.config.cluster.nodes, errors);
     for (fabric::FabricError& e : errors) {
       state.diagnostics.add(state.where(e.path), e.path, std::move(e.message), std::move(e.hint));
