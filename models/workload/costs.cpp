@@ -271,9 +271,11 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       c.expert_parameters += is_moe ? moe_experts : 0.0;
       c.layer_gradient_params.push_back(is_moe ? moe_params - moe_experts : dense_params);
       c.layer_expert_gradient_params.push_back(is_moe ? moe_experts : 0.0);
+      c.layer_backward_compute_s.push_back(L.backward.compute_s);
     }
     std::reverse(c.layer_gradient_params.begin(), c.layer_gradient_params.end());
     std::reverse(c.layer_expert_gradient_params.begin(), c.layer_expert_gradient_params.end());
+    std::reverse(c.layer_backward_compute_s.begin(), c.layer_backward_compute_s.end());
     first_layer += c.layers;
     if (ci == 0) {  // embedding lookup: read rows, write activations
       LayerBuilder E{profile, dtype, {}, {}, {}};
@@ -283,6 +285,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       c.parameters += as_double(V) * as_double(h) / t;
       c.layer_gradient_params.push_back(as_double(V) * as_double(h) / t);
       c.layer_expert_gradient_params.push_back(0.0);
+      c.layer_backward_compute_s.push_back(E.backward.compute_s);
     }
     if (ci == chunks - 1) {  // final norm, output layer, cross-entropy in fp32
       LayerBuilder O{profile, dtype, {}, {}, {}};
@@ -295,6 +298,11 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
         c.parameters += as_double(V) * as_double(h) / t;
         c.layer_gradient_params.insert(c.layer_gradient_params.begin(), as_double(V) * as_double(h) / t);
         c.layer_expert_gradient_params.insert(c.layer_expert_gradient_params.begin(), 0.0);
+        c.layer_backward_compute_s.insert(c.layer_backward_compute_s.begin(), O.backward.compute_s);
+      } else {
+        // Tied embeddings on one chunk: the output layer's gradient joins the embedding's,
+        // reduced last; its backward compute runs first, ahead of the first bucket's layer.
+        c.layer_backward_compute_s.front() += O.backward.compute_s;
       }
       c.activation_bytes += as_double(T) * as_double(V / p.tp) * (eb + 4.0);
     }

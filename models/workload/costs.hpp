@@ -100,6 +100,9 @@ struct ChunkCost {
   /// data-parallel group (dp x cp), and those over the expert-data-parallel group.
   std::vector<double> layer_gradient_params;
   std::vector<double> layer_expert_gradient_params;
+  /// Per layer (in the same backward order): its backward compute, recomputation included,
+  /// seconds; the step spreads a backward pass's layers over its length by these shares.
+  std::vector<double> layer_backward_compute_s;
 };
 
 /// Layers in each of the pp x virtual_stages model chunks, in model order. Uneven counts

@@ -492,6 +492,15 @@ StepResult simulate_step(const StepInputs& in) {
   // Compute that runs while a collective is in flight behind it takes overlap_slowdown
   // longer for that time (the collective's kernels hold SMs and HBM bandwidth).
   const double slowdown = in.network->overlap_slowdown;
+  // ZeRO-3: one pass's gathers of the chunk's parameters (its dense ones over the DP group,
+  // its experts over theirs).
+  const auto zero3_gather = [&](const ChunkCost& chunk) {
+    double t = comm.time(Group::dp, Op::all_gather, (chunk.parameters - chunk.expert_parameters) * wb);
+    if (chunk.expert_parameters > 0.0 && p.dp * p.cp > p.ep) {
+      t += comm.time(Group::edp, Op::all_gather, chunk.expert_parameters * wb);
+    }
+    return t;
+  };
   const auto pass_of = [&](const PassCost& pc, const ChunkCost& chunk, bool is_backward) {
     Pipeline::Pass pass;
     pass.parts.compute = pc.compute_s;
@@ -510,27 +519,34 @@ StepResult simulate_step(const StepInputs& in) {
         case Group::pp: pass.parts.pp += total; break;
       }
     }
-    if (p.zero >= 3 && p.dp * p.cp > 1) {  // gather the chunk's parameters, prefetched behind compute
-      double gather = comm.time(Group::dp, Op::all_gather, (chunk.parameters - chunk.expert_parameters) * wb);
-      if (chunk.expert_parameters > 0.0 && p.dp * p.cp > p.ep) {
-        gather += comm.time(Group::edp, Op::all_gather, chunk.expert_parameters * wb);
-      }
-      pass.parts.dp += std::max(0.0, gather - pc.compute_s);
-      covered += std::min(gather, pc.compute_s);
-    }
+    // ZeRO's data-parallel collectives of the pass share one stream behind its compute: the
+    // chunk's parameter gathers (ZeRO-3, prefetched layer by layer) and, in a backward, the
+    // gradient reduce-scatters (ZeRO-2 and -3). The compute hides their sum once, not each
+    // of them in full.
+    double gather = 0.0;
+    if (p.zero >= 3 && p.dp * p.cp > 1) gather = zero3_gather(chunk);
+    double rs = 0.0;
     if (is_backward && p.zero >= 2 && p.dp * p.cp > 1 && M > 1) {
       // Sharded gradients cannot be accumulated whole: every micro-batch's backward
       // reduce-scatters them (DeepSpeed ZeRO-2, FSDP), behind its compute with
       // overlap_grad_reduce. The last one's goes with the step's final reduction below; the
       // other M - 1 are spread over the M passes that share this cost.
       const double gb_pass = compute::dtype_bytes(job.grad_dtype);
-      double rs = comm.time(Group::dp, Op::reduce_scatter, (chunk.parameters - chunk.expert_parameters) * gb_pass);
+      rs = comm.time(Group::dp, Op::reduce_scatter, (chunk.parameters - chunk.expert_parameters) * gb_pass);
       if (chunk.expert_parameters > 0.0 && p.dp * p.cp > p.ep) {
         rs += comm.time(Group::edp, Op::reduce_scatter, chunk.expert_parameters * gb_pass);
       }
-      const double exposed = job.overlap_grad_reduce ? std::max(0.0, rs - pc.compute_s) : rs;
-      pass.parts.dp += exposed * as_double(M - 1) / as_double(M);
-      if (job.overlap_grad_reduce) covered += std::min(rs, pc.compute_s) * as_double(M - 1) / as_double(M);
+    }
+    if (gather > 0.0 || rs > 0.0) {
+      const double c = pc.compute_s;
+      const double with_rs = as_double(M - 1) / as_double(M);  // the passes that reduce-scatter
+      if (job.overlap_grad_reduce) {
+        pass.parts.dp += with_rs * std::max(0.0, gather + rs - c) + (1.0 - with_rs) * std::max(0.0, gather - c);
+        covered += with_rs * std::min(gather + rs, c) + (1.0 - with_rs) * std::min(gather, c);
+      } else {
+        pass.parts.dp += std::max(0.0, gather - c) + with_rs * rs;
+        covered += std::min(gather, c);
+      }
     }
     // Collectives that run at the same time share the slowdown: compute is slowed at most
     // once over its whole length.
@@ -584,9 +600,15 @@ StepResult simulate_step(const StepInputs& in) {
       Group group;
       std::int64_t chunk;
       std::size_t layer;
+      bool gather = false;  // ZeRO-3: the layer's parameter gather, not its reduction
     };
     std::vector<Bucket> buckets;
     const bool expert_groups = p.dp * p.cp > p.ep;  // more than one rank holds each expert
+    // ZeRO-3 with overlap: each chunk's last backward also gathers its parameters on the same
+    // stream, layer by layer, each prefetched when the layer before it starts (the first when
+    // the pass starts), as FSDP's backward prefetch does; the pass's own timing counts them
+    // too, so the stream ends no earlier than both take together.
+    const bool gathers_in_stream = p.zero >= 3 && job.overlap_grad_reduce && p.dp * p.cp > 1;
     for (std::int64_t c = s, local = 0; c < chunks; c += p.pp, ++local) {
       const ChunkCost& cc = costs[static_cast<std::size_t>(c)];
       params += cc.parameters - cc.expert_parameters;
@@ -594,13 +616,23 @@ StepResult simulate_step(const StepInputs& in) {
       if (p.dp * p.cp == 1) continue;
       const double bwd_start = st.chunk_last_backward_start[static_cast<std::size_t>(local)];
       const double bwd = backward[static_cast<std::size_t>(c)].duration;
-      const auto n = static_cast<double>(cc.layer_gradient_params.size());
+      // The pass's layers follow one another, each over its share of the backward compute.
+      double total = 0.0;
+      for (const double t : cc.layer_backward_compute_s) total += t;
+      double done = 0.0;
+      double previous_start = bwd_start;
       for (std::size_t i = 0; i < cc.layer_gradient_params.size(); ++i) {
-        const double ready = job.overlap_grad_reduce ? bwd_start + bwd * (static_cast<double>(i) + 1.0) / n : last;
-        buckets.push_back({ready, cc.layer_gradient_params[i], Group::dp, c, i});
-        if (cc.layer_expert_gradient_params[i] > 0.0 && expert_groups) {
-          buckets.push_back({ready, cc.layer_expert_gradient_params[i], Group::edp, c, i});
+        const double start = bwd_start + bwd * (total > 0.0 ? done / total : 0.0);
+        done += cc.layer_backward_compute_s[i];
+        const double ready = job.overlap_grad_reduce ? bwd_start + bwd * (total > 0.0 ? done / total : 1.0) : last;
+        const double experts_i = expert_groups ? cc.layer_expert_gradient_params[i] : 0.0;
+        if (gathers_in_stream) {
+          buckets.push_back({previous_start, cc.layer_gradient_params[i], Group::dp, c, i, true});
+          if (experts_i > 0.0) buckets.push_back({previous_start, experts_i, Group::edp, c, i, true});
         }
+        previous_start = start;
+        buckets.push_back({ready, cc.layer_gradient_params[i], Group::dp, c, i});
+        if (experts_i > 0.0) buckets.push_back({ready, experts_i, Group::edp, c, i});
       }
     }
     std::stable_sort(buckets.begin(), buckets.end(), [](const Bucket& a, const Bucket& b2) { return a.ready < b2.ready; });
@@ -612,7 +644,14 @@ StepResult simulate_step(const StepInputs& in) {
     double shared = 0.0;
     std::size_t span = 0;
     for (const Bucket& bk : buckets) {
-      const double t = comm.time(bk.group, reduce, bk.params * gb);
+      double t = 0.0;
+      if (bk.gather) {  // the layer's share, by its parameters, of the chunk's gather
+        const ChunkCost& cc = costs[static_cast<std::size_t>(bk.chunk)];
+        const double group_params = bk.group == Group::edp ? cc.expert_parameters : cc.parameters - cc.expert_parameters;
+        t = comm.time(bk.group, Op::all_gather, group_params * wb) * bk.params / group_params;
+      } else {
+        t = comm.time(bk.group, reduce, bk.params * gb);
+      }
       const double begin = std::max(stream, bk.ready + slowdown * shared);
       stream = begin + t;
       for (; span < st.spans.size() && st.spans[span].second <= begin; ++span) {
@@ -623,8 +662,8 @@ StepResult simulate_step(const StepInputs& in) {
       }
       if (in.want_trace) {
         r.trace.push_back({s, comm.gpu(0, 0, s, 0),
-                           fmt::format("{} chunk {} layer {}{}", config::enum_name(reduce), bk.chunk, bk.layer,
-                                       bk.group == Group::edp ? " experts" : ""),
+                           fmt::format("{} chunk {} layer {}{}", config::enum_name(bk.gather ? Op::all_gather : reduce),
+                                       bk.chunk, bk.layer, bk.group == Group::edp ? " experts" : ""),
                            "dp",
                            begin, stream});
       }

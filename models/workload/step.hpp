@@ -16,14 +16,20 @@
 // or the next chunk's input gradient (backward), sent point to point between stages. Each
 // pass is an engine event; its duration is its compute time (models/workload/costs.hpp)
 // plus its exposed collectives (TP, EP: on the critical path; CP: beyond the attention
-// compute it hides behind; ZeRO-3 parameter gathers: beyond the pass's compute).
+// compute it hides behind; ZeRO's per-pass DP collectives, ZeRO-3's parameter gathers and,
+// in a backward, ZeRO-2 and -3's gradient reduce-scatters: beyond the pass's compute, which
+// hides them together, once).
 //
 // Data parallelism: gradients are reduced over the data- and context-parallel ranks together
 // (as Megatron-LM does; ZeRO shards over the same ranks). With overlap_grad_reduce each
 // layer's gradients are reduced (all-reduce with zero 0, reduce-scatter with ZeRO) as soon
-// as the last micro-batch's backward has produced them (a layer's gradients are ready in
-// proportion through that backward pass), one reduction at a time per stage in the order
-// they become ready; otherwise all after the stage's last backward. With ZeRO 2-3 the
+// as the last micro-batch's backward has produced them (the pass's layers follow one
+// another, each over its share of the pass's backward compute, so the output layer's
+// gradients are ready after its GEMM, the embedding's at the end), one reduction at a time
+// per stage in the order they become ready; otherwise all after the stage's last backward.
+// With ZeRO-3 that stream also carries the last backward's parameter gathers, each
+// prefetched when the layer before it starts (FSDP's backward prefetch), so the reductions
+// cannot hide behind time the gathers already use. With ZeRO 2-3 the
 // gradients are sharded, so they cannot accumulate whole over the micro-batches: each
 // micro-batch's backward reduce-scatters its chunk's gradients too (behind the pass's
 // compute with overlap_grad_reduce; the M - 1 before the last are charged evenly, (M-1)/M
@@ -53,9 +59,11 @@
 // (training_flops_per_token x tokens, no recomputation) / (step time x GPUs x dense peak of
 // the job's precision). HFU counts the FLOPs executed, recomputation included.
 //
-// LIMITATIONS: with ZeRO-3, a backward pass hides its parameter all-gather and its
-// gradient reduce-scatter each behind its whole compute (the overlap is counted twice); MoE expert gradients are reduced and sharded like the others, over all
-// data-parallel ranks, not over the smaller expert-data-parallel group; identical replicas (no stragglers, no data-dependent imbalance); compute
+// LIMITATIONS: a pass's layers are timed by their compute share, not gated on their ZeRO-3
+// gathers (gather-bound, the final stream may wait for a layer's gradients it would have
+// had earlier); a pass's DP collectives hide only behind its compute, not behind its exposed
+// TP time (they use other links); identical replicas (no stragglers, no data-dependent
+// imbalance); compute
 // slows by one average factor while a collective overlaps it, whatever the collective's
 // size, channels or the kernel's shape (a GEMM whose last wave spills can lose far more:
 // Lee et al. measured up to 40%), pipeline sends do not slow it, communication is not

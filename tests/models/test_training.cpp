@@ -514,6 +514,92 @@ TEST_CASE("ZeRO-3 gathers parameters for every pass; ZeRO-1 gathers once after t
   CHECK(z3.breakdown.dp != Rel(z1.breakdown.dp));
 }
 
+TEST_CASE("ZeRO-3: a pass's compute hides its gathers and its reduce-scatters together, not each in full") {
+  // The gathers and the reduce-scatters of a pass share the DP links: when the gathers alone
+  // outlast the compute (a short sequence over a 1:3 tapered fabric, no TP), there is nothing
+  // left to hide the gradient reductions behind. On one micro-batch the step is then the same
+  // with overlap_grad_reduce on or off: the last backward's gathers hold the stream first.
+  const auto s = small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3",
+                                "network.overlap_slowdown=0"});
+  ModelSpec m = gpt(8);
+  m.seq_len = 256;
+  JobConfig j = job_for(1, 1, 16, 16);
+  j.parallelism.zero = 3;
+  j.overlap_grad_reduce = true;
+  const StepResult on = step(s, j, m, true);
+  j.overlap_grad_reduce = false;
+  const StepResult off = step(s, j, m);
+  REQUIRE(on.micro_batches == 1);
+  // the gathers outlast the compute: the forward pass alone exposes DP time
+  REQUIRE(off.breakdown.dp > off.breakdown.compute);
+  CHECK(on.step_time_s == Rel(off.step_time_s).epsilon(1e-9));
+  // The trace shows the gathers on the final reductions' stream, each before its layer's
+  // reduction, the first from the last backward's start.
+  std::vector<const TraceSpan*> dp;
+  for (const TraceSpan& t : on.trace) {
+    if (t.category == "dp") dp.push_back(&t);
+  }
+  REQUIRE(dp.size() >= 2);
+  CHECK(dp.front()->name.starts_with("all_gather chunk 0 layer 0"));
+  CHECK(dp.back()->name.starts_with("reduce_scatter chunk 0"));
+  const auto gathers = std::count_if(dp.begin(), dp.end(), [](const TraceSpan* t) {
+    return t->name.starts_with("all_gather");
+  });
+  CHECK(2 * static_cast<std::size_t>(gathers) == dp.size());
+
+  // On M = 4 micro-batches, each backward but the last also reduce-scatters its gradients
+  // (one chunk's reduce-scatter r, measured below as ZeRO-2's extra DP time over ZeRO-1,
+  // (M - 1) r without overlap). Gather-bound, a pass hides none of it: overlap can only move
+  // the last pass's averaged share, (M - 1)/M r, behind the final stream. (A little less:
+  // the stream, ahead with its prefetched gathers, waits for the first layers' gradients.)
+  // Counting each collective against the compute in full would save about another
+  // (M - 1) x the backward's compute here.
+  const std::int64_t M = 4;
+  JobConfig k = job_for(1, 1, 16, 16 * M);
+  k.overlap_grad_reduce = false;
+  k.parallelism.zero = 1;
+  const StepResult z1 = step(s, k, m);
+  k.parallelism.zero = 2;
+  const StepResult z2 = step(s, k, m);
+  const double r = (z2.step_time_s - z1.step_time_s) / static_cast<double>(M - 1);
+  REQUIRE(r > 0.0);
+  k.parallelism.zero = 3;
+  const StepResult off3 = step(s, k, m);
+  k.overlap_grad_reduce = true;
+  const StepResult on3 = step(s, k, m);
+  const double saved = off3.step_time_s - on3.step_time_s;
+  CHECK(saved > 0.5 * r * static_cast<double>(M - 1) / static_cast<double>(M));
+  CHECK(saved <= r * static_cast<double>(M - 1) / static_cast<double>(M) * (1.0 + 1e-9));
+}
+
+TEST_CASE("a backward pass's layers take their share of its compute: per-layer costs add up to the pass") {
+  const auto s = small_cluster();
+  const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
+  for (const bool tied : {false, true}) {
+    ModelSpec m = gpt(6);
+    m.vocab = 32000;  // an output layer that costs something
+    m.tied_embeddings = tied;
+    for (const std::int64_t pp : {1, 2}) {
+      const auto costs = chunk_costs(job_for(2, pp, 1, 8), m, profile);
+      for (const ChunkCost& c : costs) {
+        CAPTURE(tied);
+        CAPTURE(pp);
+        REQUIRE(c.layer_backward_compute_s.size() == c.layer_gradient_params.size());
+        double sum = 0.0;
+        for (const double t : c.layer_backward_compute_s) {
+          CHECK(t > 0.0);
+          sum += t;
+        }
+        CHECK(sum == Rel(c.backward.compute_s).epsilon(1e-12));
+      }
+      // The output layer (backward's first) costs more than the embedding lookup (its last).
+      if (pp == 1 && !tied) {
+        CHECK(costs[0].layer_backward_compute_s.front() > costs[0].layer_backward_compute_s.back());
+      }
+    }
+  }
+}
+
 TEST_CASE("rank order: DP innermost puts the TP group across nodes, and TP gets slower") {
   const auto s = small_cluster();
   const ModelSpec m = gpt(8);
