@@ -87,6 +87,17 @@ void Fabric::fail_link(LinkId link) {
   link_failed[links[link.value].reverse.value] = true;
 }
 
+std::vector<LinkId> failure_cables(const Fabric& f) {
+  std::vector<LinkId> out;
+  for (std::uint32_t l = 0; l < f.links.size(); ++l) {
+    const Link& link = f.links[l];
+    if (link.src == link.dst || link.reverse.value < l || link.medium == Medium::internal) continue;
+    out.push_back(LinkId{l});
+  }
+  std::stable_sort(out.begin(), out.end(), [&](LinkId a, LinkId b) { return f.links[a.value].kind < f.links[b.value].kind; });
+  return out;
+}
+
 std::string describe_link(const Fabric& f, LinkId l) {
   const Link& link = f.links[l.value];
   return fmt::format("{} {}#{} -> {}#{}", name(link.kind), name(f.vertex_kind[link.src.value]), link.src.value,

@@ -210,6 +210,12 @@ class Fabric {
 /// "leaf_spine leaf#1040 -> spine#1200": a link's kind and its two ends, for reports.
 std::string describe_link(const Fabric& f, LinkId l);
 
+/// The cables that fail as units (failure components `per: link`), in the order the long run
+/// numbers them: by kind (LinkKind order), then by id, one per cable (its lower-id
+/// direction). Dark ports and the links inside a node (NVLink, GPU to NIC: Medium::internal,
+/// which fail with the node) are not cables.
+std::vector<LinkId> failure_cables(const Fabric& f);
+
 /// A problem with the fabric's configuration, at a key path of the scenario.
 struct FabricError {
   std::string path;  ///< e.g. "fabric.radix"

@@ -6,6 +6,8 @@
 //       hbm:    {mtbf: 5000d, per: gpu} #   nvlink nvswitch nic host cpu memory psu ssd chassis
 //       switch: {mtbf: 500d, distribution: weibull, shape: 0.7}   #   maintenance: per node
 //                                       #   switch: per switch; cable optic link: per link
+//                                       #   (a cable between boxes: NIC to switch, switch to
+//                                       #   switch; NVLink and host links fail with the node)
 //                                       #   software nccl: per job
 //     heterogeneity: {kind: power_law, top_fraction: 0.01, failure_share: 0.5}
 //     repair: {detect: 5min, restart: 10min, replace: lognormal(4h, 1.0)}

@@ -141,6 +141,40 @@ std::int64_t ClosScope::crossed(const std::vector<std::int64_t>& job_nodes) cons
   return n;
 }
 
+bool ClosScope::crosses_cable(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
+  const Cable& c = cables[static_cast<std::size_t>(unit)];
+  if (!c.access) return crosses(job_nodes, c.a) && crosses(job_nodes, c.b);
+  return std::any_of(job_nodes.begin(), job_nodes.end(), [&](std::int64_t n) { return n == c.a || n >= nodes; });
+}
+
+std::int64_t ClosScope::crossed_cables(const std::vector<std::int64_t>& job_nodes) const {
+  const Footprint f = footprint(*this, job_nodes);
+  if (f.unknown) return static_cast<std::int64_t>(cables.size());
+  std::vector<std::int64_t> distinct;
+  for (const std::int64_t n : job_nodes) {
+    if (n >= 0) distinct.push_back(n);
+  }
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::int64_t n = static_cast<std::int64_t>(distinct.size()) * nics_per_node;  // access cables
+  if (!f.leaves_leaves) return n;
+  // Every uplink of a leaf it is on (to its pod's aggregation switches, or to the tops), and
+  // with 3 tiers across pods every uplink of its pods' aggregation switches.
+  std::vector<std::int64_t> touched;
+  for (const auto& [lo, hi] : f.leaves) {
+    for (std::int64_t l = lo; l <= hi; ++l) touched.push_back(l);
+  }
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  for (const std::int64_t l : touched) n += up_cables[static_cast<std::size_t>(l)];
+  if (tiers == 3 && f.pods.size() > 1) {
+    for (const std::int64_t p : f.pods) {
+      for (std::int64_t a = 0; a < aggs_per_pod; ++a) n += up_cables[static_cast<std::size_t>(leaves + p * aggs_per_pod + a)];
+    }
+  }
+  return n;
+}
+
 std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
   std::vector<ConfigProblem> out;
   for (const auto& [name, c] : f.components) {
@@ -352,7 +386,7 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
         return d.is_switch == is_switch && u >= d.first && u < d.first + d.count;
       });
       if (in_class) continue;
-      if (is_switch && in.clos && !in.clos->crosses(nominal, u)) continue;
+      if (in.clos && !(is_switch ? in.clos->crosses(nominal, u) : in.clos->crosses_cable(nominal, u))) continue;
       ++n;
     }
     return static_cast<double>(n);
@@ -376,7 +410,7 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
         if (reroute_cuts) {
           units = cutting(false);
         } else if (j.p.nodes > 1) {
-          units = static_cast<double>(in.links);
+          units = static_cast<double>(in.clos ? in.clos->crossed_cables(nominal) : in.links);
         }
         break;
       case Per::job: units = 1.0; break;
@@ -851,9 +885,12 @@ class Model {
   }
 
   /// Whether job j's traffic can cross unit `index` of network class k (on a Clos fabric, a
-  /// switch only serves some jobs; a link, and any element of another fabric, serves all).
+  /// switch or a cable only serves some jobs; any element of another fabric serves all).
   [[nodiscard]] bool crosses(const JobState& j, const Klass& k, std::int64_t index) const {
-    return k.per != Per::switch_ || !in_.clos || in_.clos->crosses(j.slots, index);
+    if (!in_.clos) return true;
+    if (k.per == Per::switch_) return in_.clos->crosses(j.slots, index);
+    if (k.per == Per::link) return in_.clos->crosses_cable(j.slots, index);
+    return true;
   }
 
   /// The degradation of job j for unit `index` of network class k, if the fabric routes
@@ -1359,6 +1396,10 @@ Estimate estimate(const sim::Welford& w) {
 
 LongRunResult simulate_long_run(const LongRunInputs& in) {
   CLUSTERSIM_CHECK(in.failures != nullptr && in.replications >= 1, "a long run needs failures and replications");
+  CLUSTERSIM_CHECK(!in.clos || in.links == 0 ||
+                       (static_cast<std::int64_t>(in.clos->cables.size()) == in.links &&
+                        static_cast<std::int64_t>(in.clos->up_cables.size()) == in.clos->leaves + in.clos->aggs + in.clos->tops),
+                   "a Clos scope describes every cable unit");
   const std::vector<Klass> classes = resolve_classes(*in.failures);
   std::vector<JobState> jobs;
   double ideal = 0.0, last_submit = 0.0;

@@ -101,17 +101,20 @@
 // class (a leaf or router holding the job's endpoints) restarts the job. The throughput
 // lost while running degraded counts in lost_gpu_hours under the element's class.
 //
-// Which jobs a switch reaches: on a Clos fabric (LongRunInputs::clos), only the running
-// multi-node jobs whose traffic can cross it, judged from the nodes they run on (ClosScope:
-// a leaf, the jobs with a NIC on it; an aggregation switch, those whose traffic leaves
-// their leaves, with a node in its pod; a top switch, those whose traffic leaves their
-// leaves (2 tiers) or their pod (3 tiers); on a rail-optimized Clos every job of two nodes
-// or more leaves its leaves, since a direct all-to-all goes from NIC i to NIC j); a job's
-// MTBF counts the switches its nominal range crosses (with reroute, its leaves, whose
-// failure cuts it off). On another fabric, every multi-node job.
+// Which jobs a switch or a cable reaches: on a Clos fabric (LongRunInputs::clos), only the
+// running multi-node jobs whose traffic can cross it, judged from the nodes they run on
+// (ClosScope: a leaf, the jobs with a NIC on it; an aggregation switch, those whose traffic
+// leaves their leaves, with a node in its pod; a top switch, those whose traffic leaves
+// their leaves (2 tiers) or their pod (3 tiers); on a rail-optimized Clos every job of two
+// nodes or more leaves its leaves, since a direct all-to-all goes from NIC i to NIC j; a
+// NIC's cable, the job on that node; a cable between switches, the jobs that cross both);
+// a job's MTBF counts the switches and cables its nominal range crosses (with reroute, its
+// leaves and its NICs' cables, whose failure cuts it off). On another fabric, every
+// multi-node job. Cables are the fabric's cables between boxes (fabric::failure_cables):
+// NVLink and GPU-to-NIC links fail with their node.
 //
-// LIMITATIONS: cable failures, and switch failures on a torus or dragonfly, stop every
-// running multi-node job (paths are not traced); on a Clos, a job with a spare or a
+// LIMITATIONS: switch and cable failures on a torus or dragonfly stop every running
+// multi-node job (paths are not traced); on a Clos, a job with a spare or a
 // replacement node (whose place in the fabric is not modelled) crosses every switch, and a
 // job is taken to use every aggregation switch of its pods and every top switch once its
 // traffic leaves its leaves or pod (ECMP spreads it), whether or not its collectives send
@@ -186,12 +189,28 @@ struct ClosScope {
   std::int64_t tops = 0;
   std::int64_t nodes = 0;           ///< the fabric's nodes: physical nodes 0 .. nodes - 1
 
+  /// The cable units (fabric::failure_cables, in that order): an access cable joins a NIC of
+  /// node `a` to leaf unit `b`; any other joins switch units a < b (the lower tier first).
+  struct Cable {
+    bool access = false;
+    std::int64_t a = 0;
+    std::int64_t b = 0;
+  };
+  std::vector<Cable> cables;
+  /// Per switch unit: its cables to the tier above (filled with `cables`).
+  std::vector<std::int64_t> up_cables;
+
   /// Whether the traffic of a job on `nodes` (physical ids; -1: none) can cross switch unit
   /// `unit`, and how many switch units it can cross.
   [[nodiscard]] bool crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
   [[nodiscard]] std::int64_t crossed(const std::vector<std::int64_t>& job_nodes) const;
   /// Of which leaves.
   [[nodiscard]] std::int64_t crossed_leaves(const std::vector<std::int64_t>& job_nodes) const;
+  /// Whether the job's traffic can cross cable unit `unit`: an access cable, when one of its
+  /// nodes holds the NIC; a cable between switches, when it crosses both of them. And how
+  /// many cable units it can cross.
+  [[nodiscard]] bool crosses_cable(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
+  [[nodiscard]] std::int64_t crossed_cables(const std::vector<std::int64_t>& job_nodes) const;
 };
 
 struct LongRunInputs {
@@ -201,11 +220,11 @@ struct LongRunInputs {
   std::int64_t nodes = 0;  ///< in the cluster (spares are extra)
   std::int64_t gpus_per_node = 0;
   std::int64_t switches = 0;
-  std::int64_t links = 0;
+  std::int64_t links = 0;  ///< cables between boxes (fabric::failure_cables), the link units
   std::int64_t block_nodes = 0;  ///< nodes per pod or group, for placement (0: none)
-  /// A Clos fabric's layout: switch failures stop only the jobs that cross the switch, and
-  /// a job's MTBF counts only those switches. None (a torus, a dragonfly, no fabric): a
-  /// switch failure stops every job of more than one node.
+  /// A Clos fabric's layout: switch and cable failures stop only the jobs that cross the
+  /// element, and a job's MTBF counts only those. None (a torus, a dragonfly, no fabric): a
+  /// switch or cable failure stops every job of more than one node.
   std::optional<ClosScope> clos;
   std::vector<JobProfile> jobs;
   double horizon_s = 0.0;  ///< 0: until every job has trained its tokens

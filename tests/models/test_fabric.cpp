@@ -4,6 +4,7 @@
 
 #include "tests/approx.hpp"
 
+#include <map>
 #include <set>
 
 #include "models/fabric/fabric.hpp"
@@ -856,5 +857,37 @@ TEST_CASE("the torus hashes nothing: its routes are the same whatever the seed")
       salted.route_endpoints(s, d, static_cast<std::uint64_t>(s + d), b);
       CHECK(a == b);
     }
+  }
+}
+
+TEST_CASE("failure cables: one unit per cable between boxes, by kind; no NVLink, host link or dark port") {
+  // A dragonfly of 4 groups with 2 global links per group pair leaves 2 of each group's 8
+  // global ports dark; nodes of 8 GPUs on NVLink with 4 NICs; and a rail-optimized Clos.
+  for (const auto& [name, f] : std::vector<std::pair<std::string, Fabric>>{
+           {"dragonfly with dark ports", build(dragonfly(4, 2, 2, 4), 8, 8, 4)},
+           {"3-tier rail Clos", build(clos(Topology::rail_clos, 8, 3), 12, 8, 4)}}) {
+    CAPTURE(name);
+    const std::vector<LinkId> units = failure_cables(f);
+    std::map<LinkKind, std::int64_t> by_kind;
+    std::set<std::uint32_t> seen;
+    for (std::size_t i = 0; i < units.size(); ++i) {
+      const Link& l = f.links[units[i].value];
+      CHECK(l.medium != Medium::internal);
+      CHECK(l.src != l.dst);
+      CHECK(l.kind != LinkKind::nvlink);
+      CHECK(l.kind != LinkKind::host);
+      // one unit per cable: neither direction seen before
+      CHECK(seen.insert(std::min(units[i].value, l.reverse.value)).second);
+      if (i > 0) CHECK(f.links[units[i - 1].value].kind <= l.kind);
+      ++by_kind[l.kind];
+    }
+    // Every cable the fabric's metrics count, less those inside the nodes.
+    const FabricMetrics m = measure(f, prices());
+    std::int64_t cables = 0;
+    for (const auto& [kind, n] : m.links) {
+      if (kind != "nvlink" && kind != "host") cables += n;
+    }
+    CHECK(static_cast<std::int64_t>(units.size()) == cables);
+    CHECK(by_kind[LinkKind::access] == f.endpoints());
   }
 }

@@ -176,3 +176,57 @@ TEST_CASE("switch failures restart only the jobs that cross the switch, and coun
     CHECK(scoped.jobs[j].ettr.mean > all.jobs[j].ettr.mean);
   }
 }
+
+TEST_CASE("cable failures restart only the jobs that cross the cable, and count in their MTBF") {
+  // The two 2-node jobs of the test above, each under its own leaf of a 2-tier Clos (2
+  // leaves, 1 spine): 6 cables, a NIC's to its leaf (4) and a leaf's to the spine (2). A job
+  // crosses only its own nodes' 2 access cables. Without the layout, every cable failure
+  // restarts both.
+  FailuresConfig failures;
+  ComponentConfig cable;
+  cable.rate = FailureRate{0.1, Per::link};
+  cable.hardware = true;
+  failures.components["cable"] = cable;
+  LongRunInputs in;
+  in.failures = &failures;
+  in.nodes = 4;
+  in.gpus_per_node = 8;
+  in.switches = 3;
+  in.links = 6;
+  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+  in.jobs.push_back(JobProfile{"a", 0, 2, 16, 2, 1e6, std::nullopt, 1e9});
+  in.jobs.push_back(JobProfile{"b", 2, 2, 16, 2, 1e6, std::nullopt, 1e9});
+  in.horizon_s = 400 * kDay;
+  in.replications = 4;
+  in.seed = 5;
+  const LongRunResult all = simulate_long_run(in);
+  ClosScope c;
+  c.nics_per_node = 1;
+  c.leaf_down = 2;
+  c.leaves = 2;
+  c.tops = 1;
+  c.nodes = 4;
+  c.cables = {{true, 0, 0}, {true, 1, 0}, {true, 2, 1}, {true, 3, 1}, {false, 0, 2}, {false, 1, 2}};
+  c.up_cables = {1, 1, 0};
+  CHECK(c.crossed_cables({0, 1}) == 2);
+  CHECK(c.crosses_cable({0, 1}, 1));
+  CHECK_FALSE(c.crosses_cable({0, 1}, 2));
+  CHECK_FALSE(c.crosses_cable({0, 1}, 4));  // its traffic turns at its leaf
+  // A job across both leaves crosses every cable; one with a spare node (4) may be anywhere.
+  CHECK(c.crossed_cables({1, 2}) == 2 + 2);
+  CHECK(c.crosses_cable({1, 2}, 5));
+  CHECK_FALSE(c.crosses_cable({1, 2}, 0));
+  CHECK(c.crossed_cables({0, 4}) == 6);
+  in.clos = c;
+  const LongRunResult scoped = simulate_long_run(in);
+  const double failures_seen = scoped.failures_by_cause.at("cable").mean;
+  CHECK(failures_seen == Rel(6 * 0.1 * 400).epsilon(0.1));
+  for (std::size_t j = 0; j < 2; ++j) {
+    CHECK(all.jobs[j].interruptions.mean == Rel(all.failures_by_cause.at("cable").mean).epsilon(0.02));
+    // Two cables of six are the job's.
+    CHECK(scoped.jobs[j].interruptions.mean == Rel(failures_seen / 3.0).epsilon(0.15));
+    CHECK(scoped.jobs[j].mtbf_s == Rel(3.0 * all.jobs[j].mtbf_s));
+    CHECK(scoped.jobs[j].ettr.mean > all.jobs[j].ettr.mean);
+  }
+}

@@ -100,7 +100,7 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
       CAPTURE(count);
       std::vector<std::int64_t> nodes;
       for (std::int64_t n = first; n < first + count; ++n) nodes.push_back(n);
-      std::set<std::int64_t> met;
+      std::set<std::int64_t> met, met_cables;
       for (std::int64_t a = first * f.nics_per_node; a < (first + count) * f.nics_per_node; ++a) {
         for (std::int64_t b = first * f.nics_per_node; b < (first + count) * f.nics_per_node; ++b) {
           if (a / f.nics_per_node == b / f.nics_per_node) continue;  // inside a node: NVLink
@@ -108,6 +108,7 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
             path.clear();
             f.route_endpoints(a, b, flow, path);
             for (const fabric::LinkId l : path) {
+              met_cables.insert(std::min(l.value, f.links[l.value].reverse.value));
               const std::uint32_t v = f.links[l.value].dst.value;
               if (v >= layout.leaf_base) met.insert(static_cast<std::int64_t>(v - layout.leaf_base));
               REQUIRE(v < layout.leaf_base + f.switch_count());
@@ -123,6 +124,22 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
       for (std::int64_t u = 0; u < f.switch_count(); ++u) says += scope->crosses(nodes, u);
       CHECK(scope->crossed(nodes) == says);
       CHECK(says >= static_cast<std::int64_t>(met.size()));
+      // Cables likewise: every cable a route takes (as its unit) is crossed, and
+      // crossed_cables() counts what crosses_cable() says, one by one.
+      const std::vector<fabric::LinkId> units = fabric::failure_cables(f);
+      REQUIRE(scope->cables.size() == units.size());
+      std::int64_t cables_said = 0;
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        const bool crossed = scope->crosses_cable(nodes, static_cast<std::int64_t>(u));
+        cables_said += crossed;
+        if (met_cables.count(units[u].value)) {
+          CAPTURE(u);
+          CHECK(crossed);
+        }
+      }
+      CHECK(scope->crossed_cables(nodes) == cables_said);
+      CHECK(cables_said >= static_cast<std::int64_t>(met_cables.size()));
+      CHECK(cables_said < static_cast<std::int64_t>(units.size()) + (count == shape.nodes ? 1 : 0));
     }
   }
 }

@@ -60,6 +60,24 @@ std::optional<reliability::ClosScope> clos_scope(const fabric::Fabric& f) {
   scope.tops = c->top_switches;
   scope.nodes = f.nodes;
   CLUSTERSIM_CHECK(scope.leaves + scope.aggs + scope.tops == f.switch_count(), "switch units are the Clos tiers");
+  // The cable units, by their ends: a NIC's node, or switch units (vertex - leaf_base).
+  scope.up_cables.assign(static_cast<std::size_t>(f.switch_count()), 0);
+  const auto unit_of = [&](fabric::VertexId v) { return static_cast<std::int64_t>(v.value) - c->leaf_base; };
+  for (const fabric::LinkId id : fabric::failure_cables(f)) {
+    const fabric::Link& l = f.links[id.value];
+    reliability::ClosScope::Cable cable;
+    if (l.kind == fabric::LinkKind::access) {
+      const fabric::VertexId nic = f.vertex_kind[l.src.value] == fabric::VertexKind::nic ? l.src : l.dst;
+      cable = {true, static_cast<std::int64_t>(nic.value - f.nic_base) / f.nics_per_node,
+               unit_of(nic == l.src ? l.dst : l.src)};
+    } else {
+      const std::int64_t a = unit_of(l.src), b = unit_of(l.dst);
+      CLUSTERSIM_CHECK(a >= 0 && b >= 0 && a != b, "a Clos cable joins two switches");
+      cable = {false, std::min(a, b), std::max(a, b)};
+      ++scope.up_cables[static_cast<std::size_t>(cable.a)];
+    }
+    scope.cables.push_back(cable);
+  }
   return scope;
 }
 
@@ -69,9 +87,9 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
   if (!loaded.fabric) return out;
   const fabric::Fabric& base = *loaded.fabric;
 
-  // Switch units are the fabric's switches in vertex order; link units its cables (one per
-  // pair of directions) in link order: the numbering the long-run model draws from.
-  // On a Clos, only the switches the job crosses can slow it: the samples come from those.
+  // Switch units are the fabric's switches in vertex order; link units its cables
+  // (fabric::failure_cables): the numbering the long-run model draws from. On a Clos, only
+  // the switches and cables the job crosses can slow it: the samples come from those.
   const std::optional<reliability::ClosScope> scope = clos_scope(base);
   std::vector<std::int64_t> job_nodes;
   for (std::int64_t n = job.first_gpu / base.gpus_per_node;
@@ -89,10 +107,14 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
     if (!scope || scope->crosses(job_nodes, unit)) crossed[k].push_back(fabric::VertexId{v});
     ++unit;
   }
-  std::map<fabric::LinkKind, std::vector<fabric::LinkId>> cables;
-  for (std::uint32_t l = 0; l < base.links.size(); ++l) {
-    if (base.links[l].reverse.value < l) continue;  // one per cable
-    cables[base.links[l].kind].push_back(fabric::LinkId{l});
+  // Cables by kind, in unit order; and those the job crosses (on a Clos).
+  std::map<fabric::LinkKind, std::vector<fabric::LinkId>> cables, crossed_cables;
+  std::int64_t cable_unit = 0;
+  for (const fabric::LinkId l : fabric::failure_cables(base)) {
+    const fabric::LinkKind k = base.links[l.value].kind;
+    cables[k].push_back(l);
+    if (!scope || scope->crosses_cable(job_nodes, cable_unit)) crossed_cables[k].push_back(l);
+    ++cable_unit;
   }
 
   const auto run = [&](const auto& fail) {
@@ -128,8 +150,9 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
   std::int64_t link_unit = 0;
   for (const auto& [kind, list] : cables) {
     if (switch_to_switch(kind)) {
+      const auto it = crossed_cables.find(kind);
       add(DegradedClass{std::string(fabric::name(kind)) + " link", false, link_unit, static_cast<std::int64_t>(list.size())},
-          list, [](fabric::Fabric& f, fabric::LinkId l) { f.fail_link(l); });
+          it != crossed_cables.end() ? it->second : list, [](fabric::Fabric& f, fabric::LinkId l) { f.fail_link(l); });
     }
     link_unit += static_cast<std::int64_t>(list.size());
   }

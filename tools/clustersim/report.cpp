@@ -64,7 +64,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
   in.gpus_per_node = loaded.node.spec.gpus;
   if (fabric) {
     in.switches = fabric->switches;
-    for (const auto& [kind, n] : fabric->links) in.links += n;
+    if (loaded.fabric) in.links = static_cast<std::int64_t>(fabric::failure_cables(*loaded.fabric).size());
     if (loaded.fabric) in.block_nodes = block_nodes(*loaded.fabric, fabric->diameter_hops);
     if (loaded.fabric) in.clos = clos_scope(*loaded.fabric);
   }
