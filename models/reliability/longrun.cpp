@@ -36,7 +36,7 @@ constexpr std::int64_t kMaxRetired = 100'000;  ///< or 10 fleets, replacements p
 namespace {
 
 /// What a job's nodes touch: its leaves (as [lo, hi] ranges, one per node), its pods
-/// (sorted, unique), and whether its traffic leaves its leaves (see ClosScope). `unknown`
+/// (sorted, unique), and whether its traffic leaves its leaves (see FabricScope). `unknown`
 /// when a node has no place in the fabric.
 struct Footprint {
   bool unknown = false;
@@ -48,13 +48,13 @@ struct Footprint {
 /// Node n's leaves, as ClosLayout::leaf_of numbers them: a rail-optimized Clos puts NIC i of
 /// a leaf group's nodes on that group's rail-i leaf; otherwise the endpoints fill the
 /// leaves in order.
-std::pair<std::int64_t, std::int64_t> leaves_of(const ClosScope& c, std::int64_t n) {
+std::pair<std::int64_t, std::int64_t> leaves_of(const FabricScope& c, std::int64_t n) {
   const std::int64_t lo = c.rail ? (n / c.leaf_down) * c.nics_per_node : n * c.nics_per_node / c.leaf_down;
   const std::int64_t hi = c.rail ? lo + c.nics_per_node - 1 : (n * c.nics_per_node + c.nics_per_node - 1) / c.leaf_down;
   return {lo, hi};
 }
 
-Footprint footprint(const ClosScope& c, const std::vector<std::int64_t>& nodes) {
+Footprint footprint(const FabricScope& c, const std::vector<std::int64_t>& nodes) {
   Footprint f;
   std::int64_t node0 = -1, group0 = -1;
   for (const std::int64_t n : nodes) {
@@ -82,37 +82,37 @@ Footprint footprint(const ClosScope& c, const std::vector<std::int64_t>& nodes) 
 
 }  // namespace
 
-bool ClosScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
+namespace {
+
+bool clos_crosses(const FabricScope& c, const std::vector<std::int64_t>& job_nodes, std::int64_t unit) {
   // One pass over the job's nodes, without allocating: a failure asks this of every job.
   bool in_pod = false;         // a leaf of the aggregation switch's pod
   bool leaves_leaves = false;  // its traffic goes above its leaves (see footprint())
   bool many_pods = false;
   std::int64_t node0 = -1, leaf0 = -1, pod0 = -1;
-  const std::int64_t pod = unit >= leaves && unit < leaves + aggs ? (unit - leaves) / aggs_per_pod : -1;
+  const std::int64_t pod = unit >= c.leaves && unit < c.leaves + c.aggs ? (unit - c.leaves) / c.aggs_per_pod : -1;
   for (const std::int64_t n : job_nodes) {
     if (n < 0) continue;
-    if (n >= nodes) return true;  // no known place: any switch may carry its traffic
-    const auto [lo, hi] = leaves_of(*this, n);
-    if (unit < leaves) {
+    if (n >= c.nodes) return true;  // no known place: any switch may carry its traffic
+    const auto [lo, hi] = leaves_of(c, n);
+    if (unit < c.leaves) {
       if (lo <= unit && unit <= hi) return true;
       continue;
     }
     if (node0 < 0) node0 = n;
     if (leaf0 < 0) leaf0 = lo;
-    leaves_leaves = leaves_leaves || (rail ? n != node0 : lo != leaf0 || hi != leaf0);
-    if (tiers == 3) {
-      const std::int64_t p_lo = lo / leaves_per_pod, p_hi = hi / leaves_per_pod;
+    leaves_leaves = leaves_leaves || (c.rail ? n != node0 : lo != leaf0 || hi != leaf0);
+    if (c.tiers == 3) {
+      const std::int64_t p_lo = lo / c.leaves_per_pod, p_hi = hi / c.leaves_per_pod;
       if (pod0 < 0) pod0 = p_lo;
       many_pods = many_pods || p_lo != pod0 || p_hi != pod0;
       in_pod = in_pod || (p_lo <= pod && pod <= p_hi);
     }
   }
-  if (unit < leaves || !leaves_leaves) return false;  // its traffic turns at its leaves
+  if (unit < c.leaves || !leaves_leaves) return false;  // its traffic turns at its leaves
   if (pod >= 0) return in_pod;
-  return tiers == 2 || many_pods;
+  return c.tiers == 2 || many_pods;
 }
-
-namespace {
 
 /// How many distinct leaves a footprint holds.
 std::int64_t distinct_leaves(const Footprint& f) {
@@ -124,53 +124,213 @@ std::int64_t distinct_leaves(const Footprint& f) {
   return std::unique(touched.begin(), touched.end()) - touched.begin();
 }
 
-}  // namespace
-
-std::int64_t ClosScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
-  const Footprint f = footprint(*this, job_nodes);
-  return f.unknown ? leaves : distinct_leaves(f);
-}
-
-std::int64_t ClosScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
-  const Footprint f = footprint(*this, job_nodes);
-  if (f.unknown) return leaves + aggs + tops;
+std::int64_t clos_crossed(const FabricScope& c, const Footprint& f) {
   std::int64_t n = distinct_leaves(f);
   if (!f.leaves_leaves) return n;
-  n += aggs_per_pod * static_cast<std::int64_t>(f.pods.size());
-  if (tiers == 2 || f.pods.size() > 1) n += tops;
+  n += c.aggs_per_pod * static_cast<std::int64_t>(f.pods.size());
+  if (c.tiers == 2 || f.pods.size() > 1) n += c.tops;
   return n;
 }
 
-bool ClosScope::crosses_cable(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
-  const Cable& c = cables[static_cast<std::size_t>(unit)];
-  if (!c.access) return crosses(job_nodes, c.a) && crosses(job_nodes, c.b);
-  return std::any_of(job_nodes.begin(), job_nodes.end(), [&](std::int64_t n) { return n == c.a || n >= nodes; });
-}
-
-std::int64_t ClosScope::crossed_cables(const std::vector<std::int64_t>& job_nodes) const {
-  const Footprint f = footprint(*this, job_nodes);
-  if (f.unknown) return static_cast<std::int64_t>(cables.size());
-  std::vector<std::int64_t> distinct;
-  for (const std::int64_t n : job_nodes) {
-    if (n >= 0) distinct.push_back(n);
-  }
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  std::int64_t n = static_cast<std::int64_t>(distinct.size()) * nics_per_node;  // access cables
-  if (!f.leaves_leaves) return n;
-  // Every uplink of a leaf it is on (to its pod's aggregation switches, or to the tops), and
-  // with 3 tiers across pods every uplink of its pods' aggregation switches.
+/// The cables above the job's access cables that it crosses: every uplink of a leaf it is
+/// on (to its pod's aggregation switches, or to the tops) once its traffic leaves its
+/// leaves, and with 3 tiers across pods every uplink of its pods' aggregation switches.
+std::int64_t clos_crossed_uplinks(const FabricScope& c, const Footprint& f) {
+  if (!f.leaves_leaves) return 0;
   std::vector<std::int64_t> touched;
   for (const auto& [lo, hi] : f.leaves) {
     for (std::int64_t l = lo; l <= hi; ++l) touched.push_back(l);
   }
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  for (const std::int64_t l : touched) n += up_cables[static_cast<std::size_t>(l)];
-  if (tiers == 3 && f.pods.size() > 1) {
+  std::int64_t n = 0;
+  for (const std::int64_t l : touched) n += c.up_cables[static_cast<std::size_t>(l)];
+  if (c.tiers == 3 && f.pods.size() > 1) {
     for (const std::int64_t p : f.pods) {
-      for (std::int64_t a = 0; a < aggs_per_pod; ++a) n += up_cables[static_cast<std::size_t>(leaves + p * aggs_per_pod + a)];
+      for (std::int64_t a = 0; a < c.aggs_per_pod; ++a) {
+        n += c.up_cables[static_cast<std::size_t>(c.leaves + p * c.aggs_per_pod + a)];
+      }
     }
+  }
+  return n;
+}
+
+/// Torus: per dimension, the coordinates a job's routes can take (see FabricScope), and
+/// whether a node has no known place.
+struct TorusHull {
+  bool unknown = false;
+  std::vector<std::vector<bool>> in;  ///< [dimension][coordinate]
+
+  [[nodiscard]] bool holds(const FabricScope& c, std::int64_t router) const {
+    for (std::size_t d = 0; d < c.dims.size(); ++d) {
+      const std::int64_t k = c.dims[d];
+      if (!in[d][static_cast<std::size_t>(router % k)]) return false;
+      router /= k;
+    }
+    return true;
+  }
+};
+
+TorusHull torus_hull(const FabricScope& c, const std::vector<std::int64_t>& job_nodes) {
+  TorusHull h;
+  for (const std::int64_t k : c.dims) h.in.emplace_back(static_cast<std::size_t>(k), false);
+  for (const std::int64_t n : job_nodes) {
+    if (n < 0) continue;
+    if (n >= c.nodes) {
+      h.unknown = true;
+      return h;
+    }
+    std::int64_t r = n;  // node n sits on router n
+    for (std::size_t d = 0; d < c.dims.size(); ++d) {
+      h.in[d][static_cast<std::size_t>(r % c.dims[d])] = true;
+      r /= c.dims[d];
+    }
+  }
+  // Fill the gaps between consecutive coordinates (round the ring) of at most half the
+  // ring: the shortest way between those two (a tie at k/2 goes the + way, across this gap
+  // from its lower end). A longer gap is never the shortest way between any two.
+  for (std::size_t d = 0; d < c.dims.size(); ++d) {
+    const std::int64_t k = c.dims[d];
+    std::vector<std::int64_t> at;
+    for (std::int64_t x = 0; x < k; ++x) {
+      if (h.in[d][static_cast<std::size_t>(x)]) at.push_back(x);
+    }
+    if (at.size() < 2) continue;
+    for (std::size_t i = 0; i < at.size(); ++i) {
+      const std::int64_t from = at[i];
+      const std::int64_t to = i + 1 < at.size() ? at[i + 1] : at[0] + k;
+      if (2 * (to - from) > k) continue;
+      for (std::int64_t x = from + 1; x < to; ++x) h.in[d][static_cast<std::size_t>(x % k)] = true;
+    }
+  }
+  return h;
+}
+
+/// Dragonfly: the groups a job's NICs are on, and whether they span more than one.
+struct DragonflyReach {
+  bool unknown = false;
+  bool many_groups = false;
+  std::int64_t group0 = -1;
+};
+
+DragonflyReach dragonfly_reach(const FabricScope& c, const std::vector<std::int64_t>& job_nodes) {
+  DragonflyReach r;
+  for (const std::int64_t n : job_nodes) {
+    if (n < 0) continue;
+    if (n >= c.nodes) {
+      r.unknown = true;
+      return r;
+    }
+    const auto [lo, hi] = c.node_routers[static_cast<std::size_t>(n)];
+    if (r.group0 < 0) r.group0 = lo / c.routers_per_group;
+    r.many_groups = r.many_groups || lo / c.routers_per_group != r.group0 || hi / c.routers_per_group != r.group0;
+  }
+  return r;
+}
+
+/// Whether a dragonfly job with reach `r` crosses router `unit`: any router of its groups
+/// when it spans several, else the routers holding its NICs.
+bool dragonfly_crosses(const FabricScope& c, const DragonflyReach& r, const std::vector<std::int64_t>& job_nodes,
+                       std::int64_t unit) {
+  if (r.unknown) return true;
+  const std::int64_t group = unit / c.routers_per_group;
+  for (const std::int64_t n : job_nodes) {
+    if (n < 0) continue;
+    const auto [lo, hi] = c.node_routers[static_cast<std::size_t>(n)];
+    if (r.many_groups ? lo / c.routers_per_group <= group && group <= hi / c.routers_per_group : lo <= unit && unit <= hi) {
+      return true;
+    }
+  }
+  return false;
+}
+
+bool on_node(const FabricScope& c, const std::vector<std::int64_t>& job_nodes, std::int64_t node) {
+  return std::any_of(job_nodes.begin(), job_nodes.end(), [&](std::int64_t n) { return n == node || n >= c.nodes; });
+}
+
+}  // namespace
+
+std::int64_t FabricScope::switches() const {
+  switch (kind) {
+    case Kind::clos: return leaves + aggs + tops;
+    case Kind::torus:
+    case Kind::dragonfly: break;
+  }
+  return routers;
+}
+
+bool FabricScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
+  switch (kind) {
+    case Kind::clos: return clos_crosses(*this, job_nodes, unit);
+    case Kind::torus: {
+      const TorusHull h = torus_hull(*this, job_nodes);
+      return h.unknown || h.holds(*this, unit);
+    }
+    case Kind::dragonfly: return dragonfly_crosses(*this, dragonfly_reach(*this, job_nodes), job_nodes, unit);
+  }
+  return true;
+}
+
+std::int64_t FabricScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
+  const Footprint f = footprint(*this, job_nodes);
+  return f.unknown ? leaves : distinct_leaves(f);
+}
+
+std::int64_t FabricScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
+  switch (kind) {
+    case Kind::clos: {
+      const Footprint f = footprint(*this, job_nodes);
+      return f.unknown ? switches() : clos_crossed(*this, f);
+    }
+    case Kind::torus: {
+      const TorusHull h = torus_hull(*this, job_nodes);
+      if (h.unknown) return switches();
+      std::int64_t n = 1;
+      for (const auto& in : h.in) n *= std::count(in.begin(), in.end(), true);
+      return n;
+    }
+    case Kind::dragonfly: break;
+  }
+  const DragonflyReach r = dragonfly_reach(*this, job_nodes);
+  std::int64_t n = 0;
+  for (std::int64_t u = 0; u < switches(); ++u) n += dragonfly_crosses(*this, r, job_nodes, u);
+  return n;
+}
+
+bool FabricScope::crosses_cable(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
+  const Cable& c = cables[static_cast<std::size_t>(unit)];
+  if (c.access) return on_node(*this, job_nodes, c.a);
+  if (kind == Kind::torus) {
+    const TorusHull h = torus_hull(*this, job_nodes);
+    return h.unknown || (h.holds(*this, c.a) && h.holds(*this, c.b));
+  }
+  return crosses(job_nodes, c.a) && crosses(job_nodes, c.b);
+}
+
+std::int64_t FabricScope::crossed_cables(const std::vector<std::int64_t>& job_nodes) const {
+  std::vector<std::int64_t> distinct;
+  for (const std::int64_t n : job_nodes) {
+    if (n < 0) continue;
+    if (n >= nodes) return static_cast<std::int64_t>(cables.size());
+    distinct.push_back(n);
+  }
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::int64_t n = static_cast<std::int64_t>(distinct.size()) * nics_per_node;  // access cables
+  switch (kind) {
+    case Kind::clos: return n + clos_crossed_uplinks(*this, footprint(*this, job_nodes));
+    case Kind::torus: {
+      const TorusHull h = torus_hull(*this, job_nodes);
+      for (const Cable& c : cables) n += !c.access && h.holds(*this, c.a) && h.holds(*this, c.b);
+      return n;
+    }
+    case Kind::dragonfly: break;
+  }
+  const DragonflyReach r = dragonfly_reach(*this, job_nodes);
+  std::vector<bool> crossed(static_cast<std::size_t>(switches()), false);
+  for (std::int64_t u = 0; u < switches(); ++u) crossed[static_cast<std::size_t>(u)] = dragonfly_crosses(*this, r, job_nodes, u);
+  for (const Cable& c : cables) {
+    n += !c.access && crossed[static_cast<std::size_t>(c.a)] && crossed[static_cast<std::size_t>(c.b)];
   }
   return n;
 }
@@ -386,7 +546,7 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
         return d.is_switch == is_switch && u >= d.first && u < d.first + d.count;
       });
       if (in_class) continue;
-      if (in.clos && !(is_switch ? in.clos->crosses(nominal, u) : in.clos->crosses_cable(nominal, u))) continue;
+      if (in.scope && !(is_switch ? in.scope->crosses(nominal, u) : in.scope->crosses_cable(nominal, u))) continue;
       ++n;
     }
     return static_cast<double>(n);
@@ -403,14 +563,14 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
         if (reroute_cuts) {
           units = cutting(true);
         } else if (j.p.nodes > 1) {
-          units = static_cast<double>(in.clos ? in.clos->crossed(nominal) : in.switches);
+          units = static_cast<double>(in.scope ? in.scope->crossed(nominal) : in.switches);
         }
         break;
       case Per::link:
         if (reroute_cuts) {
           units = cutting(false);
         } else if (j.p.nodes > 1) {
-          units = static_cast<double>(in.clos ? in.clos->crossed_cables(nominal) : in.links);
+          units = static_cast<double>(in.scope ? in.scope->crossed_cables(nominal) : in.links);
         }
         break;
       case Per::job: units = 1.0; break;
@@ -887,9 +1047,9 @@ class Model {
   /// Whether job j's traffic can cross unit `index` of network class k (on a Clos fabric, a
   /// switch or a cable only serves some jobs; any element of another fabric serves all).
   [[nodiscard]] bool crosses(const JobState& j, const Klass& k, std::int64_t index) const {
-    if (!in_.clos) return true;
-    if (k.per == Per::switch_) return in_.clos->crosses(j.slots, index);
-    if (k.per == Per::link) return in_.clos->crosses_cable(j.slots, index);
+    if (!in_.scope) return true;
+    if (k.per == Per::switch_) return in_.scope->crosses(j.slots, index);
+    if (k.per == Per::link) return in_.scope->crosses_cable(j.slots, index);
     return true;
   }
 
@@ -1396,10 +1556,11 @@ Estimate estimate(const sim::Welford& w) {
 
 LongRunResult simulate_long_run(const LongRunInputs& in) {
   CLUSTERSIM_CHECK(in.failures != nullptr && in.replications >= 1, "a long run needs failures and replications");
-  CLUSTERSIM_CHECK(!in.clos || in.links == 0 ||
-                       (static_cast<std::int64_t>(in.clos->cables.size()) == in.links &&
-                        static_cast<std::int64_t>(in.clos->up_cables.size()) == in.clos->leaves + in.clos->aggs + in.clos->tops),
-                   "a Clos scope describes every cable unit");
+  CLUSTERSIM_CHECK(!in.scope || ((in.links == 0 || static_cast<std::int64_t>(in.scope->cables.size()) == in.links) &&
+                                    (in.switches == 0 || in.scope->switches() == in.switches) &&
+                                    (in.scope->kind != FabricScope::Kind::clos || in.links == 0 ||
+                                     static_cast<std::int64_t>(in.scope->up_cables.size()) == in.scope->switches())),
+                   "a fabric scope describes every switch and cable unit");
   const std::vector<Klass> classes = resolve_classes(*in.failures);
   std::vector<JobState> jobs;
   double ideal = 0.0, last_submit = 0.0;

@@ -101,24 +101,28 @@
 // class (a leaf or router holding the job's endpoints) restarts the job. The throughput
 // lost while running degraded counts in lost_gpu_hours under the element's class.
 //
-// Which jobs a switch or a cable reaches: on a Clos fabric (LongRunInputs::clos), only the
-// running multi-node jobs whose traffic can cross it, judged from the nodes they run on
-// (ClosScope: a leaf, the jobs with a NIC on it; an aggregation switch, those whose traffic
-// leaves their leaves, with a node in its pod; a top switch, those whose traffic leaves
-// their leaves (2 tiers) or their pod (3 tiers); on a rail-optimized Clos every job of two
-// nodes or more leaves its leaves, since a direct all-to-all goes from NIC i to NIC j; a
-// NIC's cable, the job on that node; a cable between switches, the jobs that cross both);
-// a job's MTBF counts the switches and cables its nominal range crosses (with reroute, its
-// leaves and its NICs' cables, whose failure cuts it off). On another fabric, every
-// multi-node job. Cables are the fabric's cables between boxes (fabric::failure_cables):
-// NVLink and GPU-to-NIC links fail with their node.
+// Which jobs a switch or a cable reaches (LongRunInputs::scope): only the running
+// multi-node jobs whose traffic can cross it, judged from the nodes they run on
+// (FabricScope). On a Clos: a leaf, the jobs with a NIC on it; an aggregation switch, those
+// whose traffic leaves their leaves, with a node in its pod; a top switch, those whose
+// traffic leaves their leaves (2 tiers) or their pod (3 tiers); on a rail-optimized Clos
+// every job of two nodes or more leaves its leaves, since a direct all-to-all goes from NIC
+// i to NIC j. On a torus (dimension order), the routers inside the job's per-dimension
+// hull; on a dragonfly with minimal routing, the routers holding its NICs, or every router
+// of its groups when it spans several. A NIC's cable reaches the job on that node; a cable
+// between switches, the jobs that cross both. A job's MTBF counts the switches and cables
+// its nominal range crosses (with reroute, also those of no class whose failure cuts it
+// off: its leaves or routers and its NICs' cables). A dragonfly with Valiant or UGAL
+// routing has no scope: every multi-node job. Cables are the fabric's cables between boxes
+// (fabric::failure_cables): NVLink and GPU-to-NIC links fail with their node.
 //
-// LIMITATIONS: switch and cable failures on a torus or dragonfly stop every running
-// multi-node job (paths are not traced); on a Clos, a job with a spare or a
-// replacement node (whose place in the fabric is not modelled) crosses every switch, and a
-// job is taken to use every aggregation switch of its pods and every top switch once its
-// traffic leaves its leaves or pod (ECMP spreads it), whether or not its collectives send
-// across rails; with reroute a job's factor is the mean over up to 3 elements of the class
+// LIMITATIONS: the scope is conservative (a job counts every element its routes could take:
+// a job with a spare or a replacement node, whose place in the fabric is not modelled,
+// crosses everything; on a Clos a job is taken to use every aggregation switch of its pods
+// and every top switch once its traffic leaves its leaves or pod (ECMP spreads it), whether
+// or not its collectives send across rails; on a torus every router of its hull, a box
+// that holds routes it may not take; on a dragonfly every router of its groups), and a
+// dragonfly with Valiant or UGAL routing has none (every multi-node job); with reroute a job's factor is the mean over up to 3 elements of the class
 // that it crosses; idle spares do not fail or age;
 // a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
@@ -168,47 +172,76 @@ struct JobProfile {
   std::vector<Degradation> degradations{};  ///< for components with effect reroute
 };
 
-/// Where a Clos fabric's switches sit, so that a switch failure stops only the jobs whose
-/// traffic can cross the switch: a leaf, the jobs with a NIC on it; an aggregation switch,
-/// the jobs with a node in its pod whose traffic leaves their leaves; a top switch, those
-/// whose traffic leaves their leaves (2 tiers) or their pod (3 tiers). Traffic leaves a
-/// job's leaves when it has more than one leaf, or, on a rail-optimized Clos, more than one
-/// node (a direct all-to-all sends from NIC i to NIC j, through the switches above). A job with a node of unknown place (a
-/// spare or a replacement: physical node >= nodes) counts as crossing every switch.
-/// Switch units are numbered in the fabric's vertex order: the leaves, then the
+/// Which network elements a job's traffic can cross, judged from the nodes it runs on
+/// (physical ids; -1: none), so that a switch or cable failure stops only the jobs it
+/// reaches. A job with a node of unknown place (a spare or a replacement: physical node >=
+/// nodes) counts as crossing everything. Switch units are numbered in the fabric's vertex
+/// order; cable units as fabric::failure_cables lists them (`cables`).
+///
+/// Clos: a leaf reaches the jobs with a NIC on it; an aggregation switch, the jobs with a
+/// node in its pod whose traffic leaves their leaves; a top switch, those whose traffic
+/// leaves their leaves (2 tiers) or their pod (3 tiers). Traffic leaves a job's leaves when
+/// it has more than one leaf, or, on a rail-optimized Clos, more than one node (a direct
+/// all-to-all sends from NIC i to NIC j, through the switches above). Units: the leaves, the
 /// aggregation switches (3 tiers, pod by pod), then the top tier.
-struct ClosScope {
+///
+/// Torus (dimension-order routing, the shortest way round each ring): a route between two
+/// of the job's routers moves along one dimension at a time, through coordinates that lie,
+/// in every dimension, on the shortest arc between two of the job's coordinates there. So
+/// the job crosses the routers whose every coordinate is in its "hull" for that dimension:
+/// its coordinates there plus the gaps between consecutive ones (round the ring) of at most
+/// half the ring (a longer gap is never the shortest way). Units: routers in vertex order,
+/// the first dimension fastest.
+///
+/// Dragonfly (minimal routing only: Valiant and UGAL may take any group): a job inside one
+/// group crosses the routers holding its NICs (local links join every pair directly); a
+/// job over several groups, every router of its groups (the hop to the router owning the
+/// global link). Units: routers, group by group.
+///
+/// A cable reaches the job on the node of its NIC (an access cable), or the jobs that cross
+/// both its ends.
+struct FabricScope {
+  enum class Kind : std::uint8_t { clos, torus, dragonfly };
+  Kind kind = Kind::clos;
+  std::int64_t nodes = 0;  ///< the fabric's nodes: physical nodes 0 .. nodes - 1
+  std::int64_t nics_per_node = 1;
+  // Clos.
   bool rail = false;
   std::int64_t tiers = 2;
-  std::int64_t nics_per_node = 1;
   std::int64_t leaf_down = 1;       ///< endpoints per leaf (d1)
   std::int64_t leaves = 0;
   std::int64_t leaves_per_pod = 0;  ///< 3 tiers (d2)
   std::int64_t aggs_per_pod = 0;    ///< 3 tiers (u1)
   std::int64_t aggs = 0;            ///< 3 tiers
   std::int64_t tops = 0;
-  std::int64_t nodes = 0;           ///< the fabric's nodes: physical nodes 0 .. nodes - 1
+  std::int64_t routers = 0;  ///< torus and dragonfly: the switch units
+  // Torus: the ring sizes; node n's NICs on router n.
+  std::vector<std::int64_t> dims;
+  // Dragonfly: routers per group (a); node n's NICs on routers node_routers[n].first ..
+  // .second.
+  std::int64_t routers_per_group = 0;
+  std::vector<std::pair<std::int64_t, std::int64_t>> node_routers;
 
   /// The cable units (fabric::failure_cables, in that order): an access cable joins a NIC of
-  /// node `a` to leaf unit `b`; any other joins switch units a < b (the lower tier first).
+  /// node `a` to switch unit `b`; any other joins switch units a < b.
   struct Cable {
     bool access = false;
     std::int64_t a = 0;
     std::int64_t b = 0;
   };
   std::vector<Cable> cables;
-  /// Per switch unit: its cables to the tier above (filled with `cables`).
+  /// Clos: per switch unit, its cables to the tier above (filled with `cables`).
   std::vector<std::int64_t> up_cables;
 
-  /// Whether the traffic of a job on `nodes` (physical ids; -1: none) can cross switch unit
-  /// `unit`, and how many switch units it can cross.
+  /// The switch units.
+  [[nodiscard]] std::int64_t switches() const;
+  /// Whether the traffic of a job on `job_nodes` can cross switch unit `unit`, and how many
+  /// switch units it can cross.
   [[nodiscard]] bool crosses(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
   [[nodiscard]] std::int64_t crossed(const std::vector<std::int64_t>& job_nodes) const;
-  /// Of which leaves.
+  /// Clos: of which leaves.
   [[nodiscard]] std::int64_t crossed_leaves(const std::vector<std::int64_t>& job_nodes) const;
-  /// Whether the job's traffic can cross cable unit `unit`: an access cable, when one of its
-  /// nodes holds the NIC; a cable between switches, when it crosses both of them. And how
-  /// many cable units it can cross.
+  /// Whether the job's traffic can cross cable unit `unit`, and how many cable units.
   [[nodiscard]] bool crosses_cable(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
   [[nodiscard]] std::int64_t crossed_cables(const std::vector<std::int64_t>& job_nodes) const;
 };
@@ -222,10 +255,10 @@ struct LongRunInputs {
   std::int64_t switches = 0;
   std::int64_t links = 0;  ///< cables between boxes (fabric::failure_cables), the link units
   std::int64_t block_nodes = 0;  ///< nodes per pod or group, for placement (0: none)
-  /// A Clos fabric's layout: switch and cable failures stop only the jobs that cross the
-  /// element, and a job's MTBF counts only those. None (a torus, a dragonfly, no fabric): a
-  /// switch or cable failure stops every job of more than one node.
-  std::optional<ClosScope> clos;
+  /// The fabric's layout: switch and cable failures stop only the jobs that cross the
+  /// element, and a job's MTBF counts only those. None (no fabric, or a dragonfly with
+  /// non-minimal routing): a switch or cable failure stops every job of more than one node.
+  std::optional<FabricScope> scope;
   std::vector<JobProfile> jobs;
   double horizon_s = 0.0;  ///< 0: until every job has trained its tokens
   std::int64_t replications = 1;

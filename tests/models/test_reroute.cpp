@@ -85,7 +85,7 @@ TEST_CASE("Clos scope: a switch reaches the jobs whose traffic can cross it") {
   // 3 tiers, not rail-optimized: 16 nodes of 2 NICs, 4 endpoints (2 nodes) per leaf, 8
   // leaves in 4 pods of 2, 2 aggregation switches per pod, 4 core switches. Units: leaves
   // 0-7, aggregation switches 8-15 (pod p: 8 + 2p, 9 + 2p), cores 16-19.
-  ClosScope c;
+  FabricScope c;
   c.tiers = 3;
   c.nics_per_node = 2;
   c.leaf_down = 4;
@@ -115,7 +115,7 @@ TEST_CASE("Clos scope: a switch reaches the jobs whose traffic can cross it") {
 
   // 2 tiers, rail-optimized: 8 nodes of 2 NICs, 4 nodes per leaf group, one leaf per rail
   // and group (units 0-3: group 0 rails 0-1, group 1 rails 0-1), 2 spines (4-5).
-  ClosScope r;
+  FabricScope r;
   r.rail = true;
   r.nics_per_node = 2;
   r.leaf_down = 4;
@@ -158,13 +158,13 @@ TEST_CASE("switch failures restart only the jobs that cross the switch, and coun
   in.replications = 4;
   in.seed = 5;
   const LongRunResult all = simulate_long_run(in);
-  ClosScope c;
+  FabricScope c;
   c.nics_per_node = 1;
   c.leaf_down = 2;
   c.leaves = 2;
   c.tops = 1;
   c.nodes = 4;
-  in.clos = c;
+  in.scope = c;
   const LongRunResult scoped = simulate_long_run(in);
   const double failures_seen = scoped.failures_by_cause.at("switch").mean;
   CHECK(failures_seen == Rel(3 * 0.1 * 400).epsilon(0.1));
@@ -201,7 +201,7 @@ TEST_CASE("cable failures restart only the jobs that cross the cable, and count 
   in.replications = 4;
   in.seed = 5;
   const LongRunResult all = simulate_long_run(in);
-  ClosScope c;
+  FabricScope c;
   c.nics_per_node = 1;
   c.leaf_down = 2;
   c.leaves = 2;
@@ -218,7 +218,7 @@ TEST_CASE("cable failures restart only the jobs that cross the cable, and count 
   CHECK(c.crosses_cable({1, 2}, 5));
   CHECK_FALSE(c.crosses_cable({1, 2}, 0));
   CHECK(c.crossed_cables({0, 4}) == 6);
-  in.clos = c;
+  in.scope = c;
   const LongRunResult scoped = simulate_long_run(in);
   const double failures_seen = scoped.failures_by_cause.at("cable").mean;
   CHECK(failures_seen == Rel(6 * 0.1 * 400).epsilon(0.1));

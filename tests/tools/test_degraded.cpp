@@ -89,7 +89,7 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
               std::string("fabric=") + shape.fabric};
     const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
     const fabric::Fabric& f = *s.fabric;
-    const auto scope = tools::clos_scope(f);
+    const auto scope = tools::fabric_scope(f);
     REQUIRE(scope.has_value());
     const auto& layout = std::get<fabric::ClosLayout>(f.layout);
     std::vector<fabric::LinkId> path;
@@ -142,6 +142,116 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
       CHECK(cables_said < static_cast<std::int64_t>(units.size()) + (count == shape.nodes ? 1 : 0));
     }
   }
+}
+
+TEST_CASE("torus and dragonfly scope: every router and cable on a route between a job's NICs is crossed") {
+  // Dimension-order routing on tori (even and odd rings, a partial last plane) and minimal
+  // routing on dragonflies (one link per group pair, parallel links, dark ports): route
+  // every ordered pair of a job's NICs and check that each router and cable met counts as
+  // crossed; crossed() and crossed_cables() count what crosses() and crosses_cable() say.
+  struct Shape {
+    const char* fabric;
+    std::int64_t nodes;
+  };
+  for (const Shape& shape : {Shape{"{topology: torus, dims: [4, 4, 2], link_latency: 100ns}", 32},
+                             Shape{"{topology: torus, dims: [5, 3, 3], link_latency: 100ns}", 40},
+                             Shape{"{topology: torus, dims: [8, 8], link_latency: 100ns}", 64},
+                             Shape{"{topology: dragonfly, routers_per_group: 4, hosts_per_router: 2, "
+                                   "global_links_per_router: 2, link_latency: 100ns}", 36},
+                             Shape{"{topology: dragonfly, routers_per_group: 4, hosts_per_router: 1, "
+                                   "global_links_per_router: 2, groups: 4, link_latency: 100ns}", 8}}) {
+    const std::string name = shape.fabric;
+    CAPTURE(name);
+    scenario::LoadOptions o;
+    o.sets = {"cluster.nodes=" + std::to_string(shape.nodes),
+              "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
+              std::string("fabric=") + shape.fabric};
+    const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+    const fabric::Fabric& f = *s.fabric;
+    const auto scope = tools::fabric_scope(f);
+    REQUIRE(scope.has_value());
+    const std::uint32_t base = std::holds_alternative<fabric::TorusLayout>(f.layout)
+                                   ? std::get<fabric::TorusLayout>(f.layout).router_base
+                                   : std::get<fabric::DragonflyLayout>(f.layout).router_base;
+    const std::vector<fabric::LinkId> units = fabric::failure_cables(f);
+    REQUIRE(scope->cables.size() == units.size());
+    std::vector<fabric::LinkId> path;
+    for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 2}, {1, 3}, {3, 6}, {0, 8}, {0, 16},
+                                       {5, 11}, {0, shape.nodes}, {shape.nodes - 5, 5}}) {
+      if (first + count > shape.nodes) continue;
+      CAPTURE(first);
+      CAPTURE(count);
+      std::vector<std::int64_t> nodes;
+      for (std::int64_t n = first; n < first + count; ++n) nodes.push_back(n);
+      std::set<std::int64_t> met;
+      std::set<std::uint32_t> met_cables;
+      for (std::int64_t a = first * f.nics_per_node; a < (first + count) * f.nics_per_node; ++a) {
+        for (std::int64_t b = first * f.nics_per_node; b < (first + count) * f.nics_per_node; ++b) {
+          if (a / f.nics_per_node == b / f.nics_per_node) continue;  // inside a node: NVLink
+          path.clear();
+          f.route_endpoints(a, b, 0, path);
+          for (const fabric::LinkId l : path) {
+            met_cables.insert(std::min(l.value, f.links[l.value].reverse.value));
+            const std::uint32_t v = f.links[l.value].dst.value;
+            if (v >= base && v < base + f.switch_count()) met.insert(static_cast<std::int64_t>(v - base));
+          }
+        }
+      }
+      std::int64_t says = 0;
+      for (std::int64_t u = 0; u < f.switch_count(); ++u) {
+        const bool crossed = scope->crosses(nodes, u);
+        says += crossed;
+        if (met.count(u)) {
+          CAPTURE(u);
+          CHECK(crossed);
+        }
+      }
+      CHECK(scope->crossed(nodes) == says);
+      CHECK(says >= static_cast<std::int64_t>(met.size()));
+      std::int64_t cables_said = 0;
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        const bool crossed = scope->crosses_cable(nodes, static_cast<std::int64_t>(u));
+        cables_said += crossed;
+        if (met_cables.count(units[u].value)) {
+          CAPTURE(u);
+          CHECK(crossed);
+        }
+      }
+      CHECK(scope->crossed_cables(nodes) == cables_said);
+      CHECK(cables_said >= static_cast<std::int64_t>(met_cables.size()));
+      // A job short of the whole fabric leaves some routers and cables alone.
+      if (count <= shape.nodes / 4) {
+        CHECK(says < f.switch_count());
+        CHECK(cables_said < static_cast<std::int64_t>(units.size()));
+      }
+    }
+    // A spare node (outside the fabric) may be anywhere: everything.
+    CHECK(scope->crossed({0, shape.nodes}) == f.switch_count());
+    CHECK(scope->crossed_cables({0, shape.nodes}) == static_cast<std::int64_t>(units.size()));
+  }
+}
+
+TEST_CASE("fabric scope: a job on one plane of a torus crosses that plane alone; non-minimal dragonfly routing has none") {
+  scenario::LoadOptions o;
+  o.sets = {"cluster.nodes=32", "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
+            "fabric={topology: torus, dims: [4, 4, 2], link_latency: 100ns}"};
+  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+  const auto scope = tools::fabric_scope(*s.fabric);
+  REQUIRE(scope.has_value());
+  std::vector<std::int64_t> plane;  // z = 0: routers 0 .. 15
+  for (std::int64_t n = 0; n < 16; ++n) plane.push_back(n);
+  CHECK(scope->crossed(plane) == 16);
+  for (std::int64_t u = 0; u < 32; ++u) CHECK(scope->crosses(plane, u) == (u < 16));
+  // Its 32 NIC cables and the plane's 4 x 4 torus links in x and in y.
+  CHECK(scope->crossed_cables(plane) == 32 + 16 + 16);
+  // Nodes 0 and 2 of a ring of 4: a tie, both ways round: the whole x ring of y = 0, z = 0.
+  CHECK(scope->crossed({0, 2}) == 4);
+  // Nodes 0 and 1: the short way only.
+  CHECK(scope->crossed({0, 1}) == 2);
+  o.sets.back() = "fabric={topology: dragonfly, routers_per_group: 4, hosts_per_router: 2, global_links_per_router: 2, "
+                  "routing: ugal, link_latency: 100ns}";
+  const auto ugal = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+  CHECK_FALSE(tools::fabric_scope(*ugal.fabric).has_value());
 }
 
 TEST_CASE("degraded fabric: a job inside one pod is sampled on its pod's switches; cores leave it whole") {

@@ -43,38 +43,60 @@ std::vector<std::int64_t> picks(std::int64_t count, int samples) {
 
 }  // namespace
 
-std::optional<reliability::ClosScope> clos_scope(const fabric::Fabric& f) {
-  const auto* c = std::get_if<fabric::ClosLayout>(&f.layout);
-  if (!c) return std::nullopt;
-  reliability::ClosScope scope;
-  scope.rail = c->rail;
-  scope.tiers = c->tiers;
+std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f) {
+  using Kind = reliability::FabricScope::Kind;
+  reliability::FabricScope scope;
   scope.nics_per_node = f.nics_per_node;
-  scope.leaf_down = c->d1;
-  scope.leaves = c->leaves;
-  if (c->tiers == 3) {
-    scope.leaves_per_pod = c->d2;
-    scope.aggs_per_pod = c->u1;
-    scope.aggs = c->pods * c->u1;
-  }
-  scope.tops = c->top_switches;
   scope.nodes = f.nodes;
-  CLUSTERSIM_CHECK(scope.leaves + scope.aggs + scope.tops == f.switch_count(), "switch units are the Clos tiers");
-  // The cable units, by their ends: a NIC's node, or switch units (vertex - leaf_base).
-  scope.up_cables.assign(static_cast<std::size_t>(f.switch_count()), 0);
-  const auto unit_of = [&](fabric::VertexId v) { return static_cast<std::int64_t>(v.value) - c->leaf_base; };
+  std::uint32_t base = 0;  // the first switch's vertex: switch unit = vertex - base
+  if (const auto* c = std::get_if<fabric::ClosLayout>(&f.layout)) {
+    scope.kind = Kind::clos;
+    scope.rail = c->rail;
+    scope.tiers = c->tiers;
+    scope.leaf_down = c->d1;
+    scope.leaves = c->leaves;
+    if (c->tiers == 3) {
+      scope.leaves_per_pod = c->d2;
+      scope.aggs_per_pod = c->u1;
+      scope.aggs = c->pods * c->u1;
+    }
+    scope.tops = c->top_switches;
+    base = c->leaf_base;
+  } else if (const auto* t = std::get_if<fabric::TorusLayout>(&f.layout)) {
+    scope.kind = Kind::torus;
+    scope.dims = t->dims;
+    scope.routers = t->routers;
+    base = t->router_base;
+  } else if (const auto* d = std::get_if<fabric::DragonflyLayout>(&f.layout)) {
+    if (d->routing != fabric::Routing::minimal) return std::nullopt;  // Valiant, UGAL: any group
+    scope.kind = Kind::dragonfly;
+    scope.routers_per_group = d->a;
+    scope.routers = d->a * d->g;
+    base = d->router_base;
+    for (std::int64_t n = 0; n < f.nodes; ++n) {
+      scope.node_routers.emplace_back(f.attachment(n * f.nics_per_node).value - base,
+                                      f.attachment((n + 1) * f.nics_per_node - 1).value - base);
+    }
+  } else {
+    return std::nullopt;
+  }
+  CLUSTERSIM_CHECK(scope.switches() == f.switch_count(), "switch units are the fabric's switches");
+  // The cable units, by their ends: a NIC's node, or switch units.
+  if (scope.kind == Kind::clos) scope.up_cables.assign(static_cast<std::size_t>(f.switch_count()), 0);
+  const auto unit_of = [&](fabric::VertexId v) { return static_cast<std::int64_t>(v.value) - base; };
   for (const fabric::LinkId id : fabric::failure_cables(f)) {
     const fabric::Link& l = f.links[id.value];
-    reliability::ClosScope::Cable cable;
+    reliability::FabricScope::Cable cable;
     if (l.kind == fabric::LinkKind::access) {
       const fabric::VertexId nic = f.vertex_kind[l.src.value] == fabric::VertexKind::nic ? l.src : l.dst;
       cable = {true, static_cast<std::int64_t>(nic.value - f.nic_base) / f.nics_per_node,
                unit_of(nic == l.src ? l.dst : l.src)};
     } else {
       const std::int64_t a = unit_of(l.src), b = unit_of(l.dst);
-      CLUSTERSIM_CHECK(a >= 0 && b >= 0 && a != b, "a Clos cable joins two switches");
+      CLUSTERSIM_CHECK(a >= 0 && b >= 0 && a < scope.switches() && b < scope.switches() && a != b,
+                       "a cable between boxes joins two switches");
       cable = {false, std::min(a, b), std::max(a, b)};
-      ++scope.up_cables[static_cast<std::size_t>(cable.a)];
+      if (scope.kind == Kind::clos) ++scope.up_cables[static_cast<std::size_t>(cable.a)];
     }
     scope.cables.push_back(cable);
   }
@@ -88,9 +110,9 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
   const fabric::Fabric& base = *loaded.fabric;
 
   // Switch units are the fabric's switches in vertex order; link units its cables
-  // (fabric::failure_cables): the numbering the long-run model draws from. On a Clos, only
-  // the switches and cables the job crosses can slow it: the samples come from those.
-  const std::optional<reliability::ClosScope> scope = clos_scope(base);
+  // (fabric::failure_cables): the numbering the long-run model draws from. Only the
+  // switches and cables the job crosses can slow it: the samples come from those.
+  const std::optional<reliability::FabricScope> scope = fabric_scope(base);
   std::vector<std::int64_t> job_nodes;
   for (std::int64_t n = job.first_gpu / base.gpus_per_node;
        n < (job.first_gpu + job.config.gpus + base.gpus_per_node - 1) / base.gpus_per_node; ++n) {

@@ -36,13 +36,14 @@ struct DegradedClass {
   double step_time_s = 0.0; ///< degraded, mean over the samples
 };
 
-/// Where a Clos fabric's switches sit (the long-run model's ClosScope); none for a torus
-/// or a dragonfly.
-std::optional<reliability::ClosScope> clos_scope(const fabric::Fabric& f);
+/// Which switches and cables a job on given nodes can cross (the long-run model's
+/// FabricScope), for a Clos, a torus or a dragonfly with minimal routing; none for a
+/// dragonfly with Valiant or UGAL routing (a route may take any group).
+std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f);
 
 /// The rerouting classes of the scenario's fabric for `job`, each with the job's degraded
-/// step time. `healthy_step_s` is the job's step time on the intact fabric. On a Clos the
-/// samples are taken among the class's switches the job crosses (ClosScope::crosses, its
+/// step time. `healthy_step_s` is the job's step time on the intact fabric. The samples are
+/// taken among the class's switches or cables the job crosses (FabricScope, its
 /// nominal nodes), the only ones whose failure reaches it there; among all of the class's
 /// when it crosses none (copies of a job share their first copy's classes, and a job may
 /// be re-placed).

@@ -66,7 +66,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     in.switches = fabric->switches;
     if (loaded.fabric) in.links = static_cast<std::int64_t>(fabric::failure_cables(*loaded.fabric).size());
     if (loaded.fabric) in.block_nodes = block_nodes(*loaded.fabric, fabric->diameter_hops);
-    if (loaded.fabric) in.clos = clos_scope(*loaded.fabric);
+    if (loaded.fabric) in.scope = fabric_scope(*loaded.fabric);
   }
   const bool reroutes =
       loaded.fabric && sc.failures &&
