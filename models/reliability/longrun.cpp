@@ -132,29 +132,6 @@ std::int64_t clos_crossed(const FabricScope& c, const Footprint& f) {
   return n;
 }
 
-/// The cables above the job's access cables that it crosses: every uplink of a leaf it is
-/// on (to its pod's aggregation switches, or to the tops) once its traffic leaves its
-/// leaves, and with 3 tiers across pods every uplink of its pods' aggregation switches.
-std::int64_t clos_crossed_uplinks(const FabricScope& c, const Footprint& f) {
-  if (!f.leaves_leaves) return 0;
-  std::vector<std::int64_t> touched;
-  for (const auto& [lo, hi] : f.leaves) {
-    for (std::int64_t l = lo; l <= hi; ++l) touched.push_back(l);
-  }
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
-  std::int64_t n = 0;
-  for (const std::int64_t l : touched) n += c.up_cables[static_cast<std::size_t>(l)];
-  if (c.tiers == 3 && f.pods.size() > 1) {
-    for (const std::int64_t p : f.pods) {
-      for (std::int64_t a = 0; a < c.aggs_per_pod; ++a) {
-        n += c.up_cables[static_cast<std::size_t>(c.leaves + p * c.aggs_per_pod + a)];
-      }
-    }
-  }
-  return n;
-}
-
 /// Torus: per dimension, the coordinates a job's routes can take (see FabricScope), and
 /// whether a node has no known place.
 struct TorusHull {
@@ -244,10 +221,6 @@ bool dragonfly_crosses(const FabricScope& c, const DragonflyReach& r, const std:
   return false;
 }
 
-bool on_node(const FabricScope& c, const std::vector<std::int64_t>& job_nodes, std::int64_t node) {
-  return std::any_of(job_nodes.begin(), job_nodes.end(), [&](std::int64_t n) { return n == node || n >= c.nodes; });
-}
-
 }  // namespace
 
 std::int64_t FabricScope::switches() const {
@@ -277,29 +250,17 @@ std::int64_t FabricScope::crossed_leaves(const std::vector<std::int64_t>& job_no
 }
 
 std::int64_t FabricScope::crossed(const std::vector<std::int64_t>& job_nodes) const {
-  switch (kind) {
-    case Kind::clos: {
-      const Footprint f = footprint(*this, job_nodes);
-      return f.unknown ? switches() : clos_crossed(*this, f);
-    }
-    case Kind::torus: {
-      const TorusHull h = torus_hull(*this, job_nodes);
-      if (h.unknown) return switches();
-      std::int64_t n = 1;
-      for (const auto& in : h.in) n *= std::count(in.begin(), in.end(), true);
-      return n;
-    }
-    case Kind::dragonfly: break;
+  if (kind == Kind::clos) {
+    const Footprint f = footprint(*this, job_nodes);
+    return f.unknown ? switches() : clos_crossed(*this, f);
   }
-  const DragonflyReach r = dragonfly_reach(*this, job_nodes);
-  std::int64_t n = 0;
-  for (std::int64_t u = 0; u < switches(); ++u) n += dragonfly_crosses(*this, r, job_nodes, u);
-  return n;
+  const std::vector<bool> flags = crossed_switch_flags(job_nodes);
+  return std::count(flags.begin(), flags.end(), true);
 }
 
 bool FabricScope::crosses_cable(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
   const Cable& c = cables[static_cast<std::size_t>(unit)];
-  if (c.access) return on_node(*this, job_nodes, c.a);
+  if (c.access) return std::find(job_nodes.begin(), job_nodes.end(), c.a) != job_nodes.end();
   if (kind == Kind::torus) {
     const TorusHull h = torus_hull(*this, job_nodes);
     return h.unknown || (h.holds(*this, c.a) && h.holds(*this, c.b));
@@ -307,32 +268,66 @@ bool FabricScope::crosses_cable(const std::vector<std::int64_t>& job_nodes, std:
   return crosses(job_nodes, c.a) && crosses(job_nodes, c.b);
 }
 
-std::int64_t FabricScope::crossed_cables(const std::vector<std::int64_t>& job_nodes) const {
-  std::vector<std::int64_t> distinct;
-  for (const std::int64_t n : job_nodes) {
-    if (n < 0) continue;
-    if (n >= nodes) return static_cast<std::int64_t>(cables.size());
-    distinct.push_back(n);
-  }
-  std::sort(distinct.begin(), distinct.end());
-  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
-  std::int64_t n = static_cast<std::int64_t>(distinct.size()) * nics_per_node;  // access cables
+std::vector<bool> FabricScope::crossed_switch_flags(const std::vector<std::int64_t>& job_nodes) const {
+  std::vector<bool> out(static_cast<std::size_t>(switches()), false);
+  const auto mark = [&](std::int64_t u) { out[static_cast<std::size_t>(u)] = true; };
   switch (kind) {
-    case Kind::clos: return n + clos_crossed_uplinks(*this, footprint(*this, job_nodes));
+    case Kind::clos: {
+      const Footprint f = footprint(*this, job_nodes);
+      if (f.unknown) return std::vector<bool>(out.size(), true);
+      for (const auto& [lo, hi] : f.leaves) {
+        for (std::int64_t l = lo; l <= hi; ++l) mark(l);
+      }
+      if (!f.leaves_leaves) return out;
+      for (const std::int64_t p : f.pods) {
+        for (std::int64_t a = 0; a < aggs_per_pod; ++a) mark(leaves + p * aggs_per_pod + a);
+      }
+      if (tiers == 2 || f.pods.size() > 1) {
+        for (std::int64_t t = 0; t < tops; ++t) mark(leaves + aggs + t);
+      }
+      return out;
+    }
     case Kind::torus: {
       const TorusHull h = torus_hull(*this, job_nodes);
-      for (const Cable& c : cables) n += !c.access && h.holds(*this, c.a) && h.holds(*this, c.b);
-      return n;
+      for (std::int64_t u = 0; u < switches(); ++u) out[static_cast<std::size_t>(u)] = h.unknown || h.holds(*this, u);
+      return out;
     }
     case Kind::dragonfly: break;
   }
   const DragonflyReach r = dragonfly_reach(*this, job_nodes);
-  std::vector<bool> crossed(static_cast<std::size_t>(switches()), false);
-  for (std::int64_t u = 0; u < switches(); ++u) crossed[static_cast<std::size_t>(u)] = dragonfly_crosses(*this, r, job_nodes, u);
-  for (const Cable& c : cables) {
-    n += !c.access && crossed[static_cast<std::size_t>(c.a)] && crossed[static_cast<std::size_t>(c.b)];
+  if (r.unknown) return std::vector<bool>(out.size(), true);
+  for (const std::int64_t n : job_nodes) {
+    if (n < 0) continue;
+    const auto [lo, hi] = node_routers[static_cast<std::size_t>(n)];
+    if (!r.many_groups) {
+      for (std::int64_t u = lo; u <= hi; ++u) mark(u);
+      continue;
+    }
+    for (std::int64_t g = lo / routers_per_group; g <= hi / routers_per_group; ++g) {
+      if (out[static_cast<std::size_t>(g * routers_per_group)]) continue;  // the group is in already
+      for (std::int64_t u = g * routers_per_group; u < (g + 1) * routers_per_group; ++u) mark(u);
+    }
   }
-  return n;
+  return out;
+}
+
+std::vector<bool> FabricScope::crossed_cable_flags(const std::vector<std::int64_t>& job_nodes) const {
+  const std::vector<bool> sw = crossed_switch_flags(job_nodes);
+  std::vector<bool> on(static_cast<std::size_t>(nodes), false);
+  for (const std::int64_t n : job_nodes) {
+    if (n >= 0 && n < nodes) on[static_cast<std::size_t>(n)] = true;
+  }
+  std::vector<bool> out(cables.size(), false);
+  for (std::size_t u = 0; u < cables.size(); ++u) {
+    const Cable& c = cables[u];
+    out[u] = c.access ? on[static_cast<std::size_t>(c.a)] : sw[static_cast<std::size_t>(c.a)] && sw[static_cast<std::size_t>(c.b)];
+  }
+  return out;
+}
+
+std::int64_t FabricScope::crossed_cables(const std::vector<std::int64_t>& job_nodes) const {
+  const std::vector<bool> flags = crossed_cable_flags(job_nodes);
+  return std::count(flags.begin(), flags.end(), true);
 }
 
 std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
@@ -537,16 +532,19 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
   std::iota(nominal.begin(), nominal.end(), j.p.first_node);
   // An element the fabric routes around restarts the job when it is in none of the job's
   // degradation classes (it cuts the job off: a leaf or router holding its NICs, an access
-  // cable) and reaches it (on a Clos, a switch the job crosses).
+  // cable) and reaches it (an element the job crosses).
   const auto cutting = [&](bool is_switch) {
     const std::int64_t total = is_switch ? in.switches : in.links;
+    const std::vector<bool> reaches = !in.scope ? std::vector<bool>{}
+                                      : is_switch ? in.scope->crossed_switch_flags(nominal)
+                                                  : in.scope->crossed_cable_flags(nominal);
     std::int64_t n = 0;
     for (std::int64_t u = 0; u < total; ++u) {
       const bool in_class = std::any_of(j.p.degradations.begin(), j.p.degradations.end(), [&](const Degradation& d) {
         return d.is_switch == is_switch && u >= d.first && u < d.first + d.count;
       });
       if (in_class) continue;
-      if (in.scope && !(is_switch ? in.scope->crosses(nominal, u) : in.scope->crosses_cable(nominal, u))) continue;
+      if (in.scope && !reaches[static_cast<std::size_t>(u)]) continue;
       ++n;
     }
     return static_cast<double>(n);
@@ -1557,9 +1555,7 @@ Estimate estimate(const sim::Welford& w) {
 LongRunResult simulate_long_run(const LongRunInputs& in) {
   CLUSTERSIM_CHECK(in.failures != nullptr && in.replications >= 1, "a long run needs failures and replications");
   CLUSTERSIM_CHECK(!in.scope || ((in.links == 0 || static_cast<std::int64_t>(in.scope->cables.size()) == in.links) &&
-                                    (in.switches == 0 || in.scope->switches() == in.switches) &&
-                                    (in.scope->kind != FabricScope::Kind::clos || in.links == 0 ||
-                                     static_cast<std::int64_t>(in.scope->up_cables.size()) == in.scope->switches())),
+                                    (in.switches == 0 || in.scope->switches() == in.switches)),
                    "a fabric scope describes every switch and cable unit");
   const std::vector<Klass> classes = resolve_classes(*in.failures);
   std::vector<JobState> jobs;

@@ -118,7 +118,8 @@
 //
 // LIMITATIONS: the scope is conservative (a job counts every element its routes could take:
 // a job with a spare or a replacement node, whose place in the fabric is not modelled,
-// crosses everything; on a Clos a job is taken to use every aggregation switch of its pods
+// crosses every switch and every cable between switches (a NIC's cable, only its own
+// node's); on a Clos a job is taken to use every aggregation switch of its pods
 // and every top switch once its traffic leaves its leaves or pod (ECMP spreads it), whether
 // or not its collectives send across rails; on a torus every router of its hull, a box
 // that holds routes it may not take; on a dragonfly every router of its groups), and a
@@ -230,8 +231,6 @@ struct FabricScope {
     std::int64_t b = 0;
   };
   std::vector<Cable> cables;
-  /// Clos: per switch unit, its cables to the tier above (filled with `cables`).
-  std::vector<std::int64_t> up_cables;
 
   /// The switch units.
   [[nodiscard]] std::int64_t switches() const;
@@ -241,9 +240,15 @@ struct FabricScope {
   [[nodiscard]] std::int64_t crossed(const std::vector<std::int64_t>& job_nodes) const;
   /// Clos: of which leaves.
   [[nodiscard]] std::int64_t crossed_leaves(const std::vector<std::int64_t>& job_nodes) const;
-  /// Whether the job's traffic can cross cable unit `unit`, and how many cable units.
+  /// Whether the job's traffic can cross cable unit `unit`, and how many cable units. A
+  /// node of unknown place crosses every cable between switches, but no NIC's cable but its
+  /// own (a spare's is not a unit).
   [[nodiscard]] bool crosses_cable(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
   [[nodiscard]] std::int64_t crossed_cables(const std::vector<std::int64_t>& job_nodes) const;
+  /// Per switch unit, and per cable unit, whether the job crosses it: what crosses() and
+  /// crosses_cable() say, in one pass, O(units + job nodes), for loops over every unit.
+  [[nodiscard]] std::vector<bool> crossed_switch_flags(const std::vector<std::int64_t>& job_nodes) const;
+  [[nodiscard]] std::vector<bool> crossed_cable_flags(const std::vector<std::int64_t>& job_nodes) const;
 };
 
 struct LongRunInputs {

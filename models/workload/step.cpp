@@ -656,7 +656,8 @@ StepResult simulate_step(const StepInputs& in) {
       stream = begin + t;
       for (; span < st.spans.size() && st.spans[span].second <= begin; ++span) {
       }
-      for (std::size_t k = span; k < st.spans.size() && st.spans[k].first < stream; ++k) {
+      // A gather's slowdown is the pass's own (counted with the pass): only the reductions add.
+      for (std::size_t k = span; !bk.gather && k < st.spans.size() && st.spans[k].first < stream; ++k) {
         const double both = std::min(stream, st.spans[k].second) - std::max(begin, st.spans[k].first);
         shared += std::max(0.0, both) * st.span_free[k];
       }

@@ -48,7 +48,8 @@
 //             collectives; at most the pass's compute, however many run at once) and the
 //             gradient reductions that run while the stage still computes (on the compute
 //             its own collectives leave; each such slowdown makes the next gradients ready
-//             later and the stage's last backward end later)
+//             later and the stage's last backward end later; the ZeRO-3 gathers that share
+//             their stream are the pass's own, slowing it once, with the pass)
 //   tp cp ep  collectives exposed in the passes
 //   pp        waiting for an activation or gradient in flight between stages
 //   bubble    waiting for a pass upstream or downstream to finish (pipeline fill and drain)

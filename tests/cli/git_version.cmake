@@ -42,6 +42,21 @@ endfunction()
 write_version()
 expect_commit("unknown")
 
+# Sources inside another repository (unpacked into its tree): unknown, not its commit.
+file(MAKE_DIRECTORY "${TMP}/outer/src")
+file(WRITE "${TMP}/outer/o.txt" "outer\n")
+foreach(step "init -q" "add o.txt" "commit -q -m outer")
+  separate_arguments(args UNIX_COMMAND "${step}")
+  execute_process(COMMAND "${GIT_EXECUTABLE}" -c user.name=test -c user.email=test@example.com -c commit.gpgsign=false
+                          ${args} WORKING_DIRECTORY "${TMP}/outer" RESULT_VARIABLE rc)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "git ${step} failed in the outer repository")
+  endif()
+endforeach()
+execute_process(COMMAND "${CMAKE_COMMAND}" "-DSOURCE_DIR=${TMP}/outer/src" "-DGIT_EXECUTABLE=${GIT_EXECUTABLE}"
+                        -DPROJECT_VERSION=9.8.7 "-DIN=${TEMPLATE}" "-DOUT=${OUT}" -P "${SCRIPT}")
+expect_commit("unknown")
+
 git(init -q)
 file(WRITE "${TMP}/repo/a.txt" "one\n")
 git(add a.txt)

@@ -208,16 +208,17 @@ TEST_CASE("cable failures restart only the jobs that cross the cable, and count 
   c.tops = 1;
   c.nodes = 4;
   c.cables = {{true, 0, 0}, {true, 1, 0}, {true, 2, 1}, {true, 3, 1}, {false, 0, 2}, {false, 1, 2}};
-  c.up_cables = {1, 1, 0};
   CHECK(c.crossed_cables({0, 1}) == 2);
   CHECK(c.crosses_cable({0, 1}, 1));
   CHECK_FALSE(c.crosses_cable({0, 1}, 2));
   CHECK_FALSE(c.crosses_cable({0, 1}, 4));  // its traffic turns at its leaf
-  // A job across both leaves crosses every cable; one with a spare node (4) may be anywhere.
+  // A job across both leaves crosses both uplinks; one with a spare node (4), which may be
+  // anywhere, every cable between switches but no other node's NIC cable.
   CHECK(c.crossed_cables({1, 2}) == 2 + 2);
   CHECK(c.crosses_cable({1, 2}, 5));
   CHECK_FALSE(c.crosses_cable({1, 2}, 0));
-  CHECK(c.crossed_cables({0, 4}) == 6);
+  CHECK(c.crossed_cables({0, 4}) == 1 + 2);
+  CHECK_FALSE(c.crosses_cable({0, 4}, 1));
   in.scope = c;
   const LongRunResult scoped = simulate_long_run(in);
   const double failures_seen = scoped.failures_by_cause.at("cable").mean;

@@ -123,6 +123,11 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
       std::int64_t says = 0;
       for (std::int64_t u = 0; u < f.switch_count(); ++u) says += scope->crosses(nodes, u);
       CHECK(scope->crossed(nodes) == says);
+      {
+        const std::vector<bool> flags = scope->crossed_switch_flags(nodes);
+        REQUIRE(static_cast<std::int64_t>(flags.size()) == f.switch_count());
+        for (std::int64_t u = 0; u < f.switch_count(); ++u) CHECK(flags[static_cast<std::size_t>(u)] == scope->crosses(nodes, u));
+      }
       CHECK(says >= static_cast<std::int64_t>(met.size()));
       // Cables likewise: every cable a route takes (as its unit) is crossed, and
       // crossed_cables() counts what crosses_cable() says, one by one.
@@ -207,6 +212,11 @@ TEST_CASE("torus and dragonfly scope: every router and cable on a route between 
         }
       }
       CHECK(scope->crossed(nodes) == says);
+      {
+        const std::vector<bool> flags = scope->crossed_switch_flags(nodes);
+        REQUIRE(static_cast<std::int64_t>(flags.size()) == f.switch_count());
+        for (std::int64_t u = 0; u < f.switch_count(); ++u) CHECK(flags[static_cast<std::size_t>(u)] == scope->crosses(nodes, u));
+      }
       CHECK(says >= static_cast<std::int64_t>(met.size()));
       std::int64_t cables_said = 0;
       for (std::size_t u = 0; u < units.size(); ++u) {
@@ -225,9 +235,11 @@ TEST_CASE("torus and dragonfly scope: every router and cable on a route between 
         CHECK(cables_said < static_cast<std::int64_t>(units.size()));
       }
     }
-    // A spare node (outside the fabric) may be anywhere: everything.
+    // A spare node (outside the fabric) may be anywhere: every router and every cable between
+    // routers, but of the NICs' cables only those of its fabric node (node 0).
     CHECK(scope->crossed({0, shape.nodes}) == f.switch_count());
-    CHECK(scope->crossed_cables({0, shape.nodes}) == static_cast<std::int64_t>(units.size()));
+    CHECK(scope->crossed_cables({0, shape.nodes}) ==
+          static_cast<std::int64_t>(units.size()) - f.endpoints() + f.nics_per_node);
   }
 }
 

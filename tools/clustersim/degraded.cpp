@@ -82,7 +82,6 @@ std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f) {
   }
   CLUSTERSIM_CHECK(scope.switches() == f.switch_count(), "switch units are the fabric's switches");
   // The cable units, by their ends: a NIC's node, or switch units.
-  if (scope.kind == Kind::clos) scope.up_cables.assign(static_cast<std::size_t>(f.switch_count()), 0);
   const auto unit_of = [&](fabric::VertexId v) { return static_cast<std::int64_t>(v.value) - base; };
   for (const fabric::LinkId id : fabric::failure_cables(f)) {
     const fabric::Link& l = f.links[id.value];
@@ -96,7 +95,6 @@ std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f) {
       CLUSTERSIM_CHECK(a >= 0 && b >= 0 && a < scope.switches() && b < scope.switches() && a != b,
                        "a cable between boxes joins two switches");
       cable = {false, std::min(a, b), std::max(a, b)};
-      if (scope.kind == Kind::clos) ++scope.up_cables[static_cast<std::size_t>(cable.a)];
     }
     scope.cables.push_back(cable);
   }
@@ -118,6 +116,8 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
        n < (job.first_gpu + job.config.gpus + base.gpus_per_node - 1) / base.gpus_per_node; ++n) {
     job_nodes.push_back(n);
   }
+  const std::vector<bool> crossed_switch = scope ? scope->crossed_switch_flags(job_nodes) : std::vector<bool>{};
+  const std::vector<bool> crossed_cable = scope ? scope->crossed_cable_flags(job_nodes) : std::vector<bool>{};
   std::map<fabric::VertexKind, std::vector<fabric::VertexId>> by_kind, crossed;
   std::int64_t unit = 0;
   std::map<fabric::VertexKind, std::int64_t> first_unit;
@@ -126,16 +126,16 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
     if (k == fabric::VertexKind::gpu || k == fabric::VertexKind::nic || k == fabric::VertexKind::scaleup) continue;
     if (!first_unit.count(k)) first_unit[k] = unit;
     by_kind[k].push_back(fabric::VertexId{v});
-    if (!scope || scope->crosses(job_nodes, unit)) crossed[k].push_back(fabric::VertexId{v});
+    if (!scope || crossed_switch[static_cast<std::size_t>(unit)]) crossed[k].push_back(fabric::VertexId{v});
     ++unit;
   }
-  // Cables by kind, in unit order; and those the job crosses (on a Clos).
+  // Cables by kind, in unit order; and those the job crosses.
   std::map<fabric::LinkKind, std::vector<fabric::LinkId>> cables, crossed_cables;
   std::int64_t cable_unit = 0;
   for (const fabric::LinkId l : fabric::failure_cables(base)) {
     const fabric::LinkKind k = base.links[l.value].kind;
     cables[k].push_back(l);
-    if (!scope || scope->crosses_cable(job_nodes, cable_unit)) crossed_cables[k].push_back(l);
+    if (!scope || crossed_cable[static_cast<std::size_t>(cable_unit)]) crossed_cables[k].push_back(l);
     ++cable_unit;
   }
 
