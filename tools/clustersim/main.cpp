@@ -257,7 +257,9 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
   }
   const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing);
   if (format == "json") {
-    std::cout << fabric::to_json(m).dump(2) << "\n";
+    config::Json j = fabric::to_json(m);
+    j["nodes_per_rack"] = tools::nodes_per_rack(loaded);
+    std::cout << j.dump(2) << "\n";
   } else {
     std::cout << tools::topology_table(loaded, m);
   }

@@ -800,6 +800,12 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
   return out;
 }
 
+std::int64_t nodes_per_rack(const scenario::LoadedScenario& loaded) {
+  return cost::price_node(loaded.node.name, loaded.node.gpu_name, loaded.node.spec.gpus, loaded.pricing,
+                          loaded.config.economics)
+      .nodes_per_rack;
+}
+
 std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m) {
   std::string out;
   const auto row = [&](std::string_view label, const std::string& value) {
@@ -811,9 +817,20 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   std::vector<std::string> tiers;
   for (const auto& t : m.switches_by_tier) tiers.push_back(fmt::format("{} {}", t.switches, t.tier));
   row("switches", fmt::format("{} ({})", m.switches, fmt::join(tiers, ", ")));
-  std::vector<std::string> links;
-  for (const auto& [kind, n] : m.links) links.push_back(fmt::format("{} {}", n, kind));
-  row("links", fmt::format("{} (cables, by kind)", fmt::join(links, ", ")));
+  // Cables between boxes, then the links inside the nodes (NVLink, GPU to NIC).
+  std::vector<std::string> cables, inside;
+  for (const auto& [kind, n] : m.links) {
+    const bool internal = kind == fabric::name(fabric::LinkKind::nvlink) || kind == fabric::name(fabric::LinkKind::host);
+    (internal ? inside : cables).push_back(fmt::format("{} {}", n, kind));
+  }
+  row("links", fmt::format("{} cables{}", fmt::join(cables, ", "),
+                           inside.empty() ? std::string() : fmt::format("; inside the nodes: {}", fmt::join(inside, ", "))));
+  const std::int64_t per_rack = nodes_per_rack(loaded);
+  const bool direct = loaded.fabric && (loaded.fabric->topology == fabric::Topology::torus ||
+                                        loaded.fabric->topology == fabric::Topology::dragonfly);
+  row("racks", fmt::format("{} of {} node{} (economics.nodes_per_rack, else the priced server's){}",
+                           (m.nodes + per_rack - 1) / per_rack, per_rack, per_rack == 1 ? "" : "s",
+                           direct ? ": router cables between racks are optical, inside a rack copper" : ""));
   row("optics", fmt::format("{} transceivers", m.optics));
   row("diameter", fmt::format("{} switch-to-switch hops", m.diameter_hops));
   row("average hops", fmt::format("{:.3f} (uniform traffic between endpoints)", m.average_hops));

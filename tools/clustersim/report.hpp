@@ -84,6 +84,10 @@ std::string result_csv(const RunResult& result);
 /// The fabric's metrics as aligned text with units (the `topology` command).
 std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m);
 
+/// The nodes one rack holds, as the cost model and the fabric's cabling pack them
+/// (economics.nodes_per_rack, else the priced server's, else 1).
+std::int64_t nodes_per_rack(const scenario::LoadedScenario& loaded);
+
 /// The failure timeline (replication 0) as CSV: time_s,time_d,kind,cause,job,node,gpu.
 std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r);
 /// Failures per physical GPU (replication 0), for the health heat map: gpu,node,local,failures.
