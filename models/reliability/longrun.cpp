@@ -244,6 +244,24 @@ bool FabricScope::crosses(const std::vector<std::int64_t>& job_nodes, std::int64
   return true;
 }
 
+bool FabricScope::holds_endpoint(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const {
+  return std::any_of(job_nodes.begin(), job_nodes.end(), [&](std::int64_t n) {
+    if (n < 0 || n >= nodes) return false;
+    switch (kind) {
+      case Kind::clos: {
+        const auto [lo, hi] = leaves_of(*this, n);
+        return unit < leaves && lo <= unit && unit <= hi;
+      }
+      case Kind::torus: return unit == n;
+      case Kind::dragonfly: {
+        const auto [lo, hi] = node_routers[static_cast<std::size_t>(n)];
+        return lo <= unit && unit <= hi;
+      }
+    }
+    return false;
+  });
+}
+
 std::int64_t FabricScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
   const Footprint f = footprint(*this, job_nodes);
   return f.unknown ? leaves : distinct_leaves(f);
@@ -543,7 +561,7 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
       const bool in_class = std::any_of(j.p.degradations.begin(), j.p.degradations.end(), [&](const Degradation& d) {
         return d.is_switch == is_switch && u >= d.first && u < d.first + d.count;
       });
-      if (in_class) continue;
+      if (in_class && !(is_switch && in.scope && in.scope->holds_endpoint(nominal, u))) continue;
       if (in.scope && !reaches[static_cast<std::size_t>(u)]) continue;
       ++n;
     }
@@ -1054,6 +1072,9 @@ class Model {
   /// The degradation of job j for unit `index` of network class k, if the fabric routes
   /// around it (0: it cuts the job off).
   [[nodiscard]] double degradation(const JobState& j, const Klass& k, std::int64_t index) const {
+    // A router the job's own NICs plug into cuts it off, whatever its class says (a torus or
+    // dragonfly router class is sampled among the routers the job's traffic passes through).
+    if (k.per == Per::switch_ && in_.scope && in_.scope->holds_endpoint(j.slots, index)) return 0.0;
     for (const Degradation& d : j.p.degradations) {
       if (d.is_switch == (k.per == Per::switch_) && index >= d.first && index < d.first + d.count) return d.factor;
     }
@@ -1215,7 +1236,10 @@ class Model {
           start = s;
         }
       };
-      const auto size = static_cast<std::int64_t>(free_.size());
+      // Only the fabric's nodes make a contiguous range: a spare or a replacement (ids from
+      // in_.nodes on) has no place in it, and a range through one would hold the hot spares
+      // back from the failures they are kept for while fabric nodes sit free.
+      const auto size = std::min(static_cast<std::int64_t>(free_.size()), in_.nodes);
       for (std::int64_t a = 0; a < size;) {
         if (!free_[static_cast<std::size_t>(a)]) {
           ++a;

@@ -54,10 +54,11 @@
 // spares, then nodes bought to replace retired ones); a pod or group of the fabric
 // (`block_nodes`: the nodes whose NICs meet below the top switch tier) is a contiguous range.
 // A starting job takes its nominal range (first_node .. + nodes: where its step time was
-// simulated) when it is free; else the free contiguous range that spans the fewest pods
-// beyond the least it must (a job of at most a pod inside one pod: its pipeline and
-// data-parallel groups stay under the pod's switches), then the tightest fit, then the
-// lowest start; else, fragmented, the lowest-numbered free nodes. TP stays inside a node
+// simulated) when it is free; else the free contiguous range of the fabric's nodes (a spare
+// or a replacement has no place in it) that spans the fewest pods beyond the least it must
+// (a job of at most a pod inside one pod: its pipeline and data-parallel groups stay under
+// the pod's switches), then the tightest fit, then the lowest start; else, fragmented, the
+// lowest-numbered free nodes (the fabric's first, then spares). TP stays inside a node
 // (the job's rank order). The job's step time is the one simulated on its nominal range
 // and is not recomputed: on a regular fabric (Clos, dragonfly) a contiguous range of the
 // same shape costs the same; a range straddling more pods, or a fragmented one, would be
@@ -98,7 +99,8 @@
 // share of its throughput its Degradation class for that unit gives (the step simulated on
 // the fabric without the element), from the failure until the element is back (replace time
 // for hardware, detect + diagnose + restart otherwise); concurrent ones multiply. An element of no
-// class (a leaf or router holding the job's endpoints) restarts the job. The throughput
+// class (a leaf, an access cable), and a router of a class that holds the job's NICs
+// (FabricScope::holds_endpoint), restarts the job. The throughput
 // lost while running degraded counts in lost_gpu_hours under the element's class.
 //
 // Which jobs a switch or a cable reaches (LongRunInputs::scope): only the running
@@ -240,6 +242,10 @@ struct FabricScope {
   [[nodiscard]] std::int64_t crossed(const std::vector<std::int64_t>& job_nodes) const;
   /// Clos: of which leaves.
   [[nodiscard]] std::int64_t crossed_leaves(const std::vector<std::int64_t>& job_nodes) const;
+  /// Whether switch unit `unit` holds a NIC of one of the job's nodes (a leaf or router it
+  /// plugs into): its failure cuts the job off, whatever routes around it. A node of unknown
+  /// place holds none.
+  [[nodiscard]] bool holds_endpoint(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
   /// Whether the job's traffic can cross cable unit `unit`, and how many cable units. A
   /// node of unknown place crosses every cable between switches, but no NIC's cable but its
   /// own (a spare's is not a unit).

@@ -11,8 +11,12 @@
 //
 // Which element fails matters (a core switch that the job's rings cross, or one they do
 // not); the factor is the mean over `samples` elements of the class spread evenly over it.
-// Switches that hold endpoints (leaves, torus and dragonfly routers) are not a rerouting
-// class: their failure cuts nodes off, and the job restarts.
+// Leaves are not a rerouting class: a leaf the job crosses holds its NICs, and its failure
+// cuts them off (the job restarts). Torus and dragonfly routers are: the class is sampled
+// among the routers the job's traffic passes through without holding its NICs (with a
+// fabric scope, fabric_scope()); the long run restarts the job when one of its own routers
+// fails (FabricScope::holds_endpoint). A step is never faster than the healthy one: the
+// factor is capped at 1 (a detour can spread flows better than the healthy ECMP draw).
 //
 // LIMITATIONS: one element down at a time (concurrent degradations multiply their
 // factors in the long run, an approximation); the step is simulated on the scenario's

@@ -86,13 +86,10 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     p.checkpoint_bytes = sc.checkpoint.size ? sc.checkpoint.size->value() : 14.0 * workload::parameters(job.model).total;
     p.submit_s = job.config.submit.seconds();
     if (reroutes && p.nodes > 1) {
-      // Copies of one job entry fare alike: the first copy's classes serve them all.
-      if (i > 0 && loaded.jobs[i - 1].entry == job.entry) {
-        p.degradations = in.jobs.back().degradations;
-      } else {
-        for (const DegradedClass& c : degraded_steps(loaded, job, steps[i].step_time_s)) {
-          p.degradations.push_back({c.name, c.is_switch, c.first, c.count, c.factor});
-        }
+      // Each copy of a job entry on its own nodes: an element one copy routes around may
+      // cut another off (a copy across two leaves under one spine).
+      for (const DegradedClass& c : degraded_steps(loaded, job, steps[i].step_time_s)) {
+        p.degradations.push_back({c.name, c.is_switch, c.first, c.count, c.factor});
       }
     }
     in.jobs.push_back(std::move(p));
