@@ -231,3 +231,27 @@ TEST_CASE("cable failures restart only the jobs that cross the cable, and count 
     CHECK(scoped.jobs[j].ettr.mean > all.jobs[j].ettr.mean);
   }
 }
+
+TEST_CASE("a starting job's contiguous range is made of the fabric's nodes, never through a hot spare") {
+  // 4 fabric nodes (0-3) and 1 hot spare (physical node 4). Job a holds node 1; job b, 3
+  // nodes, finds 0, 2, 3 free among the fabric's and 2, 3, 4 contiguous through the spare.
+  // It starts fragmented on 0, 2, 3 and leaves the spare to the failures it is kept for.
+  FailuresConfig none;
+  LongRunInputs in;
+  in.failures = &none;
+  in.nodes = 4;
+  in.gpus_per_node = 8;
+  in.scheduler.spare_nodes = 1;
+  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+  in.jobs.push_back(JobProfile{"a", 1, 1, 8, 1, 1e6, std::nullopt, 1e9});
+  JobProfile b{"b", 0, 3, 24, 3, 1e6, std::nullopt, 1e9};
+  b.submit_s = 60.0;
+  in.jobs.push_back(b);
+  in.horizon_s = kDay;
+  in.replications = 1;
+  const LongRunResult r = simulate_long_run(in);
+  REQUIRE(r.jobs.size() == 2);
+  CHECK(r.jobs[1].started_share == 1.0);
+  CHECK(r.jobs[1].fragmented_starts.mean == 1.0);
+}

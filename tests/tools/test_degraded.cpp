@@ -304,3 +304,74 @@ TEST_CASE("degraded fabric: a job inside one pod is sampled on its pod's switche
   // crossed) and costs nothing; the long run never sends it their failures anyway.
   CHECK(by_name["core"].factor == doctest::Approx(1.0).epsilon(1e-9));
 }
+
+TEST_CASE("rerouting: factors never above 1; each copy of a job its own classes; torus routers reroute") {
+  // A 3-tier rail Clos of radix 16 where some rerouted steps come out faster than the healthy
+  // one (the detour spreads the flows better than the healthy ECMP draw): the factors stay at
+  // most 1, or concurrent failures would multiply into a job faster than healthy.
+  {
+    scenario::LoadOptions o;
+    o.sets = {"cluster.nodes=24", "fabric={topology: rail_clos, radix: 16, tiers: 3, link_latency: 700ns}",
+              "network.model=analytical", "workload.jobs[0].gpus=192", "workload.jobs[0].parallelism.dp=24",
+              "workload.jobs[0].parallelism.tp=8", "workload.jobs[0].parallelism.pp=1",
+              "workload.jobs[0].global_batch=192"};
+    const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml", o);
+    const auto& job = s.jobs.at(0);
+    const double healthy = workload::simulate_step(tools::step_inputs(s, job)).step_time_s;
+    const auto classes = tools::degraded_steps(s, job, healthy);
+    REQUIRE_FALSE(classes.empty());
+    bool faster = false;
+    for (const auto& c : classes) {
+      CAPTURE(c.name);
+      CHECK(c.factor <= 1.0);
+      faster = faster || c.step_time_s < healthy;
+    }
+    CHECK(faster);  // the case the cap is for (if a model change removes it, find another shape)
+  }
+  // Two copies of a 3-node job on 8 one-NIC nodes under radix-8 leaves (4 nodes each) and
+  // one spine: copy 0 (nodes 0-2) sits under one leaf, and the spine does not reach it;
+  // copy 1 (nodes 3-5) spans both leaves, and losing the spine cuts it off: no class.
+  {
+    scenario::LoadOptions o;
+    o.sets = {"cluster.nodes=8", "cluster.node={gpu: h100-sxm, gpus: 1, nics: 1, nic_bandwidth: 400Gbps}",
+              "fabric={topology: fat_tree, radix: 8, tiers: 2, link_latency: 700ns}",
+              "network.model=analytical",
+              "workload.jobs=[{name: a, count: 2, model: {name: tiny, layers: 8, hidden: 1024, heads: 8, "
+              "ffn_hidden: 4096, vocab: 32000, seq_len: 2048}, gpus: 3, parallelism: {dp: 3}, global_batch: 12}]",
+              "failures={components: {switch: {rate: 0.5/switch-day, effect: reroute}}}", "simulation.horizon=10d"};
+    const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+    REQUIRE(s.jobs.size() == 2);
+    REQUIRE(s.fabric->tiers.at(1).switches == 1);
+    std::vector<workload::StepResult> steps;
+    for (const auto& j : s.jobs) steps.push_back(workload::simulate_step(tools::step_inputs(s, j)));
+    const auto in = tools::long_run_inputs(s, steps, fabric::measure(*s.fabric, s.pricing));
+    REQUIRE(in.jobs.size() == 2);
+    const auto spine_class = [](const reliability::JobProfile& p) {
+      return std::any_of(p.degradations.begin(), p.degradations.end(),
+                         [](const reliability::Degradation& d) { return d.is_switch; });
+    };
+    CHECK(spine_class(in.jobs[0]));
+    CHECK_FALSE(spine_class(in.jobs[1]));
+  }
+  // A torus job: its routers' failure restarts it, a transit router's reroutes it.
+  {
+    scenario::LoadOptions o;
+    o.sets = {"cluster.nodes=16", "cluster.node={gpu: h100-sxm, gpus: 1, nics: 1, nic_bandwidth: 400Gbps}",
+              "fabric={topology: torus, dims: [4, 4], link_latency: 100ns}", "network.model=analytical",
+              "workload.jobs=[{name: a, model: {name: tiny, layers: 8, hidden: 1024, heads: 8, ffn_hidden: 4096, "
+              "vocab: 32000, seq_len: 2048}, gpus: 5, parallelism: {dp: 5}, global_batch: 20}]"};
+    const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+    const auto& job = s.jobs.at(0);
+    const double healthy = workload::simulate_step(tools::step_inputs(s, job)).step_time_s;
+    const auto classes = tools::degraded_steps(s, job, healthy);
+    const auto router = std::find_if(classes.begin(), classes.end(), [](const auto& c) { return c.name == "router"; });
+    REQUIRE(router != classes.end());
+    CHECK(router->is_switch);
+    CHECK(router->count == 16);
+    const auto scope = tools::fabric_scope(*s.fabric);
+    REQUIRE(scope.has_value());
+    const std::vector<std::int64_t> nodes{0, 1, 2, 3, 4};
+    for (std::int64_t u = 0; u < 16; ++u) CHECK(scope->holds_endpoint(nodes, u) == (u < 5));
+    CHECK_FALSE(scope->holds_endpoint({0, 16}, 15));  // a spare holds no router
+  }
+}
