@@ -262,6 +262,18 @@ bool FabricScope::holds_endpoint(const std::vector<std::int64_t>& job_nodes, std
   });
 }
 
+std::vector<bool> FabricScope::endpoint_flags(const std::vector<std::int64_t>& job_nodes) const {
+  std::vector<bool> out(static_cast<std::size_t>(switches()), false);
+  for (const std::int64_t n : job_nodes) {
+    if (n < 0 || n >= nodes) continue;
+    std::pair<std::int64_t, std::int64_t> range{n, n};  // torus: router n
+    if (kind == Kind::clos) range = leaves_of(*this, n);
+    if (kind == Kind::dragonfly) range = node_routers[static_cast<std::size_t>(n)];
+    for (std::int64_t u = range.first; u <= range.second; ++u) out[static_cast<std::size_t>(u)] = true;
+  }
+  return out;
+}
+
 std::int64_t FabricScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
   const Footprint f = footprint(*this, job_nodes);
   return f.unknown ? leaves : distinct_leaves(f);
@@ -556,12 +568,13 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
     const std::vector<bool> reaches = !in.scope ? std::vector<bool>{}
                                       : is_switch ? in.scope->crossed_switch_flags(nominal)
                                                   : in.scope->crossed_cable_flags(nominal);
+    const std::vector<bool> own = in.scope && is_switch ? in.scope->endpoint_flags(nominal) : std::vector<bool>{};
     std::int64_t n = 0;
     for (std::int64_t u = 0; u < total; ++u) {
       const bool in_class = std::any_of(j.p.degradations.begin(), j.p.degradations.end(), [&](const Degradation& d) {
         return d.is_switch == is_switch && u >= d.first && u < d.first + d.count;
       });
-      if (in_class && !(is_switch && in.scope && in.scope->holds_endpoint(nominal, u))) continue;
+      if (in_class && !(is_switch && in.scope && own[static_cast<std::size_t>(u)])) continue;
       if (in.scope && !reaches[static_cast<std::size_t>(u)]) continue;
       ++n;
     }
@@ -1237,8 +1250,8 @@ class Model {
         }
       };
       // Only the fabric's nodes make a contiguous range: a spare or a replacement (ids from
-      // in_.nodes on) has no place in it, and a range through one would hold the hot spares
-      // back from the failures they are kept for while fabric nodes sit free.
+      // in_.nodes on) has no place in it, so a range through one is not contiguous on the
+      // fabric, and a job holding one counts as crossing every switch (FabricScope).
       const auto size = std::min(static_cast<std::int64_t>(free_.size()), in_.nodes);
       for (std::int64_t a = 0; a < size;) {
         if (!free_[static_cast<std::size_t>(a)]) {

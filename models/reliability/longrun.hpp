@@ -125,8 +125,12 @@
 // and every top switch once its traffic leaves its leaves or pod (ECMP spreads it), whether
 // or not its collectives send across rails; on a torus every router of its hull, a box
 // that holds routes it may not take; on a dragonfly every router of its groups), and a
-// dragonfly with Valiant or UGAL routing has none (every multi-node job); with reroute a job's factor is the mean over up to 3 elements of the class
-// that it crosses; idle spares do not fail or age;
+// dragonfly with Valiant or UGAL routing has none (every multi-node job); with reroute a
+// job's factor is the mean over up to 3 elements of the class that it crosses (routers:
+// that it passes through without holding its NICs), computed on its nominal nodes (copies
+// of a job at the same offset in their pod or group share them) and kept when it is
+// re-placed; elements that are down do not keep a job from starting on their nodes; idle
+// spares do not fail or age;
 // a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
 // step time is that of their nominal placement on the healthy cluster (see Placement); the
@@ -178,7 +182,8 @@ struct JobProfile {
 /// Which network elements a job's traffic can cross, judged from the nodes it runs on
 /// (physical ids; -1: none), so that a switch or cable failure stops only the jobs it
 /// reaches. A job with a node of unknown place (a spare or a replacement: physical node >=
-/// nodes) counts as crossing everything. Switch units are numbered in the fabric's vertex
+/// nodes) counts as crossing every switch and every cable between switches (but no other
+/// node's NIC cable, and it holds no endpoint). Switch units are numbered in the fabric's vertex
 /// order; cable units as fabric::failure_cables lists them (`cables`).
 ///
 /// Clos: a leaf reaches the jobs with a NIC on it; an aggregation switch, the jobs with a
@@ -246,6 +251,8 @@ struct FabricScope {
   /// plugs into): its failure cuts the job off, whatever routes around it. A node of unknown
   /// place holds none.
   [[nodiscard]] bool holds_endpoint(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
+  /// The same for every switch unit, in one pass over the job's nodes.
+  [[nodiscard]] std::vector<bool> endpoint_flags(const std::vector<std::int64_t>& job_nodes) const;
   /// Whether the job's traffic can cross cable unit `unit`, and how many cable units. A
   /// node of unknown place crosses every cable between switches, but no NIC's cable but its
   /// own (a spare's is not a unit).

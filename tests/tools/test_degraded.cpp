@@ -375,3 +375,60 @@ TEST_CASE("rerouting: factors never above 1; each copy of a job its own classes;
     CHECK_FALSE(scope->holds_endpoint({0, 16}, 15));  // a spare holds no router
   }
 }
+
+TEST_CASE("long run on a torus with rerouting routers: the job's own routers restart it, transit routers do not") {
+  // A 5-node job on a 4 x 4 torus of one-NIC nodes: its routers are 0-4; its routes pass 3
+  // more (its hull), which reroute. At 1 failure per router-day, only its own 5 routers
+  // interrupt it: MTBF 86,400 / 5 s, about 5 x 10 interruptions in 10 days.
+  scenario::LoadOptions o;
+  o.sets = {"cluster.nodes=16", "cluster.node={gpu: h100-sxm, gpus: 1, nics: 1, nic_bandwidth: 400Gbps}",
+            "fabric={topology: torus, dims: [4, 4], link_latency: 100ns}", "network.model=analytical",
+            "workload.jobs=[{name: a, model: {name: tiny, layers: 8, hidden: 1024, heads: 8, ffn_hidden: 4096, "
+            "vocab: 32000, seq_len: 2048}, gpus: 5, parallelism: {dp: 5}, global_batch: 20}]",
+            "failures={components: {switch: {rate: 1/switch-day, effect: reroute, hardware: false}}, "
+            "repair: {detect: 1min, restart: 1min}}",
+            "simulation={horizon: 10d, replications: 20, seed: 5}"};
+  const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+  std::vector<workload::StepResult> steps{workload::simulate_step(tools::step_inputs(s, s.jobs.at(0)))};
+  const auto in = tools::long_run_inputs(s, steps, fabric::measure(*s.fabric, s.pricing));
+  REQUIRE(in.scope.has_value());
+  const reliability::LongRunResult r = reliability::simulate_long_run(in);
+  REQUIRE(r.jobs.size() == 1);
+  CHECK(r.jobs[0].mtbf_s == doctest::Approx(86400.0 / 5.0));
+  CHECK(r.jobs[0].interruptions.mean == doctest::Approx(50.0).epsilon(0.15));
+  // The routers failed about 16 x 10 times in all: most of them did not stop the job.
+  CHECK(r.failures_by_cause.at("switch").mean > 2.0 * r.jobs[0].interruptions.mean);
+}
+
+TEST_CASE("rerouting classes of a copy equal those of the same job as its own entry") {
+  // A copy shares its entry's first copy's step; its factors must still compare its own
+  // healthy and degraded steps (both on its nodes), as a separate entry's do.
+  const auto load = [](const std::string& jobs) {
+    scenario::LoadOptions o;
+    o.sets = {"cluster.nodes=32", "cluster.node={gpu: h100-sxm, gpus: 1, nics: 1, nic_bandwidth: 400Gbps}",
+              "fabric={topology: fat_tree, radix: 8, tiers: 3, link_latency: 700ns}", "network.model=analytical",
+              "workload.jobs=" + jobs, "failures={components: {switch: {rate: 0.5/switch-day, effect: reroute}}}",
+              "simulation.horizon=10d"};
+    return scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+  };
+  const std::string job = "model: {name: tiny, layers: 8, hidden: 1024, heads: 8, ffn_hidden: 4096, vocab: 32000, "
+                          "seq_len: 2048}, gpus: 12, parallelism: {dp: 12}, global_batch: 48}";
+  const auto copies = load("[{name: a, count: 2, " + job + "]");
+  const auto separate = load("[{name: a-0, " + job + ", {name: a-1, " + job + "]");
+  const auto inputs = [](const scenario::LoadedScenario& s) {
+    std::vector<workload::StepResult> steps;
+    for (const auto& j : s.jobs) steps.push_back(workload::simulate_step(tools::step_inputs(s, j)));
+    if (s.jobs.size() == 2 && s.jobs[1].copy == 1) steps[1] = steps[0];  // as compute_run shares a copy's step
+    return tools::long_run_inputs(s, steps, fabric::measure(*s.fabric, s.pricing));
+  };
+  const auto a = inputs(copies);
+  const auto b = inputs(separate);
+  REQUIRE(a.jobs.size() == 2);
+  REQUIRE(b.jobs.size() == 2);
+  REQUIRE(a.jobs[1].degradations.size() == b.jobs[1].degradations.size());
+  REQUIRE_FALSE(a.jobs[1].degradations.empty());
+  for (std::size_t k = 0; k < a.jobs[1].degradations.size(); ++k) {
+    CAPTURE(a.jobs[1].degradations[k].name);
+    CHECK(a.jobs[1].degradations[k].factor == doctest::Approx(b.jobs[1].degradations[k].factor));
+  }
+}

@@ -169,13 +169,14 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
     if (is_leaf(kind)) continue;  // a leaf the job crosses holds its NICs
     // The class spans every switch of its kind (the units the long run draws from); the
     // factor is the mean over the ones the job's nominal nodes cross, or over all of them
-    // when it crosses none (a copy of the job elsewhere, or the job re-placed, may). Torus
+    // when it crosses none (the job, re-placed, may). Torus
     // and dragonfly routers: over those that do not hold the job's NICs (the long run
     // restarts the job when one of its own fails), the transit routers.
     auto elements = crossed.count(kind) ? crossed[kind] : vertices;
     if (kind == fabric::VertexKind::router && scope) {
+      const std::vector<bool> endpoints = scope->endpoint_flags(job_nodes);
       const auto own = [&](fabric::VertexId v) {
-        return scope->holds_endpoint(job_nodes, first_unit[kind] + static_cast<std::int64_t>(v.value - vertices.front().value));
+        return endpoints[static_cast<std::size_t>(first_unit[kind] + static_cast<std::int64_t>(v.value - vertices.front().value))];
       };
       std::erase_if(elements, own);
       if (elements.empty()) {

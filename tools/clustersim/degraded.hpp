@@ -20,7 +20,8 @@
 //
 // LIMITATIONS: one element down at a time (concurrent degradations multiply their
 // factors in the long run, an approximation); the step is simulated on the scenario's
-// network model, once per class and job.
+// network model, once per class and job (per copy of a job entry, but copies at the same
+// offset in their pod or group share one set: tools/clustersim/report.cpp).
 #pragma once
 
 #include <string>
@@ -49,8 +50,7 @@ std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f);
 /// step time. `healthy_step_s` is the job's step time on the intact fabric. The samples are
 /// taken among the class's switches or cables the job crosses (FabricScope, its
 /// nominal nodes), the only ones whose failure reaches it there; among all of the class's
-/// when it crosses none (copies of a job share their first copy's classes, and a job may
-/// be re-placed).
+/// when it crosses none (a job may be re-placed).
 std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
                                           double healthy_step_s, int samples = 3);
 

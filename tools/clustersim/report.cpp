@@ -72,6 +72,9 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
       loaded.fabric && sc.failures &&
       std::any_of(sc.failures->components.begin(), sc.failures->components.end(),
                   [](const auto& c) { return c.second.effect == reliability::Effect::reroute; });
+  // Rerouting classes by (job entry, offset of the first node in its pod or group): copies
+  // of an entry at the same offset cross the same shape of fabric and fare alike.
+  std::map<std::pair<std::size_t, std::int64_t>, std::vector<reliability::Degradation>> classes_by_shape;
   for (std::size_t i = 0; i < loaded.jobs.size(); ++i) {
     const scenario::ResolvedJob& job = loaded.jobs[i];
     reliability::JobProfile p;
@@ -87,9 +90,22 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     p.submit_s = job.config.submit.seconds();
     if (reroutes && p.nodes > 1) {
       // Each copy of a job entry on its own nodes: an element one copy routes around may
-      // cut another off (a copy across two leaves under one spine).
-      for (const DegradedClass& c : degraded_steps(loaded, job, steps[i].step_time_s)) {
-        p.degradations.push_back({c.name, c.is_switch, c.first, c.count, c.factor});
+      // cut another off (a copy across two leaves under one spine). Copies share the first
+      // copy's step (compute_run), so a later copy's healthy step is simulated on its own
+      // nodes here, for a factor between two steps on the same nodes. On a fabric without
+      // pods or groups (a torus) every copy is its own shape.
+      const std::pair<std::size_t, std::int64_t> shape{
+          job.entry, in.block_nodes > 0 ? p.first_node % in.block_nodes : p.first_node};
+      const auto known = classes_by_shape.find(shape);
+      if (known != classes_by_shape.end()) {
+        p.degradations = known->second;
+      } else {
+        const double healthy =
+            job.copy > 0 ? workload::simulate_step(step_inputs(loaded, job)).step_time_s : steps[i].step_time_s;
+        for (const DegradedClass& c : degraded_steps(loaded, job, healthy)) {
+          p.degradations.push_back({c.name, c.is_switch, c.first, c.count, c.factor});
+        }
+        classes_by_shape.emplace(shape, p.degradations);
       }
     }
     in.jobs.push_back(std::move(p));
@@ -825,7 +841,7 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   const std::int64_t per_rack = nodes_per_rack(loaded);
   const bool direct = loaded.fabric && (loaded.fabric->topology == fabric::Topology::torus ||
                                         loaded.fabric->topology == fabric::Topology::dragonfly);
-  row("racks", fmt::format("{} of {} node{} (economics.nodes_per_rack, else the priced server's){}",
+  row("racks", fmt::format("{} of {} node{}, the fabric's (economics.nodes_per_rack, else the priced server's){}",
                            (m.nodes + per_rack - 1) / per_rack, per_rack, per_rack == 1 ? "" : "s",
                            direct ? ": router cables between racks are optical, inside a rack copper" : ""));
   row("optics", fmt::format("{} transceivers", m.optics));
