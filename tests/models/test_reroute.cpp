@@ -5,6 +5,7 @@
 #include "tests/approx.hpp"
 
 #include <cmath>
+#include <string>
 
 #include "models/reliability/longrun.hpp"
 
@@ -42,6 +43,43 @@ LongRunResult run(double factor, Effect effect, bool leaves_in_class = false) {
   in.replications = 4;
   in.seed = 11;
   return simulate_long_run(in);
+}
+
+/// Two 2-node jobs, each under its own leaf of a 2-tier Clos of 2 leaves and 1 spine (4
+/// one-NIC nodes; 6 cables: a NIC's to its leaf, 4, and a leaf's to the spine, 2), with
+/// hardware failures of `component` at 0.1 per unit-day over 400 days; and the fabric's
+/// scope, which the caller sets on the inputs or not.
+struct TwoJobs {
+  FailuresConfig failures;
+  LongRunInputs in;
+  FabricScope scope;
+};
+
+TwoJobs two_jobs(const std::string& component, Per per) {
+  TwoJobs t;
+  ComponentConfig c;
+  c.rate = FailureRate{0.1, per};
+  c.hardware = true;
+  t.failures.components[component] = c;
+  t.in.failures = &t.failures;
+  t.in.nodes = 4;
+  t.in.gpus_per_node = 8;
+  t.in.switches = 3;
+  t.in.links = 6;
+  t.in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  t.in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+  t.in.jobs.push_back(JobProfile{"a", 0, 2, 16, 2, 1e6, std::nullopt, 1e9});
+  t.in.jobs.push_back(JobProfile{"b", 2, 2, 16, 2, 1e6, std::nullopt, 1e9});
+  t.in.horizon_s = 400 * kDay;
+  t.in.replications = 4;
+  t.in.seed = 5;
+  t.scope.nics_per_node = 1;
+  t.scope.leaf_down = 2;
+  t.scope.leaves = 2;
+  t.scope.tops = 1;
+  t.scope.nodes = 4;
+  t.scope.cables = {{true, 0, 0}, {true, 1, 0}, {true, 2, 1}, {true, 3, 1}, {false, 0, 2}, {false, 1, 2}};
+  return t;
 }
 
 }  // namespace
@@ -140,31 +178,10 @@ TEST_CASE("switch failures restart only the jobs that cross the switch, and coun
   // Two 2-node jobs under their own leaf of a 2-tier Clos (2 leaves, 1 spine): neither
   // crosses the spine or the other's leaf. Without the layout, every switch failure
   // restarts both.
-  FailuresConfig failures;
-  ComponentConfig sw;
-  sw.rate = FailureRate{0.1, Per::switch_};
-  sw.hardware = true;
-  failures.components["switch"] = sw;
-  LongRunInputs in;
-  in.failures = &failures;
-  in.nodes = 4;
-  in.gpus_per_node = 8;
-  in.switches = 3;
-  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
-  in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
-  in.jobs.push_back(JobProfile{"a", 0, 2, 16, 2, 1e6, std::nullopt, 1e9});
-  in.jobs.push_back(JobProfile{"b", 2, 2, 16, 2, 1e6, std::nullopt, 1e9});
-  in.horizon_s = 400 * kDay;
-  in.replications = 4;
-  in.seed = 5;
+  TwoJobs t = two_jobs("switch", Per::switch_);
+  LongRunInputs& in = t.in;
   const LongRunResult all = simulate_long_run(in);
-  FabricScope c;
-  c.nics_per_node = 1;
-  c.leaf_down = 2;
-  c.leaves = 2;
-  c.tops = 1;
-  c.nodes = 4;
-  in.scope = c;
+  in.scope = t.scope;
   const LongRunResult scoped = simulate_long_run(in);
   const double failures_seen = scoped.failures_by_cause.at("switch").mean;
   CHECK(failures_seen == Rel(3 * 0.1 * 400).epsilon(0.1));
@@ -178,36 +195,12 @@ TEST_CASE("switch failures restart only the jobs that cross the switch, and coun
 }
 
 TEST_CASE("cable failures restart only the jobs that cross the cable, and count in their MTBF") {
-  // The two 2-node jobs of the test above, each under its own leaf of a 2-tier Clos (2
-  // leaves, 1 spine): 6 cables, a NIC's to its leaf (4) and a leaf's to the spine (2). A job
-  // crosses only its own nodes' 2 access cables. Without the layout, every cable failure
-  // restarts both.
-  FailuresConfig failures;
-  ComponentConfig cable;
-  cable.rate = FailureRate{0.1, Per::link};
-  cable.hardware = true;
-  failures.components["cable"] = cable;
-  LongRunInputs in;
-  in.failures = &failures;
-  in.nodes = 4;
-  in.gpus_per_node = 8;
-  in.switches = 3;
-  in.links = 6;
-  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
-  in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
-  in.jobs.push_back(JobProfile{"a", 0, 2, 16, 2, 1e6, std::nullopt, 1e9});
-  in.jobs.push_back(JobProfile{"b", 2, 2, 16, 2, 1e6, std::nullopt, 1e9});
-  in.horizon_s = 400 * kDay;
-  in.replications = 4;
-  in.seed = 5;
+  // The two jobs of two_jobs(): a job crosses only its own nodes' 2 access cables. Without
+  // the layout, every cable failure restarts both.
+  TwoJobs t = two_jobs("cable", Per::link);
+  LongRunInputs& in = t.in;
   const LongRunResult all = simulate_long_run(in);
-  FabricScope c;
-  c.nics_per_node = 1;
-  c.leaf_down = 2;
-  c.leaves = 2;
-  c.tops = 1;
-  c.nodes = 4;
-  c.cables = {{true, 0, 0}, {true, 1, 0}, {true, 2, 1}, {true, 3, 1}, {false, 0, 2}, {false, 1, 2}};
+  const FabricScope& c = t.scope;
   CHECK(c.crossed_cables({0, 1}) == 2);
   CHECK(c.crosses_cable({0, 1}, 1));
   CHECK_FALSE(c.crosses_cable({0, 1}, 2));

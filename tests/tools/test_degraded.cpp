@@ -26,6 +26,82 @@ scenario::LoadedScenario load(const std::string& oversubscription) {
   return scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml", o);
 }
 
+/// A fabric (a scenario `fabric:` value) and a node count.
+struct Shape {
+  const char* fabric;
+  std::int64_t nodes;
+};
+
+/// The shape's cluster of nodes with 2 GPUs and 2 NICs, so that small radixes make several
+/// leaves and pods.
+scenario::LoadedScenario load_shape(const Shape& shape) {
+  scenario::LoadOptions o;
+  o.sets = {"cluster.nodes=" + std::to_string(shape.nodes),
+            "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
+            std::string("fabric=") + shape.fabric};
+  return scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+}
+
+/// What a job on nodes first .. first + count - 1 crosses, by its scope and by its routes.
+struct Crossing {
+  std::int64_t switches = 0;  ///< crossed by the scope
+  std::int64_t cables = 0;
+};
+
+/// Routes every ordered pair of the job's NICs on other nodes (`flows` ECMP draws each) and
+/// checks that every switch and cable met counts as crossed; that crossed() and
+/// crossed_cables() count what crosses() and crosses_cable() say unit by unit; and that
+/// crossed_switch_flags() says the same. `base`: the first switch's vertex.
+Crossing check_routes_crossed(const fabric::Fabric& f, const reliability::FabricScope& scope, std::uint32_t base,
+                              std::int64_t first, std::int64_t count, std::uint64_t flows) {
+  std::vector<std::int64_t> nodes;
+  for (std::int64_t n = first; n < first + count; ++n) nodes.push_back(n);
+  std::set<std::int64_t> met;
+  std::set<std::uint32_t> met_cables;
+  std::vector<fabric::LinkId> path;
+  for (std::int64_t a = first * f.nics_per_node; a < (first + count) * f.nics_per_node; ++a) {
+    for (std::int64_t b = first * f.nics_per_node; b < (first + count) * f.nics_per_node; ++b) {
+      if (a / f.nics_per_node == b / f.nics_per_node) continue;  // inside a node: NVLink
+      for (std::uint64_t flow = 0; flow < flows; ++flow) {
+        path.clear();
+        f.route_endpoints(a, b, flow, path);
+        for (const fabric::LinkId l : path) {
+          met_cables.insert(std::min(l.value, f.links[l.value].reverse.value));
+          const std::uint32_t v = f.links[l.value].dst.value;
+          if (f.vertex_kind[v] != fabric::VertexKind::nic) {
+            REQUIRE(v >= base);
+            REQUIRE(v < base + f.switch_count());
+            met.insert(static_cast<std::int64_t>(v - base));
+          }
+        }
+      }
+    }
+  }
+  Crossing out;
+  const std::vector<bool> flags = scope.crossed_switch_flags(nodes);
+  REQUIRE(static_cast<std::int64_t>(flags.size()) == f.switch_count());
+  for (std::int64_t u = 0; u < f.switch_count(); ++u) {
+    CAPTURE(u);
+    const bool crossed = scope.crosses(nodes, u);
+    out.switches += crossed;
+    CHECK(flags[static_cast<std::size_t>(u)] == crossed);
+    if (met.count(u)) CHECK(crossed);
+  }
+  CHECK(scope.crossed(nodes) == out.switches);
+  CHECK(out.switches >= static_cast<std::int64_t>(met.size()));
+  const std::vector<fabric::LinkId> units = fabric::failure_cables(f);
+  REQUIRE(scope.cables.size() == units.size());
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    CAPTURE(u);
+    const bool crossed = scope.crosses_cable(nodes, static_cast<std::int64_t>(u));
+    out.cables += crossed;
+    if (met_cables.count(units[u].value)) CHECK(crossed);
+  }
+  CHECK(scope.crossed_cables(nodes) == out.cables);
+  CHECK(out.cables >= static_cast<std::int64_t>(met_cables.size()));
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("degraded fabric: losing a spine slows a job whose data-parallel rings cross the spines") {
@@ -70,10 +146,6 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
   // links), and jobs on node ranges of every shape: route every ordered pair of the job's
   // NICs (all rails, several ECMP draws) and check that each switch met counts as crossed,
   // and that crossed() counts at least as many switches as the routes meet.
-  struct Shape {
-    const char* fabric;
-    std::int64_t nodes;
-  };
   for (const Shape& shape : {Shape{"{topology: fat_tree, radix: 8, tiers: 2, link_latency: 700ns}", 8},
                              Shape{"{topology: rail_clos, radix: 8, tiers: 2, link_latency: 700ns}", 8},
                              Shape{"{topology: fat_tree, radix: 8, tiers: 3, link_latency: 700ns}", 30},
@@ -82,69 +154,20 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
                                    "link_latency: 700ns}", 36}}) {
     const std::string name = shape.fabric;
     CAPTURE(name);
-    scenario::LoadOptions o;
-    // Nodes of 2 GPUs and 2 NICs, so that small radixes make several leaves and pods.
-    o.sets = {"cluster.nodes=" + std::to_string(shape.nodes),
-              "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
-              std::string("fabric=") + shape.fabric};
-    const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+    const auto s = load_shape(shape);
     const fabric::Fabric& f = *s.fabric;
     const auto scope = tools::fabric_scope(f);
     REQUIRE(scope.has_value());
-    const auto& layout = std::get<fabric::ClosLayout>(f.layout);
-    std::vector<fabric::LinkId> path;
+    const std::uint32_t base = std::get<fabric::ClosLayout>(f.layout).leaf_base;
+    const auto cables = static_cast<std::int64_t>(fabric::failure_cables(f).size());
     for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 2}, {1, 3}, {3, 6}, {0, shape.nodes},
                                        {shape.nodes - 5, 5}, {2, 1}}) {
       if (first + count > shape.nodes) continue;
       CAPTURE(first);
       CAPTURE(count);
-      std::vector<std::int64_t> nodes;
-      for (std::int64_t n = first; n < first + count; ++n) nodes.push_back(n);
-      std::set<std::int64_t> met, met_cables;
-      for (std::int64_t a = first * f.nics_per_node; a < (first + count) * f.nics_per_node; ++a) {
-        for (std::int64_t b = first * f.nics_per_node; b < (first + count) * f.nics_per_node; ++b) {
-          if (a / f.nics_per_node == b / f.nics_per_node) continue;  // inside a node: NVLink
-          for (std::uint64_t flow = 0; flow < 4; ++flow) {
-            path.clear();
-            f.route_endpoints(a, b, flow, path);
-            for (const fabric::LinkId l : path) {
-              met_cables.insert(std::min(l.value, f.links[l.value].reverse.value));
-              const std::uint32_t v = f.links[l.value].dst.value;
-              if (v >= layout.leaf_base) met.insert(static_cast<std::int64_t>(v - layout.leaf_base));
-              REQUIRE(v < layout.leaf_base + f.switch_count());
-            }
-          }
-        }
-      }
-      for (const std::int64_t unit : met) {
-        CAPTURE(unit);
-        CHECK(scope->crosses(nodes, unit));
-      }
-      std::int64_t says = 0;
-      for (std::int64_t u = 0; u < f.switch_count(); ++u) says += scope->crosses(nodes, u);
-      CHECK(scope->crossed(nodes) == says);
-      {
-        const std::vector<bool> flags = scope->crossed_switch_flags(nodes);
-        REQUIRE(static_cast<std::int64_t>(flags.size()) == f.switch_count());
-        for (std::int64_t u = 0; u < f.switch_count(); ++u) CHECK(flags[static_cast<std::size_t>(u)] == scope->crosses(nodes, u));
-      }
-      CHECK(says >= static_cast<std::int64_t>(met.size()));
-      // Cables likewise: every cable a route takes (as its unit) is crossed, and
-      // crossed_cables() counts what crosses_cable() says, one by one.
-      const std::vector<fabric::LinkId> units = fabric::failure_cables(f);
-      REQUIRE(scope->cables.size() == units.size());
-      std::int64_t cables_said = 0;
-      for (std::size_t u = 0; u < units.size(); ++u) {
-        const bool crossed = scope->crosses_cable(nodes, static_cast<std::int64_t>(u));
-        cables_said += crossed;
-        if (met_cables.count(units[u].value)) {
-          CAPTURE(u);
-          CHECK(crossed);
-        }
-      }
-      CHECK(scope->crossed_cables(nodes) == cables_said);
-      CHECK(cables_said >= static_cast<std::int64_t>(met_cables.size()));
-      CHECK(cables_said < static_cast<std::int64_t>(units.size()) + (count == shape.nodes ? 1 : 0));
+      const Crossing c = check_routes_crossed(f, *scope, base, first, count, 4);
+      // A job short of the whole cluster leaves some cables alone.
+      if (count < shape.nodes) CHECK(c.cables < cables);
     }
   }
 }
@@ -154,10 +177,6 @@ TEST_CASE("torus and dragonfly scope: every router and cable on a route between 
   // routing on dragonflies (one link per group pair, parallel links, dark ports): route
   // every ordered pair of a job's NICs and check that each router and cable met counts as
   // crossed; crossed() and crossed_cables() count what crosses() and crosses_cable() say.
-  struct Shape {
-    const char* fabric;
-    std::int64_t nodes;
-  };
   for (const Shape& shape : {Shape{"{topology: torus, dims: [4, 4, 2], link_latency: 100ns}", 32},
                              Shape{"{topology: torus, dims: [5, 3, 3], link_latency: 100ns}", 40},
                              Shape{"{topology: torus, dims: [8, 8], link_latency: 100ns}", 64},
@@ -167,11 +186,7 @@ TEST_CASE("torus and dragonfly scope: every router and cable on a route between 
                                    "global_links_per_router: 2, groups: 4, link_latency: 100ns}", 8}}) {
     const std::string name = shape.fabric;
     CAPTURE(name);
-    scenario::LoadOptions o;
-    o.sets = {"cluster.nodes=" + std::to_string(shape.nodes),
-              "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
-              std::string("fabric=") + shape.fabric};
-    const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
+    const auto s = load_shape(shape);
     const fabric::Fabric& f = *s.fabric;
     const auto scope = tools::fabric_scope(f);
     REQUIRE(scope.has_value());
@@ -179,60 +194,16 @@ TEST_CASE("torus and dragonfly scope: every router and cable on a route between 
                                    ? std::get<fabric::TorusLayout>(f.layout).router_base
                                    : std::get<fabric::DragonflyLayout>(f.layout).router_base;
     const std::vector<fabric::LinkId> units = fabric::failure_cables(f);
-    REQUIRE(scope->cables.size() == units.size());
-    std::vector<fabric::LinkId> path;
     for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 2}, {1, 3}, {3, 6}, {0, 8}, {0, 16},
                                        {5, 11}, {0, shape.nodes}, {shape.nodes - 5, 5}}) {
       if (first + count > shape.nodes) continue;
       CAPTURE(first);
       CAPTURE(count);
-      std::vector<std::int64_t> nodes;
-      for (std::int64_t n = first; n < first + count; ++n) nodes.push_back(n);
-      std::set<std::int64_t> met;
-      std::set<std::uint32_t> met_cables;
-      for (std::int64_t a = first * f.nics_per_node; a < (first + count) * f.nics_per_node; ++a) {
-        for (std::int64_t b = first * f.nics_per_node; b < (first + count) * f.nics_per_node; ++b) {
-          if (a / f.nics_per_node == b / f.nics_per_node) continue;  // inside a node: NVLink
-          path.clear();
-          f.route_endpoints(a, b, 0, path);
-          for (const fabric::LinkId l : path) {
-            met_cables.insert(std::min(l.value, f.links[l.value].reverse.value));
-            const std::uint32_t v = f.links[l.value].dst.value;
-            if (v >= base && v < base + f.switch_count()) met.insert(static_cast<std::int64_t>(v - base));
-          }
-        }
-      }
-      std::int64_t says = 0;
-      for (std::int64_t u = 0; u < f.switch_count(); ++u) {
-        const bool crossed = scope->crosses(nodes, u);
-        says += crossed;
-        if (met.count(u)) {
-          CAPTURE(u);
-          CHECK(crossed);
-        }
-      }
-      CHECK(scope->crossed(nodes) == says);
-      {
-        const std::vector<bool> flags = scope->crossed_switch_flags(nodes);
-        REQUIRE(static_cast<std::int64_t>(flags.size()) == f.switch_count());
-        for (std::int64_t u = 0; u < f.switch_count(); ++u) CHECK(flags[static_cast<std::size_t>(u)] == scope->crosses(nodes, u));
-      }
-      CHECK(says >= static_cast<std::int64_t>(met.size()));
-      std::int64_t cables_said = 0;
-      for (std::size_t u = 0; u < units.size(); ++u) {
-        const bool crossed = scope->crosses_cable(nodes, static_cast<std::int64_t>(u));
-        cables_said += crossed;
-        if (met_cables.count(units[u].value)) {
-          CAPTURE(u);
-          CHECK(crossed);
-        }
-      }
-      CHECK(scope->crossed_cables(nodes) == cables_said);
-      CHECK(cables_said >= static_cast<std::int64_t>(met_cables.size()));
+      const Crossing c = check_routes_crossed(f, *scope, base, first, count, 1);
       // A job short of the whole fabric leaves some routers and cables alone.
       if (count <= shape.nodes / 4) {
-        CHECK(says < f.switch_count());
-        CHECK(cables_said < static_cast<std::int64_t>(units.size()));
+        CHECK(c.switches < f.switch_count());
+        CHECK(c.cables < static_cast<std::int64_t>(units.size()));
       }
     }
     // A spare node (outside the fabric) may be anywhere: every router and every cable between
