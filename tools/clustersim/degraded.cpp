@@ -169,9 +169,9 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
     if (is_leaf(kind)) continue;  // a leaf the job crosses holds its NICs
     // The class spans every switch of its kind (the units the long run draws from); the
     // factor is the mean over the ones the job's nominal nodes cross, or over all of them
-    // when it crosses none (the job, re-placed, may). Torus
-    // and dragonfly routers: over those that do not hold the job's NICs (the long run
-    // restarts the job when one of its own fails), the transit routers.
+    // when it crosses none (the job, re-placed, may). Torus and dragonfly routers: over
+    // those that do not hold the job's NICs, the transit routers (the long run restarts the
+    // job when one of its own fails).
     auto elements = crossed.count(kind) ? crossed[kind] : vertices;
     if (kind == fabric::VertexKind::router && scope) {
       const std::vector<bool> endpoints = scope->endpoint_flags(job_nodes);
