@@ -600,14 +600,16 @@ StepResult simulate_step(const StepInputs& in) {
       Group group;
       std::int64_t chunk;
       std::size_t layer;
-      bool gather = false;  // ZeRO-3: the layer's parameter gather, not its reduction
+      bool gather = false;  // ZeRO-3: the chunk's parameter gathers, not a reduction
     };
     std::vector<Bucket> buckets;
     const bool expert_groups = p.dp * p.cp > p.ep;  // more than one rank holds each expert
     // ZeRO-3 with overlap: each chunk's last backward also gathers its parameters on the same
-    // stream, layer by layer, each prefetched when the layer before it starts (the first when
-    // the pass starts), as FSDP's backward prefetch does; the pass's own timing counts them
-    // too, so the stream ends no earlier than both take together.
+    // links, from the pass's start (prefetched ahead of its layers): the stream is busy with
+    // them first, so the reductions cannot hide behind the time they take. (Interleaving the
+    // gathers with the reductions layer by layer, as FSDP does, moves the same bytes; with
+    // the layers spread over the pass's length, a gather queued behind a reduction ran after
+    // the pass that needed it.)
     const bool gathers_in_stream = p.zero >= 3 && job.overlap_grad_reduce && p.dp * p.cp > 1;
     for (std::int64_t c = s, local = 0; c < chunks; c += p.pp, ++local) {
       const ChunkCost& cc = costs[static_cast<std::size_t>(c)];
@@ -620,17 +622,11 @@ StepResult simulate_step(const StepInputs& in) {
       double total = 0.0;
       for (const double t : cc.layer_backward_compute_s) total += t;
       double done = 0.0;
-      double previous_start = bwd_start;
+      if (gathers_in_stream) buckets.push_back({bwd_start, 0.0, Group::dp, c, 0, true});
       for (std::size_t i = 0; i < cc.layer_gradient_params.size(); ++i) {
-        const double start = bwd_start + bwd * (total > 0.0 ? done / total : 0.0);
         done += cc.layer_backward_compute_s[i];
         const double ready = job.overlap_grad_reduce ? bwd_start + bwd * (total > 0.0 ? done / total : 1.0) : last;
         const double experts_i = expert_groups ? cc.layer_expert_gradient_params[i] : 0.0;
-        if (gathers_in_stream) {
-          buckets.push_back({previous_start, cc.layer_gradient_params[i], Group::dp, c, i, true});
-          if (experts_i > 0.0) buckets.push_back({previous_start, experts_i, Group::edp, c, i, true});
-        }
-        previous_start = start;
         buckets.push_back({ready, cc.layer_gradient_params[i], Group::dp, c, i});
         if (experts_i > 0.0) buckets.push_back({ready, experts_i, Group::edp, c, i});
       }
@@ -645,10 +641,8 @@ StepResult simulate_step(const StepInputs& in) {
     std::size_t span = 0;
     for (const Bucket& bk : buckets) {
       double t = 0.0;
-      if (bk.gather) {  // the layer's share, by its parameters, of the chunk's gather
-        const ChunkCost& cc = costs[static_cast<std::size_t>(bk.chunk)];
-        const double group_params = bk.group == Group::edp ? cc.expert_parameters : cc.parameters - cc.expert_parameters;
-        t = comm.time(bk.group, Op::all_gather, group_params * wb) * bk.params / group_params;
+      if (bk.gather) {
+        t = zero3_gather(costs[static_cast<std::size_t>(bk.chunk)]);
       } else {
         t = comm.time(bk.group, reduce, bk.params * gb);
       }
@@ -663,8 +657,9 @@ StepResult simulate_step(const StepInputs& in) {
       }
       if (in.want_trace) {
         r.trace.push_back({s, comm.gpu(0, 0, s, 0),
-                           fmt::format("{} chunk {} layer {}{}", config::enum_name(bk.gather ? Op::all_gather : reduce),
-                                       bk.chunk, bk.layer, bk.group == Group::edp ? " experts" : ""),
+                           bk.gather ? fmt::format("all_gather params chunk {}", bk.chunk)
+                                     : fmt::format("{} chunk {} layer {}{}", config::enum_name(reduce), bk.chunk,
+                                                   bk.layer, bk.group == Group::edp ? " experts" : ""),
                            "dp",
                            begin, stream});
       }

@@ -27,9 +27,9 @@
 // another, each over its share of the pass's backward compute, so the output layer's
 // gradients are ready after its GEMM, the embedding's at the end), one reduction at a time
 // per stage in the order they become ready; otherwise all after the stage's last backward.
-// With ZeRO-3 that stream also carries the last backward's parameter gathers, each
-// prefetched when the layer before it starts (FSDP's backward prefetch), so the reductions
-// cannot hide behind time the gathers already use. With ZeRO 2-3 the
+// With ZeRO-3 that stream also carries the last backward's parameter gathers, first, from
+// the pass's start (prefetched ahead of the layers), so the reductions cannot hide behind
+// time the gathers already use. With ZeRO 2-3 the
 // gradients are sharded, so they cannot accumulate whole over the micro-batches: each
 // micro-batch's backward reduce-scatters its chunk's gradients too (behind the pass's
 // compute with overlap_grad_reduce; the M - 1 before the last are charged evenly, (M-1)/M
@@ -60,9 +60,10 @@
 // (training_flops_per_token x tokens, no recomputation) / (step time x GPUs x dense peak of
 // the job's precision). HFU counts the FLOPs executed, recomputation included.
 //
-// LIMITATIONS: a pass's layers are timed by their compute share, not gated on their ZeRO-3
-// gathers (gather-bound, the final stream may wait for a layer's gradients it would have
-// had earlier); a pass's DP collectives hide only behind its compute, not behind its exposed
+// LIMITATIONS: a pass's layers are timed by their compute share over the pass's length, not
+// gated on their ZeRO-3 gathers, and the stream runs a chunk's gathers before its
+// reductions rather than interleaved with them (the same bytes; the order can shift a
+// reduction's start); a pass's DP collectives hide only behind its compute, not behind its exposed
 // TP time (they use other links); identical replicas (no stragglers, no data-dependent
 // imbalance); compute
 // slows by one average factor while a collective overlaps it, whatever the collective's
