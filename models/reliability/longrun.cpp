@@ -31,7 +31,7 @@ constexpr double kMinWeibullShape = 0.2;
 constexpr std::int64_t kMaxRetired = 100'000;  ///< or 10 fleets, replacements per replication
 }  // namespace
 
-// --- Which switches a job's traffic can cross (Clos) -------------------------------------
+// --- Which switches and cables a job's traffic can cross (FabricScope) ---------------------
 
 namespace {
 
@@ -79,10 +79,6 @@ Footprint footprint(const FabricScope& c, const std::vector<std::int64_t>& nodes
   f.pods.erase(std::unique(f.pods.begin(), f.pods.end()), f.pods.end());
   return f;
 }
-
-}  // namespace
-
-namespace {
 
 bool clos_crosses(const FabricScope& c, const std::vector<std::int64_t>& job_nodes, std::int64_t unit) {
   // One pass over the job's nodes, without allocating: a failure asks this of every job.
