@@ -118,6 +118,7 @@ struct JobConfig {
   AttentionKernel attention = AttentionKernel::flash;
   compute::Dtype grad_dtype = compute::Dtype::fp32;
   bool overlap_grad_reduce = true;
+  bool overlap_param_gather = false;
   std::optional<sim::Count> train_tokens;
   sim::Time submit = sim::Time::zero();
   std::int64_t count = 1;
@@ -146,6 +147,9 @@ struct JobConfig {
               "datatype of accumulated and reduced gradients (fp32: Megatron's default with bf16)"),
         field("overlap_grad_reduce", &JobConfig::overlap_grad_reduce,
               "reduce each layer's gradients while backward goes on (else after the last micro-batch)"),
+        field("overlap_param_gather", &JobConfig::overlap_param_gather,
+              "ZeRO-1/2: all-gather the updated parameters behind the next step's first forward passes "
+              "(Megatron-LM's --overlap-param-gather), else after the optimizer"),
         field("train_tokens", &JobConfig::train_tokens, "tokens to train on, for time_to_train (15.6T)"),
         field("submit", &JobConfig::submit, "when the job enters the scheduler's queue")
             .at_least(sim::Time::zero()),

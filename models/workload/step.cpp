@@ -679,9 +679,23 @@ StepResult simulate_step(const StepInputs& in) {
     if (p.zero >= 1 && p.zero <= 2 && p.dp * p.cp > 1) {
       double gather = comm.time(Group::dp, Op::all_gather, params * wb);
       if (experts > 0.0 && expert_groups) gather += comm.time(Group::edp, Op::all_gather, experts * wb);
-      if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "all_gather params", "dp", end, end + gather});
-      end += gather;
-      b.dp += gather;
+      double hidden = 0.0;
+      if (job.overlap_param_gather) {
+        // Megatron's distributed optimizer with --overlap-param-gather issues each bucket's
+        // all-gather ahead of the next step's forward of its layers: the stage's first
+        // forward pass of each chunk (its compute that its own collectives leave) hides it,
+        // slowed by overlap_slowdown. Counted in this step: the steady state's next one.
+        double first_forwards = 0.0;
+        for (std::int64_t c = s; c < chunks; c += p.pp) first_forwards += forward[static_cast<std::size_t>(c)].free_compute;
+        hidden = std::min(gather, first_forwards);
+      }
+      if (in.want_trace && gather > hidden) {
+        r.trace.push_back({s, comm.gpu(0, 0, s, 0), hidden > 0.0 ? "all_gather params (beyond the next forward)" : "all_gather params",
+                           "dp", end, end + gather - hidden});
+      }
+      end += gather - hidden + slowdown * hidden;
+      b.dp += gather - hidden;
+      b.contention += slowdown * hidden;
     }
     parts[static_cast<std::size_t>(s)] = b;
     if (end > step) {

@@ -36,7 +36,9 @@
 // per backward pass, since every micro-batch runs the same pass). Then
 // the optimizer step (memory-bound Adam over the local shard: 16 bytes per parameter
 // read and written, plus the weight copy) and, with ZeRO 1-2, the all-gather of the updated
-// parameters. The step ends when the slowest stage is done.
+// parameters (with overlap_param_gather, Megatron's --overlap-param-gather, the stage's
+// first forward passes of the next step hide it: only what they cannot hide, and their
+// slowdown, count). The step ends when the slowest stage is done.
 //
 // Breakdown (of the stage that finishes last; its parts sum to the step time; the other
 // stages' too, each up to its own end, and the busiest one named: the stage with the least

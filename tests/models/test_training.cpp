@@ -589,6 +589,39 @@ TEST_CASE("ZeRO-3: overlapping the gradient reductions never makes the step slow
   }
 }
 
+TEST_CASE("ZeRO-1 with overlap_param_gather: the next step's first forward hides the parameter all-gather") {
+  // Without it the all-gather after the optimizer is exposed in full; with it the stage's
+  // first forward pass hides min(gather, its compute), slowed by overlap_slowdown. No TP
+  // and one stage, so the forward pass is compute alone; a long and a short sequence give a
+  // compute-bound and a gather-bound case.
+  for (const double slowdown : {0.0, 0.189}) {
+    const auto s = small_cluster({"fabric.radix=16", "fabric.tiers=2", "fabric.oversubscription=1:3",
+                                  "network.overlap_slowdown=" + std::to_string(slowdown)});
+    for (const std::int64_t seq : {256, 8192}) {
+      CAPTURE(slowdown);
+      CAPTURE(seq);
+      ModelSpec m = gpt(8);
+      m.seq_len = seq;
+      JobConfig j = job_for(1, 1, 16, 32);
+      j.parallelism.zero = 1;
+      const StepResult off = step(s, j, m, true);
+      j.overlap_param_gather = true;
+      const StepResult on = step(s, j, m);
+      const auto span = [&](std::string_view name) {
+        const auto it = std::find_if(off.trace.begin(), off.trace.end(), [&](const TraceSpan& t) { return t.name == name; });
+        REQUIRE(it != off.trace.end());
+        return it->end_s - it->start_s;
+      };
+      const double gather = span("all_gather params");
+      const double forward = span("F mb 0 chunk 0");
+      const double hidden = std::min(gather, forward);
+      CHECK(off.step_time_s - on.step_time_s == Rel((1.0 - slowdown) * hidden).epsilon(1e-6));
+      CHECK(on.breakdown.contention - off.breakdown.contention == Rel(slowdown * hidden).epsilon(1e-6).margin(1e-15));
+      CHECK(on.breakdown.total() == Rel(on.step_time_s));
+    }
+  }
+}
+
 TEST_CASE("a backward pass's layers take their share of its compute: per-layer costs add up to the pass") {
   const auto s = small_cluster();
   const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
