@@ -337,8 +337,8 @@ std::vector<bool> FabricScope::crossed_switch_flags(const std::vector<std::int64
   return out;
 }
 
-std::vector<bool> FabricScope::crossed_cable_flags(const std::vector<std::int64_t>& job_nodes) const {
-  const std::vector<bool> sw = crossed_switch_flags(job_nodes);
+std::vector<bool> FabricScope::crossed_cable_flags(const std::vector<std::int64_t>& job_nodes,
+                                                    const std::vector<bool>& sw) const {
   std::vector<bool> on(static_cast<std::size_t>(nodes), false);
   for (const std::int64_t n : job_nodes) {
     if (n >= 0 && n < nodes) on[static_cast<std::size_t>(n)] = true;
@@ -352,7 +352,7 @@ std::vector<bool> FabricScope::crossed_cable_flags(const std::vector<std::int64_
 }
 
 std::int64_t FabricScope::crossed_cables(const std::vector<std::int64_t>& job_nodes) const {
-  const std::vector<bool> flags = crossed_cable_flags(job_nodes);
+  const std::vector<bool> flags = crossed_cable_flags(job_nodes, crossed_switch_flags(job_nodes));
   return std::count(flags.begin(), flags.end(), true);
 }
 
@@ -563,7 +563,7 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
     const std::int64_t total = is_switch ? in.switches : in.links;
     const std::vector<bool> reaches = !in.scope ? std::vector<bool>{}
                                       : is_switch ? in.scope->crossed_switch_flags(nominal)
-                                                  : in.scope->crossed_cable_flags(nominal);
+                                                  : in.scope->crossed_cable_flags(nominal, in.scope->crossed_switch_flags(nominal));
     const std::vector<bool> own = in.scope && is_switch ? in.scope->endpoint_flags(nominal) : std::vector<bool>{};
     std::int64_t n = 0;
     for (std::int64_t u = 0; u < total; ++u) {

@@ -261,7 +261,9 @@ struct FabricScope {
   /// Per switch unit, and per cable unit, whether the job crosses it: what crosses() and
   /// crosses_cable() say, in one pass, O(units + job nodes), for loops over every unit.
   [[nodiscard]] std::vector<bool> crossed_switch_flags(const std::vector<std::int64_t>& job_nodes) const;
-  [[nodiscard]] std::vector<bool> crossed_cable_flags(const std::vector<std::int64_t>& job_nodes) const;
+  /// `switch_flags`: crossed_switch_flags(job_nodes), which the caller often has already.
+  [[nodiscard]] std::vector<bool> crossed_cable_flags(const std::vector<std::int64_t>& job_nodes,
+                                                      const std::vector<bool>& switch_flags) const;
 };
 
 struct LongRunInputs {

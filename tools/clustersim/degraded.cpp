@@ -117,7 +117,7 @@ std::vector<DegradedClass> degraded_steps(const scenario::LoadedScenario& loaded
     job_nodes.push_back(n);
   }
   const std::vector<bool> crossed_switch = scope ? scope->crossed_switch_flags(job_nodes) : std::vector<bool>{};
-  const std::vector<bool> crossed_cable = scope ? scope->crossed_cable_flags(job_nodes) : std::vector<bool>{};
+  const std::vector<bool> crossed_cable = scope ? scope->crossed_cable_flags(job_nodes, crossed_switch) : std::vector<bool>{};
   std::map<fabric::VertexKind, std::vector<fabric::VertexId>> by_kind, crossed;
   std::int64_t unit = 0;
   std::map<fabric::VertexKind, std::int64_t> first_unit;
