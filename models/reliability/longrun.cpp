@@ -270,6 +270,44 @@ std::vector<bool> FabricScope::endpoint_flags(const std::vector<std::int64_t>& j
   return out;
 }
 
+std::int64_t FabricScope::nic_switch(std::int64_t endpoint) const {
+  const std::int64_t n = endpoint / nics_per_node;
+  switch (kind) {
+    case Kind::clos:  // as leaves_of(): rail i of the node's leaf group, else in order
+      return rail ? n / leaf_down * nics_per_node + endpoint % nics_per_node : endpoint / leaf_down;
+    case Kind::torus: return n;
+    case Kind::dragonfly: return endpoint / hosts_per_router;
+  }
+  return 0;
+}
+
+std::vector<std::int64_t> FabricScope::nics_behind(bool is_switch, std::int64_t unit) const {
+  if (!is_switch) {
+    const Cable& c = cables[static_cast<std::size_t>(unit)];
+    return c.access ? std::vector<std::int64_t>{c.nic} : std::vector<std::int64_t>{};
+  }
+  std::vector<std::int64_t> out;
+  const std::int64_t endpoints = nodes * nics_per_node;
+  const auto range = [&](std::int64_t first, std::int64_t count, std::int64_t stride) {
+    for (std::int64_t i = 0; i < count && first + i * stride < endpoints; ++i) out.push_back(first + i * stride);
+  };
+  switch (kind) {
+    case Kind::clos:
+      if (unit >= leaves) break;
+      if (rail) {  // rail (unit mod nics) of the leaf group's nodes
+        range((unit / nics_per_node * leaf_down) * nics_per_node + unit % nics_per_node, leaf_down, nics_per_node);
+      } else {
+        range(unit * leaf_down, leaf_down, 1);
+      }
+      break;
+    case Kind::torus:
+      if (unit < nodes) range(unit * nics_per_node, nics_per_node, 1);
+      break;
+    case Kind::dragonfly: range(unit * hosts_per_router, hosts_per_router, 1); break;
+  }
+  return out;
+}
+
 std::int64_t FabricScope::crossed_leaves(const std::vector<std::int64_t>& job_nodes) const {
   const Footprint f = footprint(*this, job_nodes);
   return f.unknown ? leaves : distinct_leaves(f);
@@ -442,6 +480,7 @@ constexpr std::int64_t kInPool = -1;
 constexpr std::int64_t kInRepair = -2;
 constexpr std::int64_t kRetired = -3;
 constexpr std::int64_t kInBurnIn = -4;
+constexpr std::int64_t kFenced = -5;  ///< every NIC cut off by network elements that are down
 
 /// One component class, resolved.
 struct Klass {
@@ -455,6 +494,9 @@ struct Klass {
   bool restarts = true;
   bool reroutes = false;  ///< a network element the fabric routes around
   bool heterogeneous = false;
+  /// A switch or cable that stays down (replaced, or routed around until restarted): the
+  /// nodes whose NICs it holds are cut off meanwhile (see fence()).
+  bool fences = false;
 };
 
 std::vector<Klass> resolve_classes(const FailuresConfig& f) {
@@ -472,6 +514,7 @@ std::vector<Klass> resolve_classes(const FailuresConfig& f) {
     k.restarts = c.effect == Effect::restart;
     k.reroutes = c.effect == Effect::reroute;
     k.heterogeneous = k.per == Per::gpu && f.heterogeneity.kind == HeterogeneityKind::power_law;
+    k.fences = (k.per == Per::switch_ || k.per == Per::link) && (k.reroutes || (k.restarts && k.hardware));
     out.push_back(std::move(k));
   }
   return out;
@@ -501,7 +544,9 @@ struct Node {
   std::vector<double> mult;  ///< per GPU rate multiplier
   std::vector<double> failure_times;
   std::uint32_t gen = 0;
-  std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired / kInBurnIn
+  std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired / kInBurnIn / kFenced
+  std::vector<std::int32_t> nic_down;  ///< per NIC, the network elements down that hold it (empty: none yet)
+  bool cut = false;                    ///< every NIC down: no multi-node job may use it
   double burn_in_start = 0.0;
   std::vector<std::pair<double, std::size_t>> caught;  ///< failures caught in the burn-in under way: time, class
 };
@@ -522,6 +567,7 @@ struct JobState {
   double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
   std::string down_cause;
   std::vector<std::int64_t> slots;  ///< physical node per slot, -1 when missing
+  std::vector<std::int64_t> home;   ///< physical node per slot at the job's start
   std::int64_t missing = 0;
   sim::EventHandle done_event;
   std::int64_t interruptions = 0;
@@ -912,9 +958,74 @@ class Model {
       after(burn_in_, burned_in_id_, static_cast<std::uint64_t>(n));
       return;
     }
+    to_pool(n);
+    nodes_returned();
+  }
+
+  /// A free node joins the pool, unless a network element that is down cuts it off.
+  void to_pool(std::int64_t n) {
+    Node& node = nodes_[static_cast<std::size_t>(n)];
+    if (node.cut) {
+      node.job = kFenced;
+      return;
+    }
     node.job = kInPool;
     pool_.push_back(n);
-    nodes_returned();
+  }
+
+  /// Network element `index` of class k went down (delta +1) or is back (-1). While it is
+  /// down, the NICs it holds (FabricScope::nics_behind) are cut off, and a node whose every
+  /// NIC is cut off serves no multi-node job: a free one leaves the pool; one serving a
+  /// multi-node job leaves it (interrupted by the failure already), which takes a spare as
+  /// for a failed node or waits; a single-node job keeps its node, whose work needs no
+  /// fabric. A node with a NIC left keeps serving (NCCL sends its GPUs' traffic through the
+  /// NICs it has: slower, which is not modelled). A node rejoins the pool when a NIC is back.
+  void fence(const Klass& k, std::int64_t index, int delta) {
+    if (!k.fences || !in_.scope) return;
+    const std::int64_t nics = in_.scope->nics_per_node;
+    bool returned = false;
+    std::vector<std::int64_t> cut;
+    for (const std::int64_t e : in_.scope->nics_behind(k.per == Per::switch_, index)) {
+      const std::int64_t n = e / nics;
+      Node& node = nodes_[static_cast<std::size_t>(n)];
+      if (node.nic_down.empty()) node.nic_down.assign(static_cast<std::size_t>(nics), 0);
+      std::int32_t& down = node.nic_down[static_cast<std::size_t>(e % nics)];
+      down += delta;
+      CLUSTERSIM_CHECK(down >= 0, "a NIC is cut off by the elements that are down");
+      const bool all_down = std::all_of(node.nic_down.begin(), node.nic_down.end(), [](std::int32_t d) { return d > 0; });
+      if (all_down == node.cut) continue;
+      node.cut = all_down;
+      if (all_down) {
+        if (node.job == kInPool) {
+          pool_.erase(std::find(pool_.begin(), pool_.end(), n));
+          node.job = kFenced;
+          record("cut_off", k.name, -1, n, -1);
+        } else if (node.job >= 0 && r_.jobs[static_cast<std::size_t>(node.job)].p.nodes > 1) {
+          cut.push_back(n);  // after the pool has lost every node behind the element
+        }
+      } else if (node.job == kFenced) {
+        node.job = kInPool;
+        pool_.push_back(n);
+        record("reconnected", k.name, -1, n, -1);
+        returned = true;
+      }
+    }
+    for (const std::int64_t n : cut) {
+      Node& node = nodes_[static_cast<std::size_t>(n)];
+      const std::int64_t job = node.job;
+      JobState& j = r_.jobs[static_cast<std::size_t>(job)];
+      interrupt(job, k);  // if it ran on, degraded
+      record("cut_off", k.name, job, n, -1);
+      const auto slot = std::find(j.slots.begin(), j.slots.end(), n);
+      CLUSTERSIM_CHECK(slot != j.slots.end(), "a serving node has a slot");
+      *slot = -1;
+      ++j.missing;
+      missing_.insert(static_cast<std::size_t>(job));
+      leave_service(n, kFenced);
+      fill_from_pool(job);
+    }
+    if (!cut.empty()) update_storage();
+    if (returned) nodes_returned();
   }
 
   void on_burned_in(sim::Engine&, std::uint64_t arg) {
@@ -924,8 +1035,7 @@ class Model {
     for (const auto& [t, c] : node.caught) ++r_.burn_in_failures[classes_[c].name];
     node.caught.clear();
     record("burned_in", "", -1, n, -1);
-    node.job = kInPool;
-    pool_.push_back(n);
+    to_pool(n);
     nodes_returned();
   }
 
@@ -1129,8 +1239,22 @@ class Model {
     }
   }
 
-  void fill_from_pool(std::int64_t index) {
+  /// Gives job `index` free nodes for its missing slots: each slot's home node (where the
+  /// job started) if it is free, else (unless `home_only`) the node free the longest.
+  void fill_from_pool(std::int64_t index, bool home_only = false) {
     JobState& j = r_.jobs[static_cast<std::size_t>(index)];
+    for (std::size_t s = 0; s < j.slots.size() && j.missing > 0 && !pool_.empty(); ++s) {
+      if (j.slots[s] >= 0) continue;
+      const auto home = std::find(pool_.begin(), pool_.end(), j.home[s]);
+      if (home == pool_.end()) continue;
+      pool_.erase(home);
+      enter_service(j.home[s], index, static_cast<std::int64_t>(s));
+      --j.missing;
+    }
+    if (home_only) {
+      if (j.missing == 0) missing_.erase(static_cast<std::size_t>(index));
+      return;
+    }
     for (std::size_t s = 0; s < j.slots.size() && j.missing > 0 && !pool_.empty(); ++s) {
       if (j.slots[s] >= 0) continue;
       const std::int64_t n = pool_.front();
@@ -1292,6 +1416,7 @@ class Model {
     j.start_time = now;
     j.slots.assign(static_cast<std::size_t>(j.p.nodes), -1);
     for (std::int64_t s = 0; s < j.p.nodes; ++s) enter_service(nodes[static_cast<std::size_t>(s)], index, s);
+    j.home = nodes;
     active_.insert(static_cast<std::size_t>(index));
     set_running(j, index, true);
     j.rate = j.degrade;
@@ -1384,10 +1509,12 @@ class Model {
         down += draw_duration(in_.failures->repair.diagnose, stop_rng_);
         down += draw_duration(in_.failures->repair.restart, stop_rng_);
       }
+      fence(k, index, +1);
       after(down, element_back_id_, (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
       return;
     }
     if (k.hardware && k.per != Per::job) {
+      fence(k, index, +1);
       after(draw_duration(in_.failures->repair.replace, repair_rng_), element_back_id_,
             (static_cast<std::uint64_t>(c) << 32) | static_cast<std::uint64_t>(index));
     } else {
@@ -1398,6 +1525,7 @@ class Model {
   void on_element_back(sim::Engine&, std::uint64_t arg) {
     const auto c = static_cast<std::size_t>(arg >> 32);
     const auto index = static_cast<std::int64_t>(arg & 0xFFFFFFFFu);
+    fence(classes_[c], index, -1);
     if (classes_[c].reroutes) {
       for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
         JobState& job = r_.jobs[j];
@@ -1444,11 +1572,16 @@ class Model {
   void serve_waiting() {
     if (missing_.empty()) return;
     // A snapshot: serving a job takes it out of missing_ (no job starts missing nodes here).
+    // Each job first gets back its own nodes (so that a node that returns goes to the job it
+    // left, not to another that would straddle the fabric), then any.
     const std::vector<std::size_t> missing(missing_.begin(), missing_.end());
     for (const std::size_t j : missing) {
+      if (r_.jobs[j].missing > 0 && !r_.jobs[j].finished) fill_from_pool(static_cast<std::int64_t>(j), true);
+    }
+    for (const std::size_t j : missing) {
       JobState& job = r_.jobs[j];
-      if (job.missing == 0 || job.finished) continue;
-      fill_from_pool(static_cast<std::int64_t>(j));
+      if (job.finished) continue;
+      if (job.missing > 0) fill_from_pool(static_cast<std::int64_t>(j));
       if (job.waiting && can_restart(job)) begin_restart(job, static_cast<std::int64_t>(j));
     }
   }
@@ -1523,7 +1656,7 @@ class Model {
     for (std::int64_t n : j.slots) {
       if (n < 0) continue;
       leave_service(n, kInPool);
-      pool_.push_back(n);  // a finished job's nodes are free: spares for the others, or for the queue
+      to_pool(n);  // a finished job's nodes are free: spares for the others, or for the queue
     }
     nodes_returned();
     if (--unfinished_ == 0 && in_.horizon_s <= 0.0) e.stop();

@@ -53,7 +53,9 @@
 // Placement: physical nodes are numbered in fabric order (the cluster's nodes, then the
 // spares, then nodes bought to replace retired ones); a pod or group of the fabric
 // (`block_nodes`: the nodes whose NICs meet below the top switch tier) is a contiguous range.
-// A starting job takes its nominal range (first_node .. + nodes: where its step time was
+// A job missing nodes takes back its own (those it started on) when they are free, before
+// any other free node, so that a node back from repair or reconnection returns to the job
+// it left. A starting job takes its nominal range (first_node .. + nodes: where its step time was
 // simulated) when it is free; else the free contiguous range of the fabric's nodes (a spare
 // or a replacement has no place in it) that spans the fewest pods beyond the least it must
 // (a job of at most a pod inside one pod: its pipeline and data-parallel groups stay under
@@ -103,6 +105,18 @@
 // (FabricScope::holds_endpoint), restarts the job. The throughput
 // lost while running degraded counts in lost_gpu_hours under the element's class.
 //
+// Cut-off nodes: while a switch or cable that holds NICs is down (a Clos leaf, a torus or
+// dragonfly router, a NIC's cable; a hardware failure until it is replaced, one with effect
+// reroute until it is back), those NICs (FabricScope::nics_behind) are cut off. A node whose
+// every NIC is cut off (on a plain Clos, behind its leaf; on a torus, its router) serves no
+// multi-node job: a free one leaves the pool, and a multi-node job on one loses it as to a
+// node failure (it takes a hot spare, or waits, or with shrink restarts on its whole
+// replicas); a single-node job keeps its node, whose work needs no fabric. The node rejoins
+// the pool when one of its NICs is back. A node with a NIC left (a rail-optimized leaf
+// holds one NIC of each node under it) keeps serving at full speed: NCCL sends its other
+// GPUs' traffic through the NICs it has, slower, which is not modelled. Without a scope
+// nothing is cut off.
+//
 // Which jobs a switch or a cable reaches (LongRunInputs::scope): only the running
 // multi-node jobs whose traffic can cross it, judged from the nodes they run on
 // (FabricScope). On a Clos: a leaf, the jobs with a NIC on it; an aggregation switch, those
@@ -129,8 +143,7 @@
 // job's factor is the mean over up to 3 elements of the class that it crosses (routers:
 // that it passes through without holding its NICs), computed on its nominal nodes (copies
 // of a job at the same offset in their pod or group share them) and kept when it is
-// re-placed; elements that are down do not keep a job from starting on their nodes; idle
-// spares do not fail or age;
+// re-placed; idle spares do not fail or age;
 // a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
 // step time is that of their nominal placement on the healthy cluster (see Placement); the
@@ -225,17 +238,19 @@ struct FabricScope {
   std::int64_t routers = 0;  ///< torus and dragonfly: the switch units
   // Torus: the ring sizes; node n's NICs on router n.
   std::vector<std::int64_t> dims;
-  // Dragonfly: routers per group (a); node n's NICs on routers node_routers[n].first ..
-  // .second.
+  // Dragonfly: routers per group (a), endpoints per router (p: NIC e on router e / p); node
+  // n's NICs on routers node_routers[n].first .. .second.
   std::int64_t routers_per_group = 0;
+  std::int64_t hosts_per_router = 1;
   std::vector<std::pair<std::int64_t, std::int64_t>> node_routers;
 
-  /// The cable units (fabric::failure_cables, in that order): an access cable joins a NIC of
-  /// node `a` to switch unit `b`; any other joins switch units a < b.
+  /// The cable units (fabric::failure_cables, in that order): an access cable joins NIC
+  /// `nic` (an endpoint) of node `a` to switch unit `b`; any other joins switch units a < b.
   struct Cable {
     bool access = false;
     std::int64_t a = 0;
     std::int64_t b = 0;
+    std::int64_t nic = -1;
   };
   std::vector<Cable> cables;
 
@@ -253,6 +268,12 @@ struct FabricScope {
   [[nodiscard]] bool holds_endpoint(const std::vector<std::int64_t>& job_nodes, std::int64_t unit) const;
   /// The same for every switch unit, in one pass over the job's nodes.
   [[nodiscard]] std::vector<bool> endpoint_flags(const std::vector<std::int64_t>& job_nodes) const;
+  /// The switch unit NIC `endpoint` (node x nics_per_node + i, a fabric node's) plugs into.
+  [[nodiscard]] std::int64_t nic_switch(std::int64_t endpoint) const;
+  /// The NICs (endpoints, increasing) that a switch unit (`is_switch`) or a cable unit holds:
+  /// while it is down they are cut off from the fabric. A Clos leaf's, a torus or dragonfly
+  /// router's, a NIC's cable's; none for any other element.
+  [[nodiscard]] std::vector<std::int64_t> nics_behind(bool is_switch, std::int64_t unit) const;
   /// Whether the job's traffic can cross cable unit `unit`, and how many cable units. A
   /// node of unknown place crosses every cable between switches, but no NIC's cable but its
   /// own (a spare's is not a unit).
@@ -320,7 +341,8 @@ struct JobSummary {
 
 struct TimelineEvent {
   double time_s = 0.0;
-  std::string kind;   ///< failure, interruption, restart, repaired, retired, finished, start, burn_in, burned_in
+  std::string kind;   ///< failure, interruption, restart, repaired, retired, finished, start, burn_in, burned_in,
+                      ///< cut_off (a node behind a switch or cable that is down), reconnected
   std::string cause;  ///< component class
   std::int64_t job = -1;
   std::int64_t node = -1;  ///< physical node id

@@ -47,20 +47,22 @@ LongRunResult run(double factor, Effect effect, bool leaves_in_class = false) {
 
 /// Two 2-node jobs, each under its own leaf of a 2-tier Clos of 2 leaves and 1 spine (4
 /// one-NIC nodes; 6 cables: a NIC's to its leaf, 4, and a leaf's to the spine, 2), with
-/// hardware failures of `component` at 0.1 per unit-day over 400 days; and the fabric's
-/// scope, which the caller sets on the inputs or not.
+/// hardware failures of `component` at 0.1 per unit-day over 400 days, each replaced in a
+/// fixed `replace_s` (the nodes behind it are cut off meanwhile, with the scope); and the
+/// fabric's scope, which the caller sets on the inputs or not.
 struct TwoJobs {
   FailuresConfig failures;
   LongRunInputs in;
   FabricScope scope;
 };
 
-TwoJobs two_jobs(const std::string& component, Per per) {
+TwoJobs two_jobs(const std::string& component, Per per, double replace_s = 600.0) {
   TwoJobs t;
   ComponentConfig c;
   c.rate = FailureRate{0.1, per};
   c.hardware = true;
   t.failures.components[component] = c;
+  t.failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(replace_s), 1.0};
   t.in.failures = &t.failures;
   t.in.nodes = 4;
   t.in.gpus_per_node = 8;
@@ -78,7 +80,7 @@ TwoJobs two_jobs(const std::string& component, Per per) {
   t.scope.leaves = 2;
   t.scope.tops = 1;
   t.scope.nodes = 4;
-  t.scope.cables = {{true, 0, 0}, {true, 1, 0}, {true, 2, 1}, {true, 3, 1}, {false, 0, 2}, {false, 1, 2}};
+  t.scope.cables = {{true, 0, 0, 0}, {true, 1, 0, 1}, {true, 2, 1, 2}, {true, 3, 1, 3}, {false, 0, 2}, {false, 1, 2}};
   return t;
 }
 
@@ -223,6 +225,91 @@ TEST_CASE("cable failures restart only the jobs that cross the cable, and count 
     CHECK(scoped.jobs[j].mtbf_s == Rel(3.0 * all.jobs[j].mtbf_s));
     CHECK(scoped.jobs[j].ettr.mean > all.jobs[j].ettr.mean);
   }
+}
+
+TEST_CASE("a leaf that is down cuts off the nodes behind it: their job waits for it, or takes spares") {
+  // two_jobs()'s leaves fail 0.1 a day while up and are replaced in a fixed 2 days: each is
+  // down a share p = 2 / (10 + 2) of the time. Job a (nodes 0 and 1, under leaf 0) cannot
+  // run while leaf 0 is down: without spares it waits for the replacement, so it loses at
+  // least that share of its time; with two hot spares (outside the fabric) it takes them and
+  // loses only its restarts.
+  const auto run = [](std::int64_t spares) {
+    TwoJobs t = two_jobs("switch", Per::switch_, 2 * kDay);
+    t.in.scope = t.scope;
+    t.in.scheduler.spare_nodes = spares;
+    return simulate_long_run(t.in);
+  };
+  const LongRunResult waits = run(0);
+  const LongRunResult spares = run(2);
+  const double p = 2.0 / 12.0;
+  CHECK(waits.jobs[0].ettr.mean < 1.0 - 0.9 * p);
+  CHECK(waits.jobs[0].lost_gpu_hours.at("switch").mean >= 0.9 * p * 16.0 * 400.0 * 24.0);
+  CHECK(spares.jobs[0].ettr.mean > 0.97);
+  // The cut-off nodes rejoin when the leaf is back: in the first replication each leaf-0
+  // failure cuts off both of job a's nodes (not job b's) and reconnects them, and job a
+  // restarts on them.
+  std::int64_t cut = 0, reconnected = 0, restarts = 0;
+  for (const TimelineEvent& e : waits.timeline) {
+    if (e.kind == "cut_off") {
+      CHECK(e.job == e.node / 2);  // job a on nodes 0 and 1, job b on 2 and 3
+      if (e.job == 0) ++cut;
+    }
+    if (e.kind == "reconnected" && e.node < 2) ++reconnected;
+    if (e.kind == "restart" && e.job == 0) ++restarts;
+  }
+  CHECK(cut > 10);
+  CHECK(cut % 2 == 0);
+  CHECK(reconnected >= cut - 2);  // the last may still be down at the horizon
+  CHECK(restarts >= cut / 2 - 1);
+}
+
+TEST_CASE("a node is cut off only when every one of its NICs is: a rail-optimized leaf holds one NIC of each") {
+  // 4 nodes of 2 NICs under 4 leaves of 2 ports and a spine; leaves fail 0.1 a day while up
+  // and are replaced in 2 days. On a plain Clos a leaf holds both NICs of one node, so every
+  // leaf failure cuts a node off. Rail-optimized, a leaf holds rail i of two nodes: they are
+  // cut off only while both leaves of their group are down at once, so about a third as many
+  // cut-offs (two nodes at a time, 2 days in 12), but some.
+  const auto cut_offs = [](bool rail) {
+    FailuresConfig failures;
+    ComponentConfig c;
+    c.rate = FailureRate{0.1, Per::switch_};
+    c.hardware = true;
+    failures.components["switch"] = c;
+    failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(2 * kDay), 1.0};
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 4;
+    in.gpus_per_node = 8;
+    in.switches = 5;
+    in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+    in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+    in.jobs.push_back(JobProfile{"a", 0, 2, 16, 2, 1e6, std::nullopt, 1e9});
+    in.jobs.push_back(JobProfile{"b", 2, 2, 16, 2, 1e6, std::nullopt, 1e9});
+    in.horizon_s = 2000 * kDay;
+    in.replications = 1;
+    in.seed = 3;
+    FabricScope scope;
+    scope.rail = rail;
+    scope.nics_per_node = 2;
+    scope.leaf_down = 2;
+    scope.leaves = 4;
+    scope.tops = 1;
+    scope.nodes = 4;
+    in.scope = scope;
+    const LongRunResult r = simulate_long_run(in);
+    std::int64_t cut = 0, leaf_failures = 0;
+    for (const TimelineEvent& e : r.timeline) cut += e.kind == "cut_off";
+    leaf_failures = static_cast<std::int64_t>(r.failures_by_cause.at("switch").mean * 4.0 / 5.0);
+    return std::pair{cut, leaf_failures};
+  };
+  const auto [plain, plain_failures] = cut_offs(false);
+  const auto [rail, rail_failures] = cut_offs(true);
+  CHECK(plain == Rel(static_cast<double>(plain_failures)).epsilon(0.15));  // one node per leaf failure
+  CHECK(rail > 0);
+  CHECK(rail < plain / 2);
+  // Each rail leaf failure finds the node's other leaf down with probability about 2/12, and
+  // cuts off the two nodes of its group then.
+  CHECK(static_cast<double>(rail) == Rel(2.0 * static_cast<double>(rail_failures) * 2.0 / 12.0).epsilon(0.35));
 }
 
 TEST_CASE("a starting job's contiguous range is made of the fabric's nodes, never through a hot spare") {

@@ -214,6 +214,51 @@ TEST_CASE("torus and dragonfly scope: every router and cable on a route between 
   }
 }
 
+TEST_CASE("fabric scope: a switch or a NIC's cable holds the NICs that plug into it in the fabric") {
+  // nic_switch() and nics_behind() must say what the fabric's access cables join.
+  for (const Shape& shape : {Shape{"{topology: fat_tree, radix: 8, tiers: 2, link_latency: 700ns}", 8},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 2, link_latency: 700ns}", 8},
+                             Shape{"{topology: fat_tree, radix: 8, tiers: 3, link_latency: 700ns}", 30},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 3, link_latency: 700ns}", 30},
+                             Shape{"{topology: fat_tree, radix: 6, tiers: 2, link_latency: 700ns}", 5},
+                             Shape{"{topology: torus, dims: [5, 3, 3], link_latency: 100ns}", 40},
+                             Shape{"{topology: dragonfly, routers_per_group: 4, hosts_per_router: 2, "
+                                   "global_links_per_router: 2, link_latency: 100ns}", 36},
+                             Shape{"{topology: dragonfly, routers_per_group: 4, hosts_per_router: 1, "
+                                   "global_links_per_router: 2, groups: 4, link_latency: 100ns}", 8}}) {
+    const std::string name = shape.fabric;
+    CAPTURE(name);
+    const auto s = load_shape(shape);
+    const fabric::Fabric& f = *s.fabric;
+    const auto scope = tools::fabric_scope(f);
+    REQUIRE(scope.has_value());
+    std::uint32_t base = 0;
+    if (const auto* clos = std::get_if<fabric::ClosLayout>(&f.layout)) base = clos->leaf_base;
+    if (const auto* torus = std::get_if<fabric::TorusLayout>(&f.layout)) base = torus->router_base;
+    if (const auto* fly = std::get_if<fabric::DragonflyLayout>(&f.layout)) base = fly->router_base;
+    std::map<std::int64_t, std::vector<std::int64_t>> held;  // switch unit -> its NICs, by the fabric
+    for (std::int64_t e = 0; e < f.endpoints(); ++e) {
+      const std::int64_t unit = f.attachment(e).value - base;
+      CHECK(scope->nic_switch(e) == unit);
+      held[unit].push_back(e);
+    }
+    for (std::int64_t u = 0; u < f.switch_count(); ++u) {
+      CAPTURE(u);
+      CHECK(scope->nics_behind(true, u) == held[u]);
+    }
+    for (std::size_t u = 0; u < scope->cables.size(); ++u) {
+      const auto& c = scope->cables[u];
+      CAPTURE(u);
+      if (c.access) {
+        CHECK(c.nic / f.nics_per_node == c.a);
+        CHECK(f.attachment(c.nic).value - base == c.b);
+      }
+      CHECK(scope->nics_behind(false, static_cast<std::int64_t>(u)) ==
+            (c.access ? std::vector<std::int64_t>{c.nic} : std::vector<std::int64_t>{}));
+    }
+  }
+}
+
 TEST_CASE("fabric scope: a job on one plane of a torus crosses that plane alone; non-minimal dragonfly routing has none") {
   scenario::LoadOptions o;
   o.sets = {"cluster.nodes=32", "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",

@@ -71,6 +71,7 @@ std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f) {
     if (d->routing != fabric::Routing::minimal) return std::nullopt;  // Valiant, UGAL: any group
     scope.kind = Kind::dragonfly;
     scope.routers_per_group = d->a;
+    scope.hosts_per_router = d->p;
     scope.routers = d->a * d->g;
     base = d->router_base;
     for (std::int64_t n = 0; n < f.nodes; ++n) {
@@ -88,8 +89,8 @@ std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f) {
     reliability::FabricScope::Cable cable;
     if (l.kind == fabric::LinkKind::access) {
       const fabric::VertexId nic = f.vertex_kind[l.src.value] == fabric::VertexKind::nic ? l.src : l.dst;
-      cable = {true, static_cast<std::int64_t>(nic.value - f.nic_base) / f.nics_per_node,
-               unit_of(nic == l.src ? l.dst : l.src)};
+      const auto endpoint = static_cast<std::int64_t>(nic.value - f.nic_base);
+      cable = {true, endpoint / f.nics_per_node, unit_of(nic == l.src ? l.dst : l.src), endpoint};
     } else {
       const std::int64_t a = unit_of(l.src), b = unit_of(l.dst);
       CLUSTERSIM_CHECK(a >= 0 && b >= 0 && a < scope.switches() && b < scope.switches() && a != b,
