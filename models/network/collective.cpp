@@ -226,6 +226,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         // (n-2+C) alpha + S/B, the pipelined broadcast's cost. The link into rank 0 stays idle.
         const std::int64_t steps = sn - 2 + chunks_for(S);
         Phase p = ring_step(ranks, S / static_cast<double>(steps), steps);
+        p.streamed = chunks_for(S) - 1;
         p.transfers.pop_back();
         out.phases.push_back(std::move(p));
       }
@@ -249,6 +250,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       Phase up;
       Phase down;
       up.repeat = down.repeat = steps;
+      up.streamed = down.streamed = chunks_for(S / 2) - 1;
       for (int tree = 0; tree < 2; ++tree) {
         for (std::int64_t i = 0; i < sn; ++i) {
           const std::int64_t parent = nccl_tree_parent(tree, sn, i);
@@ -344,6 +346,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       const auto rd = static_cast<double>(steps);
       Phase p;
       p.repeat = steps;
+      p.streamed = chunks_for(S / gd / 2) - 1;
       const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
       for (std::int64_t node = 0; node < nodes; ++node) {
         for (std::int64_t i = 0; i < g; ++i) {

@@ -22,14 +22,15 @@
 //                            NVLink to the sender node's GPU on the receiver's rail)
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
 //   ring broadcast           pipelined in C chunks along the ring: n-2+C steps, each edge
-//                            carrying S in all: (n-2+C) alpha + S/B
+//                            carrying S in all, the last C-1 streamed: (n-1) alpha + S/B
 //   tree all-reduce          NCCL's double binary tree over the ranks themselves, as NCCL
 //                            builds it over nodes when each holds one rank (a DP group
 //                            under TP): two in-order binary trees over the ranks' positions
 //                            (src/graph/trees.cc, as for hierarchical below), one tree's
 //                            leaves the other's inner ranks, each carrying S/2; pipelined in
 //                            C chunks: reduce up d+C-1 steps, broadcast down d+C-1 steps,
-//                            d = the trees' depth; each edge carries S/2 each way in all.
+//                            d = the trees' depth, the last C-1 of each streamed; each edge
+//                            carries S/2 each way in all: 2d alpha + 2 (S/2)/B.
 //                            Most edges join ranks 2^k apart, near in node order (a heap-
 //                            ordered tree, parent (i-1)/2, sent most of its edges across the
 //                            fabric's core: 7x slower over 16,384 GPUs behind a 1:7 taper)
@@ -42,7 +43,8 @@
 //                            shifted) on the rail's shard S/g,
 //                            the three pipelined in chunks as NCCL runs them: one phase of
 //                            R = 2(g-1) + 2d + C - 1 steps (d the trees' depth, C =
-//                            chunks(S/2g)), time R alpha + max(2(g-1)/g S / B_nvlink,
+//                            chunks(S/2g)), the last C-1 streamed: time
+//                            (2(g-1) + 2d) alpha + max(2(g-1)/g S / B_nvlink,
 //                            NIC bytes / B_nic). Through the NICs a node sends S/g per GPU on
 //                            2 nodes (twice the ring's busbw), 2 S/g on the busiest node
 //                            from 4 on (an inner node of one tree and a leaf of the other:
@@ -55,8 +57,11 @@
 //   send/recv                one transfer of S from rank 0 to rank 1
 // Chunks: C = ceil(S' / 512 KiB) for the pipelined algorithms (S' the bytes one tree or
 // the ring carries; 512 KiB is NCCL's per-step slot), capped at 1024. A pipelined schedule
-// spreads each edge's bytes evenly over its steps, so bytes are exact and time is
-// steps x alpha + S'/B, without the pipeline's fill and drain bandwidth.
+// spreads each edge's bytes evenly over its steps, so bytes are exact; the steps that fill
+// the pipeline pay the per-step latency and the C-1 that follow are streamed (Phase), so
+// time is (fill steps) x alpha + S'/B, without the pipeline's fill and drain bandwidth, as
+// NCCL's own cost model charges latency per algorithm step, not per chunk
+// (src/graph/tuning.cc).
 //
 //   nvls all-reduce          NVLink SHARP (Hopper and later NVSwitch), ranks of one
 //                            scale-up domain: one phase in which every rank sends its S to
@@ -167,6 +172,12 @@ struct InNetwork {
 struct Phase {
   std::vector<Transfer> transfers;
   std::int64_t repeat = 1;
+  /// Of the repeats, the last `streamed` follow the others back to back: the chunks of a
+  /// pipeline once it is full, each sent while earlier ones are still in flight (NCCL keeps
+  /// 8 slots per channel in flight), so that a step's latency hides behind the transfers and
+  /// it costs its transfer time alone. The first repeat - streamed (the pipeline's fill)
+  /// pay the per-step latency and the route's.
+  std::int64_t streamed = 0;
 };
 
 struct Schedule {

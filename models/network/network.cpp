@@ -278,14 +278,16 @@ sim::Time AnalyticalRoutes::time(const Schedule& s) const {
   for (std::size_t p = 0; p < s.phases.size(); ++p) {
     const Phase& phase = s.phases[p];
     const Route* r = routes_.data() + phase_first_[p];
-    double step = 0.0;
+    double step = 0.0;    // a step that pays its latency
+    double stream = 0.0;  // a streamed one (Phase::streamed)
     for (const Transfer& t : phase.transfers) {
       const double rate = std::min({r->bound, k.scaleup * r->scaleup, k.scaleout * r->scaleout});
-      const double time = r->fixed + (r->link_count == 0 ? 0.0 : t.bytes / rate);
-      step = std::max(step, time);
+      const double transfer = r->link_count == 0 ? 0.0 : t.bytes / rate;
+      step = std::max(step, r->fixed + transfer);
+      stream = std::max(stream, transfer);
       ++r;
     }
-    total += step * static_cast<double>(phase.repeat);
+    total += step * static_cast<double>(phase.repeat - phase.streamed) + stream * static_cast<double>(phase.streamed);
   }
   return sim::Time::from_seconds(total, "a collective");
 }
@@ -400,7 +402,10 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
     route_or_fail(fabric_, t, i, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
-    const sim::Time latency = cfg_.step_latency + transfer_latency(fabric_, t, scratch_);
+    // A streamed step's latency hides behind the chunks in flight (Phase::streamed).
+    const sim::Time latency = r.rep >= phase.repeat - phase.streamed
+                                  ? sim::Time::zero()
+                                  : cfg_.step_latency + transfer_latency(fabric_, t, scratch_);
     for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes;
     if (scratch_.empty() || t.bytes <= 0.0) {
       engine_.schedule_after(latency, arrival_id_, owner);
@@ -536,15 +541,21 @@ void FlowNetwork::on_arrival(sim::Engine& e, std::uint64_t owner_arg) {
   const Phase& phase = r.schedule->phases[r.phase];
   const sim::Time step = e.now() - r.step_start;
   const bool alone = r.alone && r.mark == steps_started_ && live_flows_ == 0;
-  if (r.rep == 0 && phase.repeat > 1 && alone) {
-    // Alone on an idle network: the other repetitions are the same step again.
-    const std::int64_t more = phase.repeat - 1;
+  // The repeats run in two segments, those that pay their latency and the streamed ones.
+  const std::int64_t paid = phase.repeat - phase.streamed;
+  const std::int64_t end = r.rep < paid ? paid : phase.repeat;
+  if ((r.rep == 0 || r.rep == paid) && end - r.rep > 1 && alone) {
+    // Alone on an idle network: the segment's other repetitions are the same step again.
+    const std::int64_t more = end - r.rep - 1;
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
       route_or_fail(fabric_, phase.transfers[i], i, scratch_);
       for (fabric::LinkId l : scratch_) load_.bytes[l.value] += phase.transfers[i].bytes * static_cast<double>(more);
     }
-    r.rep = 0;
-    ++r.phase;
+    r.rep = end;
+    if (r.rep >= phase.repeat) {
+      r.rep = 0;
+      ++r.phase;
+    }
     e.schedule_after(step * more, step_id_, owner);
     return;
   }

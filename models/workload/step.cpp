@@ -293,6 +293,7 @@ class CommTimes {
         auto& all = merged.phases[i].transfers;
         CLUSTERSIM_CHECK(one.size() * groups.ranks.size() == all.size(), "a plan's shape depends only on its ranks");
         merged.phases[i].repeat = first.phases[i].repeat;
+        merged.phases[i].streamed = first.phases[i].streamed;
         for (std::size_t k = 0; k < all.size(); ++k) all[k].bytes = one[k % one.size()].bytes;
       }
       return merged;
@@ -308,7 +309,8 @@ class CommTimes {
       for (std::size_t i = 0; i < s.phases.size(); ++i) {
         const auto& mine = s.phases[i].transfers;
         const auto& ref = first.phases[i].transfers;
-        CLUSTERSIM_CHECK(s.phases[i].repeat == first.phases[i].repeat, "the groups of one kind repeat their phases alike");
+        CLUSTERSIM_CHECK(s.phases[i].repeat == first.phases[i].repeat && s.phases[i].streamed == first.phases[i].streamed,
+                         "the groups of one kind repeat their phases alike");
         if (mine.size() != ref.size()) {
           merged.alike = false;
         } else {

@@ -807,3 +807,34 @@ TEST_CASE("size factors leave send/recv, all-to-all and schedules without a size
   const Schedule gather = planned(Op::all_gather, Algorithm::ring, iota(16), 64e6, 4);
   CHECK(analytical_time(f, slow, gather).seconds() > 2 * analytical_time(f, plain, gather).seconds());
 }
+
+TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of every chunk") {
+  // One node of 8 GPUs behind NVSwitch: alpha = the step latency (2 us) + two NVLink hops
+  // (600 ns each). A broadcast on 2 ranks moves what a send/recv moves, in the same time.
+  // On 8 ranks its n-1 = 7 fill steps pay alpha and its C-1 = 1023 streamed chunks do not:
+  // 7 alpha + S/B. A tree all-reduce pays alpha on 2d steps (d = 3, the trees' depth on 8
+  // ranks): a step latency adds 2d of it.
+  const fabric::Fabric f = build(clos(64, 2), 1, 8, 8);
+  NetworkConfig cfg = bare();
+  cfg.step_latency = sim::Time::from_ns(2000);
+  const double alpha = 2e-6 + 2 * 600e-9;
+  const double B = 450e9 * cfg.scaleup_efficiency;
+  const double S = 1073741824.0;
+  const auto time_of = [&](const Schedule& s) { return analytical_time(f, cfg, s).seconds(); };
+  const Schedule send = planned(Op::send_recv, Algorithm::direct, {0, 1}, S, 8);
+  const Schedule two = planned(Op::broadcast, Algorithm::ring, {0, 1}, S, 8);
+  CHECK(time_of(send) == Rel(alpha + S / B));
+  CHECK(time_of(two) == Rel(time_of(send)));
+  const Schedule eight = planned(Op::broadcast, Algorithm::ring, iota(8), S, 8);
+  CHECK(eight.steps() == 8 - 2 + 1024);  // C = 2048 chunks of 512 KiB, capped at 1024
+  CHECK(time_of(eight) == Rel(7 * alpha + S / B));
+  CHECK(flow_time(f, cfg, eight).seconds() == Rel(time_of(eight)).epsilon(1e-4));
+  const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(8), S, 8);
+  REQUIRE(tree.phases.size() == 2);
+  CHECK(tree.phases[0].streamed == 1024 - 1);
+  CHECK(tree.phases[0].repeat - tree.phases[0].streamed == 3);
+  CHECK(time_of(tree) - analytical_time(f, bare(), tree).seconds() == Rel(2 * 3 * 2e-6));  // d steps up, d down
+  // The flow level rounds each step to the nanosecond.
+  CHECK(flow_time(f, cfg, tree).seconds() ==
+        Rel(time_of(tree)).epsilon(0).margin(1e-9 * static_cast<double>(tree.steps())));
+}
