@@ -47,15 +47,6 @@ std::int64_t chunks_for(double bytes) {
   return std::clamp<std::int64_t>(static_cast<std::int64_t>(std::ceil(bytes / kChunkBytes)), 1, 1024);
 }
 
-// One step of a ring over `ranks`: rank i sends `bytes` to rank i+1.
-Phase ring_step(const std::vector<std::int64_t>& ranks, double bytes, std::int64_t repeat) {
-  Phase p;
-  p.repeat = repeat;
-  const std::size_t n = ranks.size();
-  for (std::size_t i = 0; i < n; ++i) p.transfers.push_back({ranks[i], ranks[(i + 1) % n], bytes});
-  return p;
-}
-
 bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
   if (g <= 1 || ranks.size() % static_cast<std::size_t>(g) != 0) return false;
   // Ranks come node by node, each node's GPUs in order.
@@ -66,21 +57,61 @@ bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
   return true;
 }
 
-// The local indices (GPU index within the node) of the ranks on each node, when the ranks
-// come node by node and every node holds the same ones, in the same order (whole nodes, or
-// a data-parallel group holding GPUs t and t + g/2 of every node); empty otherwise.
-std::vector<std::int64_t> same_gpus_per_node(const std::vector<std::int64_t>& ranks, std::int64_t g) {
-  if (g <= 1 || ranks.empty()) return {};
-  std::vector<std::int64_t> local;
-  const std::int64_t first = ranks.front() / g;
-  for (std::size_t i = 0; i < ranks.size() && ranks[i] / g == first; ++i) local.push_back(ranks[i] % g);
-  const std::size_t k = local.size();
-  if (ranks.size() % k != 0) return {};
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i] / g != ranks[i - i % k] / g || ranks[i] % g != local[i % k]) return {};
-    if (i % k == 0 && i > 0 && ranks[i] / g == ranks[i - 1] / g) return {};  // a node's GPUs come together
+// The rings of NCCL's channels over `ranks`. The ranks are taken node by node (in the
+// order their nodes first appear, each node's in their order); with k >= 2 ranks on every
+// node (k the fewest on one), k rings run side by side, ring c visiting each node's ranks
+// from its c-th (mod its count), so that every ring enters each node at a different GPU and
+// leaves by a different NIC, as NCCL's channels spread over the NICs. With a node holding a
+// single rank (or one node per rank), one ring in the communicator's order.
+std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int64_t>& ranks, std::int64_t g) {
+  if (g <= 1 || ranks.empty()) return {ranks};
+  std::vector<std::vector<std::int64_t>> nodes;
+  std::vector<std::int64_t> ids;  // node of each entry of `nodes`
+  for (const std::int64_t r : ranks) {
+    const auto at = std::find(ids.begin(), ids.end(), r / g);
+    if (at == ids.end()) {
+      ids.push_back(r / g);
+      nodes.push_back({r});
+    } else {
+      nodes[static_cast<std::size_t>(at - ids.begin())].push_back(r);
+    }
   }
-  return local;
+  std::size_t k = ranks.size();
+  for (const auto& node : nodes) k = std::min(k, node.size());
+  if (k < 2) return {ranks};
+  std::vector<std::vector<std::int64_t>> out(k);
+  for (std::size_t c = 0; c < k; ++c) {
+    out[c].reserve(ranks.size());
+    for (const auto& node : nodes) {
+      for (std::size_t i = 0; i < node.size(); ++i) out[c].push_back(node[(i + c) % node.size()]);
+    }
+  }
+  return out;
+}
+
+// Appends to `p` one step of each ring of `rings` (rank i sends `bytes` to rank i+1; without
+// the hop back to the first when `open`). With several rings, a hop between nodes that would
+// change rails (the sender's local index is not the receiver's) is relayed over NVLink to
+// the sender node's GPU of the receiver's local index, when that GPU is in the communicator
+// (`members`, sorted), whose NIC is on the receiver's rail, so that inter-node traffic stays
+// on its rail (PXN, NCCL 2.12 and later, on by default: NVIDIA, "Doubling all2all
+// Performance with NVIDIA Collective Communication Library 2.12", 2022).
+void ring_transfers(const std::vector<std::vector<std::int64_t>>& rings, const std::vector<std::int64_t>& members,
+                    std::int64_t g, double bytes, bool open, Phase& p) {
+  for (const auto& ring : rings) {
+    const std::size_t n = ring.size();
+    for (std::size_t i = 0; i + (open ? 1 : 0) < n; ++i) {
+      const Transfer t{ring[i], ring[(i + 1) % n], bytes};
+      const std::int64_t relay = g > 1 ? t.src / g * g + t.dst % g : t.src;
+      if (rings.size() > 1 && t.src / g != t.dst / g && t.src % g != t.dst % g &&
+          std::binary_search(members.begin(), members.end(), relay)) {
+        p.transfers.push_back({t.src, relay, t.bytes});
+        p.transfers.push_back({relay, t.dst, t.bytes});
+      } else {
+        p.transfers.push_back(t);
+      }
+    }
+  }
 }
 
 // The parent of position r (0 <= r < n) in tree 0 or 1 of NCCL's double binary tree, -1 at
@@ -179,58 +210,34 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
   }
   const auto sn = static_cast<std::int64_t>(n);
   switch (algorithm) {
-    case Algorithm::ring:
-      if (op == Op::all_reduce || op == Op::reduce_scatter || op == Op::all_gather) {
-        // Channels: when every node holds the same k >= 2 GPUs of the communicator (whole
-        // nodes: k = g), k rings run side by side, each carrying S/k; ring c visits each
-        // node's GPUs starting from its c-th, so that every ring leaves a node by a
-        // different NIC (as NCCL's channels spread over NICs), and, with PXN, on that GPU's
-        // rail.
-        const std::vector<std::int64_t> local = same_gpus_per_node(ranks, gpus_per_node);
-        const std::int64_t channels = local.size() >= 2 ? static_cast<std::int64_t>(local.size()) : 1;
-        const std::int64_t repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
+    case Algorithm::ring: {
+        // NCCL's channels (ring_channels(): k rings side by side on nodes that each hold k or
+        // more ranks, each ring carrying S/k), inter-node hops kept on their rail (PXN).
+        const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node);
+        const auto k = static_cast<double>(rings.size());
+        std::vector<std::int64_t> members = ranks;
+        std::sort(members.begin(), members.end());
         Phase p;
-        p.repeat = repeat;
-        const std::int64_t g = gpus_per_node;
-        for (std::int64_t c = 0; c < channels; ++c) {
-          std::vector<std::int64_t> order(n);
-          for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t k = static_cast<std::size_t>(channels);
-            const std::size_t base = i - i % k;
-            order[i] = ranks[base + (i % k + static_cast<std::size_t>(c)) % k];
-          }
-          const Phase ring = ring_step(order, S / nn / static_cast<double>(channels), repeat);
-          for (const Transfer& t : ring.transfers) {
-            // PXN: a hop from the last GPU of ring c in one node to its first in the next
-            // would change rails on the way; NCCL relays it over NVLink to the sender node's
-            // GPU of the receiver's local index (a member of the communicator: every node
-            // holds the same GPUs), whose NIC is on the receiver's rail, so that inter-node
-            // traffic stays on its rail (PXN, NCCL 2.12 and later, on by default: NVIDIA,
-            // "Doubling all2all Performance with NVIDIA Collective Communication Library
-            // 2.12", 2022).
-            if (channels > 1 && t.src / g != t.dst / g && t.src % g != t.dst % g) {
-              const std::int64_t relay = t.src / g * g + t.dst % g;
-              p.transfers.push_back({t.src, relay, t.bytes});
-              p.transfers.push_back({relay, t.dst, t.bytes});
-            } else {
-              p.transfers.push_back(t);
-            }
-          }
+        if (op == Op::broadcast) {
+          // Each ring, turned to start at the root (rank 0), pipelines S/k from it in C
+          // chunks: n-2+C steps, the last C-1 streamed (Phase::streamed). Each edge carries
+          // S/k once, so each step moves S/k/(n-2+C) on every edge (the fill and drain
+          // steps' idle edges are spread over the steps rather than charged extra): time
+          // (n-1) alpha + S/(k B), the pipelined broadcast's cost. No edge into the root.
+          const std::int64_t chunks = chunks_for(S / k);
+          const std::int64_t steps = sn - 2 + chunks;
+          std::vector<std::vector<std::int64_t>> from_root = rings;
+          for (auto& ring : from_root) std::rotate(ring.begin(), std::find(ring.begin(), ring.end(), ranks[0]), ring.end());
+          ring_transfers(from_root, members, gpus_per_node, S / k / static_cast<double>(steps), true, p);
+          p.repeat = steps;
+          p.streamed = chunks - 1;
+        } else {
+          ring_transfers(rings, members, gpus_per_node, S / nn / k, false, p);
+          p.repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
         }
         out.phases.push_back(std::move(p));
+        break;
       }
-      if (op == Op::broadcast) {
-        // Pipelined along the ring from rank 0 in C chunks: n-2+C steps. Each edge carries
-        // the whole S once, so each step moves S/(n-2+C) on every edge (the fill and drain
-        // steps' idle edges are spread over the steps rather than charged extra): time
-        // (n-2+C) alpha + S/B, the pipelined broadcast's cost. The link into rank 0 stays idle.
-        const std::int64_t steps = sn - 2 + chunks_for(S);
-        Phase p = ring_step(ranks, S / static_cast<double>(steps), steps);
-        p.streamed = chunks_for(S) - 1;
-        p.transfers.pop_back();
-        out.phases.push_back(std::move(p));
-      }
-      break;
     case Algorithm::tree: {
       // NCCL's double binary tree over the ranks' positions (nccl_tree_parent): each rank
       // is an inner position of at most one tree, and most tree edges join ranks 2^k apart,

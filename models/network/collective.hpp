@@ -14,15 +14,19 @@
 //
 // Algorithms (time on an idle network with per-step cost alpha and link bandwidth B):
 //   ring all-reduce          2(n-1) steps of S/n:  2(n-1) alpha + 2(n-1)/n S/B. When every
-//                            node holds the same k >= 2 GPUs of the communicator (whole
-//                            nodes, k = g; or a DP group under TP inside the node), k
-//                            channels (rings) run at once, each with S/k, ring c entering
-//                            every node at its c-th GPU: each of those GPUs' NICs carries one
-//                            ring (with NCCL's PXN: the hop out of a node is relayed over
-//                            NVLink to the sender node's GPU on the receiver's rail)
+//                            node holds at least k >= 2 GPUs of the communicator (k the
+//                            fewest on one node: whole nodes, k = g; a DP group under TP
+//                            inside the node; a last node partly used), k channels (rings)
+//                            run at once, each with S/k, ring c entering every node at its
+//                            c-th GPU: each of those GPUs' NICs carries one ring (with
+//                            NCCL's PXN: the hop out of a node is relayed over NVLink to the
+//                            sender node's GPU on the receiver's rail, when that GPU is in
+//                            the communicator)
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
-//   ring broadcast           pipelined in C chunks along the ring: n-2+C steps, each edge
-//                            carrying S in all, the last C-1 streamed: (n-1) alpha + S/B
+//   ring broadcast           on the same k rings, each turned to start at the root and
+//                            carrying S/k, pipelined in C chunks: n-2+C steps, each edge
+//                            carrying S/k in all, the last C-1 streamed: (n-1) alpha +
+//                            S/(k B)
 //   tree all-reduce          NCCL's double binary tree over the ranks themselves, as NCCL
 //                            builds it over nodes when each holds one rank (a DP group
 //                            under TP): two in-order binary trees over the ranks' positions

@@ -235,9 +235,16 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
   REQUIRE(tree.phases.size() == 2);
   CHECK(tree.phases[0].repeat == 65);
   CHECK(tree.bytes_sent() == Rel(2 * 2 * (n - 1) * (S / 2)));
-  // Broadcast: every ring edge but the one into the root carries S once.
+  // Broadcast: on one rank per node (one ring), every ring edge but the one into the root
+  // carries S once. On 4 nodes of 4, 4 rings each carry S/4 from the root, their hops
+  // between nodes relayed onto their rail (PXN): every rank but the root receives at least
+  // S, and the relays at most double the bytes.
+  const Schedule line = planned(Op::broadcast, Algorithm::ring, {0, 4, 8, 12}, S, 4);
+  CHECK(line.bytes_sent() == Rel(3 * S));
   const Schedule bcast = planned(Op::broadcast, Algorithm::ring, ranks, S, 4);
-  CHECK(bcast.bytes_sent() == Rel((n - 1) * S));
+  const auto [sent, received] = bytes_by_rank(bcast);
+  for (std::int64_t r = 1; r < 16; ++r) CHECK(received.at(r) >= S * (1 - 1e-12));
+  CHECK(bcast.bytes_sent() <= 2 * (n - 1) * S);
 }
 
 TEST_CASE("the tree all-reduce is NCCL's double binary tree: each rank inner in one tree at most, few edges between nodes") {
@@ -348,9 +355,48 @@ TEST_CASE("a ring over the same GPUs of every node: one channel per GPU, every h
   const double t = analytical_time(f, cfg, s).seconds();
   CHECK(t == Rel(14 * (S / n / 2 / nic + 2 * 700e-9)).epsilon(1e-3));
   CHECK(flow_time(f, cfg, s).seconds() == Rel(t).epsilon(0.01));
-  // Not the same GPUs on every node: one ring, as before.
+  // Not the same GPUs on every node, but two on each: still two rings. Ring 0 (0 4 | 8 13)
+  // relays its two hops between nodes onto the receiver's rail through members (GPUs 0 and
+  // 8); ring 1 (4 0 | 13 8) cannot (GPUs 5 and 12 are not members) and crosses rails:
+  // 4 + 2 + 4 transfers.
   const Schedule uneven = planned(Op::all_reduce, Algorithm::ring, {0, 4, 8, 13}, S, 8);
-  CHECK(uneven.phases[0].transfers.size() == 4);
+  CHECK(uneven.phases[0].transfers.size() == 4 + 2 + 4);
+  std::int64_t cross_rail = 0;
+  for (const Transfer& x : uneven.phases[0].transfers) cross_rail += x.src / 8 != x.dst / 8 && x.src % 8 != x.dst % 8;
+  CHECK(cross_rail == 2);
+  // One rank on a node: one ring in the communicator's order.
+  CHECK(planned(Op::all_reduce, Algorithm::ring, {0, 4, 8}, S, 8).phases[0].transfers.size() == 3);
+}
+
+TEST_CASE("a ring over nodes that hold different numbers of GPUs runs one channel per GPU of the emptiest") {
+  // 63 GPUs: 7 whole nodes of 8 and one of 7. NCCL's channels still spread over the NICs:
+  // 7 rings, each carrying S/7 and entering every node at its c-th GPU, so that 7 NICs of
+  // each node carry one ring each: 2(n-1) steps of S/(7n) at a NIC's rate. A broadcast
+  // uses the same 7 rings: about 7 NICs' worth of bandwidth, not one.
+  FabricConfig rail = clos(64, 2);
+  rail.topology = Topology::rail_clos;
+  const fabric::Fabric f = build(rail, 8, 8, 8);
+  const NetworkConfig cfg = bare();
+  const double nic = 50e9 * cfg.scaleout_efficiency;
+  const double S = 1073741824.0;
+  const double n = 63;
+  const Schedule s = planned(Op::all_reduce, Algorithm::ring, iota(63), S, 8);
+  REQUIRE(s.phases.size() == 1);
+  std::int64_t between = 0;
+  for (const Transfer& x : s.phases[0].transfers) {
+    CHECK(x.bytes == Rel(S / n / 7));
+    if (x.src / 8 == x.dst / 8) continue;
+    ++between;
+    CHECK(x.src % 8 == x.dst % 8);  // on its rail
+  }
+  CHECK(between == 7 * 8);  // 7 rings, 8 node boundaries each
+  const double t = analytical_time(f, cfg, s).seconds();
+  CHECK(t == Rel(2 * (n - 1) * (S / n / 7 / nic + 2 * 700e-9)).epsilon(1e-3));
+  CHECK(flow_time(f, cfg, s).seconds() == Rel(t).epsilon(0.01));
+  const Schedule b = planned(Op::broadcast, Algorithm::ring, iota(63), S, 8);
+  const double tb = analytical_time(f, cfg, b).seconds();
+  CHECK(S / tb > 6.5 * nic);
+  CHECK(S / tb < 7 * nic);
 }
 
 TEST_CASE("two data-parallel rings on an oversubscribed Clos slow each other down; apart they do not") {
@@ -811,8 +857,8 @@ TEST_CASE("size factors leave send/recv, all-to-all and schedules without a size
 TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of every chunk") {
   // One node of 8 GPUs behind NVSwitch: alpha = the step latency (2 us) + two NVLink hops
   // (600 ns each). A broadcast on 2 ranks moves what a send/recv moves, in the same time.
-  // On 8 ranks its n-1 = 7 fill steps pay alpha and its C-1 = 1023 streamed chunks do not:
-  // 7 alpha + S/B. A tree all-reduce pays alpha on 2d steps (d = 3, the trees' depth on 8
+  // On 8 ranks its n-1 = 7 fill steps pay alpha and its C-1 streamed chunks do not:
+  // 7 alpha + S/B (one node's 8 rings, turned to start at the root, share the ring's links). A tree all-reduce pays alpha on 2d steps (d = 3, the trees' depth on 8
   // ranks): a step latency adds 2d of it.
   const fabric::Fabric f = build(clos(64, 2), 1, 8, 8);
   NetworkConfig cfg = bare();
@@ -826,7 +872,7 @@ TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of 
   CHECK(time_of(send) == Rel(alpha + S / B));
   CHECK(time_of(two) == Rel(time_of(send)));
   const Schedule eight = planned(Op::broadcast, Algorithm::ring, iota(8), S, 8);
-  CHECK(eight.steps() == 8 - 2 + 1024);  // C = 2048 chunks of 512 KiB, capped at 1024
+  CHECK(eight.steps() == 8 - 2 + 256);  // 8 rings (channels) of S/8: C = 256 chunks of 512 KiB
   CHECK(time_of(eight) == Rel(7 * alpha + S / B));
   CHECK(flow_time(f, cfg, eight).seconds() == Rel(time_of(eight)).epsilon(1e-4));
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(8), S, 8);
