@@ -149,16 +149,27 @@ CostResult compute_cost(const CostInputs& in) {
   return r;
 }
 
-TrainingCost training_cost(const CostResult& c, std::int64_t job_gpus, double time_to_train_s, double train_tokens) {
+TrainingCost training_cost(const CostInputs& in, const CostResult& c, std::int64_t job_gpus, double busy_share,
+                           double time_to_train_s, double train_tokens) {
+  const EconomicsConfig& e = in.economics;
   TrainingCost t;
   t.time_to_train_s = time_to_train_s;
-  t.gpu_hours = static_cast<double>(job_gpus) * time_to_train_s / 3600.0;
-  if (c.usd_per_gpu_hour) {
-    t.cost_usd = t.gpu_hours * *c.usd_per_gpu_hour;
+  t.busy_share = std::clamp(busy_share, 0.0, 1.0);
+  const auto g = static_cast<double>(job_gpus);
+  t.gpu_hours = g * time_to_train_s / 3600.0;
+  const double u = t.busy_share;
+  const double share = c.gpus > 0 ? g / static_cast<double>(c.gpus) : 0.0;  // of the network and the spares
+  const double gpn = static_cast<double>(std::max<std::int64_t>(1, in.gpus_per_node));
+  const double it_w = in.gpu_tdp.value() * g * (e.gpu_idle_fraction + (1.0 - e.gpu_idle_fraction) * u) +
+                      in.host_power.value() * g / gpn * (e.host_idle_fraction + (1.0 - e.host_idle_fraction) * u) +
+                      share * (c.average.network.value() + c.average.spares.value());
+  t.energy_kwh = e.pue * it_w * time_to_train_s / 3.6e6;
+  if (c.depreciation_per_year && c.gpus > 0) {
+    const double depreciation_per_gpu_hour =
+        c.depreciation_per_year->value() / (static_cast<double>(c.gpus) * kHoursPerYear);
+    t.cost_usd = t.gpu_hours * depreciation_per_gpu_hour + t.energy_kwh * e.energy_price.value();
     if (train_tokens > 0.0) t.usd_per_million_tokens = *t.cost_usd / (train_tokens / 1e6);
   }
-  const double share = c.gpus > 0 ? static_cast<double>(job_gpus) / static_cast<double>(c.gpus) : 0.0;
-  t.energy_kwh = share * c.average.facility.value() * time_to_train_s / 3.6e6;
   return t;
 }
 
@@ -215,7 +226,8 @@ config::Json to_json(const TrainingCost& t) {
           {"gpu_hours", t.gpu_hours},
           {"total_cost_usd", number(t.cost_usd)},
           {"usd_per_million_tokens", number(t.usd_per_million_tokens)},
-          {"energy_kwh", t.energy_kwh}};
+          {"energy_kwh", t.energy_kwh},
+          {"busy_share", t.busy_share}};
 }
 
 }  // namespace clustersim::cost

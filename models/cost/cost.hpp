@@ -162,16 +162,26 @@ double fleet_utilization(const std::vector<std::pair<std::int64_t, double>>& job
 /// no job spans any time.
 double scheduled_utilization(double schedule_utilisation, const std::vector<std::pair<double, double>>& jobs);
 
+/// What one job's training run costs, from its own GPUs alone, whatever the rest of the
+/// cluster does: energy_kwh is the facility energy (PUE x IT) of its GPUs and their hosts at
+/// the job's own busy share, plus its share (by GPUs) of the network's and the idle spares'
+/// power, over the time to train; cost_usd is its GPU-hours at the cluster's depreciation
+/// per GPU-hour plus that energy at the energy price. (Billed at the fleet-average $/GPU-hour
+/// instead, a job looked cheaper on a cluster with idle GPUs beside it: their idle power
+/// lowered the average.)
 struct TrainingCost {
   double time_to_train_s = 0.0;
   double gpu_hours = 0.0;
-  std::optional<double> cost_usd;                ///< absent when the $/GPU-hour is
+  double busy_share = 0.0;                       ///< the job's GPUs' busy share (0..1)
+  std::optional<double> cost_usd;                ///< absent when the capex is not priced
   std::optional<double> usd_per_million_tokens;  ///< absent without tokens or cost
-  double energy_kwh = 0.0;                       ///< the job's share of the facility energy
+  double energy_kwh = 0.0;                       ///< facility energy of its GPUs, hosts and share of the rest
 };
 
-/// The training run of a job on `job_gpus` GPUs lasting `time_to_train_s` for `train_tokens`.
-TrainingCost training_cost(const CostResult& c, std::int64_t job_gpus, double time_to_train_s, double train_tokens);
+/// The training run of a job on `job_gpus` GPUs, busy a share `busy_share` of the time,
+/// lasting `time_to_train_s` for `train_tokens`, on the cluster of `in` and `c`.
+TrainingCost training_cost(const CostInputs& in, const CostResult& c, std::int64_t job_gpus, double busy_share,
+                           double time_to_train_s, double train_tokens);
 
 /// JSON with base units in the keys (capex_usd, power_w, usd_per_gpu_hour, ...).
 config::Json to_json(const CostResult& c);

@@ -210,17 +210,42 @@ TEST_CASE("busy share under a schedule: the schedule's utilisation x the GPU-tim
   CHECK(scheduled_utilization(0.6, {}) == 0.0);
 }
 
-TEST_CASE("training cost: GPU-hours at the cluster's $/GPU-hour, per million tokens, energy share") {
+TEST_CASE("training cost: the job's own GPUs and hosts at its busy share, its share of the network, depreciation per GPU-hour") {
   const fabric::FabricMetrics fab = tiny_fabric();
-  const CostResult c = compute_cost(tiny(&fab));
-  // 4 of the 8 GPUs for 10 h: 40 GPU-hours; 1e9 tokens.
-  const TrainingCost t = training_cost(c, 4, 36'000.0, 1e9);
+  const CostInputs in = tiny(&fab);
+  const CostResult c = compute_cost(in);
+  // 4 of the 8 GPUs (one node), busy 90%, for 10 h: 40 GPU-hours; 1e9 tokens. IT power:
+  // GPUs 4 x 500 x (0.1 + 0.9 x 0.9) = 1,820 W, host 1,000 x (0.5 + 0.5 x 0.9) = 950 W, half
+  // the network's 82 W (switch and optics; the NICs are in the node) = 41 W: 2,811 W, x PUE
+  // 1.5 for 10 h = 42.165 kWh.
+  const TrainingCost t = training_cost(in, c, 4, 0.9, 36'000.0, 1e9);
   CHECK(t.gpu_hours == Rel(40));
+  CHECK(t.busy_share == Rel(0.9));
+  CHECK(t.energy_kwh == Rel(42.165));
+  // Capex 212,000 over 2 years: 106,000 USD/year over 8 GPUs x 8,766 h; plus the energy.
   REQUIRE(t.cost_usd);
-  CHECK(*t.cost_usd == Rel(40 * 110'972.9718 / (8 * 8766.0)));
+  CHECK(*t.cost_usd == Rel(40 * 106'000 / (8 * 8766.0) + 42.165 * 0.1));
   CHECK(*t.usd_per_million_tokens == Rel(*t.cost_usd / 1000.0));
-  // Half the facility's 5,673 W for 10 h: 28.365 kWh.
-  CHECK(t.energy_kwh == Rel(28.365));
+}
+
+TEST_CASE("training cost: idle GPUs beside a job do not make it cheaper") {
+  // The same job on 2 nodes and on 4 (no fabric, so nothing is shared): the fleet's busy
+  // share halves and with it its average $/GPU-hour, but the job's energy and cost stay.
+  CostInputs two = tiny(nullptr);
+  CostInputs four = tiny(nullptr);
+  four.nodes = 4;
+  four.utilization = 0.25;
+  const CostResult c2 = compute_cost(two);
+  const CostResult c4 = compute_cost(four);
+  REQUIRE(c2.usd_per_gpu_hour);
+  REQUIRE(c4.usd_per_gpu_hour);
+  CHECK(*c4.usd_per_gpu_hour < *c2.usd_per_gpu_hour);
+  const TrainingCost t2 = training_cost(two, c2, 8, 0.5, 36'000.0, 1e9);
+  const TrainingCost t4 = training_cost(four, c4, 8, 0.5, 36'000.0, 1e9);
+  CHECK(t4.energy_kwh == Rel(t2.energy_kwh));
+  REQUIRE(t2.cost_usd);
+  REQUIRE(t4.cost_usd);
+  CHECK(*t4.cost_usd == Rel(*t2.cost_usd));
 }
 
 TEST_CASE("monitoring: series, ingest, storage per day and at retention with rollups, by hand") {

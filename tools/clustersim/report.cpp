@@ -204,6 +204,13 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
   return r;
 }
 
+/// Job i's GPUs are busy for the compute and optimizer share of its step; the rest idle.
+double compute_share(const RunResult& r, std::size_t i) {
+  const workload::StepResult& st = r.jobs[i];
+  return st.step_time_s > 0 ? (st.breakdown.compute + st.breakdown.contention + st.breakdown.optimizer) / st.step_time_s
+                            : 0.0;
+}
+
 cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunResult& r) {
   const scenario::Scenario& sc = loaded.config;
   cost::CostInputs in;
@@ -222,11 +229,6 @@ cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunRe
     in.utilization = 1.0;
     in.utilization_basis = "full load: the scenario has no job";
   } else {
-    // Each job's GPUs are busy for the compute and optimizer share of their step; the rest idle.
-    const auto compute_share = [&](std::size_t i) {
-      const workload::StepResult& st = r.jobs[i];
-      return st.step_time_s > 0 ? (st.breakdown.compute + st.breakdown.contention + st.breakdown.optimizer) / st.step_time_s : 0.0;
-    };
     const reliability::LongRunResult* lr = r.reliability ? &*r.reliability : nullptr;
     if (lr && std::isfinite(lr->utilisation.mean) && lr->jobs.size() == r.jobs.size()) {
       // Under the schedule, each job weighs by the GPU-time it spans (cost.hpp).
@@ -235,7 +237,7 @@ cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunRe
         const reliability::JobSummary& j = lr->jobs[i];
         const double end = std::isfinite(j.end_s.mean) ? j.end_s.mean : lr->elapsed_s;
         const double span = std::isfinite(j.start_s.mean) ? std::max(0.0, end - j.start_s.mean) : 0.0;
-        jobs.emplace_back(static_cast<double>(loaded.jobs[i].config.gpus) * span, compute_share(i));
+        jobs.emplace_back(static_cast<double>(loaded.jobs[i].config.gpus) * span, compute_share(r, i));
       }
       in.utilization = cost::scheduled_utilization(lr->utilisation.mean, jobs);
       in.utilization_basis = fmt::format(
@@ -243,7 +245,7 @@ cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunRe
           100.0 * lr->utilisation.mean);
     } else {
       std::vector<std::pair<std::int64_t, double>> jobs;
-      for (std::size_t i = 0; i < r.jobs.size(); ++i) jobs.emplace_back(loaded.jobs[i].config.gpus, compute_share(i));
+      for (std::size_t i = 0; i < r.jobs.size(); ++i) jobs.emplace_back(loaded.jobs[i].config.gpus, compute_share(r, i));
       in.utilization = cost::fleet_utilization(jobs, in.nodes * in.gpus_per_node);
       in.utilization_basis = "the jobs' compute share of their steps; GPUs in no job idle";
     }
@@ -260,7 +262,8 @@ double time_to_train_s(const scenario::LoadedScenario& loaded, const RunResult& 
 }
 
 void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
-  r.cost = cost::compute_cost(cost_inputs(loaded, r));
+  const cost::CostInputs inputs = cost_inputs(loaded, r);
+  r.cost = cost::compute_cost(inputs);
   r.training.clear();
   for (std::size_t i = 0; i < loaded.jobs.size() && i < r.jobs.size(); ++i) {
     const double t = time_to_train_s(loaded, r, i);
@@ -268,8 +271,8 @@ void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
       r.training.emplace_back();
       continue;
     }
-    r.training.emplace_back(
-        cost::training_cost(r.cost, loaded.jobs[i].config.gpus, t, loaded.jobs[i].config.train_tokens->value()));
+    r.training.emplace_back(cost::training_cost(inputs, r.cost, loaded.jobs[i].config.gpus, compute_share(r, i), t,
+                                                loaded.jobs[i].config.train_tokens->value()));
   }
   r.monitoring = cost::monitoring_load(r.inventory.gpus, r.inventory.nodes, r.fabric ? r.fabric->switches : 0,
                                        loaded.config.monitoring);
