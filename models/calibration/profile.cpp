@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "sim/check.hpp"
 
@@ -49,17 +50,34 @@ double collective_seconds(const CollectiveFit& fit, double bytes) {
 
 std::optional<CalibrationProfile> load_profile(const std::string& path, config::LoadState& state,
                                                const config::Location& named_at, const std::string& named_by) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
+  std::string text, why;
+  if (!config::read_input_file(path, text, why)) {
     state.diagnostics.add(named_at.file.empty() ? config::Location{path, 0, 0} : named_at, named_by,
-                          fmt::format("cannot read the calibration profile '{}': {}", path, std::strerror(errno)));
+                          fmt::format("cannot read the calibration profile '{}': {}", path, why));
     return std::nullopt;
   }
-  std::ostringstream buf;
-  buf << in.rdbuf();
+  // Strict JSON first (YAML, which decodes it below with positions, would take trailing
+  // text, a second document or YAML syntax in its stride).
+  try {
+    [[maybe_unused]] const nlohmann::json parsed = nlohmann::json::parse(text);
+  } catch (const nlohmann::json::parse_error& e) {
+    int line = 1, column = 1;
+    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
+      if (text[i] == '\n') {
+        ++line;
+        column = 1;
+      } else {
+        ++column;
+      }
+    }
+    state.diagnostics.add(config::Location{path, line, column}, "",
+                          fmt::format("not valid JSON: {}", e.what()),
+                          "a calibration profile is one JSON object (clustersim calibrate writes them)");
+    return std::nullopt;
+  }
   YAML::Node root;
   try {
-    root = YAML::Load(buf.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(config::Location{path, e.mark.line + 1, e.mark.column + 1}, "",
                           fmt::format("not valid JSON: {}", e.msg));

@@ -1,8 +1,45 @@
 #include "models/config/diagnostics.hpp"
 
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
 #include <fmt/format.h>
 
 namespace clustersim::config {
+
+bool read_input_file(const std::string& path, std::string& out, std::string& why) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::file_status st = fs::status(path, ec);
+  if (ec || !fs::exists(st)) {
+    why = ec ? ec.message() : std::strerror(ENOENT);
+    return false;
+  }
+  if (fs::is_directory(st)) {
+    why = "is a directory";
+    return false;
+  }
+  if (!fs::is_regular_file(st)) {
+    why = "is not a regular file (a device, a pipe or a socket)";
+    return false;
+  }
+  if (const auto size = fs::file_size(path, ec); !ec && size > static_cast<std::uintmax_t>(kMaxInputBytes)) {
+    why = fmt::format("is larger than {} MiB ({} bytes): not an input file", kMaxInputBytes >> 20, size);
+    return false;
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) {
+    why = std::strerror(errno);
+    return false;
+  }
+  std::ostringstream buf;
+  buf << in.rdbuf();
+  out = buf.str();
+  return true;
+}
 
 std::string Diagnostic::format() const {
   std::string out = where.file;

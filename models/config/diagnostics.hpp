@@ -28,6 +28,16 @@ struct Diagnostic {
   [[nodiscard]] std::string format() const;
 };
 
+/// The most bytes an input file (a scenario, catalog, calibration profile, cases file or
+/// measurement log) may hold: far above any real one, it keeps a mistaken path (a device, a
+/// disk image) from being read into memory without end.
+inline constexpr long long kMaxInputBytes = 256LL << 20;
+
+/// Reads a whole input file into `out`. False with the reason in `why` ("No such file or
+/// directory", "is a directory", "is not a regular file", "is larger than 256 MiB") when
+/// it cannot.
+bool read_input_file(const std::string& path, std::string& out, std::string& why);
+
 class Diagnostics {
  public:
   void add(Location where, std::string path, std::string message, std::string hint = {});

@@ -39,19 +39,7 @@ struct Document {
 };
 
 bool read_text(const std::string& path, std::string& out, std::string& why) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) {
-    why = std::strerror(errno);
-    return false;
-  }
-  if (std::error_code ec; fs::is_directory(path, ec)) {
-    why = "is a directory";
-    return false;
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  out = buf.str();
-  return true;
+  return config::read_input_file(path, out, why);
 }
 
 /// Quotes duration laws written as values, "replace: lognormal(4h, 1.0)", so that the comma
@@ -87,7 +75,16 @@ std::string quote_laws(const std::string& text) {
 std::optional<Document> parse_document(const std::string& file, fs::path dir, const std::string& text,
                                        LoadState& state) {
   try {
-    YAML::Node root = YAML::Load(quote_laws(text));
+    const std::vector<YAML::Node> documents = YAML::LoadAll(quote_laws(text));
+    if (documents.size() > 1) {
+      const YAML::Mark at = documents[1].Mark();
+      state.diagnostics.add(Location{file, at.line + 1, at.column + 1}, "",
+                            "a second YAML document (after '---' or '...'): a scenario is one document, and "
+                            "the second would be ignored",
+                            "merge its keys into the first document, or put them in a file that extends this one");
+      return std::nullopt;
+    }
+    YAML::Node root = documents.empty() ? YAML::Node() : documents.front();
     if (!root.IsMap() && !root.IsNull()) {
       state.diagnostics.add(Location{file, 1, 1}, "",
                             fmt::format("expected a mapping of sections at the top of the file, got {}",

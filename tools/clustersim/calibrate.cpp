@@ -28,16 +28,10 @@ namespace {
 constexpr int kExitInput = 2;
 
 bool read_file(const std::string& path, std::string& out, config::Diagnostics& errors) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in || std::filesystem::is_directory(path)) {
-    errors.add(config::Location{path, 0, 0}, "",
-               fmt::format("cannot read: {}", in ? "is a directory" : std::strerror(errno)));
-    return false;
-  }
-  std::ostringstream buf;
-  buf << in.rdbuf();
-  out = buf.str();
-  return true;
+  std::string why;
+  if (config::read_input_file(path, out, why)) return true;
+  errors.add(config::Location{path, 0, 0}, "", fmt::format("cannot read: {}", why));
+  return false;
 }
 
 hardware::Catalog builtin_catalog() {

@@ -61,17 +61,15 @@ struct LoadedCases {
 LoadedCases load_cases(const std::string& file) {
   config::LoadState state;
   ValidationCases out;
-  std::ifstream in(file);
-  if (!in) {
-    state.diagnostics.add(config::Location{file, 0, 0}, "", "cannot read the validation cases file",
+  std::string text, why;
+  if (!config::read_input_file(file, text, why)) {
+    state.diagnostics.add(config::Location{file, 0, 0}, "", "cannot read the validation cases file: " + why,
                           "run from the source tree, or pass --cases FILE");
     throw config::InputError(std::move(state.diagnostics));
   }
-  std::stringstream text;
-  text << in.rdbuf();
   YAML::Node root;
   try {
-    root = YAML::Load(text.str());
+    root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(config::Location{file, e.mark.line + 1, e.mark.column + 1}, "",
                           fmt::format("YAML syntax error: {}", e.msg));
