@@ -951,6 +951,8 @@ std::string result_csv(const RunResult& result) {
     }
     if (i < result.training.size() && result.training[i]) {
       const cost::TrainingCost& t = *result.training[i];
+      // With failures the time to train (ETTR included) is among the reliability rows.
+      if (!result.reliability) row("time_to_train_s", t.time_to_train_s, "s");
       row("gpu_hours", t.gpu_hours, "GPU-h");
       if (t.cost_usd) row("total_cost_usd", *t.cost_usd, "USD");
       if (t.usd_per_million_tokens) row("usd_per_million_tokens", *t.usd_per_million_tokens, "USD/1e6 tokens");
