@@ -572,6 +572,38 @@ void check_network(const Scenario& sc, LoadState& state) {
   sorted("scaleout_size_factors", sc.network.scaleout_size_factors);
 }
 
+/// In-network reduction the scenario turns on must be hardware the cluster has: NVLink SHARP
+/// (network.nvls) in a Hopper-or-later NVSwitch (A100's NVSwitch has no reduction engine),
+/// InfiniBand SHARP (network.sharp) in the switches of a Clos. Else it would be silently
+/// unused, or (NVLS on A100) report a bus bandwidth above the NVLink's.
+void check_in_network(const LoadedScenario& out, LoadState& state) {
+  const network::NetworkConfig& n = out.config.network;
+  if (n.nvls) {
+    const hardware::ScaleUp s = out.node.spec.scaleup;
+    const std::string& arch = out.node.gpu.architecture;
+    std::string why;
+    if (s != hardware::ScaleUp::nvswitch && s != hardware::ScaleUp::nvlink_switch_tray) {
+      why = fmt::format("the node's scale-up is {}, not an NVSwitch", config::enum_name(s));
+    } else if (out.node.gpu.vendor != "nvidia" || arch == "volta" || arch == "turing" || arch == "ampere") {
+      why = fmt::format("its GPUs are {} ({} {}): NVLink SHARP came with Hopper's NVSwitch", out.node.gpu_name,
+                        out.node.gpu.vendor, arch);
+    }
+    if (!why.empty()) {
+      state.diagnostics.add(state.where("network.nvls"), "network.nvls", "the cluster has no NVLink SHARP: " + why,
+                            "remove network.nvls, or set it to false");
+    }
+  }
+  if (n.sharp && (!out.config.fabric || (out.config.fabric->topology != fabric::Topology::fat_tree &&
+                                         out.config.fabric->topology != fabric::Topology::rail_clos))) {
+    state.diagnostics.add(
+        state.where("network.sharp"), "network.sharp",
+        out.config.fabric ? fmt::format("SHARP reduces in the switches of a Clos (fat_tree, rail_clos), not of a {}",
+                                        config::enum_name(out.config.fabric->topology))
+                          : std::string("SHARP reduces in the fabric's switches, and the scenario has no fabric"),
+        "remove network.sharp, or set it to false");
+  }
+}
+
 /// Reads the profile named by `calibration:` (relative to the file that named it), checks
 /// that it is for the cluster's GPU type, and overlays its network parameters on the
 /// scenario's, except those the scenario set explicitly.
@@ -647,6 +679,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
 
   if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  check_in_network(out, state);
 
   if (!out.config.calibration.empty()) load_calibration(out, chain, top_dir, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
