@@ -144,34 +144,33 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
       return kExitInput;
     }
   }
+  if (std::error_code ec; !trace_file.empty() && std::filesystem::is_directory(trace_file, ec)) {
+    std::cerr << fmt::format("error: --trace {}: is a directory (give a file name, e.g. {}/step.json)\n", trace_file,
+                             trace_file);
+    return kExitInput;
+  }
   tools::RunResult result = tools::compute_run(loaded, !trace_file.empty(), /*progress=*/true);
   result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const config::Json doc = tools::result_document(loaded, result);
+  // Every output file or none (a trace that cannot be written left results.json behind).
+  std::vector<std::pair<std::string, std::string>> files;
   if (!out_dir.empty()) {
-    std::string err = tools::write_file_atomically(out_dir + "/results.json", doc.dump(2) + "\n");
-    if (err.empty() && result.reliability) {
-      err = tools::write_file_atomically(out_dir + "/failures.csv", tools::timeline_csv(loaded, *result.reliability));
-      if (err.empty() && result.reliability->timeline_dropped > 0) {
-        std::cerr << fmt::format("note: failures.csv holds the first {} events of replication 0; {} later ones were "
-                                 "not kept\n",
-                                 reliability::kMaxTimeline, result.reliability->timeline_dropped);
-      }
-    }
-    if (err.empty() && result.reliability) {
-      err = tools::write_file_atomically(out_dir + "/gpu_failures.csv",
-                                         tools::gpu_failures_csv(*result.reliability, loaded.node.spec.gpus));
-    }
-    if (!err.empty()) {
-      std::cerr << "error: " << err << "\n";
-      return kExitInput;
+    files.emplace_back(out_dir + "/results.json", doc.dump(2) + "\n");
+    if (result.reliability) {
+      files.emplace_back(out_dir + "/failures.csv", tools::timeline_csv(loaded, *result.reliability));
+      files.emplace_back(out_dir + "/gpu_failures.csv",
+                         tools::gpu_failures_csv(*result.reliability, loaded.node.spec.gpus));
     }
   }
-  if (!trace_file.empty()) {
-    const std::string err = tools::write_file_atomically(trace_file, tools::trace_json(loaded, result).dump() + "\n");
-    if (!err.empty()) {
-      std::cerr << "error: " << err << "\n";
-      return kExitInput;
-    }
+  if (!trace_file.empty()) files.emplace_back(trace_file, tools::trace_json(loaded, result).dump() + "\n");
+  if (const std::string err = tools::write_files_atomically(files); !err.empty()) {
+    std::cerr << "error: " << err << "\n";
+    return kExitInput;
+  }
+  if (!out_dir.empty() && result.reliability && result.reliability->timeline_dropped > 0) {
+    std::cerr << fmt::format("note: failures.csv holds the first {} events of replication 0; {} later ones were "
+                             "not kept\n",
+                             reliability::kMaxTimeline, result.reliability->timeline_dropped);
   }
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
@@ -511,8 +510,8 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   std::string breakdown;
   if (python) {
     breakdown = compare_breakdown_csv(args, c);
-    std::string err = tools::write_file_atomically(plot_dir + "/compare.csv", tools::compare_csv(c));
-    if (err.empty()) err = tools::write_file_atomically(plot_dir + "/breakdown.csv", breakdown);
+    const std::string err = tools::write_files_atomically(
+        {{plot_dir + "/compare.csv", tools::compare_csv(c)}, {plot_dir + "/breakdown.csv", breakdown}});
     if (!err.empty()) {
       std::cerr << "error: --plot: " << err << "\n";
       return kExitInput;
@@ -584,8 +583,8 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   }
   const tools::Plan plan = tools::plan(p);
   if (!o.out_dir.empty()) {
-    std::string err = tools::write_file_atomically(o.out_dir + "/plan.csv", tools::plan_csv(plan));
-    if (err.empty()) err = tools::write_file_atomically(o.out_dir + "/plan.json", tools::plan_json(plan).dump(2) + "\n");
+    const std::string err = tools::write_files_atomically(
+        {{o.out_dir + "/plan.csv", tools::plan_csv(plan)}, {o.out_dir + "/plan.json", tools::plan_json(plan).dump(2) + "\n"}});
     if (!err.empty()) {
       std::cerr << "error: " << err << "\n";
       return kExitInput;

@@ -968,28 +968,52 @@ std::string result_csv(const RunResult& result) {
   return out;
 }
 
-std::string write_file_atomically(const std::string& path, const std::string& text) {
+namespace {
+
+/// Writes `text` to path.tmp (creating the folder); the error, or empty.
+std::string write_tmp(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
   std::error_code ec;
+  if (fs::is_directory(target, ec)) return fmt::format("cannot write '{}': is a directory", path);
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) return fmt::format("cannot create '{}': {}", target.parent_path().string(), ec.message());
   const fs::path tmp = target.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) return fmt::format("cannot write '{}'", tmp.string());
-    out << text;
-    out.flush();
-    if (!out) {
-      out.close();
-      fs::remove(tmp, ec);
-      return fmt::format("cannot write '{}'", tmp.string());
+  std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
+  if (!out) return fmt::format("cannot write '{}': {}", tmp.string(), std::strerror(errno));
+  out << text;
+  out.flush();
+  if (!out) {
+    const std::string why = std::strerror(errno);
+    out.close();
+    fs::remove(tmp, ec);
+    return fmt::format("cannot write '{}': {}", tmp.string(), why);
+  }
+  return {};
+}
+
+}  // namespace
+
+std::string write_file_atomically(const std::string& path, const std::string& text) {
+  return write_files_atomically({{path, text}});
+}
+
+std::string write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    if (std::string err = write_tmp(files[i].first, files[i].second); !err.empty()) {
+      for (std::size_t k = 0; k < i; ++k) fs::remove(files[k].first + ".tmp", ec);
+      return err;
     }
   }
-  fs::rename(tmp, target, ec);
-  if (ec) {
-    fs::remove(tmp, ec);
-    return fmt::format("cannot write '{}': {}", path, ec.message());
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    fs::rename(files[i].first + ".tmp", files[i].first, ec);
+    if (ec) {
+      const std::string why = ec.message();
+      for (std::size_t k = i; k < files.size(); ++k) fs::remove(files[k].first + ".tmp", ec);
+      return fmt::format("cannot write '{}': {}", files[i].first, why);
+    }
   }
   return {};
 }

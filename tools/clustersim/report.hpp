@@ -120,6 +120,10 @@ class TerminalProgress {
 /// Writes `text` to `path` atomically: a temporary file beside it, then a rename, so that a
 /// reader never sees a half-written file. Returns an error message, empty on success.
 std::string write_file_atomically(const std::string& path, const std::string& text);
+/// Writes every (path, text) all or nothing: each to path.tmp first, then, once all are
+/// written, renamed into place; on a failure the .tmp files are removed, no target changes,
+/// and the error is returned (empty on success).
+std::string write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 /// The scenario reference: plain text, or markdown (scenarios/REFERENCE.md).
 std::string reference_text(const std::vector<config::FieldDoc>& docs);

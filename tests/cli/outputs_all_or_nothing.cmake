@@ -1,0 +1,17 @@
+# `clustersim run --out DIR --trace FILE` writes every output or none: with a trace that
+# cannot be written (here a directory), it exits 2 and leaves no results.json in DIR.
+# Invoked by ctest with -DEXE=... -DWORKDIR=... -DOUT=... (a scratch folder).
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}/trace_is_a_folder")
+execute_process(COMMAND "${EXE}" run tests/scenarios/sweep_small.yaml --out "${OUT}/results"
+                        --trace "${OUT}/trace_is_a_folder"
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "expected exit 2, got ${rc}: ${err}")
+endif()
+if(NOT err MATCHES "is a directory")
+  message(FATAL_ERROR "expected 'is a directory' in: ${err}")
+endif()
+if(EXISTS "${OUT}/results/results.json")
+  message(FATAL_ERROR "results.json was written although the run failed")
+endif()
