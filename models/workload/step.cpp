@@ -717,6 +717,9 @@ StepResult simulate_step(const StepInputs& in) {
     }
   }
   r.step_time_s = step;
+  // A step past the clock's range (292 years: a link latency of a year, say) cannot be
+  // scheduled: an input error, as everywhere else, not a long run that never trains.
+  (void)sim::Time::from_seconds(step, "a training step");
   r.tokens_per_step = as_double(job.global_batch) * as_double(seq);
   r.tokens_per_s = r.tokens_per_step / step;
   r.model_flops_per_step = training_flops_per_token(model, seq) * r.tokens_per_step;

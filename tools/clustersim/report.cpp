@@ -780,7 +780,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
         row("time to train", std::isfinite(rs.time_to_train_s.mean)
                                  ? fmt::format("{} days{}", pm(rs.time_to_train_s, 1.0 / 86400.0, 1),
                                                rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : "")
-                                 : std::string("not projectable: no training progress within the horizon"));
+                                 : std::string("not projectable: the horizon ended before a millionth of the "
+                                               "training was done"));
       }
       double lost_total = 0.0;
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
