@@ -457,6 +457,24 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
               "vary each key once");
       continue;
     }
+    // A key inside another (cluster.nodes and cluster): both would set it, and each row's
+    // label would name a value of the one that lost.
+    const auto inside = [](const std::string& outer, const std::string& inner) {
+      return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+             (inner[outer.size()] == '.' || inner[outer.size()] == '[');
+    };
+    const auto other = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
+      return k != p.key && (inside(k, p.key) || inside(p.key, k));
+    });
+    if (other != keys.end()) {
+      const bool outer = inside(p.key, *other);
+      bad.add(at, "",
+              fmt::format("{} {}: overlaps {} ({} holds {}): both would set it", p.origin, p.key, *other,
+                          outer ? p.key : *other, outer ? *other : p.key),
+              fmt::format("vary {} alone, or write its values inside those of {}", outer ? *other : p.key,
+                          outer ? p.key : *other));
+      continue;
+    }
     scenario::LoadOptions o = base;
     o.check_memory = false;
     o.sets.push_back(p.key + "=" + p.values.front());
