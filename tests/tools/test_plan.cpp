@@ -40,6 +40,14 @@ TEST_CASE("Pareto front: faster or cheaper than every other point, ties kept, in
   unpriced[0].total_cost_usd.reset();
   mark_pareto(unpriced);
   CHECK_FALSE(unpriced[0].pareto);
+  // Hardware over the capex budget is no candidate: the point it dominated takes its place.
+  std::vector<PlanPoint> capped{point(10, 100), point(20, 150)};
+  mark_pareto(capped);
+  CHECK_FALSE(capped[1].pareto);
+  capped[0].within_capex_budget = false;
+  mark_pareto(capped);
+  CHECK_FALSE(capped[0].pareto);
+  CHECK(capped[1].pareto);
 }
 
 TEST_CASE("No plan: the budget names the cheapest point meeting the deadline, else the fastest") {

@@ -123,7 +123,7 @@ void mark_pareto(std::vector<PlanPoint>& points) {
   std::vector<std::size_t> order;
   for (std::size_t i = 0; i < points.size(); ++i) {
     points[i].pareto = false;
-    if (points[i].feasible && points[i].total_cost_usd) order.push_back(i);
+    if (points[i].feasible && points[i].total_cost_usd && points[i].within_capex_budget) order.push_back(i);
   }
   // By time, then cost: a point is on the front when it is cheaper than every faster one.
   std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
@@ -294,13 +294,18 @@ Plan plan(const PlanArgs& args) {
     throw config::InputError(std::move(d));
   }
 
+  // The front among the hardware the capex budget allows: with a point over it on the front,
+  // the plan chosen was missing from the table.
+  for (PlanPoint& pt : p.points) {
+    pt.within_capex_budget = !p.capex_budget_usd || (pt.capex_usd && *pt.capex_usd <= *p.capex_budget_usd);
+  }
   mark_pareto(p.points);
   for (std::size_t i = 0; i < p.points.size(); ++i) {
     PlanPoint& pt = p.points[i];
     if (!pt.feasible) continue;
     pt.meets_deadline = pt.time_to_train_s <= p.deadline_s;
     pt.within_budget = (!p.budget_usd || (pt.total_cost_usd && *pt.total_cost_usd <= *p.budget_usd)) &&
-                       (!p.capex_budget_usd || (pt.capex_usd && *pt.capex_usd <= *p.capex_budget_usd));
+                       pt.within_capex_budget;
     if (!pt.meets_deadline || !pt.within_budget || !pt.total_cost_usd) continue;
     if (!p.best || *pt.total_cost_usd < *p.points[*p.best].total_cost_usd ||
         (*pt.total_cost_usd == *p.points[*p.best].total_cost_usd &&

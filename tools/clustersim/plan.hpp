@@ -87,6 +87,7 @@ struct PlanPoint {
   double peak_facility_power_w = 0.0;
   bool meets_deadline = false;
   bool within_budget = false;
+  bool within_capex_budget = true;  ///< --capex-budget: hardware over it is no candidate at all
   bool pareto = false;
 };
 
@@ -115,8 +116,8 @@ struct Plan {
 /// has a total cost (a part of every design's network is not in the priced table).
 Plan plan(const PlanArgs& args);
 
-/// Marks `pareto` on the feasible points with a cost that no other beats on both time and
-/// cost; exposed for tests. O(n log n).
+/// Marks `pareto` on the feasible points with a cost within the capex budget that no other
+/// such point beats on both time and cost; exposed for tests. O(n log n).
 void mark_pareto(std::vector<PlanPoint>& points);
 
 /// The table; `files_written`: --out wrote plan.csv (an all-infeasible plan points to its
