@@ -315,6 +315,13 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
         }
         ++ranks;
         hosts.insert(*(on + 1));
+        // "... device 0 [0x0f] NVIDIA A100-SXM4-40GB": the GPU the log ran on, so that a
+        // profile for another GPU type is refused (calibrate --node or --gpu).
+        if (const std::size_t bus = line.find("] "); !out.device && bus != std::string::npos) {
+          std::string name = line.substr(bus + 2);
+          while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) name.pop_back();
+          if (!name.empty()) out.device = DeviceInfo{name};
+        }
       }
       continue;
     }

@@ -86,7 +86,7 @@ std::string report_text(const calibration::FitReport& report) {
   out += "\n## summary (|error|)\n";
   std::vector<std::string> groups;
   for (const auto& p : report.points) {
-    if (groups.empty() || groups.back() != p.group) groups.push_back(p.group);
+    if (std::find(groups.begin(), groups.end(), p.group) == groups.end()) groups.push_back(p.group);  // in first-seen order
   }
   const auto line = [&](const std::string& name, const calibration::ErrorSummary& s) {
     if (s.count == 0) return;
@@ -218,6 +218,14 @@ int calibrate(const CalibrateArgs& args) {
   }
   calibration::FitTarget target;
   target.gpu_name = args.gpu;
+  if (m.device && !args.gpu.empty()) {
+    // The profile is for the GPU the results ran on: --gpu may name it, not another.
+    if (const auto measured = calibration::catalog_gpu_for(m.device->name); measured && *measured != args.gpu) {
+      errors.add(config::Location{"<command line>", 0, 0}, "--gpu",
+                 fmt::format("the results ran on '{}' ({}), not on {}", m.device->name, *measured, args.gpu),
+                 fmt::format("leave --gpu out: the device names the GPU; or give results measured on {}", args.gpu));
+    }
+  }
   if (target.gpu_name.empty() && m.device) target.gpu_name = calibration::catalog_gpu_for(m.device->name).value_or("");
   if (target.gpu_name.empty() && !args.node.empty()) {  // the node's GPU
     const auto n = catalog.nodes.find(args.node);
@@ -256,8 +264,10 @@ int calibrate(const CalibrateArgs& args) {
                    fmt::format("name it, e.g. --node {}", with_gpu.front()));
       } else if (!args.node.empty() && node && node->gpu.name != target.gpu_name) {
         errors.add(config::Location{"<command line>", 0, 0}, "--node",
-                   fmt::format("node type '{}' has {} GPUs, not {}", args.node, node->gpu.name, target.gpu_name),
-                   "name a node of that GPU, or leave --gpu out");
+                   fmt::format("node type '{}' has {} GPUs, not {}{}", args.node, node->gpu.name, target.gpu_name,
+                               args.gpu.empty() && m.device ? fmt::format(" (the results ran on '{}')", m.device->name)
+                                                            : std::string()),
+                   args.gpu.empty() ? "name a node of that GPU" : "name a node of that GPU, or leave --gpu out");
       } else if (node && node->gpus > 0) {
         target.scaleup_line = node->scaleup_bandwidth.value_or(target.gpu.scaleup_bandwidth).value();
         target.nic_line_per_gpu = node->nic_bandwidth.value() * double(node->nics) / double(node->gpus);
