@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -62,8 +63,13 @@ bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
 // node (k the fewest on one), k rings run side by side, ring c visiting each node's ranks
 // from its c-th (mod its count), so that every ring enters each node at a different GPU and
 // leaves by a different NIC, as NCCL's channels spread over the NICs. With a node holding a
-// single rank (or one node per rank), one ring in the communicator's order.
-std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int64_t>& ranks, std::int64_t g) {
+// single rank (or one node per rank), one ring in the communicator's order. On a full mesh
+// (`mesh`: every pair of a node's GPUs joined by its own link) rings that differ only by
+// their start would take the same links: ring c steps through each node's m ranks by a
+// stride coprime with m (the (c mod phi(m))-th: 1, 3, 5, 7 on 8), each stride a different
+// set of links, as RCCL's rings spread over the Infinity Fabric links.
+std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int64_t>& ranks, std::int64_t g,
+                                                     bool mesh) {
   if (g <= 1 || ranks.empty()) return {ranks};
   std::vector<std::vector<std::int64_t>> nodes;
   std::vector<std::int64_t> ids;  // node of each entry of `nodes`
@@ -83,7 +89,16 @@ std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int6
   for (std::size_t c = 0; c < k; ++c) {
     out[c].reserve(ranks.size());
     for (const auto& node : nodes) {
-      for (std::size_t i = 0; i < node.size(); ++i) out[c].push_back(node[(i + c) % node.size()]);
+      const std::size_t m = node.size();
+      std::size_t stride = 1;
+      if (mesh) {
+        std::vector<std::size_t> coprime;
+        for (std::size_t s = 1; s < m; ++s) {
+          if (std::gcd(s, m) == 1) coprime.push_back(s);
+        }
+        stride = coprime[c % coprime.size()];
+      }
+      for (std::size_t i = 0; i < m; ++i) out[c].push_back(node[(c + i * stride) % m]);
     }
   }
   return out;
@@ -213,7 +228,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     case Algorithm::ring: {
         // NCCL's channels (ring_channels(): k rings side by side on nodes that each hold k or
         // more ranks, each ring carrying S/k), inter-node hops kept on their rail (PXN).
-        const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node);
+        const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node, in.mesh);
         const auto k = static_cast<double>(rings.size());
         std::vector<std::int64_t> members = ranks;
         std::sort(members.begin(), members.end());

@@ -171,6 +171,10 @@ struct Transfer {
 struct InNetwork {
   bool nvls = false;   ///< NVLink SHARP in the scale-up switches
   bool sharp = false;  ///< SHARP in the fabric's switches
+  /// Not in-network reduction, but how the planner must lay rings out: the node's GPUs are
+  /// joined pairwise (a full mesh, AMD Infinity Fabric), not through a switch, so that rings
+  /// that differ only by where they start would all take the same links.
+  bool mesh = false;
 };
 
 struct Phase {

@@ -594,7 +594,7 @@ sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Sch
 }
 
 InNetwork in_network(const fabric::Fabric& f, const NetworkConfig& cfg) {
-  return InNetwork{cfg.nvls && f.has_nvlink && !f.scaleup_mesh, cfg.sharp};
+  return InNetwork{cfg.nvls && f.has_nvlink && !f.scaleup_mesh, cfg.sharp, f.scaleup_mesh};
 }
 
 Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <map>
+#include <set>
 
 #include "models/network/network.hpp"
 
@@ -883,4 +884,42 @@ TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of 
   // The flow level rounds each step to the nanosecond.
   CHECK(flow_time(f, cfg, tree).seconds() ==
         Rel(time_of(tree)).epsilon(0).margin(1e-9 * static_cast<double>(tree.steps())));
+}
+
+TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: one stride coprime with 8 each") {
+  // 8 GPUs joined pairwise, 450 GB/s of scale-up each spread over 7 links. Rings that differ
+  // only by their start would all take the links i -> i+1; strides 1, 3, 5 and 7 take four
+  // different sets of 8 directed links, so each GPU sends on 4 of its 7 links at once.
+  cluster::ResolvedNode mi = node(8, 8);
+  mi.spec.scaleup = hardware::ScaleUp::infinity_fabric;
+  std::vector<fabric::FabricError> errors;
+  const auto mesh = fabric::build_fabric(clos(16, 2), mi, 1, errors);
+  REQUIRE(mesh.has_value());
+  const NetworkConfig cfg = bare();
+  const InNetwork in = in_network(*mesh, cfg);
+  CHECK(in.mesh);
+  const double S = 1073741824.0;
+  Schedule s;
+  std::string why;
+  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(8), sim::Bytes::of(S), 8, in, s, why));
+  std::set<std::pair<std::int64_t, std::int64_t>> links;
+  for (const Transfer& t : s.phases[0].transfers) links.insert({t.src, t.dst});
+  CHECK(links.size() == 4 * 8);
+  for (const auto& [a, b] : links) CHECK(((b - a + 8) % 8) % 2 == 1);  // odd strides only
+  // Each used link carries two of the 8 rings: 2 x S/(8 x 8) per step on a link of the mesh,
+  // plus the hop's 600 ns.
+  double link = 0.0;
+  for (std::size_t l = 0; l < mesh->links.size(); ++l) {
+    if (mesh->links[l].kind == fabric::LinkKind::nvlink) link = mesh->links[l].bandwidth.value() * cfg.scaleup_efficiency;
+  }
+  REQUIRE(link > 0.0);
+  const double expected = 2 * 7 * (2 * S / 64 / link + 600e-9);
+  CHECK(analytical_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
+  CHECK(flow_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-4));
+  // Without the mesh flag (a switch), the same 8 rings are rotations of one order.
+  Schedule rotated;
+  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(8), sim::Bytes::of(S), 8, InNetwork{}, rotated, why));
+  std::set<std::pair<std::int64_t, std::int64_t>> same;
+  for (const Transfer& t : rotated.phases[0].transfers) same.insert({t.src, t.dst});
+  CHECK(same.size() == 8);
 }
