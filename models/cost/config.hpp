@@ -79,8 +79,9 @@ struct EconomicsConfig {
             .at_least(0.0)
             .at_most(1.0),
         field("utilization", &EconomicsConfig::utilization,
-              "busy share of every GPU for the opex (default: each job's compute share of its step; GPUs in "
-              "no job idle; full load when the scenario has no job)")
+              "busy share of every GPU for the fleet's opex and cost per GPU-hour (default: each job's "
+              "compute share of its step; GPUs in no job idle; full load when the scenario has no job); a "
+              "job's training cost and energy use its own busy share")
             .at_least(0.0)
             .at_most(1.0),
         field("node_price", &EconomicsConfig::node_price,

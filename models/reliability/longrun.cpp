@@ -547,6 +547,7 @@ struct Node {
   std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired / kInBurnIn / kFenced
   std::vector<std::int32_t> nic_down;  ///< per NIC, the network elements down that hold it (empty: none yet)
   bool cut = false;                    ///< every NIC down: no multi-node job may use it
+  std::int64_t home_job = -1;          ///< the job it last entered the service of: the one it returns to
   double burn_in_start = 0.0;
   std::vector<std::pair<double, std::size_t>> caught;  ///< failures caught in the burn-in under way: time, class
 };
@@ -873,6 +874,7 @@ class Model {
   void enter_service(std::int64_t n, std::int64_t job, std::int64_t slot) {
     Node& node = nodes_[static_cast<std::size_t>(n)];
     node.job = job;
+    node.home_job = job;
     r_.jobs[static_cast<std::size_t>(job)].slots[static_cast<std::size_t>(slot)] = n;
     const double now = engine_.now().seconds();
     for (std::size_t c = 0; c < classes_.size(); ++c) {
@@ -995,18 +997,18 @@ class Model {
       const bool all_down = std::all_of(node.nic_down.begin(), node.nic_down.end(), [](std::int32_t d) { return d > 0; });
       if (all_down == node.cut) continue;
       node.cut = all_down;
+      // One record per change, whatever the node is doing (serving, free, in repair).
+      record(all_down ? "cut_off" : "reconnected", k.name, node.job >= 0 ? node.job : -1, n, -1);
       if (all_down) {
         if (node.job == kInPool) {
           pool_.erase(std::find(pool_.begin(), pool_.end(), n));
           node.job = kFenced;
-          record("cut_off", k.name, -1, n, -1);
         } else if (node.job >= 0 && r_.jobs[static_cast<std::size_t>(node.job)].p.nodes > 1) {
           cut.push_back(n);  // after the pool has lost every node behind the element
         }
       } else if (node.job == kFenced) {
         node.job = kInPool;
         pool_.push_back(n);
-        record("reconnected", k.name, -1, n, -1);
         returned = true;
       }
     }
@@ -1015,7 +1017,6 @@ class Model {
       const std::int64_t job = node.job;
       JobState& j = r_.jobs[static_cast<std::size_t>(job)];
       interrupt(job, k);  // if it ran on, degraded
-      record("cut_off", k.name, job, n, -1);
       const auto slot = std::find(j.slots.begin(), j.slots.end(), n);
       CLUSTERSIM_CHECK(slot != j.slots.end(), "a serving node has a slot");
       *slot = -1;
@@ -1245,6 +1246,8 @@ class Model {
     JobState& j = r_.jobs[static_cast<std::size_t>(index)];
     for (std::size_t s = 0; s < j.slots.size() && j.missing > 0 && !pool_.empty(); ++s) {
       if (j.slots[s] >= 0) continue;
+      // Its home node, unless another job has served on it since (that job's home now).
+      if (j.home[s] < 0 || nodes_[static_cast<std::size_t>(j.home[s])].home_job != index) continue;
       const auto home = std::find(pool_.begin(), pool_.end(), j.home[s]);
       if (home == pool_.end()) continue;
       pool_.erase(home);

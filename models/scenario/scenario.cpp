@@ -75,7 +75,9 @@ std::string quote_laws(const std::string& text) {
 std::optional<Document> parse_document(const std::string& file, fs::path dir, const std::string& text,
                                        LoadState& state) {
   try {
-    const std::vector<YAML::Node> documents = YAML::LoadAll(quote_laws(text));
+    std::vector<YAML::Node> documents = YAML::LoadAll(quote_laws(text));
+    // Empty documents (a trailing '---', or one of comments only) hold nothing to ignore.
+    while (documents.size() > 1 && documents.back().IsNull()) documents.pop_back();
     if (documents.size() > 1) {
       const YAML::Mark at = documents[1].Mark();
       state.diagnostics.add(Location{file, at.line + 1, at.column + 1}, "",

@@ -791,7 +791,8 @@ int run_main(int argc, char** argv) {
       ->required()
       ->type_name("TIME");
   plan_cmd->add_option("--budget", plan_more.budget,
-                       "total cost of the training run (GPU-hours at the cost per GPU-hour) at most this (e.g. 40MUSD)")
+                       "total cost of the training run (GPU-hours at the depreciation per GPU-hour, plus its GPUs' "
+                       "energy) at most this (e.g. 40MUSD)")
       ->type_name("MONEY");
   plan_cmd->add_option("--capex-budget", plan_more.capex_budget,
                        "capex of the cluster (GPUs, hosts, spares, network) at most this (e.g. 500MUSD)")

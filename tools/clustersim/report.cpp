@@ -271,7 +271,14 @@ void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
       r.training.emplace_back();
       continue;
     }
-    r.training.emplace_back(cost::training_cost(inputs, r.cost, loaded.jobs[i].config.gpus, compute_share(r, i), t,
+    // With failures the time to train holds downtime: the GPUs are busy the step's compute
+    // share of the time the training counts (ETTR), idle the rest (the rework of lost
+    // steps counted idle too: a slight underestimate).
+    double busy = compute_share(r, i);
+    if (r.reliability && i < r.reliability->jobs.size() && std::isfinite(r.reliability->jobs[i].ettr.mean)) {
+      busy *= std::clamp(r.reliability->jobs[i].ettr.mean, 0.0, 1.0);
+    }
+    r.training.emplace_back(cost::training_cost(inputs, r.cost, loaded.jobs[i].config.gpus, busy, t,
                                                 loaded.jobs[i].config.train_tokens->value()));
   }
   r.monitoring = cost::monitoring_load(r.inventory.gpus, r.inventory.nodes, r.fabric ? r.fabric->switches : 0,
