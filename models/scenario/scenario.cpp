@@ -507,6 +507,73 @@ void check_sweep(const Scenario& sc, LoadState& state) {
   }
 }
 
+/// Keys written where they change nothing are errors, as the fabric's are ("does not
+/// apply"): a Weibull shape on an exponential law, Pareto parameters without heterogeneity
+/// (or both of its ways of setting it at once), a parameter gather's overlap without the
+/// ZeRO stages that have one, sequence parallelism without tensor parallelism. A key is
+/// inert only if the key that makes it so was not written after it (a file that extends
+/// another, or --set, may turn off what its base set up: kind: none over a base's Pareto
+/// parameters). `files`: the chain, base first.
+void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, LoadState& state) {
+  const auto given = [&](const std::string& path) { return state.assigned.count(path) > 0; };
+  const auto rank = [&](const std::string& path) {  // the file order of where `path` was written
+    const std::string& file = state.assigned.at(path).file;
+    const auto it = std::find(files.begin(), files.end(), file);
+    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());  // --set: last
+  };
+  // `key` written, and `because` (the key that makes it inert) not written after it.
+  const auto stale = [&](const std::string& key, const std::string& because) {
+    return given(key) && (!given(because) || rank(because) <= rank(key));
+  };
+  const auto inert = [&](const std::string& path, std::string why, std::string hint) {
+    state.diagnostics.add(state.where(path), path, "does not apply: " + why, std::move(hint));
+  };
+  if (sc.failures) {
+    for (const auto& [name, c] : sc.failures->components) {
+      const std::string at = fmt::format("failures.components.{}.shape", name);
+      if (c.distribution == reliability::Distribution::exponential &&
+          stale(at, fmt::format("failures.components.{}.distribution", name))) {
+        inert(at, "the exponential law has no shape (it is Weibull's shape or lognormal's sigma)",
+              "remove it, or set distribution: weibull or lognormal");
+      }
+    }
+    const reliability::Heterogeneity& h = sc.failures->heterogeneity;
+    for (const char* key : {"shape", "top_fraction", "failure_share"}) {
+      const std::string at = fmt::format("failures.heterogeneity.{}", key);
+      if (h.kind == reliability::HeterogeneityKind::none && stale(at, "failures.heterogeneity.kind")) {
+        inert(at, "heterogeneity kind none (every GPU alike) has no Pareto parameters", "kind: power_law, or remove it");
+      }
+    }
+    // Both ways of setting the Pareto law in one file (a later file may replace one by the other).
+    for (const char* key : {"top_fraction", "failure_share"}) {
+      const std::string at = fmt::format("failures.heterogeneity.{}", key);
+      if (h.kind == reliability::HeterogeneityKind::power_law && given(at) && given("failures.heterogeneity.shape") &&
+          rank(at) == rank("failures.heterogeneity.shape")) {
+        inert(at, "the shape is given beside it, and the shape alone sets the Pareto law",
+              "give shape, or top_fraction and failure_share, not both");
+        break;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < sc.workload.jobs.size(); ++i) {
+    const workload::JobConfig& j = sc.workload.jobs[i];
+    const std::string opg = fmt::format("workload.jobs[{}].overlap_param_gather", i);
+    if (j.overlap_param_gather && (j.parallelism.zero == 0 || j.parallelism.zero == 3) &&
+        stale(opg, fmt::format("workload.jobs[{}].parallelism.zero", i))) {
+      inert(opg,
+            j.parallelism.zero == 0 ? "zero 0 all-reduces the gradients and gathers no parameters"
+                                    : "zero 3 gathers the parameters layer by layer, before each pass (hidden already)",
+            "zero: 1 or 2, or remove it");
+    }
+    const std::string sp = fmt::format("workload.jobs[{}].parallelism.sequence_parallel", i);
+    if (j.parallelism.sequence_parallel && j.parallelism.tp == 1 &&
+        stale(sp, fmt::format("workload.jobs[{}].parallelism.tp", i))) {
+      inert(sp, "sequence parallelism splits the tensor-parallel group's activations, and tp is 1",
+            "tp: 2 or more, or remove it");
+    }
+  }
+}
+
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   const Scenario& sc = loaded.config;
   const bool queue = jobs_queue(loaded);
@@ -668,6 +735,11 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_monitoring(out.config, state);
   check_network(out.config, state);
   check_sweep(out.config, state);
+  {
+    std::vector<std::string> files;
+    for (const Document& doc : chain) files.push_back(doc.file);
+    check_inert_keys(out.config, files, state);
+  }
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   // Catalog paths are relative to the file that listed them.
