@@ -141,7 +141,23 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   }
   std::string message = fmt::format("unknown unit '{}' in '{}': expected {} such as {}", unit, text,
                                     family.what, family.example);
-  if (auto near = closest_match(unit, unit_names(family), 2)) {
+  // Spellings whose nearest unit by edit distance is the wrong one ("GBps" is a gigabyte per
+  // second, not "Gbps"; "m" is a minute here, not "d"); said first.
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kAliases{{
+      {"GBps", "GB/s"}, {"MBps", "MB/s"}, {"TBps", "TB/s"}, {"kBps", "kB/s"}, {"KBps", "kB/s"},
+      {"m", "min"}, {"mins", "min"}, {"minute", "min"}, {"minutes", "min"}, {"sec", "s"}, {"secs", "s"},
+      {"hr", "h"}, {"hrs", "h"}, {"hour", "h"}, {"hours", "h"}, {"day", "d"}, {"days", "d"}}};
+  std::optional<std::string_view> alias;
+  for (const auto& [from, to] : kAliases) {
+    if (from != unit) continue;
+    for (const Unit& u : family.units) {
+      if (u.name == to) alias = to;
+    }
+  }
+  if (alias) {
+    message += fmt::format(" (did you mean '{}{}'?)", std::string_view(first, static_cast<std::size_t>(end - first)),
+                           *alias);
+  } else if (auto near = closest_match(unit, unit_names(family), 2)) {
     message += fmt::format(" (did you mean '{}{}'?)",
                            std::string_view(first, static_cast<std::size_t>(end - first)), *near);
   }

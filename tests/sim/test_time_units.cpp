@@ -97,6 +97,10 @@ TEST_CASE("bandwidth: bits and bytes per second") {
   CHECK(format_bandwidth(Bandwidth::of(50e9)) == "50GB/s");
   CHECK(parse_bandwidth("400").error == "'400' has no unit: expected a bandwidth such as 400Gbps or 50GB/s");
   CHECK(parse_bandwidth("400GB").error.find("did you mean '400GB/s'") != std::string::npos);
+  // Spellings whose nearest unit by edit distance would be 8 or 1,440 times off.
+  CHECK(parse_bandwidth("10GBps").error.find("did you mean '10GB/s'") != std::string::npos);
+  CHECK(parse_time("5m").error.find("did you mean '5min'") != std::string::npos);
+  CHECK(parse_time("3hours").error.find("did you mean '3h'") != std::string::npos);
 }
 
 TEST_CASE("FLOP rates, power, money and counts") {
