@@ -293,6 +293,7 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
   std::int64_t ranks = 0;
   std::set<std::string> hosts;
   bool in_devices = false;
+  bool other_gpu = false;
   std::size_t rows = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
@@ -317,10 +318,19 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
         hosts.insert(*(on + 1));
         // "... device 0 [0x0f] NVIDIA A100-SXM4-40GB": the GPU the log ran on, so that a
         // profile for another GPU type is refused (calibrate --node or --gpu).
-        if (const std::size_t bus = line.find("] "); !out.device && bus != std::string::npos) {
+        if (const std::size_t bus = line.find("] "); bus != std::string::npos) {
           std::string name = line.substr(bus + 2);
           while (!name.empty() && (name.back() == ' ' || name.back() == '\r')) name.pop_back();
-          if (!name.empty()) out.device = DeviceInfo{name};
+          if (!name.empty() && out.device && out.device->name != name) {
+            if (other_gpu) continue;  // said once per log
+            other_gpu = true;
+            errors.add(Location{file, line_no, static_cast<int>(bus) + 3}, "",
+                       fmt::format("results from another GPU: '{}', while other results are from '{}'", name,
+                                   out.device->name),
+                       "calibrate one GPU type at a time");
+          } else if (!name.empty() && !out.device) {
+            out.device = DeviceInfo{name};
+          }
         }
       }
       continue;

@@ -546,13 +546,14 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
         inert(at, "heterogeneity kind none (every GPU alike) has no Pareto parameters", "kind: power_law, or remove it");
       }
     }
-    // Both ways of setting the Pareto law in one file (a later file may replace one by the other).
+    // A shape above 0 sets the Pareto law alone: top_fraction and failure_share written with
+    // it, or after it, change nothing (a shape written after them replaces them).
     for (const char* key : {"top_fraction", "failure_share"}) {
       const std::string at = fmt::format("failures.heterogeneity.{}", key);
-      if (h.kind == reliability::HeterogeneityKind::power_law && given(at) && given("failures.heterogeneity.shape") &&
-          rank(at) == rank("failures.heterogeneity.shape")) {
-        inert(at, "the shape is given beside it, and the shape alone sets the Pareto law",
-              "give shape, or top_fraction and failure_share, not both");
+      if (h.kind == reliability::HeterogeneityKind::power_law && h.shape > 0.0 &&
+          stale(at, "failures.heterogeneity.shape")) {
+        inert(at, fmt::format("the shape ({:g}) alone sets the Pareto law", h.shape),
+              "give shape, or top_fraction and failure_share with shape: 0, not both");
         break;
       }
     }

@@ -74,20 +74,21 @@ std::string seconds_text(double s) {
 
 std::string report_text(const calibration::FitReport& report) {
   std::string out = "# clustersim calibrate: fit report (error = predicted / measured - 1)\n";
-  std::string group;
-  for (const auto& p : report.points) {
-    if (p.group != group) {
-      group = p.group;
-      out += fmt::format("\n## {}\n# {:>22} {:>12} {:>12} {:>8}\n", group, "point", "measured", "predicted", "error");
-    }
-    out += fmt::format("  {:>22} {:>12} {:>12} {:>+7.1f}%{}\n", p.label, seconds_text(p.measured),
-                       seconds_text(p.predicted), 100 * p.error(), p.fitted ? "" : "  (cross-check)");
-  }
-  out += "\n## summary (|error|)\n";
+  // Each group's points together, the groups in the order they first appear (the results
+  // may interleave them: d2d copies and triads alternate).
   std::vector<std::string> groups;
   for (const auto& p : report.points) {
-    if (std::find(groups.begin(), groups.end(), p.group) == groups.end()) groups.push_back(p.group);  // in first-seen order
+    if (std::find(groups.begin(), groups.end(), p.group) == groups.end()) groups.push_back(p.group);
   }
+  for (const std::string& group : groups) {
+    out += fmt::format("\n## {}\n# {:>22} {:>12} {:>12} {:>8}\n", group, "point", "measured", "predicted", "error");
+    for (const auto& p : report.points) {
+      if (p.group != group) continue;
+      out += fmt::format("  {:>22} {:>12} {:>12} {:>+7.1f}%{}\n", p.label, seconds_text(p.measured),
+                         seconds_text(p.predicted), 100 * p.error(), p.fitted ? "" : "  (cross-check)");
+    }
+  }
+  out += "\n## summary (|error|)\n";
   const auto line = [&](const std::string& name, const calibration::ErrorSummary& s) {
     if (s.count == 0) return;
     out += fmt::format("  {:<34} {:>4} points  median {:>5.1f}%  worst {:>5.1f}% ({})\n", name, s.count,

@@ -475,14 +475,35 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
                           outer ? p.key : *other));
       continue;
     }
+  }
+  // The first point, every parameter at its first value at once: a key that matters only
+  // with another axis's value (sequence_parallel with a tp axis, dims with a torus) is
+  // judged with it. A problem on the command line is a misspelt key or a bad value; one in
+  // the scenario's files is a point error, reported in its row.
+  if (bad.ok() && !spec.params.empty()) {
     scenario::LoadOptions o = base;
     o.check_memory = false;
-    o.sets.push_back(p.key + "=" + p.values.front());
+    for (const SweepParam& p : spec.params) o.sets.push_back(p.key + "=" + p.values.front());
     try {
       (void)load_with(spec, o);
     } catch (const config::InputError& e) {
+      const auto related = [](const std::string& a, const std::string& b) {  // one holds or is the other
+        const auto holds = [](const std::string& outer, const std::string& inner) {
+          return inner.size() >= outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+                 (inner.size() == outer.size() || inner[outer.size()] == '.' || inner[outer.size()] == '[');
+        };
+        return holds(a, b) || holds(b, a);
+      };
       for (const config::Diagnostic& d : e.diagnostics().items()) {
-        if (d.where.file != kCommandLine) continue;  // a point error, reported in its row
+        if (d.where.file != kCommandLine) continue;
+        const auto owner = std::find_if(spec.params.begin(), spec.params.end(),
+                                        [&](const SweepParam& p) { return related(p.key, d.path); });
+        const SweepParam& p = owner != spec.params.end() ? *owner : spec.params.front();
+        const config::Location at =
+            !p.where.empty() ? p.where.front()
+                             : config::Location{p.origin == "--param" || spec.scenario.empty() ? std::string(kCommandLine)
+                                                                                               : spec.scenario,
+                                                0, 0};
         bad.add(at, "",
                 fmt::format("{} {}={}: {}{}{}", p.origin, p.key, p.values.front(), d.path.empty() ? "" : d.path + ": ",
                             d.message, d.hint.empty() ? "" : " (" + d.hint + ")"));
