@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <unordered_map>
 
 #include <fmt/format.h>
 
@@ -72,15 +73,17 @@ std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int6
                                                      bool mesh) {
   if (g <= 1 || ranks.empty()) return {ranks};
   std::vector<std::vector<std::int64_t>> nodes;
-  std::vector<std::int64_t> ids;  // node of each entry of `nodes`
+  std::unordered_map<std::int64_t, std::size_t> index;  // node -> its entry of `nodes`
+  std::int64_t last = -1;                               // ranks mostly come node by node
   for (const std::int64_t r : ranks) {
-    const auto at = std::find(ids.begin(), ids.end(), r / g);
-    if (at == ids.end()) {
-      ids.push_back(r / g);
-      nodes.push_back({r});
-    } else {
-      nodes[static_cast<std::size_t>(at - ids.begin())].push_back(r);
+    if (r / g == last) {
+      nodes.back().push_back(r);
+      continue;
     }
+    const auto [at, added] = index.try_emplace(r / g, nodes.size());
+    if (added) nodes.emplace_back();
+    nodes[at->second].push_back(r);
+    if (at->second + 1 == nodes.size()) last = r / g;
   }
   std::size_t k = ranks.size();
   for (const auto& node : nodes) k = std::min(k, node.size());
