@@ -72,6 +72,17 @@ bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
 std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int64_t>& ranks, std::int64_t g,
                                                      bool mesh) {
   if (g <= 1 || ranks.empty()) return {ranks};
+  // The usual communicator lists its nodes in increasing order, each node's ranks together:
+  // found in one pass without allocating (plans are made per size and group kind, often).
+  bool ordered = true;
+  std::size_t fewest = ranks.size();
+  for (std::size_t i = 0, run = 0; i < ranks.size() && ordered; ++i) {
+    const bool same = i > 0 && ranks[i] / g == ranks[i - 1] / g;
+    if (i > 0 && !same && ranks[i] / g < ranks[i - 1] / g) ordered = false;
+    run = same ? run + 1 : 1;
+    if (i + 1 == ranks.size() || ranks[i + 1] / g != ranks[i] / g) fewest = std::min(fewest, run);
+  }
+  if (ordered && fewest < 2) return {ranks};
   std::vector<std::vector<std::int64_t>> nodes;
   std::unordered_map<std::int64_t, std::size_t> index;  // node -> its entry of `nodes`
   std::int64_t last = -1;                               // ranks mostly come node by node
@@ -233,8 +244,11 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         // more ranks, each ring carrying S/k), inter-node hops kept on their rail (PXN).
         const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node, in.mesh);
         const auto k = static_cast<double>(rings.size());
-        std::vector<std::int64_t> members = ranks;
-        std::sort(members.begin(), members.end());
+        std::vector<std::int64_t> members;  // for PXN relays, which one ring never has
+        if (rings.size() > 1) {
+          members = ranks;
+          std::sort(members.begin(), members.end());
+        }
         Phase p;
         if (op == Op::broadcast) {
           // Each ring, turned to start at the root (rank 0), pipelines S/k from it in C
