@@ -240,36 +240,36 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
   const auto sn = static_cast<std::int64_t>(n);
   switch (algorithm) {
     case Algorithm::ring: {
-        // NCCL's channels (ring_channels(): k rings side by side on nodes that each hold k or
-        // more ranks, each ring carrying S/k), inter-node hops kept on their rail (PXN).
-        const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node, in.mesh);
-        const auto k = static_cast<double>(rings.size());
-        std::vector<std::int64_t> members;  // for PXN relays, which one ring never has
-        if (rings.size() > 1) {
-          members = ranks;
-          std::sort(members.begin(), members.end());
-        }
-        Phase p;
-        if (op == Op::broadcast) {
-          // Each ring, turned to start at the root (rank 0), pipelines S/k from it in C
-          // chunks: n-2+C steps, the last C-1 streamed (Phase::streamed). Each edge carries
-          // S/k once, so each step moves S/k/(n-2+C) on every edge (the fill and drain
-          // steps' idle edges are spread over the steps rather than charged extra): time
-          // (n-1) alpha + S/(k B), the pipelined broadcast's cost. No edge into the root.
-          const std::int64_t chunks = chunks_for(S / k);
-          const std::int64_t steps = sn - 2 + chunks;
-          std::vector<std::vector<std::int64_t>> from_root = rings;
-          for (auto& ring : from_root) std::rotate(ring.begin(), std::find(ring.begin(), ring.end(), ranks[0]), ring.end());
-          ring_transfers(from_root, members, gpus_per_node, S / k / static_cast<double>(steps), true, p);
-          p.repeat = steps;
-          p.streamed = chunks - 1;
-        } else {
-          ring_transfers(rings, members, gpus_per_node, S / nn / k, false, p);
-          p.repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
-        }
-        out.phases.push_back(std::move(p));
-        break;
+      // NCCL's channels (ring_channels(): k rings side by side on nodes that each hold k or
+      // more ranks, each ring carrying S/k), inter-node hops kept on their rail (PXN).
+      const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node, in.mesh);
+      const auto k = static_cast<double>(rings.size());
+      std::vector<std::int64_t> members;  // for PXN relays, which one ring never has
+      if (rings.size() > 1) {
+        members = ranks;
+        std::sort(members.begin(), members.end());
       }
+      Phase p;
+      if (op == Op::broadcast) {
+        // Each ring, turned to start at the root (rank 0), pipelines S/k from it in C
+        // chunks: n-2+C steps, the last C-1 streamed (Phase::streamed). Each edge carries
+        // S/k once, so each step moves S/k/(n-2+C) on every edge (the fill and drain
+        // steps' idle edges are spread over the steps rather than charged extra): time
+        // (n-1) alpha + S/(k B), the pipelined broadcast's cost. No edge into the root.
+        const std::int64_t chunks = chunks_for(S / k);
+        const std::int64_t steps = sn - 2 + chunks;
+        std::vector<std::vector<std::int64_t>> from_root = rings;
+        for (auto& ring : from_root) std::rotate(ring.begin(), std::find(ring.begin(), ring.end(), ranks[0]), ring.end());
+        ring_transfers(from_root, members, gpus_per_node, S / k / static_cast<double>(steps), true, p);
+        p.repeat = steps;
+        p.streamed = chunks - 1;
+      } else {
+        ring_transfers(rings, members, gpus_per_node, S / nn / k, false, p);
+        p.repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
+      }
+      out.phases.push_back(std::move(p));
+      break;
+    }
     case Algorithm::tree: {
       // NCCL's double binary tree over the ranks' positions (nccl_tree_parent): each rank
       // is an inner position of at most one tree, and most tree edges join ranks 2^k apart,
