@@ -738,7 +738,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_monitoring(out.config, state);
   check_network(out.config, state);
   check_sweep(out.config, state);
-  {
+  if (options.check_inert) {
     std::vector<std::string> files;
     for (const Document& doc : chain) files.push_back(doc.file);
     check_inert_keys(out.config, files, state);

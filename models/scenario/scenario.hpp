@@ -159,6 +159,9 @@ struct LoadOptions {
   std::vector<std::string> sets;     ///< "key.path=value" overrides, applied in order
   std::optional<std::uint64_t> seed;  ///< overrides simulation.seed
   bool check_memory = true;           ///< a job that does not fit in HBM is an error
+  /// A key that changes nothing where it is written is an error. Off for the base of a grid
+  /// (plan, sweep), whose points set the key that decides (tp 1 beside sequence_parallel).
+  bool check_inert = true;
 };
 
 /// A job resolved against the catalogs and placed on the cluster.

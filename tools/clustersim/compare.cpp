@@ -159,7 +159,7 @@ namespace {
 /// point's `name` if the block sets it, else by its parameters).
 void load_designs(const std::string& file, const CompareArgs& args, std::vector<scenario::LoadedScenario>& loaded,
                   std::vector<std::string>& labels) {
-  const scenario::LoadedScenario base = scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, false});
+  const scenario::LoadedScenario base = scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, false, false});
   SweepSpec spec;
   spec.scenario = file;
   spec.sets = args.sets;

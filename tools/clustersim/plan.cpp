@@ -148,7 +148,7 @@ void mark_pareto(std::vector<PlanPoint>& points) {
 Plan plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   const scenario::LoadedScenario base =
-      scenario::load_scenario(args.scenario, scenario::LoadOptions{args.sets, args.seed, false});
+      scenario::load_scenario(args.scenario, scenario::LoadOptions{args.sets, args.seed, false, false});
   // What the scenario lacks is said at the scenario (its job, or the file), not the command line.
   const auto scenario_error = [&](config::Location where, std::string path, std::string message, std::string hint) {
     config::Diagnostics d;

@@ -562,7 +562,9 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
   Prepared p;
   scenario::LoadOptions base = spec.options_of(-1);
   base.check_memory = false;
+  base.check_inert = false;  // judged at the grid's first point (check_params)
   const scenario::LoadedScenario loaded = load_with(spec, base);  // throws on a bad scenario
+  base.check_inert = true;
   check_params(spec, base);
   for (const SweepParam& param : spec.params) p.columns.params.push_back(param.key);
   p.columns.failures = loaded.config.failures.has_value();
