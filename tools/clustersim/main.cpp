@@ -16,6 +16,10 @@
 #include <tuple>
 #include <vector>
 
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -873,6 +877,14 @@ int run_main(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#if defined(__GLIBC__)
+  // Keep freed memory for the next use instead of handing it back to the system: a long
+  // run's replications each allocate and free their fleet's records (megabytes), and with
+  // glibc's adaptive thresholds, depending on the heap's layout, every replication faulted
+  // its pages in again (26,000 page faults and 15% of the time of the 54-day run).
+  mallopt(M_MMAP_THRESHOLD, 64 << 20);
+  mallopt(M_TRIM_THRESHOLD, 256 << 20);
+#endif
   try {
     return run_main(argc, argv);
   } catch (const clustersim::sim::InternalError& e) {
