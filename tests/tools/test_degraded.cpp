@@ -42,6 +42,13 @@ scenario::LoadedScenario load_shape(const Shape& shape) {
   return scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
 }
 
+/// The vertex of the fabric's first switch: switch unit = vertex - this.
+std::uint32_t first_switch(const fabric::Fabric& f) {
+  if (const auto* clos = std::get_if<fabric::ClosLayout>(&f.layout)) return clos->leaf_base;
+  if (const auto* torus = std::get_if<fabric::TorusLayout>(&f.layout)) return torus->router_base;
+  return std::get<fabric::DragonflyLayout>(f.layout).router_base;
+}
+
 /// What a job on nodes first .. first + count - 1 crosses, by its scope and by its routes.
 struct Crossing {
   std::int64_t switches = 0;  ///< crossed by the scope
@@ -158,7 +165,7 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
     const fabric::Fabric& f = *s.fabric;
     const auto scope = tools::fabric_scope(f);
     REQUIRE(scope.has_value());
-    const std::uint32_t base = std::get<fabric::ClosLayout>(f.layout).leaf_base;
+    const std::uint32_t base = first_switch(f);
     const auto cables = static_cast<std::int64_t>(fabric::failure_cables(f).size());
     for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 2}, {1, 3}, {3, 6}, {0, shape.nodes},
                                        {shape.nodes - 5, 5}, {2, 1}}) {
@@ -190,9 +197,7 @@ TEST_CASE("torus and dragonfly scope: every router and cable on a route between 
     const fabric::Fabric& f = *s.fabric;
     const auto scope = tools::fabric_scope(f);
     REQUIRE(scope.has_value());
-    const std::uint32_t base = std::holds_alternative<fabric::TorusLayout>(f.layout)
-                                   ? std::get<fabric::TorusLayout>(f.layout).router_base
-                                   : std::get<fabric::DragonflyLayout>(f.layout).router_base;
+    const std::uint32_t base = first_switch(f);
     const std::vector<fabric::LinkId> units = fabric::failure_cables(f);
     for (const auto& [first, count] : {std::pair<std::int64_t, std::int64_t>{0, 2}, {1, 3}, {3, 6}, {0, 8}, {0, 16},
                                        {5, 11}, {0, shape.nodes}, {shape.nodes - 5, 5}}) {
@@ -232,10 +237,7 @@ TEST_CASE("fabric scope: a switch or a NIC's cable holds the NICs that plug into
     const fabric::Fabric& f = *s.fabric;
     const auto scope = tools::fabric_scope(f);
     REQUIRE(scope.has_value());
-    std::uint32_t base = 0;
-    if (const auto* clos = std::get_if<fabric::ClosLayout>(&f.layout)) base = clos->leaf_base;
-    if (const auto* torus = std::get_if<fabric::TorusLayout>(&f.layout)) base = torus->router_base;
-    if (const auto* fly = std::get_if<fabric::DragonflyLayout>(&f.layout)) base = fly->router_base;
+    const std::uint32_t base = first_switch(f);
     std::map<std::int64_t, std::vector<std::int64_t>> held;  // switch unit -> its NICs, by the fabric
     for (std::int64_t e = 0; e < f.endpoints(); ++e) {
       const std::int64_t unit = f.attachment(e).value - base;
