@@ -669,7 +669,7 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
   const CollectiveFit* up = nullptr;
   const CollectiveFit* out = nullptr;
   for (const CollectiveFit& f : fits) {
-    // sendrecv_perf runs a whole ring of pairs at once; the model's send_recv is one pair.
+    // A sendrecv_perf log sets no level's efficiency: the collectives' logs do.
     if (f.regimes.empty() || f.op == network::Op::send_recv) continue;
     const CollectiveFit*& slot = f.level == Level::scaleup ? up : out;
     if (!slot || std::pair{-preference(f.op), f.ranks} > std::pair{-preference(slot->op), slot->ranks}) slot = &f;

@@ -408,8 +408,14 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     }
     case Algorithm::direct: {
       Phase p;
-      if (op == Op::send_recv) {
+      if (op == Op::send_recv && n == 2) {
+        // A pair: the first rank hands S to the second, as pipeline stages hand activations.
         p.transfers.push_back({ranks[0], ranks[1], S});
+      } else if (op == Op::send_recv) {
+        // More ranks: every rank sends S to the next and receives S from the previous, all at
+        // once, as nccl-tests' sendrecv_perf (peer (rank + 1) mod n). On 2 ranks that test
+        // sends both ways at once, which full-duplex links carry in the time of one way.
+        for (std::size_t i = 0; i < n; ++i) p.transfers.push_back({ranks[i], ranks[(i + 1) % n], S});
       } else {
         if (n > 4096) {
           why = fmt::format("direct all-to-all plans n(n-1) transfers; {} ranks is beyond the 4,096 supported", n);

@@ -58,7 +58,9 @@
 //                            (nodes x S/n); then rail by rail, GPU j of node a sends GPU j
 //                            of node b its node's data for it (g x S/n): fewer, larger
 //                            messages on the network
-//   send/recv                one transfer of S from rank 0 to rank 1
+//   send/recv                2 ranks: one transfer of S from rank 0 to rank 1; n > 2: every
+//                            rank i sends S to rank i+1 mod n at once (nccl-tests'
+//                            sendrecv_perf ring of pairs)
 // Chunks: C = ceil(S' / 512 KiB) for the pipelined algorithms (S' the bytes one tree or
 // the ring carries; 512 KiB is NCCL's per-step slot), capped at 1024. A pipelined schedule
 // spreads each edge's bytes evenly over its steps, so bytes are exact; the steps that fill

@@ -111,6 +111,25 @@ TEST_CASE("one transfer over NVLink: latency + size / (line rate x efficiency)")
   CHECK(flow_time(f, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
 }
 
+TEST_CASE("send/recv on n ranks: every rank sends S to the next at once, as nccl-tests' sendrecv_perf") {
+  const fabric::Fabric f = build(clos(4, 2), 2, 8, 1);
+  const NetworkConfig cfg = bare();
+  const Schedule s = planned(Op::send_recv, Algorithm::direct, iota(8), 1e9, 8);
+  REQUIRE(s.phases.size() == 1);
+  REQUIRE(s.phases[0].transfers.size() == 8);
+  for (std::size_t i = 0; i < 8; ++i) {
+    CHECK(s.phases[0].transfers[i].src == static_cast<std::int64_t>(i));
+    CHECK(s.phases[0].transfers[i].dst == static_cast<std::int64_t>((i + 1) % 8));
+  }
+  // Each GPU sends 1 GB on its NVLink and receives 1 GB on it (full duplex): the time of
+  // one transfer.
+  const double expected = 2 * 600e-9 + 1e9 / (450e9 * 0.93);
+  CHECK(analytical_time(f, cfg, s).seconds() == Rel(expected).epsilon(0).margin(1e-9));
+  CHECK(flow_time(f, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
+  // A pair sends one way only.
+  CHECK(planned(Op::send_recv, Algorithm::direct, {3, 11}, 1e9, 8).phases[0].transfers.size() == 1);
+}
+
 TEST_CASE("two transfers into one GPU share its link: half each") {
   const fabric::Fabric f = build(clos(4, 2), 1, 8, 1);
   const NetworkConfig cfg = bare();
