@@ -390,6 +390,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   r.alone = live_flows_ == 0 &&
             std::count_if(running_.begin(), running_.end(), [](const Running& x) { return x.active; }) == 1;
   r.mark = ++steps_started_;
+  alone_step_.clear();
   if (live_flows_ == 0) {  // start afresh: no slot, path or finish entry is in use
     flows_.clear();
     free_flows_.clear();
@@ -407,6 +408,9 @@ void FlowNetwork::start_step(std::uint32_t owner) {
                                   ? sim::Time::zero()
                                   : cfg_.step_latency + transfer_latency(fabric_, t, scratch_);
     for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes;
+    if (r.alone) {
+      for (fabric::LinkId l : scratch_) alone_step_.emplace_back(l, t.bytes);
+    }
     if (scratch_.empty() || t.bytes <= 0.0) {
       engine_.schedule_after(latency, arrival_id_, owner);
       continue;
@@ -545,12 +549,10 @@ void FlowNetwork::on_arrival(sim::Engine& e, std::uint64_t owner_arg) {
   const std::int64_t paid = phase.repeat - phase.streamed;
   const std::int64_t end = r.rep < paid ? paid : phase.repeat;
   if ((r.rep == 0 || r.rep == paid) && end - r.rep > 1 && alone) {
-    // Alone on an idle network: the segment's other repetitions are the same step again.
+    // Alone on an idle network: the segment's other repetitions are the same step again, on
+    // the same routes (alone_step_ holds this step's, as no other step started since).
     const std::int64_t more = end - r.rep - 1;
-    for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
-      route_or_fail(fabric_, phase.transfers[i], i, scratch_);
-      for (fabric::LinkId l : scratch_) load_.bytes[l.value] += phase.transfers[i].bytes * static_cast<double>(more);
-    }
+    for (const auto& [l, bytes] : alone_step_) load_.bytes[l.value] += bytes * static_cast<double>(more);
     r.rep = end;
     if (r.rep >= phase.repeat) {
       r.rep = 0;

@@ -45,6 +45,7 @@
 #pragma once
 
 #include <cstdint>
+#include <utility>
 #include <vector>
 
 #include "models/fabric/fabric.hpp"
@@ -281,6 +282,9 @@ class FlowNetwork {
   sim::HandlerId drain_id_, arrival_id_, step_id_;
   sim::EventHandle next_drain_;
   std::vector<fabric::LinkId> scratch_;
+  // The links and bytes of the last step started alone (Running::alone), in route order:
+  // its repetitions add them again without re-routing (UGAL's choices depend on the load).
+  std::vector<std::pair<fabric::LinkId, double>> alone_step_;
   std::uint64_t flows_started_ = 0;
   std::uint64_t solves_ = 0;
   double max_link_ratio_ = 0.0;
