@@ -38,8 +38,8 @@ constexpr std::array<std::pair<Topology, std::string_view>, 4> enum_names(Topolo
 }
 
 /// Dragonfly routing policy (Kim et al., ISCA'08): minimal (local-global-local), Valiant
-/// (through a random intermediate group), or UGAL (minimal unless the load seen at the
-/// source makes Valiant cheaper).
+/// (through a random intermediate group), or UGAL (minimal unless Valiant's most loaded
+/// link carries fewer flows than the minimal path's: UGAL-G on bottleneck shares).
 enum class Routing { minimal, valiant, ugal };
 
 constexpr std::array<std::pair<Routing, std::string_view>, 3> enum_names(Routing) {

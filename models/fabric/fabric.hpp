@@ -50,7 +50,11 @@
 // anything is allocated (ids are 32-bit).
 //
 // LIMITATIONS: one node type per cluster; all switch-to-switch links share one line rate
-// and latency; no adaptive routing on the Clos (ECMP only); UGAL uses the local load only;
+// and latency; no adaptive routing on the Clos (ECMP only); UGAL compares each path's most loaded link
+// in flows (UGAL-G: global knowledge, no queues or backpressure), one flow at a time in
+// the schedule's order, against one random intermediate group: greedy, so early flows
+// cannot see the load of later ones (an all-to-all over all 1,056 GPUs of dragonfly-1k
+// takes 1.4x minimal routing's time; between two groups, 0.99x Valiant's);
 // ECMP hashes each flow to one path (no flowlet or packet spraying), with one seed for the
 // whole fabric rather than one per switch.
 #pragma once

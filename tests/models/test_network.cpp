@@ -336,6 +336,37 @@ TEST_CASE("the flow model's link loads stay within capacity under UGAL, whose ro
   CHECK(most <= 1.0 + 1e-6);
 }
 
+TEST_CASE("UGAL is never materially slower than the better of minimal and Valiant routing") {
+  // 9 groups of 4 routers, 2 hosts and 2 global links per router: one global link between
+  // each pair of groups. An all-to-all between two groups is adversarial for minimal
+  // routing (every flow on the one link between them), a ring across the groups less so.
+  const auto fabric_with = [](fabric::Routing routing) {
+    FabricConfig fc;
+    fc.topology = Topology::dragonfly;
+    fc.routers_per_group = 4;
+    fc.hosts_per_router = 2;
+    fc.global_links_per_router = 2;
+    fc.routing = routing;
+    fc.link_latency = sim::Time::from_ns(100);
+    return build(fc, 36, 2, 2);
+  };
+  const NetworkConfig cfg;
+  const std::vector<std::pair<Op, std::int64_t>> cases{{Op::all_to_all, 16}, {Op::all_to_all, 72}, {Op::all_reduce, 72}};
+  for (const auto& [op, n] : cases) {
+    CAPTURE(n);
+    const Schedule s =
+        planned(op, op == Op::all_to_all ? Algorithm::direct : Algorithm::ring, iota(n), 1e9, 2);
+    const double minimal = analytical_time(fabric_with(fabric::Routing::minimal), cfg, s).seconds();
+    const double valiant = analytical_time(fabric_with(fabric::Routing::valiant), cfg, s).seconds();
+    const double ugal = analytical_time(fabric_with(fabric::Routing::ugal), cfg, s).seconds();
+    CAPTURE(minimal);
+    CAPTURE(valiant);
+    CAPTURE(ugal);
+    CHECK(ugal <= 1.45 * std::min(minimal, valiant));
+    if (n == 16) CHECK(ugal <= 1.05 * valiant);  // two groups: the adversarial case
+  }
+}
+
 TEST_CASE("bus bandwidth factors are nccl-tests'") {
   CHECK(bus_factor(Op::all_reduce, 8) == Rel(2.0 * 7 / 8));
   CHECK(bus_factor(Op::all_gather, 8) == Rel(7.0 / 8));
