@@ -83,14 +83,37 @@ Hops torus_hops(const Fabric& f, const TorusLayout& t) {
   const auto C = static_cast<double>(f.nics_per_node);
   for (std::size_t d = 0; d < t.dims.size(); ++d) {
     const std::int64_t k = t.dims[d];
-    std::vector<double> hist(static_cast<std::size_t>(k), 0.0);
+    const auto K = static_cast<std::size_t>(k);
+    std::vector<double> hist(K, 0.0);
     for (std::int64_t node = 0; node < f.nodes; ++node) hist[static_cast<std::size_t>((node / t.strides[d]) % k)] += C;
+    // sum over x, y of hist[x] hist[y] ring(x, y) in O(k): y = x + o for the k offsets o in
+    // [-floor((k-1)/2), floor(k/2)], whose ring distance is |o|, with prefix sums P (of
+    // hist) and Q (of j hist[j]) over three periods (a 1-D torus may be millions long).
+    std::vector<double> P(3 * K + 1, 0.0);
+    std::vector<double> Q(3 * K + 1, 0.0);
+    for (std::size_t j = 0; j < 3 * K; ++j) {
+      P[j + 1] = P[j] + hist[j % K];
+      Q[j + 1] = Q[j] + static_cast<double>(j) * hist[j % K];
+    }
+    const std::size_t right = K / 2;
+    const std::size_t left = (K - 1) / 2;
+    std::vector<std::int64_t> occupied;
+    for (std::size_t x = 0; x < K; ++x) {
+      if (hist[x] == 0) continue;
+      occupied.push_back(static_cast<std::int64_t>(x));
+      const std::size_t c = x + K;  // x in the middle period
+      const auto cd = static_cast<double>(c);
+      const double up = (Q[c + right + 1] - Q[c + 1]) - cd * (P[c + right + 1] - P[c + 1]);
+      const double down = cd * (P[c] - P[c - left]) - (Q[c] - Q[c - left]);
+      h.total += hist[x] * (up + down);
+    }
+    // The farthest occupied coordinate from x is the nearest one to its antipode.
     std::int64_t max_d = 0;
-    for (std::int64_t x = 0; x < k; ++x) {
-      for (std::int64_t y = 0; y < k; ++y) {
-        const double w = hist[static_cast<std::size_t>(x)] * hist[static_cast<std::size_t>(y)];
-        h.total += w * static_cast<double>(ring(x, y, k));
-        if (w > 0) max_d = std::max(max_d, ring(x, y, k));
+    for (const std::int64_t x : occupied) {
+      const std::int64_t target = (x + k / 2) % k;
+      const auto at = std::lower_bound(occupied.begin(), occupied.end(), target);
+      for (const auto it : {at, at == occupied.begin() ? occupied.end() - 1 : at - 1}) {
+        max_d = std::max(max_d, ring(x, it == occupied.end() ? occupied.front() : *it, k));
       }
     }
     h.diameter += max_d;  // exact when the occupied vertices form a product set (a full torus)

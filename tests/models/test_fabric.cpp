@@ -209,6 +209,24 @@ TEST_CASE("8x8x8 torus: diameter 12, dimension-order routes are shortest") {
   check_routes(f, 300, true);
 }
 
+TEST_CASE("long 1-D tori: average hops in closed form, measured in linear time") {
+  // A full ring of k: each node's distances sum to (k^2 - 1)/4 (k odd) or k^2/4 (k even),
+  // over k - 1 other nodes. Measuring took O(k^2) per dimension: minutes at k = 10^6.
+  for (const std::int64_t k : {20001, 20000}) {
+    CAPTURE(k);
+    const Fabric f = build(torus({k}), k, 1, 1);
+    const auto K = static_cast<double>(k);
+    const double sum = k % 2 == 1 ? (K * K - 1) / 4 : K * K / 4;
+    const FabricMetrics m = measure(f, prices());
+    CHECK(m.average_hops == Rel(sum / (K - 1)).epsilon(1e-12));
+    CHECK(m.diameter_hops == k / 2);
+  }
+  // Four nodes on a ring of 2^20 routers: hops 1, 2, 3 between them.
+  const FabricMetrics few = measure(build(torus({1 << 20}), 4, 1, 1), prices());
+  CHECK(few.diameter_hops == 3);
+  CHECK(few.average_hops == Rel((3 * 1 + 2 * 2 + 1 * 3) * 2.0 / 12.0));
+}
+
 TEST_CASE("dragonfly a=8, p=4, h=4: 33 groups, 264 routers, 1,056 hosts, minimal routes <= 3 hops") {
   const Fabric f = build(dragonfly(8, 4, 4), 132);
   const auto& d = std::get<DragonflyLayout>(f.layout);
