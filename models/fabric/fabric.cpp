@@ -502,7 +502,9 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   // Sizes first, in 64-bit arithmetic, so that an impossible fabric is refused before any
   // allocation and no 32-bit id can overflow.
   constexpr std::int64_t kMaxGpus = std::int64_t{1} << 22;
-  constexpr std::int64_t kMaxLinks = std::int64_t{1} << 31;
+  // 2^27 directed links take about 4 GB with their graph (a dragonfly of 2^28 took 12.7 GB
+  // and one of 2^30 ran out of memory); 4 million GPUs on a rail-optimized Clos need ~2^25.
+  constexpr std::int64_t kMaxLinks = std::int64_t{1} << 27;
   const std::int64_t gpus = nodes * node.spec.gpus;
   if (gpus > kMaxGpus || nodes * node.spec.nics > kMaxGpus) {
     errors.push_back({"cluster.nodes", fmt::format("the fabric model holds at most {} GPUs and NICs; this cluster has "
@@ -541,8 +543,11 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   const std::int64_t links = 2 * (gpus + gpus + nodes * node.spec.nics + fabric_links) +
                              (node.spec.scaleup == hardware::ScaleUp::infinity_fabric ? 2 * nodes * mesh : 0);
   if (links > kMaxLinks) {
-    errors.push_back({"cluster.nodes", fmt::format("the fabric would have about {} directed links; at most {} are "
-                                                   "supported", links, kMaxLinks)});
+    const char* key = cfg.topology == Topology::dragonfly ? "fabric.global_links_per_router"
+                      : cfg.topology == Topology::torus   ? "fabric.dims"
+                                                          : "cluster.nodes";
+    errors.push_back({key, fmt::format("the fabric would have about {} directed links; at most {} are supported "
+                                       "(about 4 GB of memory)", links, kMaxLinks)});
     return std::nullopt;
   }
   if (node.spec.gpus > 1 && node.spec.scaleup != hardware::ScaleUp::none && node.scaleup_bandwidth.value() <= 0.0) {

@@ -46,7 +46,7 @@
 // (the slowest ring of a data-parallel all-reduce) is the maximum over those collisions,
 // so one seed is one sample of a random variable, not the fabric's expected time.
 //
-// Size limits: at most 2^22 GPUs (4,194,304) and 2^31 directed links, checked before
+// Size limits: at most 2^22 GPUs (4,194,304) and 2^27 directed links, checked before
 // anything is allocated (ids are 32-bit).
 //
 // LIMITATIONS: one node type per cluster; all switch-to-switch links share one line rate
