@@ -323,44 +323,81 @@ double bisection(const Fabric& f, std::vector<std::int64_t>* side_a, std::vector
             cap = static_cast<double>(f.endpoints() / 2) * b_acc;
             return;
           }
-          // The unit boundary closest to half of the endpoints.
-          std::int64_t best = 1;
-          std::int64_t acc = 0;
-          double best_gap = -1;
-          for (std::int64_t u = 0; u + 1 < units; ++u) {
-            acc += count[static_cast<std::size_t>(u)];
-            const double gap = std::fabs(static_cast<double>(acc) - static_cast<double>(f.endpoints()) / 2);
-            if (best_gap < 0 || gap < best_gap) {
-              best_gap = gap;
-              best = u + 1;
-            }
+          // Side A: the first E/2 endpoints in unit order, whole units and m endpoints of unit
+          // u (the one the half falls in; m = 0 when it falls on a boundary). The cut's
+          // capacity is the max-flow from A to B with the spine (or core) and unit u each one
+          // switch: unit u's A part sends to its B part inside the unit, and both reach the
+          // other units through its uplinks (cap_of[u]). With S-side / T-side placements of
+          // the spine and of unit u, the minimum cut is the least of
+          //   a + m b_acc,  bb + (n_u - m) b_acc,  a + U + (n_u - m) b_acc,  bb + U + m b_acc
+          // (a, bb: the whole units' uplink capacities on each side, U = cap_of[u]). Exact on
+          // 2 tiers; on 3 tiers a pod counts as one switch, exact when its leaves are
+          // non-blocking. Before, the cut fell on the unit boundary nearest to half, and a
+          // non-blocking Clos of 3 leaves read 2/3 of its E/2 b_acc.
+          const std::int64_t half = f.endpoints() / 2;
+          std::int64_t u = 0;
+          std::int64_t before = 0;
+          while (u + 1 < units && before + count[static_cast<std::size_t>(u)] <= half) {
+            before += count[static_cast<std::size_t>(u)];
+            ++u;
           }
+          const std::int64_t m = half - before;
           double a = 0.0;
           double bb = 0.0;
-          for (std::int64_t u = 0; u < units; ++u) (u < best ? a : bb) += cap_of[static_cast<std::size_t>(u)];
-          for (std::int64_t e = 0; e < f.endpoints(); ++e) side[static_cast<std::size_t>(e)] = unit_of(e) < best ? 0 : 1;
-          cap = std::min(a, bb);
+          for (std::int64_t v = 0; v < units; ++v) {
+            if (v != u) (v < u ? a : bb) += cap_of[static_cast<std::size_t>(v)];
+          }
+          const double U = cap_of[static_cast<std::size_t>(u)];
+          const auto md = static_cast<double>(m);
+          const auto rest = static_cast<double>(count[static_cast<std::size_t>(u)] - m);
+          cap = std::min({a + md * b_acc, bb + rest * b_acc, a + U + rest * b_acc, bb + U + md * b_acc});
+          std::int64_t taken = 0;
+          for (std::int64_t e = 0; e < f.endpoints(); ++e) {
+            const std::int64_t v = unit_of(e);
+            side[static_cast<std::size_t>(e)] = v < u || (v == u && taken++ < m) ? 0 : 1;
+          }
         } else if constexpr (std::is_same_v<L, TorusLayout>) {
           const double b = f.link_bandwidth.value();
-          std::size_t dmax = 0;
-          for (std::size_t d = 1; d < l.dims.size(); ++d) {
-            if (l.dims[d] > l.dims[dmax]) dmax = d;
+          // A dimension d cut in two arcs, [0, t) and [t, k): the cut crosses 2 cables per row
+          // of d (one at t, one at the wrap), 2 routers / k in all. Per dimension, t is the
+          // slice boundary nearest to half the nodes; of the dimensions, those whose halves are
+          // the most even, and of those the cheapest cut. On a full torus: the middle of the
+          // largest dimension. On one the nodes fill only partly, the middle of the largest
+          // dimension could leave a half empty (the bisection read 0).
+          const double per_node = std::min(static_cast<double>(f.nics_per_node) * b_acc,
+                                           2.0 * static_cast<double>(l.dims.size()) * b);
+          std::int64_t best_gap = -1;
+          std::size_t best_d = 0;
+          std::int64_t best_t = 0;
+          for (std::size_t d = 0; d < l.dims.size(); ++d) {
+            const std::int64_t k = l.dims[d];
+            std::vector<std::int64_t> per_slice(static_cast<std::size_t>(k), 0);
+            for (std::int64_t node = 0; node < f.nodes; ++node) ++per_slice[static_cast<std::size_t>((node / l.strides[d]) % k)];
+            std::int64_t below = 0;
+            for (std::int64_t x = 1; x < k; ++x) {
+              below += per_slice[static_cast<std::size_t>(x - 1)];
+              const std::int64_t gap = std::abs(2 * below - f.nodes);
+              const auto cut = [&](std::int64_t kk, std::int64_t bel) {
+                return std::min({static_cast<double>(bel) * per_node, static_cast<double>(f.nodes - bel) * per_node,
+                                 2.0 * static_cast<double>(l.routers / kk) * b});
+              };
+              const bool better = best_gap < 0 || gap < best_gap ||
+                                  (gap == best_gap && cut(k, below) < cap) ||
+                                  (gap == best_gap && cut(k, below) == cap && d == best_d &&
+                                   std::abs(x - k / 2) < std::abs(best_t - k / 2));
+              if (better) {
+                best_gap = gap;
+                best_d = d;
+                best_t = x;
+                cap = cut(k, below);
+              }
+            }
           }
-          const std::int64_t k = l.dims[dmax];
-          // Halves of the largest dimension; the cut crosses 2 cables per row (one each way
-          // round the ring).
-          double a = 0.0;
-          double bb = 0.0;
+          const std::int64_t k = l.dims[best_d];
           for (std::int64_t e = 0; e < f.endpoints(); ++e) {
-            const std::int64_t x = ((e / f.nics_per_node) / l.strides[dmax]) % k;
-            side[static_cast<std::size_t>(e)] = x < k / 2 ? 0 : 1;
+            const std::int64_t x = ((e / f.nics_per_node) / l.strides[best_d]) % k;
+            side[static_cast<std::size_t>(e)] = x < best_t ? 0 : 1;
           }
-          const double router_out = 2.0 * static_cast<double>(l.dims.size()) * b;
-          for (std::int64_t node = 0; node < f.nodes; ++node) {
-            const std::int64_t x = (node / l.strides[dmax]) % k;
-            (x < k / 2 ? a : bb) += std::min(static_cast<double>(f.nics_per_node) * b_acc, router_out);
-          }
-          cap = std::min({a, bb, 2.0 * static_cast<double>(l.routers / k) * b});
         } else {
           cap = dragonfly_bisection(f, l, b_acc, side);
         }

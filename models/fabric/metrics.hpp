@@ -8,17 +8,19 @@
 //   endpoints (uniform traffic; endpoints on the same switch count 0). Both exact, from
 //   closed forms: O(leaves) on a Clos, O(sum of dims^2) on a torus, O(groups^2) on a dragonfly.
 // - bisection_bandwidth: the capacity, in bytes/s one way, of the cut between the two halves
-//   of the endpoints split at the topology's natural boundary (halves of the pods or of the
-//   leaves on a Clos, of the largest dimension on a torus, of the occupied groups on a
-//   dragonfly), counting the endpoints' own links. Exact for those cuts (checked against
-//   push-relabel max-flow on small instances in the tests); on a fabric whose natural halves
-//   are unequal (an odd number of pods) it is the cut nearest to half, not the minimum over
-//   all cuts. A dragonfly the nodes fill only partly is split between its occupied groups, at
+//   of the endpoints split at the topology's natural boundary, counting the endpoints' own
+//   links. On a Clos the first half of the endpoints in leaf (or pod) order against the
+//   rest, the leaf or pod the half falls in split between them (an odd number of leaves or
+//   pods; metrics.cpp gives the cut's closed form, exact on 2 tiers and on 3 tiers with
+//   non-blocking leaves); on a torus two arcs of the largest dimension, cut at the slice
+//   boundary nearest to half the nodes; on a dragonfly halves of the occupied groups. Exact
+//   for those cuts (checked against push-relabel max-flow on small instances in the tests),
+//   not the minimum over all cuts. A dragonfly the nodes fill only partly is split between its occupied groups, at
 //   the group boundary nearest to half the endpoints; its empty groups are built and cabled,
 //   so they relay between the halves (Valiant and UGAL routes cross them, minimal routes do
 //   not), and the cut puts them on the side where they add the least (dragonfly_bisection in
-//   metrics.cpp). A torus that the nodes fill only partly can have unequal halves, or an
-//   empty one (then the bisection reads 0): size dims to the cluster.
+//   metrics.cpp). A torus that the nodes fill only partly can have unequal halves (by up to
+//   a slice of its largest dimension).
 // - capex and power: switches priced by the cheapest class with enough ports at the link
 //   rate, one NIC per endpoint, a transceiver at each end of an optical link and a cable per
 //   link (fibre or copper). Scale-up (NVLink) hardware is part of the node, not the fabric.

@@ -177,9 +177,13 @@ TEST_CASE("oversubscription 1:7 at the top tier: 56 down and 8 up ports, bisecti
   // Pods: 8192 endpoints / 32 = 256 leaves, / 56 per pod = 5 pods (4 full, one of 32).
   CHECK(c.pods == 5);
   const FabricMetrics m = measure(f, prices());
-  // Pod-aligned halves: pods {0,1} (112 leaves) vs {2,3,4}; each pod's uplinks are
-  // 32 aggs x 8 x 50 GB/s = 12.8 TB/s, so the cut is 2 pods' worth.
-  CHECK(m.bisection_bandwidth.value() == Rel(2 * 32 * 8 * 50e9));
+  // Halves of 4,096 endpoints: pods 0-1 (3,584) and 512 endpoints of pod 2 against the
+  // rest. Each pod's uplinks are 32 aggs x 8 x 50 GB/s = 12.8 TB/s (pod 4's too: its 1,024
+  // endpoints could inject more). Pods 0-1 send 25.6 TB/s up to the core, which pods 3-4
+  // take; pod 2's 512 send 512 x 50 GB/s = 25.6 TB/s to its other 1,280 inside the pod,
+  // whose leaves are non-blocking: 51.2 TB/s, the least of the cut's four placements.
+  // (The cut at the pod boundary nearest to half, 3,584 against 4,608, read 25.6 TB/s.)
+  CHECK(m.bisection_bandwidth.value() == Rel(4 * 32 * 8 * 50e9));
   check_routes(f, 200, true);
 }
 
@@ -309,6 +313,41 @@ TEST_CASE("bisection bandwidth equals push-relabel max-flow across the same halv
     bisection_halves(f, a, b);
     CHECK(a.size() + b.size() == static_cast<std::size_t>(f.endpoints()));
     CHECK(measure(f, prices()).bisection_bandwidth.value() == Rel(max_flow(f, a, b)));
+  }
+}
+
+TEST_CASE("Clos and torus bisection for every fill: balanced halves, the cut equals the max-flow between them") {
+  // An odd number of leaves splits the middle leaf: a non-blocking Clos of 3 leaves reads
+  // E/2 b_acc, not the 2/3 of it that the leaf boundary nearest to half gave. A torus the
+  // nodes fill only up to the middle of its largest dimension is cut where they are.
+  FabricConfig over = clos(Topology::fat_tree, 8, 2);
+  over.oversubscription.top = Ratio{1, 3};
+  const std::vector<std::pair<const char*, FabricConfig>> shapes{
+      {"fat tree k=8, 2 tiers", clos(Topology::fat_tree, 8, 2)},
+      {"fat tree 2 tiers 1:3", over},
+      {"rail clos k=8, 2 tiers", clos(Topology::rail_clos, 8, 2)},
+      {"torus 8x4", torus({4, 8})}};
+  for (const auto& [label, cfg] : shapes) {
+    for (std::int64_t nodes = 2; nodes <= 32; ++nodes) {
+      CAPTURE(label);
+      CAPTURE(nodes);
+      const std::int64_t nics = cfg.topology == Topology::rail_clos ? 4 : 1;
+      if (cfg.topology == Topology::rail_clos && nodes > 8) break;  // 32 endpoints
+      const Fabric f = build(cfg, nodes, nics, nics);
+      std::vector<std::int64_t> a;
+      std::vector<std::int64_t> b;
+      bisection_halves(f, a, b);
+      REQUIRE(a.size() + b.size() == static_cast<std::size_t>(f.endpoints()));
+      if (cfg.topology != Topology::torus) CHECK(a.size() == static_cast<std::size_t>(f.endpoints() / 2));
+      CHECK_FALSE(a.empty());
+      CHECK_FALSE(b.empty());
+      const double cut = measure(f, prices()).bisection_bandwidth.value();
+      CHECK(cut > 0.0);
+      CHECK(cut == Rel(max_flow(f, a, b)).epsilon(1e-9));
+      if (cfg.topology == Topology::fat_tree && !cfg.oversubscription.top) {
+        CHECK(cut == Rel(static_cast<double>(f.endpoints() / 2) * 50e9));  // non-blocking: E/2 b_acc
+      }
+    }
   }
 }
 
