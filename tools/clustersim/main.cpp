@@ -412,6 +412,12 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
 int cmd_describe(const std::string& section, const std::string& format) {
   std::vector<config::FieldDoc> docs;
   if (format == "markdown") {
+    if (!section.empty()) {
+      std::cerr << fmt::format("error: describe {} --format markdown: the markdown reference is the whole one "
+                               "(scenarios/REFERENCE.md); drop '{}', or print one section as text\n",
+                               section, section);
+      return kExitInput;
+    }
     std::vector<config::FieldDoc> catalog;
     scenario::describe("", docs);
     scenario::describe("catalog", catalog);
