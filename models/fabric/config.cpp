@@ -30,6 +30,11 @@ bool Codec<fabric::Ratio>::decode(const YAML::Node& n, fabric::Ratio& out, const
 bool Codec<fabric::Oversubscription>::decode(const YAML::Node& n, fabric::Oversubscription& out, const Context& ctx) {
   fabric::Oversubscription o;
   if (n.IsSequence()) {
+    if (n.size() == 0) {
+      ctx.error(n, "expected one ratio per tier from the leaves up, got an empty list",
+                "write \"1:1\" for a non-blocking fabric, or a ratio such as \"1:3\" for its top tier");
+      return false;
+    }
     if (!Codec<std::vector<fabric::Ratio>>::decode(n, o.per_tier, ctx)) return false;
   } else {
     fabric::Ratio r;
