@@ -530,6 +530,11 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   const auto inert = [&](const std::string& path, std::string why, std::string hint) {
     state.diagnostics.add(state.where(path), path, "does not apply: " + why, std::move(hint));
   };
+  if (sc.failures && sc.failures->components.empty()) {
+    inert("failures", "no component fails (failures.components is empty), so its repair, heterogeneity and the "
+                      "scheduler's failure keys change nothing",
+          "add a component, e.g. components: {gpu: {rate: 0.0002/gpu-day}}, or remove the section");
+  }
   if (sc.failures) {
     for (const auto& [name, c] : sc.failures->components) {
       const std::string at = fmt::format("failures.components.{}.shape", name);
@@ -579,15 +584,14 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
 
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   const Scenario& sc = loaded.config;
-  const bool queue = jobs_queue(loaded);
-  if (!sc.failures && !queue) return;
+  if (!long_run(loaded)) return;
   if (sc.failures) {
     for (const reliability::ConfigProblem& p : reliability::check_failures(*sc.failures)) {
       const std::string at = "failures." + p.path;
       state.diagnostics.add(state.where(at), at, p.message, p.hint);
     }
   }
-  const std::string_view with = sc.failures ? "with failures" : "in a queue";
+  const std::string_view with = long_run_label(loaded);
   if (!sc.simulation.horizon) {
     for (const ResolvedJob& job : loaded.jobs) {
       if (!job.config.train_tokens && job.copy == 0) {
@@ -791,6 +795,18 @@ bool jobs_queue(const LoadedScenario& loaded) {
     if (job.config.submit.seconds() > 0.0) return true;
   }
   return gpus > loaded.config.cluster.nodes * loaded.node.spec.gpus;
+}
+
+bool long_run(const LoadedScenario& loaded) {
+  const Scenario& sc = loaded.config;
+  return sc.failures || jobs_queue(loaded) || !sc.checkpoint.interval.automatic || sc.simulation.horizon;
+}
+
+std::string_view long_run_label(const LoadedScenario& loaded) {
+  if (loaded.config.failures) return "with failures";
+  if (jobs_queue(loaded)) return "in the queue";
+  if (!loaded.config.checkpoint.interval.automatic) return "with checkpoints";
+  return "over the horizon";
 }
 
 LoadedScenario load_scenario(const std::string& path, const LoadOptions& options) {

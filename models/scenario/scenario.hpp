@@ -196,6 +196,16 @@ LoadedScenario load_scenario(const std::string& path, const LoadOptions& options
 /// scheduler, with failures or without.
 bool jobs_queue(const LoadedScenario& loaded);
 
+/// Whether the scenario runs the long-horizon model (failures, the queue, checkpoints):
+/// with failures, with jobs that queue, with a fixed checkpoint interval (whose writes cost
+/// time even when nothing fails), or with a simulation horizon. Otherwise each job's time
+/// to train is its step time x its steps.
+bool long_run(const LoadedScenario& loaded);
+
+/// What the long run's figures are "with": "with failures", "in the queue", "with
+/// checkpoints" or "over the horizon" (the first that applies).
+std::string_view long_run_label(const LoadedScenario& loaded);
+
 /// Loads the built-in default scenario (scenarios/quickstart.yaml, compiled in).
 LoadedScenario load_default_scenario(const LoadOptions& options);
 

@@ -182,7 +182,7 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
     }
     r.info.events_processed += r.jobs.back().events;
   }
-  if (loaded.config.failures || scenario::jobs_queue(loaded)) {
+  if (scenario::long_run(loaded)) {
     try {
       reliability::LongRunInputs in = long_run_inputs(loaded, r.jobs, r.fabric);
       TerminalProgress shown(fmt::format("long run ({} replication{})", in.replications, in.replications == 1 ? "" : "s"));
@@ -591,7 +591,10 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
     row(fmt::format("training {}", job.name),
         t.cost_usd ? fmt::format("{} for {} GPU-hours over {}{} ({:.4g} USD per million tokens; {} MWh)",
                                  sim::human(sim::Money::of(*t.cost_usd)), grouped(t.gpu_hours),
-                                 days_or_hours(t.time_to_train_s), result.reliability ? " with failures" : "",
+                                 days_or_hours(t.time_to_train_s),
+                                 result.reliability && scenario::long_run_label(loaded) != "over the horizon"
+                                     ? fmt::format(" {}", scenario::long_run_label(loaded))
+                                     : "",
                                  t.usd_per_million_tokens.value_or(std::nan("")), readable(t.energy_kwh / 1000.0))
                    : fmt::format("{} GPU-hours over {} (cost not priced; {} MWh)", grouped(t.gpu_hours),
                                  days_or_hours(t.time_to_train_s), readable(t.energy_kwh / 1000.0)));
@@ -761,7 +764,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       };
       const double elapsed = result.reliability->elapsed_s;
       out += fmt::format("  {} ({} replication{}, {}; mean +- 95% interval)\n",
-                         loaded.config.failures ? "with failures" : "in the queue",
+                         scenario::long_run_label(loaded),
                          loaded.config.simulation.replications, loaded.config.simulation.replications == 1 ? "" : "s",
                          elapsed >= 86400.0 ? fmt::format("{:.1f} days", elapsed / 86400.0)
                                             : fmt::format("{:.1f} hours", elapsed / 3600.0));
