@@ -530,6 +530,12 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   const auto inert = [&](const std::string& path, std::string why, std::string hint) {
     state.diagnostics.add(state.where(path), path, "does not apply: " + why, std::move(hint));
   };
+  if (!sc.failures) {
+    for (const char* key : {"retire_after", "retire_window", "shrink", "burn_in"}) {
+      const std::string at = fmt::format("scheduler.{}", key);
+      if (given(at)) inert(at, "nothing fails: the scenario has no failures section", "add failures, or remove it");
+    }
+  }
   if (sc.failures && sc.failures->components.empty()) {
     inert("failures", "no component fails (failures.components is empty), so its repair, heterogeneity and the "
                       "scheduler's failure keys change nothing",
