@@ -530,6 +530,12 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   const auto inert = [&](const std::string& path, std::string why, std::string hint) {
     state.diagnostics.add(state.where(path), path, "does not apply: " + why, std::move(hint));
   };
+  if (!sc.network.nvls && stale("network.nvls_efficiency", "network.nvls")) {
+    inert("network.nvls_efficiency", "network.nvls is off", "network.nvls: true, or remove it");
+  }
+  if (!sc.network.sharp && stale("network.sharp_efficiency", "network.sharp")) {
+    inert("network.sharp_efficiency", "network.sharp is off", "network.sharp: true, or remove it");
+  }
   if (!sc.failures) {
     for (const char* key : {"retire_after", "retire_window", "shrink", "burn_in"}) {
       const std::string at = fmt::format("scheduler.{}", key);
@@ -664,7 +670,9 @@ void check_in_network(const LoadedScenario& out, LoadState& state) {
     const hardware::ScaleUp s = out.node.spec.scaleup;
     const std::string& arch = out.node.gpu.architecture;
     std::string why;
-    if (s != hardware::ScaleUp::nvswitch && s != hardware::ScaleUp::nvlink_switch_tray) {
+    if (out.node.spec.gpus < 2) {
+      why = "its nodes hold one GPU each, so there is no scale-up domain to reduce in";
+    } else if (s != hardware::ScaleUp::nvswitch && s != hardware::ScaleUp::nvlink_switch_tray) {
       why = fmt::format("the node's scale-up is {}, not an NVSwitch", config::enum_name(s));
     } else if (out.node.gpu.vendor != "nvidia" || arch == "volta" || arch == "turing" || arch == "ampere") {
       why = fmt::format("its GPUs are {} ({} {}): NVLink SHARP came with Hopper's NVSwitch", out.node.gpu_name,
