@@ -85,6 +85,16 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
   cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")->check(check_seed);
 }
 
+/// topology and collective draw nothing at random: the only seed they read is the fabric's
+/// ECMP hash salt. --seed (simulation.seed) there was accepted and changed nothing.
+bool refuse_seed(const ScenarioArgs& args, std::string_view command) {
+  if (!args.seed) return false;
+  std::cerr << fmt::format("error: {} --seed: {} draws nothing at random, so simulation.seed changes nothing; "
+                           "the ECMP hash's salt is fabric.ecmp_seed (--set fabric.ecmp_seed={})\n",
+                           command, command, *args.seed);
+  return true;
+}
+
 scenario::LoadedScenario load(const ScenarioArgs& args) {
   const scenario::LoadOptions options{args.sets, args.seed, true};
   return args.file.empty() ? scenario::load_default_scenario(options) : scenario::load_scenario(args.file, options);
@@ -239,6 +249,7 @@ int cmd_check(const ScenarioArgs& args) {
 }
 
 int cmd_topology(const ScenarioArgs& args, const std::string& format) {
+  if (refuse_seed(args, "topology")) return kExitInput;
   const scenario::LoadedScenario loaded = load(args);
   if (!loaded.fabric) {
     std::cerr << fmt::format("{}: the scenario has no fabric section; add one, e.g.\n"
@@ -319,6 +330,7 @@ struct CollectiveArgs {
 };
 
 int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
+  if (refuse_seed(args, "collective")) return kExitInput;
   const scenario::LoadedScenario loaded = load(args);
   if (!loaded.fabric) {
     std::cerr << fmt::format("{}: the scenario has no fabric section; collectives need one\n", loaded.file);
