@@ -536,6 +536,12 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   if (!sc.network.sharp && stale("network.sharp_efficiency", "network.sharp")) {
     inert("network.sharp_efficiency", "network.sharp is off", "network.sharp: true, or remove it");
   }
+  // (In a file: compare's --set applies to every scenario compared, with failures or not.)
+  if (!sc.failures && sc.simulation.replications > 1 && given("simulation.replications") &&
+      rank("simulation.replications") < files.size()) {
+    inert("simulation.replications", "nothing is drawn at random without failures: every replication is the same",
+          "add failures, or remove it");
+  }
   if (!sc.failures) {
     for (const char* key : {"retire_after", "retire_window", "shrink", "burn_in"}) {
       const std::string at = fmt::format("scheduler.{}", key);

@@ -466,10 +466,13 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   spec.sets = args.sets;
   spec.seed = args.seed;
   spec.replications = s.replications;
+  bool base_fails = false;
   {  // the scenario's sweep block, then the --params
     const scenario::LoadOptions o{spec.sets, spec.seed, false};
-    spec.params = tools::sweep_block_params(
-        (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config);
+    const scenario::Scenario base =
+        (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config;
+    spec.params = tools::sweep_block_params(base);
+    base_fails = base.failures.has_value();
   }
   for (const std::string& text : s.params) {
     tools::SweepParam p;
@@ -479,6 +482,15 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
       return kExitInput;
     }
     spec.params.push_back(std::move(p));
+  }
+  const auto grid_fails = [&] {
+    return std::any_of(spec.params.begin(), spec.params.end(),
+                       [](const tools::SweepParam& p) { return p.key.rfind("failures", 0) == 0; });
+  };
+  if (s.replications && !base_fails && !grid_fails()) {
+    std::cerr << "error: --replications: neither the scenario nor the grid has failures: every replication would "
+                 "give the same figures (add a failures section, or drop --replications)\n";
+    return kExitInput;
   }
   tools::SweepOptions options;
   options.jobs = s.jobs;
@@ -867,7 +879,10 @@ int run_main(int argc, char** argv) {
     if (*describe) return cmd_describe(section, describe_format);
     if (*sweep) return cmd_sweep(sweep_args, sweep_opts);
     if (*compare_cmd) return cmd_compare(compare_args, compare_plot_dir);
-    if (*plan_cmd) return cmd_plan(plan_args, plan_opts, plan_more);
+    if (*plan_cmd) {
+      plan_opts.replications_given = plan_cmd->get_option("--replications")->count() > 0;
+      return cmd_plan(plan_args, plan_opts, plan_more);
+    }
     if (*validate) return cmd_validate(cases_file, validate_format, fail_above);
     if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {

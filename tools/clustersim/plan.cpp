@@ -206,6 +206,10 @@ Plan plan(const PlanArgs& args) {
   }
   p.tps = powers_of_two_up_to(gpn);
   p.pps = powers_of_two_up_to(job.model.layers + 2);
+  if (args.replications_given && !base.config.failures) {
+    throw option_error("--replications", "the scenario has no failures: every replication would give the same figures",
+                       "add a failures section, or drop --replications");
+  }
   p.replications = base.config.failures ? args.replications : 0;
 
   // The points and their --set overrides, in search order.

@@ -65,6 +65,7 @@ struct PlanArgs {
   std::string nodes;                    ///< "" (default), "a,b,c" or "a:b:x2"
   std::vector<std::string> topologies;  ///< empty: the default
   std::int64_t replications = 5;        ///< of the failure model, per point
+  bool replications_given = false;      ///< --replications written: refused without failures
   int jobs = 0;                         ///< threads; 0: the hardware's
 };
 
