@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <numeric>
 #include <map>
 #include <system_error>
@@ -37,6 +38,20 @@ workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const s
 }
 
 namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// "mean +- half-width" of a 95% interval; where the interval would pass a bound of the
+/// quantity (an ETTR below 0% or above 100%: few replications, a wide t interval), the
+/// interval itself, clipped: "76.86 (95% interval 0.00-100.00)".
+std::string plus_minus(double mean, double ci95, int digits, double lo, double hi, std::string_view unit = "") {
+  if (!std::isfinite(ci95)) return fmt::format("{:.{}f}{}", mean, digits, unit);
+  if (mean - ci95 < lo || mean + ci95 > hi) {
+    return fmt::format("{:.{}f}{} (95% interval {:.{}f}-{:.{}f}{})", mean, digits, unit, std::max(lo, mean - ci95),
+                       digits, std::min(hi, mean + ci95), digits, unit);
+  }
+  return fmt::format("{:.{}f} +- {:.{}f}{}", mean, digits, ci95, digits, unit);
+}
 
 /// Nodes per pod or group, for placement: how many nodes, counted from node 0, reach node
 /// 0 (NIC 0 to NIC 0) below the fabric's top tier (in fewer switch hops than its diameter);
@@ -641,10 +656,9 @@ std::string schedule_table(const scenario::LoadedScenario& loaded, const reliabi
   const auto hours = [](const reliability::Estimate& e) {
     return std::isfinite(e.mean) ? fmt::format("{:.2f}", e.mean / 3600.0) : std::string("-");
   };
-  out += fmt::format("\nSchedule ({} policy): utilisation {:.2f}%{} of the cluster's GPU-hours ({:.0f} busy of {:.0f})\n",
-                     config::enum_name(loaded.config.scheduler.policy), 100.0 * rel.utilisation.mean,
-                     std::isfinite(rel.utilisation.ci95) ? fmt::format(" +- {:.2f}%", 100.0 * rel.utilisation.ci95)
-                                                         : std::string(),
+  out += fmt::format("\nSchedule ({} policy): utilisation {} of the cluster's GPU-hours ({:.0f} busy of {:.0f})\n",
+                     config::enum_name(loaded.config.scheduler.policy),
+                     plus_minus(100.0 * rel.utilisation.mean, 100.0 * rel.utilisation.ci95, 2, 0.0, 100.0, "%"),
                      rel.busy_gpu_hours.mean, rel.available_gpu_hours.mean);
   out += fmt::format("  {:<24}{:>7}{:>12}{:>12}{:>12}{:>12}{:>9}\n", "job", "GPUs", "submit (h)", "wait (h)",
                      "start (h)", "end (h)", "ETTR");
@@ -695,13 +709,17 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     row("bisection bandwidth", sim::human(m.bisection_bandwidth) + " one way");
     row("capex (network)", m.capex ? sim::human(*m.capex) : std::string("not priced"));
   }
+  const bool queued = result.reliability && scenario::jobs_queue(loaded);
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
     const scenario::ResolvedJob& job = loaded.jobs[i];
     const workload::StepResult& st = result.jobs[i];
     const auto& p = job.config.parallelism;
     if (job.copy > 0) continue;  // the copies of a `count` job: in the schedule below
-    out += fmt::format("\nJob {}: {} on {} GPUs (GPUs {}-{})\n", job.config.name, job.model_name, job.config.gpus,
-                       job.first_gpu, job.first_gpu + job.config.gpus - 1);
+    // In a queue the scheduler places the job (the schedule below); its step is timed on
+    // these GPUs, which another job may hold when it runs.
+    out += fmt::format("\nJob {}: {} on {} GPUs ({}GPUs {}-{}{})\n", job.config.name, job.model_name, job.config.gpus,
+                       queued ? "step timed on " : "", job.first_gpu, job.first_gpu + job.config.gpus - 1,
+                       queued ? "; placed by the scheduler" : "");
     if (const std::int64_t n = loaded.config.workload.jobs[job.entry].count; n > 1) {
       row("copies", fmt::format("{} ({}-0 .. {}-{}), each as this one; the schedule below has each",
                                 n, loaded.config.workload.jobs[job.entry].name, loaded.config.workload.jobs[job.entry].name,
@@ -758,9 +776,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     }
     if (result.reliability) {
       const reliability::JobSummary& rs = result.reliability->jobs[i];
-      const auto pm = [](const reliability::Estimate& e, double scale, int digits) {
-        return std::isfinite(e.ci95) ? fmt::format("{:.{}f} +- {:.{}f}", e.mean * scale, digits, e.ci95 * scale, digits)
-                                     : fmt::format("{:.{}f}", e.mean * scale, digits);
+      const auto pm = [](const reliability::Estimate& e, double scale, int digits, double hi = kInf,
+                         std::string_view unit = "") {
+        return plus_minus(e.mean * scale, e.ci95 * scale, digits, 0.0, hi * scale, unit);
       };
       const double elapsed = result.reliability->elapsed_s;
       out += fmt::format("  {} ({} replication{}, {}; mean +- 95% interval)\n",
@@ -781,7 +799,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       for (const auto& [k, e] : rs.by_cause) causes.push_back(fmt::format("{} {:.1f}", k, e.mean));
       row("interruptions", fmt::format("{} ({})", pm(rs.interruptions, 1.0, 1), fmt::join(causes, ", ")));
       if (std::isfinite(rs.ettr.mean)) {
-        row("ETTR", fmt::format("{} % of the time trains", pm(rs.ettr, 100.0, 2)));
+        row("ETTR", fmt::format("{} of the time trains", pm(rs.ettr, 100.0, 2, 1.0, "%")));
         row("goodput", fmt::format("{} tokens/s", sim::human(sim::Count::of(rs.goodput_tokens_per_s.mean))));
       } else {
         row("ETTR", "none: the job never started");
