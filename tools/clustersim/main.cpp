@@ -189,7 +189,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
   } else if (format == "csv") {
-    std::cout << tools::result_csv(result);
+    std::cout << tools::result_csv(loaded, result);
   } else {
     std::cout << tools::result_table(loaded, result);
     if (!out_dir.empty()) {

@@ -893,7 +893,7 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   return out;
 }
 
-std::string result_csv(const RunResult& result) {
+std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& result) {
   const cluster::Inventory& inv = result.inventory;
   std::string out = "section,metric,value,unit\n";
   std::string_view section = "inventory";
@@ -977,6 +977,22 @@ std::string result_csv(const RunResult& result) {
       if (std::isfinite(rs.start_s.mean)) row("start_s", rs.start_s.mean, "s");
       if (std::isfinite(rs.end_s.mean)) row("end_s", rs.end_s.mean, "s");
       if (std::isfinite(rs.storage_slowdown.mean)) row("storage_slowdown", rs.storage_slowdown.mean, "ratio");
+      // As results.json: the time without failures, checkpoints, MTBF and the 95% intervals.
+      if (st.tokens_per_s > 0 && loaded.jobs[i].config.train_tokens) {
+        row("time_to_train_ideal_s", loaded.jobs[i].config.train_tokens->value() / st.tokens_per_s, "s");
+      }
+      row("finished_share", rs.finished_share, "fraction");
+      row("checkpoint_blocking_s",
+          std::isfinite(rs.checkpoint_blocking_s.mean) ? rs.checkpoint_blocking_s.mean : rs.checkpoint_write_s, "s");
+      if (std::isfinite(rs.mtbf_s)) row("mtbf_s", rs.mtbf_s, "s");
+      for (const auto& [metric, e, unit] :
+           {std::tuple{"interruptions", &rs.interruptions, "count"}, {"ettr", &rs.ettr, "fraction"},
+            {"goodput", &rs.goodput_tokens_per_s, "tokens/s"}, {"time_to_train_s", &rs.time_to_train_s, "s"},
+            {"queue_wait_s", &rs.queue_wait_s, "s"}, {"start_s", &rs.start_s, "s"}, {"end_s", &rs.end_s, "s"},
+            {"storage_slowdown", &rs.storage_slowdown, "ratio"}}) {
+        if (std::isfinite(e->ci95)) row(std::string(metric) + "_ci95", e->ci95, unit);
+      }
+      for (const auto& [cause, e] : rs.lost_gpu_hours) row("lost_gpu_hours_" + cause, e.mean, "GPU-h");
     }
     if (i < result.training.size() && result.training[i]) {
       const cost::TrainingCost& t = *result.training[i];
@@ -993,6 +1009,17 @@ std::string result_csv(const RunResult& result) {
     row("utilisation", result.reliability->utilisation.mean, "fraction");
     row("busy_gpu_hours", result.reliability->busy_gpu_hours.mean, "GPU-h");
     row("burn_in_node_hours", result.reliability->burn_in_node_hours.mean, "node-h");
+    if (std::isfinite(result.reliability->utilisation.ci95)) {
+      row("utilisation_ci95", result.reliability->utilisation.ci95, "fraction");
+    }
+    const reliability::LongRunResult& rel = *result.reliability;
+    section = "failures";
+    row("replications", loaded.config.simulation.replications, "count");
+    row("elapsed_s", rel.elapsed_s, "s");
+    for (const auto& [cause, e] : rel.failures_by_cause) row("by_cause_" + cause, e.mean, "count");
+    if (std::isfinite(rel.top1_failure_share.mean)) row("top1_failure_share", rel.top1_failure_share.mean, "fraction");
+    if (std::isfinite(rel.top1_rate_share.mean)) row("top1_rate_share", rel.top1_rate_share.mean, "fraction");
+    row("retired_nodes", rel.retired_nodes.mean, "count");
   }
   return out;
 }

@@ -79,7 +79,7 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
 std::string result_table(const scenario::LoadedScenario& loaded, const RunResult& result);
 
 /// The result as CSV rows "section,metric,value,unit".
-std::string result_csv(const RunResult& result);
+std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& result);
 
 /// The fabric's metrics as aligned text with units (the `topology` command).
 std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m);
