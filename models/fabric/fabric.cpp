@@ -656,9 +656,15 @@ std::int64_t clos_hops(const ClosLayout& c, std::int64_t l1, std::int64_t l2) {
   return 4;
 }
 
-void route_torus(const Fabric& f, const TorusLayout& t, std::int64_t src, std::int64_t dst, std::vector<LinkId>& out) {
+void route_torus(const Fabric& f, const TorusLayout& t, std::int64_t src, std::int64_t dst, std::uint64_t flow,
+                 std::vector<LinkId>& out) {
   const std::int64_t r1 = src / f.nics_per_node;
   const std::int64_t r2 = dst / f.nics_per_node;
+  // A tie (k even, the destination k/2 away) goes either way round the ring, by a bit of the
+  // flow's hash per dimension, as ECMP would: always the + way had loaded the + links with
+  // every tie, and a dimension of 2, whose two cables join the same pair, used one of them
+  // each way. Unsalted: fabric.ecmp_seed is a Clos or dragonfly key (a torus refuses it).
+  const std::uint64_t h = flow_hash(flow, src, dst, 0);
   out.push_back(f.access_up(src));
   std::int64_t cur = r1;
   const auto D = static_cast<std::int64_t>(t.dims.size());
@@ -669,7 +675,7 @@ void route_torus(const Fabric& f, const TorusLayout& t, std::int64_t src, std::i
     const std::int64_t x2 = (r2 / stride) % k;
     const std::int64_t delta = ((x2 - x1) % k + k) % k;
     if (delta == 0) continue;
-    const bool plus = delta <= k / 2;
+    const bool plus = 2 * delta < k || (2 * delta == k && ((h >> (d % 64)) & 1U) == 0);
     const std::int64_t steps = plus ? delta : k - delta;
     std::int64_t x = x1;
     for (std::int64_t s = 0; s < steps; ++s) {
@@ -809,7 +815,7 @@ void Fabric::route_endpoints(std::int64_t src, std::int64_t dst, std::uint64_t f
       [&](const auto& l) {
         using L = std::decay_t<decltype(l)>;
         if constexpr (std::is_same_v<L, ClosLayout>) route_clos(*this, l, src, dst, flow, out);
-        if constexpr (std::is_same_v<L, TorusLayout>) route_torus(*this, l, src, dst, out);
+        if constexpr (std::is_same_v<L, TorusLayout>) route_torus(*this, l, src, dst, flow, out);
         if constexpr (std::is_same_v<L, DragonflyLayout>) route_dragonfly(*this, l, src, dst, flow, out, load);
       },
       layout);

@@ -32,7 +32,9 @@
 // Routing: up-down with ECMP on Clos (a deterministic hash of the flow id and its endpoints
 // picks the uplinks: uplink j = h mod u1 at the leaf, k = (h >> 32) mod u2 at the
 // aggregation switch),
-// dimension order on the torus (shortest direction; ties at k/2 go the + way), minimal,
+// dimension order on the torus (shortest direction; a tie at k/2 goes either way by a
+// bit of the flow hash, so that both directions and both cables of a 2-wide dimension
+// carry ties), minimal,
 // Valiant or UGAL on the dragonfly (when a pair of groups has L > 1 global links, routers
 // r1 and r2 use copy (r1 + r2) mod L, global router ids, so that a router pair always takes
 // the same link and hop counts are a function of the pair). All closed form: O(hops) array lookups. When links have

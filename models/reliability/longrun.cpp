@@ -160,8 +160,8 @@ TorusHull torus_hull(const FabricScope& c, const std::vector<std::int64_t>& job_
     }
   }
   // Fill the gaps between consecutive coordinates (round the ring) of at most half the
-  // ring: the shortest way between those two (a tie at k/2 goes the + way, across this gap
-  // from its lower end). A longer gap is never the shortest way between any two.
+  // ring: the shortest way between those two (a tie at k/2 goes either way: each way is a
+  // run of such gaps). A longer gap is never the shortest way between any two.
   for (std::size_t d = 0; d < c.dims.size(); ++d) {
     const std::int64_t k = c.dims[d];
     std::vector<std::int64_t> at;

@@ -901,7 +901,7 @@ TEST_CASE("another ECMP seed moves some flows to other paths; every route stays 
   CHECK(uplinks.size() == 8);  // u1 = 8 uplinks on a radix-16 leaf at 1:1
 }
 
-TEST_CASE("the torus hashes nothing: its routes are the same whatever the seed") {
+TEST_CASE("the torus's tie hash is unsalted: its routes are the same whatever the seed") {
   const Fabric base = build(torus({4, 3, 2}), 24, 2, 2);
   const Fabric salted = build(seeded(torus({4, 3, 2}), 9), 24, 2, 2);
   std::vector<LinkId> a;
@@ -915,6 +915,37 @@ TEST_CASE("the torus hashes nothing: its routes are the same whatever the seed")
       CHECK(a == b);
     }
   }
+}
+
+TEST_CASE("torus ties at k/2 go both ways: a dimension of 2 uses both its cables each way") {
+  // 2 routers joined by two cables (+ and - neighbours are the same router): 64 flows from
+  // router 0 to router 1 and 64 back split over the 4 directed links, about 32 each; always
+  // the + way had put them on 2 of the 4.
+  const Fabric f = build(torus({2}), 2, 8, 8);
+  std::map<std::uint32_t, int> flows;
+  std::vector<LinkId> path;
+  for (std::int64_t s = 0; s < 16; ++s) {
+    for (std::int64_t d = 0; d < 16; ++d) {
+      if (s / 8 == d / 8) continue;
+      path.clear();
+      f.route_endpoints(s, d, static_cast<std::uint64_t>(s * 16 + d), path);
+      REQUIRE(path.size() == 3);  // access, one torus hop, access
+      ++flows[path[1].value];
+    }
+  }
+  CHECK(flows.size() == 4);
+  for (const auto& [link, n] : flows) CHECK(n >= 20);
+  // An 8-ring: ties (4 hops) go + for some flows and - for others, still 4 hops.
+  const Fabric ring = build(torus({8}), 8, 1, 1);
+  int plus = 0;
+  for (std::uint64_t flow = 0; flow < 64; ++flow) {
+    path.clear();
+    ring.route_endpoints(0, 4, flow, path);
+    REQUIRE(path.size() == 6);
+    if (path[1].value == std::get<TorusLayout>(ring.layout).link_base) ++plus;  // router 0 -> 1, the + link
+  }
+  CHECK(plus > 16);
+  CHECK(plus < 48);
 }
 
 TEST_CASE("failure cables: one unit per cable between boxes, by kind; no NVLink, host link or dark port") {
