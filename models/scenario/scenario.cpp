@@ -537,7 +537,7 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
     inert("network.sharp_efficiency", "network.sharp is off", "network.sharp: true, or remove it");
   }
   // (In a file: compare's --set applies to every scenario compared, with failures or not.)
-  if (!sc.failures && sc.simulation.replications > 1 && given("simulation.replications") &&
+  if (!sc.failures && sc.simulation.replications > 1 && stale("simulation.replications", "failures") &&
       rank("simulation.replications") < files.size()) {
     inert("simulation.replications", "nothing is drawn at random without failures: every replication is the same",
           "add failures, or remove it");
@@ -545,7 +545,7 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   if (!sc.failures) {
     for (const char* key : {"retire_after", "retire_window", "shrink", "burn_in"}) {
       const std::string at = fmt::format("scheduler.{}", key);
-      if (given(at)) inert(at, "nothing fails: the scenario has no failures section", "add failures, or remove it");
+      if (stale(at, "failures")) inert(at, "nothing fails: the scenario has no failures section", "add failures, or remove it");
     }
   }
   if (sc.failures && sc.failures->components.empty()) {
