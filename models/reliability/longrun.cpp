@@ -1774,6 +1774,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   std::vector<sim::Welford> interruptions(J), ettr(J), goodput(J), ttt(J), wait(J), start(J), finish(J),
       fragmented(J), blocking(J), slowdown(J);
   std::vector<std::int64_t> finished(J, 0), started(J, 0);
+  // Replications unfinished at the horizon, (elapsed, useful) from the job's start; and the
+  // sums of both over every started replication (the pooled ETTR the rest is projected at).
+  std::vector<std::vector<std::pair<double, double>>> unfinished(J);
+  std::vector<double> pooled_elapsed(J, 0.0), pooled_useful(J, 0.0);
   std::vector<std::vector<std::map<std::string, double>>> causes(J), lost(J);
   std::vector<std::map<std::string, double>> failures, caught;
   sim::Welford top1, top1_rate, retired, utilisation, busy, available, burn_ins, burn_in_hours, caught_installed;
@@ -1810,9 +1814,18 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       const double useful = model.useful(s, r.elapsed);
       ettr[j].add(elapsed > 0.0 ? useful / elapsed : 0.0);
       goodput[j].add(elapsed > 0.0 ? useful * s.p.tokens_per_s / elapsed : 0.0);
-      // A replication that made no progress cannot project a time to train: left out.
-      if (std::isfinite(s.work) && (s.finished || useful > 1e-6 * s.work)) {
-        ttt[j].add(s.finished ? s.finished_at - s.start_time : elapsed * s.work / useful);
+      // Time to train: a finished replication's own; an unfinished one's time so far plus
+      // its remaining work at the ETTR pooled over the replications (below). Its own ETTR
+      // alone (elapsed x work / useful) made the mean that of 1 / ETTR, which the replications
+      // that a short horizon caught in a long repair blew up (29 days where 5 / ETTR is 10).
+      if (std::isfinite(s.work)) {
+        pooled_elapsed[j] += elapsed;
+        pooled_useful[j] += useful;
+        if (s.finished) {
+          ttt[j].add(s.finished_at - s.start_time);
+        } else {
+          unfinished[j].emplace_back(elapsed, useful);
+        }
       }
       if (s.finished) finish[j].add(s.finished_at);
       finished[j] += s.finished ? 1 : 0;
@@ -1862,6 +1875,18 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     for (const auto& [k, acc] : w) m[k] = estimate(acc);
     return m;
   };
+  std::vector<double> remaining(J, 0.0);  // mean projected remaining time over the projections
+  for (std::size_t j = 0; j < J; ++j) {
+    // Projected where the horizon ended first; none while no replication made progress.
+    if (pooled_useful[j] > 1e-6 * jobs[j].work && pooled_elapsed[j] > 0.0) {
+      const double rate = pooled_useful[j] / pooled_elapsed[j];
+      for (const auto& [elapsed, useful] : unfinished[j]) {
+        ttt[j].add(elapsed + (jobs[j].work - useful) / rate);
+        remaining[j] += (jobs[j].work - useful) / rate;
+      }
+    }
+    if (ttt[j].count() > 0) remaining[j] /= static_cast<double>(ttt[j].count());
+  }
   for (std::size_t j = 0; j < J; ++j) {
     JobSummary s;
     s.name = jobs[j].p.name;
@@ -1872,6 +1897,14 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     s.time_to_train_s = ttt[j].count() > 0 ? estimate(ttt[j])
                                            : Estimate{std::numeric_limits<double>::quiet_NaN(),
                                                       std::numeric_limits<double>::quiet_NaN()};
+    // The projected remainder is as uncertain as the pooled ETTR it runs at: its relative
+    // 95% interval, added in quadrature to the spread of the replications' progress.
+    if (remaining[j] > 0.0 && std::isfinite(s.ettr.ci95) && s.ettr.mean > 0.0) {
+      const double rate_part = remaining[j] * s.ettr.ci95 / s.ettr.mean;
+      s.time_to_train_s.ci95 = std::isfinite(s.time_to_train_s.ci95)
+                                   ? std::hypot(s.time_to_train_s.ci95, rate_part)
+                                   : s.time_to_train_s.ci95;
+    }
     s.finished_share = static_cast<double>(finished[j]) / static_cast<double>(in.replications);
     s.lost_gpu_hours = summarize(lost[j]);
     s.checkpoint_interval_s = jobs[j].tau;

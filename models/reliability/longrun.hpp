@@ -321,8 +321,9 @@ struct JobSummary {
   std::map<std::string, Estimate> by_cause;
   Estimate ettr;
   Estimate goodput_tokens_per_s;
-  Estimate time_to_train_s;  ///< projected from the ETTR when not finished within the horizon; NaN:
-                             ///< no tokens to train, or no progress to project from
+  Estimate time_to_train_s;  ///< a finished replication's own; an unfinished one's time so far plus
+                             ///< its remaining work at the ETTR pooled over the replications (its
+                             ///< interval counts that ETTR's); NaN: no tokens, or no progress
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;
   double checkpoint_interval_s = 0.0;

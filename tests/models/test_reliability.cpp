@@ -133,6 +133,27 @@ TEST_CASE("detection, diagnosis and restart laws enter the renewal equation by t
   CHECK(r.jobs[0].ettr.mean == Rel(expected).epsilon(0.01));
 }
 
+TEST_CASE("a horizon before the end projects the time to train at the pooled ETTR: work / ETTR, not its mean inverse") {
+  // 100 days of work, a horizon of 3: no replication finishes. Every replication ran the
+  // same 3 days from the start, so the pooled ETTR is their mean, and each projection,
+  // elapsed + (work - useful) / ETTR, averages to work / ETTR exactly. Projecting each at its
+  // own ETTR averaged work x mean(1 / ETTR), larger by Jensen's inequality (29 days for a
+  // 5-day job whose ETTR said 10).
+  Fixture f(1.0);
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(7200)};
+  f.in.jobs[0].train_tokens = 100 * kDay * f.in.jobs[0].tokens_per_s;
+  f.in.horizon_s = 3 * kDay;
+  f.in.replications = 20;
+  const LongRunResult r = simulate_long_run(f.in);
+  const JobSummary& j = r.jobs[0];
+  REQUIRE(j.finished_share == 0.0);
+  REQUIRE(j.ettr.mean > 0.5);
+  REQUIRE(j.ettr.ci95 > 0.0);
+  CHECK(j.time_to_train_s.mean == Rel(100 * kDay / j.ettr.mean).epsilon(1e-9));
+  // Its interval is mostly the ETTR's, relative: the projected 97 days carry it.
+  CHECK(j.time_to_train_s.ci95 / j.time_to_train_s.mean == Rel(j.ettr.ci95 / j.ettr.mean).epsilon(0.1));
+}
+
 TEST_CASE("without failures a job loses only its checkpoints: ETTR = tau / (tau + delta)") {
   Fixture f(1.0);
   f.failures.components.clear();

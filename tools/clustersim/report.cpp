@@ -777,8 +777,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     if (result.reliability) {
       const reliability::JobSummary& rs = result.reliability->jobs[i];
       const auto pm = [](const reliability::Estimate& e, double scale, int digits, double hi = kInf,
-                         std::string_view unit = "") {
-        return plus_minus(e.mean * scale, e.ci95 * scale, digits, 0.0, hi * scale, unit);
+                         std::string_view unit = "", double lo = 0.0) {
+        return plus_minus(e.mean * scale, e.ci95 * scale, digits, lo * scale, hi * scale, unit);
       };
       const double elapsed = result.reliability->elapsed_s;
       out += fmt::format("  {} ({} replication{}, {}; mean +- 95% interval)\n",
@@ -806,7 +806,10 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       }
       if (job.config.train_tokens) {
         row("time to train", std::isfinite(rs.time_to_train_s.mean)
-                                 ? fmt::format("{} days{}", pm(rs.time_to_train_s, 1.0 / 86400.0, 1),
+                                 ? fmt::format("{} days{}",
+                                               pm(rs.time_to_train_s, 1.0 / 86400.0, 1, kInf, "",
+                                                  st.tokens_per_s > 0 ? job.config.train_tokens->value() / st.tokens_per_s
+                                                                      : 0.0),
                                                rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : "")
                                  : std::string("not projectable: the horizon ended before a millionth of the "
                                                "training was done"));
