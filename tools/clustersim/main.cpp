@@ -838,7 +838,8 @@ int run_main(int argc, char** argv) {
                        "comma list (default: the scenario's, and the other Clos for a Clos)")
       ->type_name("LIST");
   plan_cmd->add_option("--replications", plan_opts.replications,
-                       "failure replications per point, when the scenario has failures (default 5)")
+                       "failure replications per point, when the scenario has failures (default: the "
+                       "scenario's simulation.replications when above 1, else 5)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000}));
   plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->check(CLI::Range(1, 4096));
   plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")

@@ -210,7 +210,12 @@ Plan plan(const PlanArgs& args) {
     throw option_error("--replications", "the scenario has no failures: every replication would give the same figures",
                        "add a failures section, or drop --replications");
   }
-  p.replications = base.config.failures ? args.replications : 0;
+  // Without --replications, the scenario's own count when it asks for several (plan had
+  // run 5 whatever the scenario said).
+  const std::int64_t replications = args.replications_given || base.config.simulation.replications <= 1
+                                        ? args.replications
+                                        : base.config.simulation.replications;
+  p.replications = base.config.failures ? replications : 0;
 
   // The points and their --set overrides, in search order.
   std::vector<std::vector<std::string>> sets;

@@ -64,7 +64,7 @@ struct PlanArgs {
   std::optional<sim::Money> capex_budget;  ///< the purchase: capex_usd at most this
   std::string nodes;                    ///< "" (default), "a,b,c" or "a:b:x2"
   std::vector<std::string> topologies;  ///< empty: the default
-  std::int64_t replications = 5;        ///< of the failure model, per point
+  std::int64_t replications = 5;        ///< of the failure model, per point (unless given: the scenario's when > 1)
   bool replications_given = false;      ///< --replications written: refused without failures
   int jobs = 0;                         ///< threads; 0: the hardware's
 };
