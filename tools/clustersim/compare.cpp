@@ -165,6 +165,11 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
   spec.sets = args.sets;
   spec.seed = args.seed;
   spec.params = sweep_block_params(base.config);
+  {
+    config::Diagnostics bad;
+    check_sets_against_params(spec, bad);
+    if (!bad.ok()) throw config::InputError(std::move(bad));
+  }
   if (spec.params.empty()) {
     loaded.push_back(scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, true}));
     labels.emplace_back();

@@ -16,12 +16,14 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
+#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
 #include <thread>
 
 #include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
 
 #include "models/calibration/profile.hpp"
 #include "sim/check.hpp"
@@ -441,10 +443,58 @@ void write_in_point_order(Prepared& p) {
   }
 }
 
+/// `inner` names a key inside `outer` (cluster.nodes inside cluster; workload.jobs[0] inside
+/// workload.jobs).
+bool key_inside(const std::string& outer, const std::string& inner) {
+  return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
+         (inner[outer.size()] == '.' || inner[outer.size()] == '[');
+}
+
+/// Whether the YAML value `text` (a whole section's value) writes the key `rest` (a dotted
+/// path below it; an index counts as written).
+bool value_writes(const std::string& text, const std::string& rest) {
+  YAML::Node n;
+  try {
+    n = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    return true;  // judged where the value is parsed
+  }
+  std::size_t at = 0;
+  while (at < rest.size()) {
+    if (rest[at] == '[') return true;
+    const std::size_t end = rest.find_first_of(".[", at);
+    const std::string part = rest.substr(at, end == std::string::npos ? std::string::npos : end - at);
+    if (!n.IsMap() || !n[part]) return false;
+    n = n[part];
+    if (end == std::string::npos) return true;
+    at = rest[end] == '.' ? end + 1 : end;
+  }
+  return true;
+}
+
+}  // namespace
+
+void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) {
+  for (const std::string& set : spec.sets) {
+    const std::string key = set.substr(0, set.find('='));
+    for (const SweepParam& p : spec.params) {
+      if (key != p.key && !key_inside(p.key, key)) continue;
+      bad.add(config::Location{std::string(kCommandLine), 0, 0}, key,
+              fmt::format("--set {}: the {} {} sets it at every point, so this --set changes nothing", set, p.origin,
+                          p.key),
+              fmt::format("drop the --set, or give {} its values in the grid", key));
+      break;
+    }
+  }
+}
+
+namespace {
+
 /// Checks the parameters against the scenario's keys: a misspelt key or an unparsable first
 /// value is an input error, not a grid of error rows.
 void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
   config::Diagnostics bad;
+  check_sets_against_params(spec, bad);
   std::set<std::string> keys;
   for (const SweepParam& p : spec.params) {
     const config::Location at =
@@ -457,15 +507,22 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
               "vary each key once");
       continue;
     }
-    // A key inside another (cluster.nodes and cluster): both would set it, and each row's
-    // label would name a value of the one that lost.
-    const auto inside = [](const std::string& outer, const std::string& inner) {
-      return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
-             (inner[outer.size()] == '.' || inner[outer.size()] == '[');
+    // A key inside another (cluster.nodes and cluster) whose values write it: both would
+    // set it, and each row's label would name a value of the one that lost. Where the outer
+    // key's values leave it out (fabric designs without tiers, and a fabric.tiers axis), the
+    // inner one refines them: points apply outer keys first (SweepSpec::options_of).
+    const auto writes = [&](const std::string& outer, const std::string& inner) {
+      const auto it = std::find_if(spec.params.begin(), spec.params.end(),
+                                   [&](const SweepParam& q) { return q.key == outer; });
+      if (it == spec.params.end()) return true;
+      const std::string rest = inner.substr(outer.size() + (inner[outer.size()] == '.' ? 1 : 0));
+      return std::any_of(it->values.begin(), it->values.end(),
+                         [&](const std::string& v) { return value_writes(v, rest); });
     };
     const auto other = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
-      return k != p.key && (inside(k, p.key) || inside(p.key, k));
+      return k != p.key && ((key_inside(k, p.key) && writes(k, p.key)) || (key_inside(p.key, k) && writes(p.key, k)));
     });
+    const auto inside = key_inside;
     if (other != keys.end()) {
       const bool outer = inside(p.key, *other);
       bad.add(at, "",
@@ -783,7 +840,14 @@ scenario::LoadOptions SweepSpec::options_of(std::int64_t index) const {
   if (replications) o.sets.push_back(fmt::format("simulation.replications={}", *replications));
   if (index >= 0) {
     const std::vector<std::string> values = values_of(index);
-    for (std::size_t i = 0; i < params.size(); ++i) o.sets.push_back(params[i].key + "=" + values[i]);
+    // Outer keys first, so that a key inside one (fabric.tiers in fabric) refines its value.
+    std::vector<std::size_t> order(params.size());
+    std::iota(order.begin(), order.end(), std::size_t{0});
+    const auto depth = [&](std::size_t i) {
+      return std::count_if(params[i].key.begin(), params[i].key.end(), [](char c) { return c == '.' || c == '['; });
+    };
+    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth(a) < depth(b); });
+    for (const std::size_t i : order) o.sets.push_back(params[i].key + "=" + values[i]);
   }
   return o;
 }

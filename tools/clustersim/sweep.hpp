@@ -96,6 +96,10 @@ struct SweepSpec {
   [[nodiscard]] scenario::LoadOptions options_of(std::int64_t index) const;
 };
 
+/// A --set whose key a parameter sets at every point (the same key, or one inside it) would
+/// change nothing: one diagnostic each, added to `bad`.
+void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad);
+
 /// The diagnostics of point `index` with each one a parameter's value caused (written on
 /// the command line, as the points' --set overrides are) said as that parameter's: at the
 /// value in the sweep block (file:line:column) and prefixed "sweep.grid KEY=VALUE: ", or
