@@ -73,6 +73,11 @@ std::string check_path(const std::string& v) {
   return v.empty() ? std::string("expected a file or folder name, got an empty string") : std::string();
 }
 
+/// A list option given an empty string ("") fell back to its default without a word.
+std::string check_list(const std::string& v) {
+  return v.empty() ? std::string("expected a comma list, got an empty string") : std::string();
+}
+
 void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional) {
   auto* opt = cmd.add_option("scenario", args.file,
                              file_optional ? "scenario YAML file (default: the built-in quickstart)"
@@ -833,10 +838,12 @@ int run_main(int argc, char** argv) {
       ->type_name("MONEY");
   plan_cmd->add_option("--nodes", plan_opts.nodes,
                        "cluster sizes: a list or a range a:b:x2 (default: the scenario's x 1/4, 1/2, 1, 2, 4)")
-      ->type_name("NODES");
+      ->type_name("NODES")
+      ->check(check_list);
   plan_cmd->add_option("--topologies", plan_more.topologies,
                        "comma list (default: the scenario's, and the other Clos for a Clos)")
-      ->type_name("LIST");
+      ->type_name("LIST")
+      ->check(check_list);
   plan_cmd->add_option("--replications", plan_opts.replications,
                        "failure replications per point, when the scenario has failures (default: the "
                        "scenario's simulation.replications when above 1, else 5)")

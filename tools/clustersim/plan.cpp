@@ -204,6 +204,16 @@ Plan plan(const PlanArgs& args) {
     if (own == "rail_clos") p.topologies.emplace_back("fat_tree");
     if (own == "fat_tree") p.topologies.emplace_back("rail_clos");
   }
+  for (const std::string& t : p.topologies) {
+    if (t != "torus" && t != "dragonfly") continue;
+    const std::string why = fmt::format(
+        "plan sizes Clos fabrics (fat_tree, rail_clos) to each node count; a {}'s shape ({}) is not derived per size, "
+        "so no point would fit",
+        t, t == "torus" ? "dims" : "groups and routers");
+    const std::string hint = "--topologies fat_tree,rail_clos; time torus and dragonfly designs with sweep or compare";
+    if (!args.topologies.empty()) throw option_error("--topologies", why, hint);
+    throw scenario_error(config::Location{base.file, 0, 0}, "fabric.topology", why, hint);
+  }
   p.tps = powers_of_two_up_to(gpn);
   p.pps = powers_of_two_up_to(job.model.layers + 2);
   if (args.replications_given && !base.config.failures) {
