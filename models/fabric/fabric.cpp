@@ -209,8 +209,9 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
     const std::int64_t leaves = c.rail ? (f.nodes + s1.down - 1) / s1.down * C : (E + s1.down - 1) / s1.down;
     if (t == 2) {
       if (leaves * 1 > k) {
-        why = fmt::format("2 tiers of radix {} hold {} leaves of {} endpoints ({} endpoints); this cluster needs {}",
-                          k, k, s1.down, k * s1.down, leaves);
+        why = fmt::format("2 tiers of radix {} hold {} leaves of {} endpoints ({} endpoints); this cluster needs {} "
+                          "leaves for its {} endpoints",
+                          k, k, s1.down, k * s1.down, leaves, E);
         return false;
       }
       return true;
@@ -255,6 +256,31 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
     return false;
   }
   if (!fits(tiers, why)) {
+    if (why.find("cannot be split") != std::string::npos) {
+      // A ratio whose parts do not divide the radix: name the nearest that do (1:d with
+      // 1 + d dividing it), not a larger radix (128 fails 1:2 as 64 does).
+      std::vector<std::int64_t> downs;
+      for (std::int64_t parts = 2; parts <= k; ++parts) {
+        if (k % parts == 0) downs.push_back(parts - 1);
+      }
+      Ratio asked = tier_ratio(cfg.oversubscription, 0, tiers);
+      for (std::int64_t tier = 0; tier + 1 < tiers; ++tier) {
+        Split unused;
+        if (!split_ports(k, tier_ratio(cfg.oversubscription, tier, tiers), unused)) {
+          asked = tier_ratio(cfg.oversubscription, tier, tiers);
+          break;
+        }
+      }
+      const double want = static_cast<double>(asked.down) / static_cast<double>(asked.up);
+      std::stable_sort(downs.begin(), downs.end(), [&](std::int64_t x, std::int64_t y) {
+        return std::abs(std::log(static_cast<double>(x) / want)) < std::abs(std::log(static_cast<double>(y) / want));
+      });
+      std::vector<std::string> near;
+      for (std::size_t i = 0; i < std::min<std::size_t>(2, downs.size()); ++i) near.push_back(fmt::format("\"1:{}\"", downs[i]));
+      errors.push_back({"fabric.oversubscription", fmt::format("the fabric cannot be built: {}", why),
+                        fmt::format("up + down must divide the radix {}: e.g. {}", k, fmt::join(near, " or "))});
+      return false;
+    }
     errors.push_back({"fabric.radix", fmt::format("the fabric is too small for {} nodes x {} NICs: {}", f.nodes, C, why),
                       tiers == 2 && cfg.tiers == 2 ? "try 'tiers: 3' or a larger radix" : "try a larger radix"});
     return false;
