@@ -240,7 +240,12 @@ int cmd_validate(const std::string& cases_file, const std::string& format, doubl
   }
   const double median = 100.0 * tools::median_abs_error(results);
   if (fail_above >= 0.0 && median > fail_above) {
-    std::cerr << fmt::format("validation: median absolute error {:.1f}% exceeds {:.1f}%\n", median, fail_above);
+    // Enough digits that the two numbers differ as they do (9.467% exceeds 9.46%).
+    int digits = 1;
+    while (digits < 6 && std::round(median * std::pow(10, digits)) <= std::round(fail_above * std::pow(10, digits))) {
+      ++digits;
+    }
+    std::cerr << fmt::format("validation: median absolute error {:.{}f}% exceeds {:g}%\n", median, digits, fail_above);
     return 1;
   }
   return 0;
