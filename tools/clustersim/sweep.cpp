@@ -160,6 +160,14 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
   res["fabric_capex_usd"] = r.fabric && r.fabric->capex ? config::Json(r.fabric->capex->value()) : config::Json();
   res["fabric_power_w"] = r.fabric && r.fabric->power ? config::Json(r.fabric->power->value()) : config::Json();
   res["bisection_bandwidth_Bps"] = r.fabric ? config::Json(r.fabric->bisection_bandwidth.value()) : config::Json();
+  // The economics (spares, prices, energy are keys a study sweeps): the cluster's capex and
+  // $/GPU-hour, the first job's cost of training.
+  res["capex_usd"] = r.cost.capex ? config::Json(r.cost.capex->value()) : config::Json();
+  res["usd_per_gpu_hour"] = r.cost.usd_per_gpu_hour ? config::Json(*r.cost.usd_per_gpu_hour) : config::Json();
+  const bool trained = !r.training.empty() && r.training[0];
+  res["total_cost_usd"] = trained && r.training[0]->cost_usd ? number(*r.training[0]->cost_usd) : config::Json();
+  res["usd_per_million_tokens"] =
+      trained && r.training[0]->usd_per_million_tokens ? number(*r.training[0]->usd_per_million_tokens) : config::Json();
   config::Json jobs = config::Json::array();
   for (std::size_t i = 0; i < r.jobs.size(); ++i) {
     const workload::StepResult& st = r.jobs[i];
@@ -199,7 +207,11 @@ constexpr std::string_view kResultColumns[] = {"gpus",
                                                "fabric_capex_usd",
                                                "fabric_power_w",
                                                "bisection_bandwidth_Bps",
-                                               "it_power_w"};
+                                               "it_power_w",
+                                               "capex_usd",
+                                               "usd_per_gpu_hour",
+                                               "total_cost_usd",
+                                               "usd_per_million_tokens"};
 constexpr std::string_view kFailureColumns[] = {"ettr", "goodput_tokens_per_s"};
 
 std::string csv_quote(std::string_view s) {
