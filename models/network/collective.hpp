@@ -27,9 +27,11 @@
 //                            carrying S/k, pipelined in C chunks: n-2+C steps, each edge
 //                            carrying S/k in all, the last C-1 streamed: (n-1) alpha +
 //                            S/(k B)
-//   tree all-reduce          NCCL's double binary tree over the ranks themselves, as NCCL
-//                            builds it over nodes when each holds one rank (a DP group
-//                            under TP): two in-order binary trees over the ranks' positions
+//   tree all-reduce          on whole nodes (more than one), NCCL's tree as hierarchical
+//                            below plans it (NCCL_ALGO=Tree there). Otherwise NCCL's double
+//                            binary tree over the ranks themselves, as NCCL builds it over
+//                            nodes when each holds one rank (a DP group under TP): two
+//                            in-order binary trees over the ranks' positions
 //                            (src/graph/trees.cc, as for hierarchical below), one tree's
 //                            leaves the other's inner ranks, each carrying S/2; pipelined in
 //                            C chunks: reduce up d+C-1 steps, broadcast down d+C-1 steps,

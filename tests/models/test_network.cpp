@@ -250,8 +250,9 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
   }
   // The double binary tree: C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4 for
   // 16 ranks; up and down phases each take d + C - 1 = 65 steps, and each of the 2 x (n-1)
-  // tree edges carries S/2 each way in all: 2 x 2(n-1) x S/2 bytes.
-  const Schedule tree = planned(Op::all_reduce, Algorithm::tree, ranks, S, 4);
+  // tree edges carries S/2 each way in all: 2 x 2(n-1) x S/2 bytes. (Over the ranks
+  // themselves: one rank per node; on whole nodes of 4, tree is NCCL's hierarchical tree.)
+  const Schedule tree = planned(Op::all_reduce, Algorithm::tree, ranks, S, 1);
   REQUIRE(tree.phases.size() == 2);
   CHECK(tree.phases[0].repeat == 65);
   CHECK(tree.bytes_sent() == Rel(2 * 2 * (n - 1) * (S / 2)));
@@ -272,8 +273,9 @@ TEST_CASE("the tree all-reduce is NCCL's double binary tree: each rank inner in 
   // tree 1's. NCCL's in-order trees join positions 2^k apart: 11 of each tree's 63 edges
   // leave a node (positions 4 -> 8, 20 -> 24, ..., 16 -> 32, ...); a heap-ordered tree
   // (parent (i-1)/2) had 56 of 63 crossing, and over 16,384 GPUs its traffic filled the core.
+  // (Planned as over one rank per node: on whole nodes, tree is NCCL's hierarchical tree.)
   const std::int64_t n = 64;
-  const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(n), 64e6, 8);
+  const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(n), 64e6, 1);
   REQUIRE(tree.phases.size() == 2);
   const std::vector<Transfer>& up = tree.phases[0].transfers;
   REQUIRE(up.size() == static_cast<std::size_t>(2 * (n - 1)));
@@ -365,6 +367,22 @@ TEST_CASE("UGAL is never materially slower than the better of minimal and Valian
     CHECK(ugal <= 1.45 * std::min(minimal, valiant));
     if (n == 16) CHECK(ugal <= 1.05 * valiant);  // two groups: the adversarial case
   }
+}
+
+TEST_CASE("tree on whole nodes is NCCL's tree, the hierarchical plan; on partial nodes the tree over the ranks") {
+  const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
+  const NetworkConfig cfg;
+  const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(16), 8e9, 8);
+  const Schedule hier = planned(Op::all_reduce, Algorithm::hierarchical, iota(16), 8e9, 8);
+  CHECK(tree.algorithm == Algorithm::tree);
+  CHECK(analytical_time(f, cfg, tree) == analytical_time(f, cfg, hier));
+  // The tree over 16 ranks' positions had sent each node's share through one NIC: slower
+  // than the ring by far; NCCL's tree is not.
+  const Schedule ring = planned(Op::all_reduce, Algorithm::ring, iota(16), 8e9, 8);
+  CHECK(analytical_time(f, cfg, tree) < analytical_time(f, cfg, ring));
+  // 12 ranks, a node and a half: the tree over the ranks.
+  const Schedule partial = planned(Op::all_reduce, Algorithm::tree, iota(12), 8e9, 8);
+  CHECK(partial.phases.size() == 2);  // reduce up, broadcast down
 }
 
 TEST_CASE("bus bandwidth factors are nccl-tests'") {
