@@ -514,7 +514,7 @@ void check_sweep(const Scenario& sc, LoadState& state) {
 /// inert only if the key that makes it so was not written after it (a file that extends
 /// another, or --set, may turn off what its base set up: kind: none over a base's Pareto
 /// parameters). `files`: the chain, base first.
-void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, LoadState& state) {
+void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, bool sets_shared, LoadState& state) {
   const auto given = [&](const std::string& path) { return state.assigned.count(path) > 0; };
   const auto rank = [&](const std::string& path) {  // the file order of where `path` was written
     const std::string& file = state.assigned.at(path).file;
@@ -530,15 +530,23 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   const auto inert = [&](const std::string& path, std::string why, std::string hint) {
     state.diagnostics.add(state.where(path), path, "does not apply: " + why, std::move(hint));
   };
+  if (!sc.failures && sc.workload.jobs.empty()) {
+    for (const char* key : {"checkpoint.interval", "simulation.horizon"}) {
+      if (std::string_view(key) == "checkpoint.interval" && sc.checkpoint.interval.automatic) continue;
+      if (stale(key, "workload.jobs")) {
+        inert(key, "the scenario has no job and nothing fails: nothing runs over time", "add a job, or remove it");
+      }
+    }
+  }
   if (!sc.network.nvls && stale("network.nvls_efficiency", "network.nvls")) {
     inert("network.nvls_efficiency", "network.nvls is off", "network.nvls: true, or remove it");
   }
   if (!sc.network.sharp && stale("network.sharp_efficiency", "network.sharp")) {
     inert("network.sharp_efficiency", "network.sharp is off", "network.sharp: true, or remove it");
   }
-  // (In a file: compare's --set applies to every scenario compared, with failures or not.)
+  // (Not for compare's --set, which applies to every scenario compared, with failures or not.)
   if (!sc.failures && sc.simulation.replications > 1 && stale("simulation.replications", "failures") &&
-      rank("simulation.replications") < files.size()) {
+      (!sets_shared || rank("simulation.replications") < files.size())) {
     inert("simulation.replications", "nothing is drawn at random without failures: every replication is the same",
           "add failures, or remove it");
   }
@@ -620,10 +628,12 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
       }
     }
   }
-  // Failures strike nodes and the scheduler hands out nodes: each job must have whole nodes of its own.
+  // Failures strike nodes and the scheduler hands out nodes: each job must have whole nodes
+  // of its own (not for checkpoints or a horizon alone, which place nothing).
   const std::int64_t gpn = loaded.node.spec.gpus;
   std::vector<bool> reported(sc.workload.jobs.size(), false);
   for (const ResolvedJob& job : loaded.jobs) {
+    if (!sc.failures && !jobs_queue(loaded)) break;
     if ((job.first_gpu % gpn != 0 || job.config.gpus % gpn != 0) && !reported[job.entry]) {
       reported[job.entry] = true;
       const std::string at = fmt::format("workload.jobs[{}].gpus", job.entry);
@@ -765,7 +775,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (options.check_inert) {
     std::vector<std::string> files;
     for (const Document& doc : chain) files.push_back(doc.file);
-    check_inert_keys(out.config, files, state);
+    check_inert_keys(out.config, files, options.sets_shared, state);
   }
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
@@ -819,7 +829,8 @@ bool jobs_queue(const LoadedScenario& loaded) {
 
 bool long_run(const LoadedScenario& loaded) {
   const Scenario& sc = loaded.config;
-  return sc.failures || jobs_queue(loaded) || !sc.checkpoint.interval.automatic || sc.simulation.horizon;
+  return sc.failures || jobs_queue(loaded) ||
+         (!loaded.jobs.empty() && (!sc.checkpoint.interval.automatic || sc.simulation.horizon));
 }
 
 std::string_view long_run_label(const LoadedScenario& loaded) {

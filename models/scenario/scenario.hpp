@@ -162,6 +162,9 @@ struct LoadOptions {
   /// A key that changes nothing where it is written is an error. Off for the base of a grid
   /// (plan, sweep), whose points set the key that decides (tp 1 beside sequence_parallel).
   bool check_inert = true;
+  /// The overrides apply to several scenarios at once (compare): a --set that is inert in one
+  /// of them (simulation.replications where nothing fails) is not an error there.
+  bool sets_shared = false;
 };
 
 /// A job resolved against the catalogs and placed on the cluster.
@@ -197,9 +200,9 @@ LoadedScenario load_scenario(const std::string& path, const LoadOptions& options
 bool jobs_queue(const LoadedScenario& loaded);
 
 /// Whether the scenario runs the long-horizon model (failures, the queue, checkpoints):
-/// with failures, with jobs that queue, with a fixed checkpoint interval (whose writes cost
-/// time even when nothing fails), or with a simulation horizon. Otherwise each job's time
-/// to train is its step time x its steps.
+/// with failures, with jobs that queue, or with jobs and a fixed checkpoint interval (whose
+/// writes cost time even when nothing fails) or a simulation horizon. Otherwise each job's
+/// time to train is its step time x its steps.
 bool long_run(const LoadedScenario& loaded);
 
 /// What the long run's figures are "with": "with failures", "in the queue", "with

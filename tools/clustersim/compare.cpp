@@ -171,7 +171,9 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
     if (!bad.ok()) throw config::InputError(std::move(bad));
   }
   if (spec.params.empty()) {
-    loaded.push_back(scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, true}));
+    scenario::LoadOptions o{args.sets, args.seed, true};
+    o.sets_shared = true;
+    loaded.push_back(scenario::load_scenario(file, o));
     labels.emplace_back();
     return;
   }
@@ -195,7 +197,9 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
     }
     const std::string label = fmt::format("{}", fmt::join(parts, " "));
     try {
-      loaded.push_back(scenario::load_scenario(file, spec.options_of(i)));
+      scenario::LoadOptions o = spec.options_of(i);
+      o.sets_shared = true;
+      loaded.push_back(scenario::load_scenario(file, o));
       const std::string& name = loaded.back().config.name;
       labels.push_back(!named         ? label
                        : others.empty() ? name

@@ -95,7 +95,8 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
 bool refuse_seed(const ScenarioArgs& args, std::string_view command) {
   if (!args.seed) return false;
   std::cerr << fmt::format("error: {} --seed: {} draws nothing at random, so simulation.seed changes nothing; "
-                           "the ECMP hash's salt is fabric.ecmp_seed (--set fabric.ecmp_seed={})\n",
+                           "where the fabric hashes flows (a Clos, a Valiant or UGAL dragonfly), the hash's salt is "
+                           "fabric.ecmp_seed (--set fabric.ecmp_seed={})\n",
                            command, command, *args.seed);
   return true;
 }
@@ -478,7 +479,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   spec.replications = s.replications;
   bool base_fails = false;
   {  // the scenario's sweep block, then the --params
-    const scenario::LoadOptions o{spec.sets, spec.seed, false};
+    const scenario::LoadOptions o{spec.sets, spec.seed, false, false};  // the grid's base: judged at its points
     const scenario::Scenario base =
         (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config;
     spec.params = tools::sweep_block_params(base);

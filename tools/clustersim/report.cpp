@@ -901,7 +901,14 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
   std::string out = "section,metric,value,unit\n";
   std::string_view section = "inventory";
   const auto row = [&](std::string_view metric, auto value, std::string_view unit) {
-    out += fmt::format("{},{},{},{}\n", section, metric, value, unit);
+    // Metric names carry component names (interruptions_<cause>), which may hold a comma.
+    std::string m(metric);
+    if (m.find_first_of(",\"\n") != std::string::npos) {
+      std::string q = "\"";
+      for (char ch : m) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      m = q + "\"";
+    }
+    out += fmt::format("{},{},{},{}\n", section, m, value, unit);
   };
   row("node_type", inv.node_type, "");
   row("gpu_type", inv.gpu_type, "");

@@ -636,7 +636,20 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
   base.check_inert = true;
   check_params(spec, base);
   for (const SweepParam& param : spec.params) p.columns.params.push_back(param.key);
-  p.columns.failures = loaded.config.failures.has_value();
+  // ETTR and goodput where a point may run the long run: the base does (failures, a queue,
+  // a fixed checkpoint interval, a horizon), or a parameter can make it.
+  p.columns.failures =
+      scenario::long_run(loaded) || std::any_of(spec.params.begin(), spec.params.end(), [](const SweepParam& q) {
+        for (const char* k : {"failures", "checkpoint", "simulation.horizon", "scheduler"}) {
+          if (q.key.rfind(k, 0) == 0) return true;
+        }
+        // Jobs that may come to queue: the workload, its jobs, their sizes, counts or submits.
+        const auto ends = [&](std::string_view tail) {
+          return q.key.size() >= tail.size() && q.key.compare(q.key.size() - tail.size(), tail.size(), tail) == 0;
+        };
+        return q.key == "workload" || q.key == "workload.jobs" || q.key == "cluster" || q.key == "cluster.nodes" ||
+               ends(".gpus") || ends(".count") || ends(".submit") || ends("]");
+      });
 
   const fs::path dir(options.out_dir);
   std::error_code ec;
