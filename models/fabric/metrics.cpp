@@ -1,6 +1,7 @@
 #include "models/fabric/metrics.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <functional>
 #include <tuple>
@@ -288,6 +289,36 @@ double dragonfly_bisection(const Fabric& f, const DragonflyLayout& d, double b_a
 }
 
 // Endpoints per side and the one-way capacity of the natural bisection's cut.
+/// Max-flow from s to t on a small dense network (capacities c[i][j]), by shortest
+/// augmenting paths (Edmonds-Karp): O(V E^2), for the few dozen nodes of a split pod.
+double max_flow_small(std::vector<std::vector<double>> c, std::size_t s, std::size_t t) {
+  const std::size_t n = c.size();
+  double flow = 0.0;
+  std::vector<std::size_t> parent(n);
+  for (;;) {
+    std::fill(parent.begin(), parent.end(), n);
+    parent[s] = s;
+    std::vector<std::size_t> queue{s};
+    for (std::size_t head = 0; head < queue.size() && parent[t] == n; ++head) {
+      const std::size_t x = queue[head];
+      for (std::size_t y = 0; y < n; ++y) {
+        if (parent[y] == n && c[x][y] > 0.0) {
+          parent[y] = x;
+          queue.push_back(y);
+        }
+      }
+    }
+    if (parent[t] == n) return flow;
+    double push = std::numeric_limits<double>::infinity();
+    for (std::size_t y = t; y != s; y = parent[y]) push = std::min(push, c[parent[y]][y]);
+    for (std::size_t y = t; y != s; y = parent[y]) {
+      c[parent[y]][y] -= push;
+      c[y][parent[y]] += push;
+    }
+    flow += push;
+  }
+}
+
 double bisection(const Fabric& f, std::vector<std::int64_t>* side_a, std::vector<std::int64_t>* side_b) {
   const double b_acc = f.links[f.access_base].bandwidth.value();
   std::vector<int> side(static_cast<std::size_t>(f.endpoints()), 0);
@@ -325,15 +356,14 @@ double bisection(const Fabric& f, std::vector<std::int64_t>* side_a, std::vector
           }
           // Side A: the first E/2 endpoints in unit order, whole units and m endpoints of unit
           // u (the one the half falls in; m = 0 when it falls on a boundary). The cut's
-          // capacity is the max-flow from A to B with the spine (or core) and unit u each one
-          // switch: unit u's A part sends to its B part inside the unit, and both reach the
-          // other units through its uplinks (cap_of[u]). With S-side / T-side placements of
-          // the spine and of unit u, the minimum cut is the least of
-          //   a + m b_acc,  bb + (n_u - m) b_acc,  a + U + (n_u - m) b_acc,  bb + U + m b_acc
-          // (a, bb: the whole units' uplink capacities on each side, U = cap_of[u]). Exact on
-          // 2 tiers; on 3 tiers a pod counts as one switch, exact when its leaves are
-          // non-blocking. Before, the cut fell on the unit boundary nearest to half, and a
-          // non-blocking Clos of 3 leaves read 2/3 of its E/2 b_acc.
+          // capacity is the max-flow from A to B through the spine (or core) as one switch:
+          // the whole units on each side inject or take their uplink capacity (cap_of), and
+          // unit u's A part sends to its B part inside the unit and to the other units through
+          // its uplinks. On 2 tiers unit u is one leaf; on 3 tiers a pod, its leaves each with
+          // their uplinks to the pod's aggregation layer (one switch) and that layer's to the
+          // core. The flow is solved on that small network (max_flow_small). Before, the cut
+          // fell on the unit boundary nearest to half: a non-blocking Clos of 3 leaves read
+          // 2/3 of its E/2 b_acc.
           const std::int64_t half = f.endpoints() / 2;
           std::int64_t u = 0;
           std::int64_t before = 0;
@@ -347,15 +377,34 @@ double bisection(const Fabric& f, std::vector<std::int64_t>* side_a, std::vector
           for (std::int64_t v = 0; v < units; ++v) {
             if (v != u) (v < u ? a : bb) += cap_of[static_cast<std::size_t>(v)];
           }
-          const double U = cap_of[static_cast<std::size_t>(u)];
-          const auto md = static_cast<double>(m);
-          const auto rest = static_cast<double>(count[static_cast<std::size_t>(u)] - m);
-          cap = std::min({a + md * b_acc, bb + rest * b_acc, a + U + rest * b_acc, bb + U + md * b_acc});
           std::int64_t taken = 0;
+          std::vector<std::int64_t> in_a(static_cast<std::size_t>(l.leaves), 0);  // unit u's A endpoints per leaf
           for (std::int64_t e = 0; e < f.endpoints(); ++e) {
             const std::int64_t v = unit_of(e);
-            side[static_cast<std::size_t>(e)] = v < u || (v == u && taken++ < m) ? 0 : 1;
+            const bool to_a = v < u || (v == u && taken++ < m);
+            side[static_cast<std::size_t>(e)] = to_a ? 0 : 1;
+            if (v == u && to_a) {
+              ++in_a[static_cast<std::size_t>(l.leaf_of(e / f.nics_per_node, e % f.nics_per_node, f.nics_per_node))];
+            }
           }
+          // Nodes: 0 source, 1 sink, 2 core, 3 unit u's aggregation layer (3 tiers), then its leaves.
+          const std::int64_t first_leaf = by_pod ? u * l.d2 : u;
+          const std::int64_t last_leaf = by_pod ? std::min(l.leaves, (u + 1) * l.d2) : u + 1;
+          const auto nodes = static_cast<std::size_t>(4 + last_leaf - first_leaf);
+          std::vector<std::vector<double>> c(nodes, std::vector<double>(nodes, 0.0));
+          c[0][2] = a;
+          c[2][1] = bb;
+          if (by_pod) c[2][3] = c[3][2] = static_cast<double>(l.u1 * l.u2) * b;
+          for (std::int64_t leaf = first_leaf; leaf < last_leaf; ++leaf) {
+            const auto x = static_cast<std::size_t>(4 + leaf - first_leaf);
+            const auto na = static_cast<double>(in_a[static_cast<std::size_t>(leaf)]);
+            const double nb = static_cast<double>(n[static_cast<std::size_t>(leaf)]) - na;
+            c[0][x] = na * b_acc;
+            c[x][1] = nb * b_acc;
+            const std::size_t above = by_pod ? 3 : 2;
+            c[x][above] = c[above][x] = static_cast<double>(l.u1) * b;
+          }
+          cap = max_flow_small(c, 0, 1);
         } else if constexpr (std::is_same_v<L, TorusLayout>) {
           const double b = f.link_bandwidth.value();
           // A dimension d cut in two arcs, [0, t) and [t, k): the cut crosses 2 cables per row

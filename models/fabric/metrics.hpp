@@ -11,8 +11,8 @@
 //   of the endpoints split at the topology's natural boundary, counting the endpoints' own
 //   links. On a Clos the first half of the endpoints in leaf (or pod) order against the
 //   rest, the leaf or pod the half falls in split between them (an odd number of leaves or
-//   pods; metrics.cpp gives the cut's closed form, exact on 2 tiers and on 3 tiers with
-//   non-blocking leaves); on a torus two arcs of the largest dimension, cut at the slice
+//   pods; the cut's max-flow is solved on the split unit's leaves, its aggregation layer and
+//   the core as one switch each: metrics.cpp); on a torus two arcs of the largest dimension, cut at the slice
 //   boundary nearest to half the nodes; on a dragonfly halves of the occupied groups. Exact
 //   for those cuts (checked against push-relabel max-flow on small instances in the tests),
 //   not the minimum over all cuts. A dragonfly the nodes fill only partly is split between its occupied groups, at
