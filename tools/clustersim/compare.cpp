@@ -258,6 +258,7 @@ Comparison compare(const CompareArgs& args) {
     if (std::count(c.names.begin(), c.names.end(), name) > 0) name += fmt::format(" #{}", i + 1);
     c.names.push_back(std::move(name));
     c.files.push_back(loaded[i].file);
+    c.several_jobs = c.several_jobs || loaded[i].jobs.size() > 1;
   }
   std::vector<Figures> figs;
   for (std::size_t i = 0; i < loaded.size(); ++i) figs.push_back(figures(loaded[i], results[i]));
@@ -297,6 +298,7 @@ std::string compare_table(const Comparison& c) {
     while (!text.empty() && text.back() == ' ') text.pop_back();
     out += text + "\n";
   }
+  if (c.several_jobs) out += "  (step, throughput, MFU, memory, time to train and training cost: each scenario's first job)\n";
   for (std::size_t i = 0; i < c.names.size(); ++i) {
     if (c.names[i] != c.files[i]) out += fmt::format("  {}: {}\n", c.names[i], c.files[i]);
   }

@@ -52,6 +52,7 @@ struct Comparison {
   std::vector<std::string> names;  ///< column titles: each scenario's name (or file), unique
   std::vector<std::string> files;
   std::vector<CompareRow> rows;
+  bool several_jobs = false;  ///< a scenario has more than one job: the job rows are its first's
 };
 
 /// Loads and runs every scenario. Throws config::InputError with the diagnostics of all of
