@@ -47,6 +47,18 @@ FabricConfig clos(std::int64_t radix, std::int64_t tiers, fabric::Ratio top = {}
   return c;
 }
 
+// A dragonfly of a routers per group, p hosts and h global links per router, 100 ns links.
+FabricConfig dragonfly(std::int64_t a, std::int64_t p, std::int64_t h, fabric::Routing routing) {
+  FabricConfig c;
+  c.topology = Topology::dragonfly;
+  c.routers_per_group = a;
+  c.hosts_per_router = p;
+  c.global_links_per_router = h;
+  c.routing = routing;
+  c.link_latency = sim::Time::from_ns(100);
+  return c;
+}
+
 // No fixed costs: times are the links' alone.
 NetworkConfig bare() {
   NetworkConfig c;
@@ -317,14 +329,7 @@ TEST_CASE("the flow model's link loads stay within capacity under UGAL, whose ro
   // A ring's repeated steps, alone on the network, are charged on the routes their first
   // step took: re-routing them on an idle network sent UGAL's bytes down minimal routes the
   // flows never used (128% of a global link's capacity reported on dragonfly-1k).
-  FabricConfig fc;
-  fc.topology = Topology::dragonfly;
-  fc.routers_per_group = 4;
-  fc.hosts_per_router = 2;
-  fc.global_links_per_router = 2;
-  fc.routing = fabric::Routing::ugal;
-  fc.link_latency = sim::Time::from_ns(100);
-  const fabric::Fabric f = build(fc, 16, 4, 4);
+  const fabric::Fabric f = build(dragonfly(4, 2, 2, fabric::Routing::ugal), 16, 4, 4);
   const NetworkConfig cfg;
   const Schedule s = planned(Op::all_reduce, Algorithm::ring, iota(64), 1e9, 4);
   LinkLoad load;
@@ -342,16 +347,7 @@ TEST_CASE("UGAL is never materially slower than the better of minimal and Valian
   // 9 groups of 4 routers, 2 hosts and 2 global links per router: one global link between
   // each pair of groups. An all-to-all between two groups is adversarial for minimal
   // routing (every flow on the one link between them), a ring across the groups less so.
-  const auto fabric_with = [](fabric::Routing routing) {
-    FabricConfig fc;
-    fc.topology = Topology::dragonfly;
-    fc.routers_per_group = 4;
-    fc.hosts_per_router = 2;
-    fc.global_links_per_router = 2;
-    fc.routing = routing;
-    fc.link_latency = sim::Time::from_ns(100);
-    return build(fc, 36, 2, 2);
-  };
+  const auto fabric_with = [](fabric::Routing routing) { return build(dragonfly(4, 2, 2, routing), 36, 2, 2); };
   const NetworkConfig cfg;
   const std::vector<std::pair<Op, std::int64_t>> cases{{Op::all_to_all, 16}, {Op::all_to_all, 72}, {Op::all_reduce, 72}};
   for (const auto& [op, n] : cases) {
@@ -743,13 +739,7 @@ TEST_CASE("routes built at one size time every size of the same collective exact
   // Rates (min over the path of c_l / n_l, the rate bound) and latencies do not depend on
   // bytes, so routes of S1 give time(S2) = overhead + sum repeat x max_t (fixed_t + b_t / rate_t)
   // bit for bit, also under contention (1:3 Clos) and UGAL's load-dependent choices.
-  FabricConfig ugal;
-  ugal.topology = Topology::dragonfly;
-  ugal.routers_per_group = 2;
-  ugal.hosts_per_router = 2;
-  ugal.global_links_per_router = 2;
-  ugal.routing = fabric::Routing::ugal;
-  ugal.link_latency = sim::Time::from_ns(100);
+  const FabricConfig ugal = dragonfly(2, 2, 2, fabric::Routing::ugal);
   const std::vector<std::pair<const char*, FabricConfig>> fabrics{{"clos 1:3", clos(8, 2, fabric::Ratio{1, 3})},
                                                                   {"dragonfly ugal", ugal}};
   for (const auto& [label, fc] : fabrics) {
