@@ -165,7 +165,7 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
   spec.sets = args.sets;
   spec.seed = args.seed;
   spec.params = sweep_block_params(base.config);
-  {
+  if (args.files.size() == 1) {  // with other files, the --set still applies to them
     config::Diagnostics bad;
     check_sets_against_params(spec, bad);
     if (!bad.ok()) throw config::InputError(std::move(bad));

@@ -204,15 +204,17 @@ Plan plan(const PlanArgs& args) {
     if (own == "rail_clos") p.topologies.emplace_back("fat_tree");
     if (own == "fat_tree") p.topologies.emplace_back("rail_clos");
   }
+  // A torus or dragonfly takes its shape from the scenario (plan sizes only Clos fabrics):
+  // one that the scenario's fabric is not has no shape, and no point could fit (0 of 240,
+  // exit 0). The scenario's own torus or dragonfly holds any node count up to its size.
+  const std::string own_topology(config::enum_name(base.config.fabric->topology));
   for (const std::string& t : p.topologies) {
-    if (t != "torus" && t != "dragonfly") continue;
-    const std::string why = fmt::format(
-        "plan sizes Clos fabrics (fat_tree, rail_clos) to each node count; a {}'s shape ({}) is not derived per size, "
-        "so no point would fit",
-        t, t == "torus" ? "dims" : "groups and routers");
-    const std::string hint = "--topologies fat_tree,rail_clos; time torus and dragonfly designs with sweep or compare";
-    if (!args.topologies.empty()) throw option_error("--topologies", why, hint);
-    throw scenario_error(config::Location{base.file, 0, 0}, "fabric.topology", why, hint);
+    if ((t != "torus" && t != "dragonfly") || t == own_topology) continue;
+    throw option_error("--topologies",
+                       fmt::format("the scenario's fabric is a {}, so a {} has no shape ({}): plan derives only Clos "
+                                   "fabrics per node count, and no point could fit",
+                                   own_topology, t, t == "torus" ? "dims" : "routers, hosts and global links"),
+                       fmt::format("plan from a scenario whose fabric is the {} to study, or --topologies fat_tree,rail_clos", t));
   }
   p.tps = powers_of_two_up_to(gpn);
   p.pps = powers_of_two_up_to(job.model.layers + 2);

@@ -487,14 +487,26 @@ bool value_writes(const std::string& text, const std::string& rest) {
 }  // namespace
 
 void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) {
-  for (const std::string& set : spec.sets) {
-    const std::string key = set.substr(0, set.find('='));
+  // --seed and --replications are overrides of simulation.seed and .replications too (the
+  // seed applied after the grid: rows labelled seed 1 and 2 ran the same seed).
+  std::vector<std::pair<std::string, std::string>> sets;  // (the option as given, its key)
+  for (const std::string& set : spec.sets) sets.emplace_back("--set " + set, set.substr(0, set.find('=')));
+  if (spec.seed) sets.emplace_back(fmt::format("--seed {}", *spec.seed), "simulation.seed");
+  if (spec.replications) sets.emplace_back(fmt::format("--replications {}", *spec.replications), "simulation.replications");
+  for (const auto& [given, key] : sets) {
     for (const SweepParam& p : spec.params) {
-      if (key != p.key && !key_inside(p.key, key)) continue;
+      // The same key, or one inside a grid key whose values write it (a whole section's
+      // value merges into the section: a key it leaves out keeps the --set's value).
+      const bool overridden =
+          key == p.key || (key_inside(p.key, key) &&
+                           std::any_of(p.values.begin(), p.values.end(), [&](const std::string& v) {
+                             return value_writes(v, key.substr(p.key.size() + (key[p.key.size()] == '.' ? 1 : 0)));
+                           }));
+      if (!overridden) continue;
       bad.add(config::Location{std::string(kCommandLine), 0, 0}, key,
-              fmt::format("--set {}: the {} {} sets it at every point, so this --set changes nothing", set, p.origin,
-                          p.key),
-              fmt::format("drop the --set, or give {} its values in the grid", key));
+              fmt::format("{}: the {} {} also sets it at every point, and one of the two would be lost", given,
+                          p.origin, p.key),
+              fmt::format("drop {}, or give {} its values in the grid", given.substr(0, given.find(' ')), key));
       break;
     }
   }
@@ -643,6 +655,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
         for (const char* k : {"failures", "checkpoint", "simulation.horizon", "scheduler"}) {
           if (q.key.rfind(k, 0) == 0) return true;
         }
+        if (q.key == "simulation") return true;  // a whole section may carry a horizon
         // Jobs that may come to queue: the workload, its jobs, their sizes, counts or submits.
         const auto ends = [&](std::string_view tail) {
           return q.key.size() >= tail.size() && q.key.compare(q.key.size() - tail.size(), tail.size(), tail) == 0;
