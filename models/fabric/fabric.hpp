@@ -56,7 +56,9 @@
 // in flows (UGAL-G: global knowledge, no queues or backpressure), one flow at a time in
 // the schedule's order, against one random intermediate group: greedy, so early flows
 // cannot see the load of later ones (an all-to-all over all 1,056 GPUs of dragonfly-1k
-// takes 1.4x minimal routing's time; between two groups, 0.99x Valiant's);
+// takes 1.4x minimal routing's time; between two groups, 0.99x Valiant's); and blind to
+// size, so a small collective whose flows share a global link pays Valiant's latency
+// (real UGAL sees no queue and stays minimal);
 // ECMP hashes each flow to one path (no flowlet or packet spraying), with one seed for the
 // whole fabric rather than one per switch.
 #pragma once

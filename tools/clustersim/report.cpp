@@ -960,6 +960,13 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     const workload::StepResult& st = result.jobs[i];
     const std::string sec = fmt::format("jobs[{}]", i);
     section = sec;
+    std::string name = loaded.jobs[i].config.name;  // quoted as the metric names are
+    if (name.find_first_of(",\"\n") != std::string::npos) {
+      std::string q = "\"";
+      for (char ch : name) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+      name = q + "\"";
+    }
+    row("name", name, "");
     row("step_time_s", st.step_time_s, "s");
     row("tokens_per_s", st.tokens_per_s, "tokens/s");
     row("tflops_per_gpu", st.tflops_per_gpu, "TFLOP/s");
