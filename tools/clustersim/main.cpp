@@ -520,16 +520,6 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   return 0;
 }
 
-std::string csv_field(const std::string& s) {
-  if (s.find_first_of(",\"\n") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char ch : s) {
-    if (ch == '"') out += '"';
-    out += ch;
-  }
-  return out + "\"";
-}
-
 /// The first job's step-time breakdown of each design (what compare compares), as the CSV
 /// plot.py breakdown reads: design,job,step_time_s,compute_s,...,optimizer_s,contention_s.
 std::string compare_breakdown_csv(const tools::CompareArgs& args, const tools::Comparison& c) {
@@ -540,8 +530,8 @@ std::string compare_breakdown_csv(const tools::CompareArgs& args, const tools::C
     if (loaded.jobs.empty()) continue;
     const workload::StepResult st = workload::simulate_step(tools::step_inputs(loaded, loaded.jobs.front()));
     const workload::Breakdown& b = st.breakdown;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_field(c.names[i]),
-                       csv_field(loaded.jobs.front().config.name), st.step_time_s, b.compute, b.tp, b.cp, b.ep, b.pp,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", tools::csv_quote(c.names[i]),
+                       tools::csv_quote(loaded.jobs.front().config.name), st.step_time_s, b.compute, b.tp, b.cp, b.ep, b.pp,
                        b.dp, b.bubble, b.optimizer, b.contention);
   }
   return out;

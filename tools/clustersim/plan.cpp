@@ -105,16 +105,6 @@ void evaluate(const PlanArgs& args, const std::vector<std::string>& sets, PlanPo
 std::string opt_cell(const std::optional<double>& v) { return v ? fmt::format("{}", *v) : std::string(); }
 config::Json opt_json(const std::optional<double>& v) { return v ? config::Json(*v) : config::Json(nullptr); }
 
-std::string csv_quote(const std::string& s) {
-  if (s.find_first_of(",\"\n\r") == std::string::npos) return s;
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string days(double s) { return fmt::format("{:.2f} d", s / 86400.0); }
 
 }  // namespace

@@ -896,19 +896,23 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   return out;
 }
 
+std::string csv_quote(std::string_view s) {
+  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& result) {
   const cluster::Inventory& inv = result.inventory;
   std::string out = "section,metric,value,unit\n";
   std::string_view section = "inventory";
   const auto row = [&](std::string_view metric, auto value, std::string_view unit) {
     // Metric names carry component names (interruptions_<cause>), which may hold a comma.
-    std::string m(metric);
-    if (m.find_first_of(",\"\n") != std::string::npos) {
-      std::string q = "\"";
-      for (char ch : m) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      m = q + "\"";
-    }
-    out += fmt::format("{},{},{},{}\n", section, m, value, unit);
+    out += fmt::format("{},{},{},{}\n", section, csv_quote(metric), value, unit);
   };
   row("node_type", inv.node_type, "");
   row("gpu_type", inv.gpu_type, "");
@@ -960,13 +964,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     const workload::StepResult& st = result.jobs[i];
     const std::string sec = fmt::format("jobs[{}]", i);
     section = sec;
-    std::string name = loaded.jobs[i].config.name;  // quoted as the metric names are
-    if (name.find_first_of(",\"\n") != std::string::npos) {
-      std::string q = "\"";
-      for (char ch : name) q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
-      name = q + "\"";
-    }
-    row("name", name, "");
+    row("name", csv_quote(loaded.jobs[i].config.name), "");
     row("step_time_s", st.step_time_s, "s");
     row("tokens_per_s", st.tokens_per_s, "tokens/s");
     row("tflops_per_gpu", st.tflops_per_gpu, "TFLOP/s");

@@ -78,6 +78,9 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
 /// The result as aligned text with units, for people.
 std::string result_table(const scenario::LoadedScenario& loaded, const RunResult& result);
 
+/// `s` as one CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
+std::string csv_quote(std::string_view s);
+
 /// The result as CSV rows "section,metric,value,unit".
 std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& result);
 

@@ -214,16 +214,6 @@ constexpr std::string_view kResultColumns[] = {"gpus",
                                                "usd_per_million_tokens"};
 constexpr std::string_view kFailureColumns[] = {"ettr", "goodput_tokens_per_s"};
 
-std::string csv_quote(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  return out + "\"";
-}
-
 std::string csv_cell(const config::Json& v) {
   if (v.is_number_integer()) return v.is_number_unsigned() ? fmt::format("{}", v.get<std::uint64_t>())
                                                             : fmt::format("{}", v.get<std::int64_t>());
