@@ -632,9 +632,9 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   // of its own (not for checkpoints or a horizon alone, which place nothing).
   const std::int64_t gpn = loaded.node.spec.gpus;
   std::vector<bool> reported(sc.workload.jobs.size(), false);
+  const bool places = sc.failures || jobs_queue(loaded);
   for (const ResolvedJob& job : loaded.jobs) {
-    if (!sc.failures && !jobs_queue(loaded)) break;
-    if ((job.first_gpu % gpn != 0 || job.config.gpus % gpn != 0) && !reported[job.entry]) {
+    if (places && (job.first_gpu % gpn != 0 || job.config.gpus % gpn != 0) && !reported[job.entry]) {
       reported[job.entry] = true;
       const std::string at = fmt::format("workload.jobs[{}].gpus", job.entry);
       state.diagnostics.add(state.where(at), at,

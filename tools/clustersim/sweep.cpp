@@ -16,7 +16,6 @@
 #include <fstream>
 #include <iostream>
 #include <mutex>
-#include <numeric>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -474,6 +473,13 @@ bool value_writes(const std::string& text, const std::string& rest) {
   return true;
 }
 
+/// Whether a value of `outer` writes `inner`, a key inside it (whole values merge into their
+/// section, so a key they leave out keeps what was set before).
+bool param_writes(const SweepParam& outer, const std::string& inner) {
+  const std::string rest = inner.substr(outer.key.size() + (inner[outer.key.size()] == '.' ? 1 : 0));
+  return std::any_of(outer.values.begin(), outer.values.end(), [&](const std::string& v) { return value_writes(v, rest); });
+}
+
 }  // namespace
 
 void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) {
@@ -485,14 +491,8 @@ void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) 
   if (spec.replications) sets.emplace_back(fmt::format("--replications {}", *spec.replications), "simulation.replications");
   for (const auto& [given, key] : sets) {
     for (const SweepParam& p : spec.params) {
-      // The same key, or one inside a grid key whose values write it (a whole section's
-      // value merges into the section: a key it leaves out keeps the --set's value).
-      const bool overridden =
-          key == p.key || (key_inside(p.key, key) &&
-                           std::any_of(p.values.begin(), p.values.end(), [&](const std::string& v) {
-                             return value_writes(v, key.substr(p.key.size() + (key[p.key.size()] == '.' ? 1 : 0)));
-                           }));
-      if (!overridden) continue;
+      // The same key, or one inside a grid key whose values write it.
+      if (key != p.key && !(key_inside(p.key, key) && param_writes(p, key))) continue;
       bad.add(config::Location{std::string(kCommandLine), 0, 0}, key,
               fmt::format("{}: the {} {} also sets it at every point, and one of the two would be lost", given,
                           p.origin, p.key),
@@ -524,21 +524,17 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
     // A key inside another (cluster.nodes and cluster) whose values write it: both would
     // set it, and each row's label would name a value of the one that lost. Where the outer
     // key's values leave it out (fabric designs without tiers, and a fabric.tiers axis), the
-    // inner one refines them: points apply outer keys first (SweepSpec::options_of).
+    // inner one refines them (whole values merge into their section).
     const auto writes = [&](const std::string& outer, const std::string& inner) {
       const auto it = std::find_if(spec.params.begin(), spec.params.end(),
                                    [&](const SweepParam& q) { return q.key == outer; });
-      if (it == spec.params.end()) return true;
-      const std::string rest = inner.substr(outer.size() + (inner[outer.size()] == '.' ? 1 : 0));
-      return std::any_of(it->values.begin(), it->values.end(),
-                         [&](const std::string& v) { return value_writes(v, rest); });
+      return it == spec.params.end() || param_writes(*it, inner);
     };
     const auto other = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
       return k != p.key && ((key_inside(k, p.key) && writes(k, p.key)) || (key_inside(p.key, k) && writes(p.key, k)));
     });
-    const auto inside = key_inside;
     if (other != keys.end()) {
-      const bool outer = inside(p.key, *other);
+      const bool outer = key_inside(p.key, *other);
       bad.add(at, "",
               fmt::format("{} {}: overlaps {} ({} holds {}): both would set it", p.origin, p.key, *other,
                           outer ? p.key : *other, outer ? *other : p.key),
@@ -868,14 +864,7 @@ scenario::LoadOptions SweepSpec::options_of(std::int64_t index) const {
   if (replications) o.sets.push_back(fmt::format("simulation.replications={}", *replications));
   if (index >= 0) {
     const std::vector<std::string> values = values_of(index);
-    // Outer keys first, so that a key inside one (fabric.tiers in fabric) refines its value.
-    std::vector<std::size_t> order(params.size());
-    std::iota(order.begin(), order.end(), std::size_t{0});
-    const auto depth = [&](std::size_t i) {
-      return std::count_if(params[i].key.begin(), params[i].key.end(), [](char c) { return c == '.' || c == '['; });
-    };
-    std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return depth(a) < depth(b); });
-    for (const std::size_t i : order) o.sets.push_back(params[i].key + "=" + values[i]);
+    for (std::size_t i = 0; i < params.size(); ++i) o.sets.push_back(params[i].key + "=" + values[i]);
   }
   return o;
 }
