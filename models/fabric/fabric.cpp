@@ -291,17 +291,27 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   c.d1 = s1.down;
   c.u1 = s1.up;
   c.leaves = c.rail ? (f.nodes + c.d1 - 1) / c.d1 * C : (E + c.d1 - 1) / c.d1;
+  // Uplinks as cabled: a tier's switches get the uplinks its fullest switch needs at the
+  // tier's ratio, ceil(used down ports x up / down), not all their up ports. A rail group
+  // of 16 nodes on 32-port leaves cables 16 uplinks per leaf, as a planner would buy it;
+  // before, every leaf had all 32, and the quickstart's network was priced with 256
+  // leaf-spine cables and 4 spines where 128 and 2 carry the same traffic. A tier whose
+  // traffic never goes up (one leaf; one pod) gets no uplinks and no switches above.
+  // Where switches of a tier differ (a last, partly used rail group or pod), all are cabled
+  // like the fullest one: the layout stays regular, and a partial group has its room to grow.
+  const auto cabled = [](std::int64_t used, std::int64_t up, std::int64_t down) { return (used * up + down - 1) / down; };
+  c.u1 = c.leaves == 1 ? 0 : cabled(std::min(c.d1, c.rail ? f.nodes : E), s1.up, s1.down);
   if (tiers == 3) {
     Split s2;
     split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);
     c.d2 = s2.down;
-    c.u2 = s2.up;
     c.pods = (c.leaves + c.d2 - 1) / c.d2;
-    c.parallel = parallel_links(c.u2, c.pods, k);
+    c.u2 = c.pods == 1 ? 0 : cabled(std::min(c.d2, c.leaves), s2.up, s2.down);
+    c.parallel = c.u2 == 0 ? 1 : parallel_links(c.u2, c.pods, k);
     c.top_per_plane = c.u2 / c.parallel;
     c.top_switches = c.top_per_plane * c.u1;
   } else {
-    c.parallel = parallel_links(c.u1, c.leaves, k);
+    c.parallel = c.u1 == 0 ? 1 : parallel_links(c.u1, c.leaves, k);
     c.top_switches = c.u1 / c.parallel;
   }
 
@@ -342,15 +352,26 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   f.tiers = {{"leaf", c.leaves}};
   if (tiers == 3) f.tiers.push_back({"spine", c.pods * c.u1});
   f.tiers.push_back({tiers == 3 ? "core" : "spine", c.top_switches});
+  // Ports of a tier, and how many of its up ports are cabled when not all.
+  const auto ports = [](std::int64_t down, std::int64_t up, std::int64_t cabled_up) {
+    return cabled_up == up ? fmt::format("{} down, {} up ports", down, up)
+                           : fmt::format("{} down, {} up ports, {} cabled", down, up, cabled_up);
+  };
+  Split s2;
+  if (tiers == 3) split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);
   f.sizing_note = fmt::format(
-      "{} {}-tier Clos of radix-{} switches: {} leaves ({} down, {} up ports){}{}; {} endpoints of {} usable",
-      c.rail ? "rail-optimized" : "folded", tiers, k, c.leaves, c.d1, c.u1,
-      tiers == 3 ? fmt::format(", {} pods of up to {} leaves with {} aggregation switches ({} down, {} up)", c.pods,
-                               c.d2, c.u1, c.d2, c.u2)
+      "{} {}-tier Clos of radix-{} switches: {} lea{} ({}){}{}; {} endpoints of {} the design holds",
+      c.rail ? "rail-optimized" : "folded", tiers, k, c.leaves, c.leaves == 1 ? "f" : "ves", ports(c.d1, s1.up, c.u1),
+      tiers == 3 ? fmt::format(", {} pod{} of up to {} leaves with {} aggregation switches ({})", c.pods,
+                               c.pods == 1 ? "" : "s", c.d2, c.pods * c.u1, ports(c.d2, s2.up, c.u2))
                  : std::string(),
-      fmt::format(", {} {} switch{} with {} parallel link{} to each switch below", c.top_switches,
-                  tiers == 3 ? "core" : "spine", c.top_switches == 1 ? "" : "es", c.parallel, c.parallel == 1 ? "" : "s"),
-      E, tiers == 3 ? k * c.d2 * c.d1 : k / c.parallel * c.d1);
+      c.top_switches == 0
+          ? fmt::format(", no {} switches (traffic never leaves the {})", tiers == 3 ? "core" : "spine",
+                        tiers == 3 && c.u1 > 0 ? "pod" : "leaf")
+          : fmt::format(", {} {} switch{} with {} parallel link{} to each switch below", c.top_switches,
+                        tiers == 3 ? "core" : "spine", c.top_switches == 1 ? "" : "es", c.parallel,
+                        c.parallel == 1 ? "" : "s"),
+      E, tiers == 3 ? k * c.d2 * c.d1 : k * c.d1);
   f.layout = std::move(c);
   return true;
 }

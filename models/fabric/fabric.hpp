@@ -18,6 +18,9 @@
 //   switches (agg j of a pod joins every leaf of the pod); agg j of every pod joins core
 //   plane j, u2/m core switches with m parallel links each. With 1:1 ratios this is the
 //   k-ary fat tree of Al-Fares et al. (SIGCOMM'08): k^2/2 endpoints in 2 tiers, k^3/4 in 3.
+//   Only the uplinks traffic needs are cabled: u1 (u2) is ceil(used down ports x up / down)
+//   of the tier's fullest switch, 0 where traffic never goes up (one leaf; one pod), so a
+//   cluster smaller than a leaf group is not priced with the spines of a full one.
 // - rail_clos: the same Clos, but leaf ("rail switch") r of group g takes NIC r of each of
 //   the group's d1 nodes (NVIDIA's rail-optimized DGX SuperPOD design).
 // - torus: one router per vertex of an n-dimensional torus with wraparound; node n sits on
@@ -110,8 +113,8 @@ struct ClosLayout {
   bool rail = false;
   std::int64_t tiers = 2;
   std::int64_t radix = 0;
-  std::int64_t d1 = 0, u1 = 0;  ///< leaf down / up ports
-  std::int64_t d2 = 0, u2 = 0;  ///< aggregation down / up ports (3 tiers)
+  std::int64_t d1 = 0, u1 = 0;  ///< leaf down ports / uplinks cabled (at most its up ports)
+  std::int64_t d2 = 0, u2 = 0;  ///< aggregation down ports / uplinks cabled (3 tiers)
   std::int64_t leaves = 0;
   std::int64_t pods = 1;              ///< 3 tiers; 1 in 2 tiers
   std::int64_t top_switches = 0;      ///< spines (2 tiers) or cores (3 tiers)

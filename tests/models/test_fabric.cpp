@@ -200,6 +200,67 @@ TEST_CASE("rail-optimized Clos: NIC r of every node in a group plugs into rail s
   check_routes(f, 200, true);
 }
 
+TEST_CASE("a Clos cables the uplinks its fullest switch needs: a partial rail group, one leaf, one pod") {
+  std::int64_t leaf_spine = 0;
+  const auto count = [&](const Fabric& f) {
+    leaf_spine = 0;
+    for (const Link& l : f.links) leaf_spine += l.kind == LinkKind::leaf_spine ? 1 : 0;
+    return leaf_spine / 2;  // cables
+  };
+  {
+    // 16 DGX on radix-64 rail leaves (32 down, 32 up ports): each rail leaf has 16 NICs, so
+    // 16 uplinks at 1:1, 128 cables; 128 spine ports are 2 spines of 64 (8 links per leaf).
+    const Fabric f = build(clos(Topology::rail_clos, 64, 2), 16);
+    const auto& c = std::get<ClosLayout>(f.layout);
+    CHECK(c.leaves == 8);
+    CHECK(c.u1 == 16);
+    CHECK(c.top_switches == 2);
+    CHECK(c.parallel == 8);
+    CHECK(count(f) == 128);
+    // Still non-blocking: the bisection is the endpoints' half.
+    CHECK(measure(f, prices()).bisection_bandwidth.value() == Rel(64 * 50e9));
+    check_routes(f, 300, true);
+  }
+  {
+    // At 1:3 (48 down, 16 up) 10 nodes per rail leaf need ceil(10 / 3) = 4 uplinks.
+    FabricConfig cfg = clos(Topology::rail_clos, 64, 2);
+    cfg.oversubscription.top = Ratio{1, 3};
+    const Fabric f = build(cfg, 10);
+    CHECK(std::get<ClosLayout>(f.layout).u1 == 4);
+    CHECK(count(f) == 8 * 4);
+    check_routes(f, 200, true);
+  }
+  {
+    // A second, partial rail group is cabled like the full first one (room to grow).
+    const Fabric f = build(clos(Topology::rail_clos, 64, 2), 40);
+    CHECK(std::get<ClosLayout>(f.layout).u1 == 32);
+    CHECK(count(f) == 16 * 32);
+  }
+  {
+    // A folded Clos of one leaf: traffic never leaves it; no spine, no uplink.
+    const Fabric f = build(clos(Topology::fat_tree, 64, 2), 2);
+    const auto& c = std::get<ClosLayout>(f.layout);
+    CHECK(c.leaves == 1);
+    CHECK(c.top_switches == 0);
+    CHECK(count(f) == 0);
+    CHECK(f.switch_count() == 1);
+    const FabricMetrics m = measure(f, prices());
+    CHECK(m.diameter_hops == 0);
+    CHECK(m.bisection_bandwidth.value() == Rel(8 * 50e9));
+    check_routes(f, 200, true);
+  }
+  {
+    // Three tiers asked for, one pod: leaves cabled to their aggregation switches, no core.
+    const Fabric f = build(clos(Topology::fat_tree, 64, 3), 6);
+    const auto& c = std::get<ClosLayout>(f.layout);
+    CHECK(c.pods == 1);
+    CHECK(c.u2 == 0);
+    CHECK(c.top_switches == 0);
+    CHECK(f.tiers.back().switches == 0);
+    check_routes(f, 200, true);
+  }
+}
+
 TEST_CASE("8x8x8 torus: diameter 12, dimension-order routes are shortest") {
   const Fabric f = build(torus({8, 8, 8}), 512, 1, 1);
   const FabricMetrics m = measure(f, prices());

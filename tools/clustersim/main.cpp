@@ -254,7 +254,8 @@ int cmd_validate(const std::string& cases_file, const std::string& format, doubl
 
 int cmd_check(const ScenarioArgs& args) {
   const scenario::LoadedScenario loaded = load(args);
-  std::cout << fmt::format("{}: OK ({} nodes of {}, {} GPUs)\n", loaded.file, loaded.config.cluster.nodes,
+  std::cout << fmt::format("{}: OK ({} node{} of {}, {} GPUs)\n", loaded.file, loaded.config.cluster.nodes,
+                           loaded.config.cluster.nodes == 1 ? "" : "s",
                            loaded.node.name, loaded.config.cluster.nodes * loaded.node.spec.gpus);
   return 0;
 }
@@ -374,9 +375,9 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   config::Json rows = config::Json::array();
   const char* model_name = cfg.model == network::Model::flow ? "flow" : "analytical";
   std::string table = fmt::format(
-      "# clustersim collective: {} on {} GPUs ({} nodes of {}), {} model, scenario {}\n"
+      "# clustersim collective: {} on {} GPUs ({} node{} of {}), {} model, scenario {}\n"
       "# {:>12} {:>12} {:>6} {:>17} {:>12} {:>12} {:>12}\n",
-      c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, loaded.node.name, model_name, loaded.file,
+      c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, n > fab.gpus_per_node ? "s" : "", loaded.node.name, model_name, loaded.file,
       "size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
   std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps\n";
   network::LinkLoad last_load;

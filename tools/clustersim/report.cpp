@@ -860,7 +860,7 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
     out += fmt::format("  {:<22}{}\n", label, value);
   };
   out += fmt::format("Fabric of {}: {}\n\n", loaded.config.name.empty() ? loaded.file : loaded.config.name, m.sizing);
-  row("endpoints", fmt::format("{} NICs ({} nodes x {}; {} GPUs)", m.endpoints, m.nodes,
+  row("endpoints", fmt::format("{} NICs ({} node{} x {}; {} GPUs)", m.endpoints, m.nodes, m.nodes == 1 ? "" : "s",
                                m.nodes ? m.endpoints / m.nodes : 0, m.gpus));
   std::vector<std::string> tiers;
   for (const auto& t : m.switches_by_tier) tiers.push_back(fmt::format("{} {}", t.switches, t.tier));
