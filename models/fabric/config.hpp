@@ -7,7 +7,7 @@
 //     ratios per tier from the leaves up)
 //   torus: dims ([8, 8, 8])
 //   dragonfly: routers_per_group (a), hosts_per_router (p), global_links_per_router (h),
-//     groups (g; default and maximum a*h + 1; the nodes fill the first groups),
+//     groups (g; default: the groups the nodes fill, at most a*h + 1; the nodes fill the first groups),
 //     routing (minimal | valiant | ugal)
 //   all: link_bandwidth (default: the node's NIC line rate), link_latency
 //   fat_tree / rail_clos / dragonfly (valiant, ugal): ecmp_seed (salt of the flow hash that
@@ -107,7 +107,7 @@ struct FabricConfig {
               "h: global links on each router (dragonfly)")
             .at_least(0)
             .at_most(4096),
-        field("groups", &FabricConfig::groups, "g: groups (dragonfly); 0: the maximum, a*h + 1")
+        field("groups", &FabricConfig::groups, "g: groups (dragonfly), at most a*h + 1; 0: the groups the nodes fill, their global ports spread over the group pairs")
             .at_least(0),
         field("routing", &FabricConfig::routing, "routing policy (dragonfly)"),
         field("ecmp_seed", &FabricConfig::ecmp_seed,

@@ -450,15 +450,14 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
                       "raise routers_per_group, hosts_per_router or global_links_per_router"});
     return false;
   }
-  // Default: the full dragonfly, a*h + 1 groups (Kim et al.); the nodes fill the first ones.
-  d.g = cfg.groups ? cfg.groups : max_groups;
+  // Default: the groups the nodes fill. Their global ports are spread over the fewer group
+  // pairs as parallel links (below), as a dragonfly smaller than its maximum a*h + 1 groups
+  // (Kim et al.) is cabled. Before, the default was the maximum, and 33 DGX nodes on a=8, h=4
+  // were priced with all 264 routers of 33 groups where 9 groups carry them.
+  d.g = cfg.groups ? cfg.groups : needed;
   if (d.g > max_groups) {
     errors.push_back({"fabric.groups", fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups, got {}",
                                                    d.a, d.h, max_groups, d.g)});
-    return false;
-  }
-  if (d.g < 2) {
-    errors.push_back({"fabric.groups", "a dragonfly needs at least 2 groups"});
     return false;
   }
   if (d.g < needed) {
@@ -466,7 +465,9 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
                                                    per_group, d.g * per_group, f.endpoints())});
     return false;
   }
-  d.links_per_pair = d.a * d.h / (d.g - 1);
+  // One group: its routers are all-to-all local links, its global ports dark; L = 1 keeps the
+  // copy arithmetic defined (no route leaves the group).
+  d.links_per_pair = d.g == 1 ? 1 : d.a * d.h / (d.g - 1);
   const std::int64_t routers = d.a * d.g;
   d.router_base = b.add_vertices(VertexKind::router, routers);
   // A router sits in the rack of the node of its first endpoint (endpoints are numbered node
@@ -524,9 +525,12 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   }
   f.tiers = {{"router", routers}};
   f.sizing_note = fmt::format(
-      "dragonfly of {} groups x {} routers (p={} endpoints, h={} global links each; radix {}); {} global link{} "
-      "between each pair of groups{}; the nodes fill {} of the groups",
-      d.g, d.a, d.p, d.h, d.p + d.a - 1 + d.h, d.links_per_pair, d.links_per_pair == 1 ? "" : "s",
+      "dragonfly of {} group{} x {} routers (p={} endpoints, h={} global links each; radix {}){}{}; the nodes fill {} of "
+      "the groups",
+      d.g, d.g == 1 ? "" : "s", d.a, d.p, d.h, d.p + d.a - 1 + d.h,
+      d.g == 1 ? std::string("; one group, no global link")
+               : fmt::format("; {} global link{} between each pair of groups", d.links_per_pair,
+                             d.links_per_pair == 1 ? "" : "s"),
       used < ports ? fmt::format(", {} dark global ports per group", ports - used) : std::string(), needed);
   f.layout = std::move(d);
   return true;

@@ -432,7 +432,7 @@ TEST_CASE("a dragonfly filled partly: the halves split the occupied groups, the 
   // 14 = n_A n_B L + min(n_A, n_B) e L = 2 x 2 + 2 x 5: the 4 direct links and 2 per empty
   // group, which relays between the halves. 14 x 50 GB/s = 700 GB/s. (Minimal routes use only
   // the 4 direct links, 200 GB/s.)
-  const Fabric f = build(dragonfly(4, 2, 2), 4, 8, 8);
+  const Fabric f = build(dragonfly(4, 2, 2, 9), 4, 8, 8);
   REQUIRE(std::get<DragonflyLayout>(f.layout).g == 9);
   std::vector<std::int64_t> a;
   std::vector<std::int64_t> b;
@@ -449,7 +449,7 @@ TEST_CASE("a dragonfly filled partly: the halves split the occupied groups, the 
   // 16 | 20 (after group 2: 24 | 12). S = groups 0-1: 2 x 7 = 14 links; S = groups 0-1 and
   // the 4 empty: 6 x 3 = 18; with group 4 too, 7 x 2 + its 4 NICs = 18; the NIC links of a
   // half: 16 or 20. Again 14 x 50 GB/s = n_A n_B L + min(n_A, n_B) e L = 2 x 3 + 2 x 4.
-  const Fabric partial = build(dragonfly(4, 2, 2), 9, 4, 4);
+  const Fabric partial = build(dragonfly(4, 2, 2, 9), 9, 4, 4);
   a.clear();
   b.clear();
   bisection_halves(partial, a, b);
@@ -477,7 +477,7 @@ TEST_CASE("a dragonfly filled partly: the halves split the occupied groups, the 
 
 TEST_CASE("dragonfly metrics for every fill of small balanced dragonflies: bisection = max-flow, hops = brute force") {
   // Kim et al.'s balanced shape (a >= 2h, a >= 2p), switch links at and above the NIC rate,
-  // every group count g from 2 to a h + 1 and every node count that fits: the group-level
+  // every group count g from 1 to a h + 1 and every node count that fits: the group-level
   // cut equals the max-flow between the same halves, and the hop metrics equal brute force
   // (minimal routes never enter an empty group).
   struct Shape {
@@ -486,7 +486,7 @@ TEST_CASE("dragonfly metrics for every fill of small balanced dragonflies: bisec
   std::int64_t checked = 0;
   for (const Shape s : {Shape{2, 1, 1}, Shape{4, 1, 1}, Shape{4, 2, 1}, Shape{4, 1, 2}, Shape{4, 2, 2}}) {
     for (const double rate : {50e9, 100e9}) {
-      for (std::int64_t g = 2; g <= s.a * s.h + 1; ++g) {
+      for (std::int64_t g = 1; g <= s.a * s.h + 1; ++g) {
         for (std::int64_t nodes = 1; nodes <= g * s.a * s.p; ++nodes) {
           FabricConfig cfg = dragonfly(s.a, s.p, s.h, g);
           cfg.link_bandwidth = sim::Bandwidth::of(rate);
@@ -518,7 +518,7 @@ TEST_CASE("dragonfly metrics for every fill of small balanced dragonflies: bisec
       }
     }
   }
-  CHECK(checked == 1412);  // 2 rates x (10 + 56 + 112 + 176 + 352) fills
+  CHECK(checked == 1464);  // 2 rates x (12 + 60 + 120 + 180 + 360) fills
 }
 
 TEST_CASE("a failed link reroutes around it; a failed access link makes the GPU unreachable") {
@@ -833,16 +833,50 @@ TEST_CASE("impossible sizes are refused before anything is allocated") {
   CHECK(errors[0].path == "cluster.node.scaleup_bandwidth");
 }
 
-TEST_CASE("a dragonfly defaults to its maximum a*h+1 groups; the nodes fill the first ones") {
-  // 100 nodes x 8 NICs = 800 endpoints need 25 groups of 32, but the fabric has all 33.
+TEST_CASE("a dragonfly defaults to the groups its nodes fill, their global ports spread over the pairs") {
+  // 100 nodes x 8 NICs = 800 endpoints need 25 groups of 32: a*h = 32 global ports per group
+  // over 24 other groups is 1 link per pair (8 ports dark).
   const Fabric f = build(dragonfly(8, 4, 4), 100);
-  CHECK(std::get<DragonflyLayout>(f.layout).g == 33);
-  CHECK(f.switch_count() == 264);
+  const auto& d = std::get<DragonflyLayout>(f.layout);
+  CHECK(d.g == 25);
+  CHECK(d.links_per_pair == 1);
+  CHECK(f.switch_count() == 200);
   CHECK(f.sizing_note.find("the nodes fill 25 of the groups") != std::string::npos);
+  // Minimal in groups, not always in hops: two global hops through a third group can beat
+  // local-global-local.
+  check_routes(f, 200, false);
+  // 33 nodes: 9 groups, 4 links between each pair, every global port cabled.
+  const Fabric nine = build(dragonfly(8, 4, 4), 33);
+  CHECK(std::get<DragonflyLayout>(nine.layout).g == 9);
+  CHECK(std::get<DragonflyLayout>(nine.layout).links_per_pair == 4);
+  check_routes(nine, 200, false);  // a pair's copy is fixed by its routers: not always the shortest
+  // Asked for, the full 33 groups: the nodes fill the first ones.
+  const Fabric full = build(dragonfly(8, 4, 4, 33), 100);
+  CHECK(full.switch_count() == 264);
   std::vector<FabricError> errors;
   CHECK_FALSE(build_fabric(dragonfly(8, 4, 4, 34), make_node(8, 8), 100, errors).has_value());
   REQUIRE(errors.size() == 1);
   CHECK(errors[0].message == "a dragonfly with a=8 and h=4 has at most a*h+1 = 33 groups, got 34");
+}
+
+TEST_CASE("a dragonfly of one group: all-to-all local links, no global link, metrics of a crossbar of routers") {
+  // 3 nodes x 8 NICs = 24 endpoints on a=8, p=4: 6 routers of one group.
+  const Fabric f = build(dragonfly(8, 4, 4), 3);
+  const auto& d = std::get<DragonflyLayout>(f.layout);
+  CHECK(d.g == 1);
+  CHECK(f.switch_count() == 8);
+  std::int64_t global = 0;
+  for (const Link& l : f.links) global += l.kind == LinkKind::global && l.bandwidth.value() > 0 ? 1 : 0;
+  CHECK(global == 0);
+  CHECK(f.sizing_note.find("one group, no global link") != std::string::npos);
+  const FabricMetrics m = measure(f, prices());
+  CHECK(m.diameter_hops == 1);
+  check_routes(f, 200, true);
+  for (const Routing r : {Routing::valiant, Routing::ugal}) {
+    FabricConfig cfg = dragonfly(8, 4, 4);
+    cfg.routing = r;
+    check_routes(build(cfg, 3), 100, true);
+  }
 }
 
 namespace {
