@@ -28,7 +28,10 @@ const std::pair<const std::string, PartPrice>* cheapest_part(const std::map<std:
   for (const auto& entry : parts) {
     if (!prefix.empty() && entry.first.compare(0, prefix.size(), prefix) != 0) continue;
     if (entry.second.bandwidth < rate) continue;
-    if (!best || entry.second.price < best->second.price) best = &entry;
+    if (!best || entry.second.bandwidth < best->second.bandwidth ||
+        (entry.second.bandwidth == best->second.bandwidth && entry.second.price < best->second.price)) {
+      best = &entry;
+    }
   }
   return best;
 }
@@ -531,7 +534,11 @@ FabricMetrics measure(const Fabric& f, const PricingTable& prices) {
     }
     m.costs.push_back(CostLine{std::move(part), std::move(model), count, unit_price * n, unit_power * n});
   };
-  const sim::Bandwidth switch_rate = f.link_bandwidth;
+  // One switch class for the fabric, whose ports carry both the switch links and the NICs'
+  // access links (a leaf's down ports run at the NIC rate: 800G NICs under 400G switch links
+  // need 800G leaf ports). Spines and cores could be of the slower class; they are priced
+  // with the leaves.
+  const sim::Bandwidth switch_rate = std::max(f.link_bandwidth, f.links[f.access_base].bandwidth);
   if (const auto* s = cheapest_switch(prices, switch_ports(f), switch_rate)) {
     add_line("switches", s->first, m.switches, s->second.price, s->second.power);
   } else {

@@ -132,8 +132,11 @@ inline constexpr std::string_view kBuiltinPricingFile = "models/fabric/pricing.y
 /// The cheapest switch class with at least `ports` ports at `rate` or faster; nullptr if none.
 const std::pair<const std::string, SwitchPrice>* cheapest_switch(const PricingTable& t, std::int64_t ports,
                                                                  sim::Bandwidth rate);
-/// The cheapest part at `rate` or faster whose name starts with `prefix` (e.g. "dac", "fiber");
-/// nullptr if none.
+/// Of the parts whose name starts with `prefix` (e.g. "dac", "fiber"), the cheapest of the
+/// slowest class at `rate` or faster; nullptr if none. A link end takes the optic (cable,
+/// NIC) of its own speed: a faster part does not plug into a slower port, and a cheaper
+/// faster entry (osfp-1600g, a twin-port module priced at hyperscaler volume, serves two
+/// 800G ends) had priced every 800G end as one 1.6T module.
 const std::pair<const std::string, PartPrice>* cheapest_part(const std::map<std::string, PartPrice>& parts,
                                                              sim::Bandwidth rate, std::string_view prefix = {});
 

@@ -616,6 +616,41 @@ TEST_CASE("capex and power add up the priced parts") {
   CHECK(transceivers == m.optics);
 }
 
+TEST_CASE("a link end takes the optic of its own speed; leaf ports run at the NICs' rate") {
+  const auto line = [](const FabricMetrics& m, const std::string& part, double rate) {
+    for (const CostLine& c : m.costs) {
+      if (c.part != part) continue;
+      const auto& table = part == "transceivers" ? prices().transceivers : prices().cables;
+      if (table.at(c.model).bandwidth.value() >= rate) return c;
+    }
+    FAIL("no line " << part);
+    return CostLine{};
+  };
+  // 800G switch links: an 800G module per end (osfp-800g), not the cheaper twin-port 1.6T
+  // entry, which serves two 800G ends at an XDR switch.
+  FabricConfig cfg = clos(Topology::fat_tree, 64, 2);
+  cfg.link_bandwidth = sim::Bandwidth::of(100e9);
+  const Fabric f = build(cfg, 64);
+  const FabricMetrics m = measure(f, prices());
+  const CostLine optics = line(m, "transceivers", 100e9);
+  CHECK(optics.model == "osfp-800g");
+  CHECK(optics.count == 2 * 16 * 32);  // 512 endpoints: 16 leaves x 32 uplinks, two ends each
+  CHECK(optics.capex.value() == Rel(1024 * prices().transceivers.at("osfp-800g").price.value()));
+  // Switches: 800G ports, since the spines' links run at 800G.
+  for (const CostLine& c : m.costs) {
+    if (c.part == "switches") CHECK(prices().switches.at(c.model).port_bandwidth.value() >= 100e9);
+  }
+  // 800G NICs under 400G switch links: the leaves' down ports run at 800G, so does the class.
+  cluster::ResolvedNode node = make_node(8, 8);
+  node.spec.nic_bandwidth = sim::Bandwidth::of(100e9);
+  std::vector<FabricError> errors;
+  const std::optional<Fabric> fast_nics = build_fabric(clos(Topology::rail_clos, 64, 2), node, 16, errors);
+  REQUIRE(fast_nics.has_value());
+  for (const CostLine& c : measure(*fast_nics, prices()).costs) {
+    if (c.part == "switches") CHECK(prices().switches.at(c.model).port_bandwidth.value() >= 100e9);
+  }
+}
+
 TEST_CASE("switches are priced as the smallest priced class with the ports they need") {
   // A 3-D torus of 8-NIC nodes: each router has 6 torus ports and 8 access ports, 14 in all.
   // The cheapest 400G class with at least 14 ports is the 32-port one, not a 64-port box.
