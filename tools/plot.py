@@ -214,7 +214,7 @@ def cmd_breakdown(args):
 # --- compare ---------------------------------------------------------------------------
 
 COMPARE_NAMES = {  # compare's keys (tools/clustersim/compare.cpp) as people read them
-    "gpus": "GPUs", "mfu": "MFU", "ettr": "ETTR", "tokens_per_s": "throughput", "it_power_w": "cluster IT power",
+    "gpus": "GPUs", "mfu": "MFU", "ettr": "ETTR", "tokens_per_s": "throughput", "it_power_w": "peak IT power",
     "usd_per_gpu_hour": "cost per GPU-hour", "usd_per_million_tokens": "cost per million trained tokens",
     "capex_usd": "capex", "total_cost_usd": "total cost of the run", "bisection_bandwidth_Bps": "bisection bandwidth",
     "memory_per_gpu_bytes": "memory per GPU",

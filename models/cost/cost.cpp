@@ -109,7 +109,9 @@ CostResult compute_cost(const CostInputs& in) {
   sim::Power network;
   if (in.fabric) {
     for (const fabric::CostLine& line : in.fabric->costs) {
-      if (line.part != "nics") network += line.power;
+      // The catalog's host power covers the NICs (system rating minus GPUs); a node that
+      // gives no host power has nothing to cover them, and its NICs draw with the network.
+      if (line.part != "nics" || in.host_power.value() <= 0.0) network += line.power;
       if (line.part == "nics" && in.node.includes_nics) continue;
       r.capex_lines.push_back({line.part, line.model, line.count, line.capex});
     }

@@ -27,8 +27,9 @@
 //   P_hosts(u) = N P_host (f_h + (1 - f_h) u)          f_h = economics.host_idle_fraction
 //   P_net      = switches + transceivers + cables, constant: a switch's power barely moves
 //                with its traffic (Mahadevan et al., 'A Power Benchmarking Framework for
-//                Network Devices', IFIP Networking 2009). NICs are not added: the catalog's
-//                host power already includes them.
+//                Network Devices', IFIP Networking 2009). NICs are not added when the node
+//                has a host power: the catalog's includes them (system rating minus GPUs);
+//                a node without one (P_host = 0) gets its NICs' power here.
 //   P_spares   = S (G P_gpu f_g + P_host f_h), constant: a hot spare is powered on and idle
 //   P_IT(u) = P_gpus + P_hosts + P_spares + P_net;   P_facility(u) = PUE x P_IT(u)
 //   peak facility power = PUE x P_IT(1)   (the spares still idle)

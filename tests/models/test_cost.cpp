@@ -140,6 +140,9 @@ TEST_CASE("servers without their NICs buy the fabric's NIC line; other capex is 
   CHECK(r.capex->value() == Rel(221'000));
   // The NICs' power still is not added: the host power holds it.
   CHECK(r.average.network.value() == Rel(82));
+  // A node without a host power has nothing to hold it: 82 + 8 x 20 = 242 W of network.
+  in.host_power = sim::Power::of(0);
+  CHECK(compute_cost(in).average.network.value() == Rel(242));
 }
 
 TEST_CASE("an unpriced node or fabric leaves capex and $/GPU-hour absent, and says why") {

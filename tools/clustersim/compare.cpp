@@ -32,9 +32,9 @@ struct RowSpec {
 
 constexpr RowSpec kRows[] = {
     {"GPUs", "gpus", "count", Better::none},
-    {"fabric capex", "fabric_capex_usd", "USD", Better::lower},
+    {"fabric capex (NICs in)", "fabric_capex_usd", "USD", Better::lower},
     {"fabric power", "fabric_power_w", "W", Better::lower},
-    {"cluster IT power", "it_power_w", "W", Better::lower},
+    {"peak IT power", "it_power_w", "W", Better::lower},
     {"peak facility power", "peak_facility_power_w", "W", Better::lower},
     {"capex", "capex_usd", "USD", Better::lower},
     {"cost per GPU-hour", "usd_per_gpu_hour", "USD/GPU-h", Better::lower},
@@ -73,7 +73,9 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
     if (r.fabric->power) v("fabric_power_w") = r.fabric->power->value();
     v("bisection_bandwidth_Bps") = r.fabric->bisection_bandwidth.value();
   }
-  v("it_power_w") = r.inventory.it_power.value();
+  // The cost model's peak IT power: GPUs, hosts, network and idle spares, which differ
+  // between the topologies compared (the inventory's figure is the nodes' alone).
+  v("it_power_w") = r.cost.peak.it.value();
   v("peak_facility_power_w") = r.cost.peak.facility.value();
   if (r.cost.capex) v("capex_usd") = r.cost.capex->value();
   if (r.cost.usd_per_gpu_hour) v("usd_per_gpu_hour") = finite(*r.cost.usd_per_gpu_hour);

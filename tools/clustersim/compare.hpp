@@ -5,7 +5,9 @@
 // one job on several topologies (scenarios/topology-comparison-32k.yaml). Each is run
 // (compute_run, on one thread each); the rows are the figures a buyer compares, in base
 // units in JSON and CSV, scaled with SI prefixes in the table:
-//   GPUs, fabric capex (USD), fabric power (W), cluster IT power (W), peak facility power
+//   GPUs, fabric capex (USD; its NIC line included, which the capex leaves out when the
+//   servers include NICs), fabric power (W), peak IT power (W: GPUs, hosts, network and
+//   idle spares at full load), peak facility power
 //   (W, PUE included), capex of the whole cluster (USD), cost per GPU-hour (USD/GPU-h,
 //   depreciation + energy), bisection bandwidth (B/s, one way), and for the first job: step
 //   time (s), throughput (tokens/s), MFU, memory per GPU (B), ETTR, time to train (s; with

@@ -589,8 +589,9 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
                                         sim::human(c.average.network)));
   row("peak facility power", fmt::format("{} (IT {} with every GPU at its TDP)", sim::human(c.peak.facility),
                                          sim::human(c.peak.it)));
-  row("rack power density", fmt::format("{} per rack ({} nodes per rack at peak; {} racks)", sim::human(c.rack_power),
-                                        c.nodes_per_rack, c.racks));
+  row("rack power density", fmt::format("{} per rack ({} node{} per rack at peak; {} rack{})", sim::human(c.rack_power),
+                                        c.nodes_per_rack, c.nodes_per_rack == 1 ? "" : "s", c.racks,
+                                        c.racks == 1 ? "" : "s"));
   row("energy opex", fmt::format("{}/year ({:.4g} GWh/year)", sim::human(c.opex_per_year),
                                  c.energy_per_year_kwh / 1e6));
   if (c.depreciation_per_year) {
@@ -699,7 +700,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     if (it == inv.peak_flops_total.end()) continue;
     row(fmt::format("peak {} (dense)", dtype), fmt::format("{} ({} per GPU)", sim::human(it->second), per_gpu(it->second)));
   }
-  row("IT power at full load", fmt::format("{} (GPUs {}, hosts {})", sim::human(inv.it_power), sim::human(inv.gpu_power),
+  row("node power, full load", fmt::format("{} (GPUs {}, hosts {}; the network below)", sim::human(inv.it_power), sim::human(inv.gpu_power),
                                            sim::human(inv.host_power)));
   if (result.fabric) {
     const fabric::FabricMetrics& m = *result.fabric;
