@@ -92,7 +92,14 @@ std::vector<std::int64_t> chunk_layers(std::int64_t layers, std::int64_t chunks)
 std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model, const compute::ComputeProfile& profile) {
   using network::Op;
   const Parallelism& p = job.parallelism;
-  const Dtype dtype = job.precision == Dtype::fp8 ? Dtype::fp8 : job.precision;
+  const Dtype dtype = job.precision;  // the linear layers' GEMMs
+  // The attention core (flash, or unfused Q K^T and P V) stays in bf16 under fp8: Transformer
+  // Engine's fp8_autocast runs the linear layers' GEMMs in FP8 and its DotProductAttention in
+  // the higher precision unless FP8 attention is asked for (the recipe's fp8_dpa, "default =
+  // False", Megatron-LM's opt-in --fp8-dot-product-attention): Transformer Engine docs,
+  // transformer_engine.common.recipe (DelayedScaling and the other FP8 recipes). The MFU
+  // denominator stays the fp8 peak (step.hpp).
+  const Dtype attention_dtype = job.precision == Dtype::fp8 ? Dtype::bf16 : job.precision;
   const double eb = compute::dtype_bytes(job.precision == Dtype::fp8 ? Dtype::bf16 : job.precision);  // activations
   const std::int64_t seq = sequence_length(job, model);
   const std::int64_t kv_heads = model.kv_heads == 0 ? model.heads : model.kv_heads;
@@ -114,9 +121,9 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
   // nothing forward (the input is replicated) and an all-reduce of the input's gradient
   // backward. Leaving (after the output projection or MLP-down GEMM): a reduce-scatter
   // forward and an all-gather backward; without, g: an all-reduce forward and nothing
-  // backward. Per layer without sequence parallelism: 2 all-reduces forward and 2 backward
-  // (full recomputation repeats the forward's); with it, 2 all-gathers and 2 reduce-scatters
-  // each way, the same bytes on a ring.
+  // backward. Per dense layer without sequence parallelism: 2 all-reduces forward and 2
+  // backward (full recomputation repeats the forward's); with it, 2 all-gathers and 2
+  // reduce-scatters each way, the same bytes on a ring. (An MoE block's differ: below.)
   const auto tp_enter = [&](LayerBuilder& L) {
     if (p.tp <= 1) return;
     if (sp) {
@@ -148,14 +155,14 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     const AttentionShape att{job.micro_batch * a_loc, s_loc, seq, head_dim, true};
     double attention_fwd = 0.0;
     if (job.attention == AttentionKernel::flash) {
-      attention_fwd = compute::attention_seconds(att, dtype, false, profile);
+      attention_fwd = compute::attention_seconds(att, attention_dtype, false, profile);
       // What the kernel executes: a causal one skips the masked half of the score matrix (its
       // time, above, does too). Model FLOPs (MFU) count the whole of it, as PaLM does.
       const double flops = (att.causal ? 0.5 : 1.0) * 4.0 * as_double(att.batch_heads) * as_double(s_loc) *
                            as_double(seq) * as_double(head_dim);
       L.forward.compute_s += attention_fwd;
       L.forward.hardware_flops += flops;
-      L.backward.compute_s += compute::attention_seconds(att, dtype, true, profile);
+      L.backward.compute_s += compute::attention_seconds(att, attention_dtype, true, profile);
       L.backward.hardware_flops += 2.5 * flops;
     } else {
       const std::int64_t bh = job.micro_batch * a_loc;
@@ -163,7 +170,8 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       const GemmShape pv{s_loc, head_dim, seq, bh};
       const double elems = as_double(bh) * as_double(s_loc) * as_double(seq);
       const double soft_f = compute::memory_seconds(9.0 * elems, profile);
-      const double gf = compute::gemm_seconds(qk, dtype, profile) + compute::gemm_seconds(pv, dtype, profile);
+      const double gf =
+          compute::gemm_seconds(qk, attention_dtype, profile) + compute::gemm_seconds(pv, attention_dtype, profile);
       attention_fwd = gf + soft_f;
       const double flops = L.gemm_flops(qk) + L.gemm_flops(pv);
       L.forward.compute_s += attention_fwd;
@@ -186,7 +194,28 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
     // MLP block.
     L.elementwise(2.0 * Xs * eb, true);  // norm
-    tp_enter(L);
+    // An MoE block follows Megatron-Core's all-to-all token dispatcher (token_dispatcher.py,
+    // MoEAlltoAllTokenDispatcher: permute, EP all-to-all, TP all-gather, experts, TP
+    // reduce-scatter, EP all-to-all, unpermute). It works on the sequence-parallel layout:
+    // each TP rank routes and dispatches only its T/t tokens, so the all-to-all carries
+    // T k h / t per rank whatever tp is, and the TP all-gather after it (T k h) gives the
+    // TP-sharded experts every token routed to them. Megatron-Core runs MoE with TP only
+    // with sequence parallelism (TransformerConfig: "When using expert parallelism and tensor
+    // parallelism, sequence parallelism must be used"; the MoE README says the same). A job
+    // here without it is modelled the same inside the block, rather than refused (a plan or
+    // sweep over tp keeps its points): each TP rank dispatches its 1/t share of the tokens it
+    // holds replicated (taking a share moves nothing), so no token is sent twice; the block's
+    // output, sharded, is replicated again by an all-gather of T h forward, and the input's
+    // gradient gathered from the shares backward. Shared experts are a dense MLP in a TP
+    // region of their own (Megatron's SharedExpertMLP), whose entry and exit (all-gather and
+    // reduce-scatter with sequence parallelism, f and g's all-reduces without) also carry the
+    // routed part: nothing is added for it then.
+    const bool moe_own_region = moe && model.shared_experts == 0;
+    if (moe_own_region) {
+      if (p.tp > 1 && !sp) L.backward.comm.push_back({Group::tp, Op::all_gather, tokens_h_bytes, 1, 0.0});
+    } else {
+      tp_enter(L);
+    }
     const double mats_in = model.ffn == Mlp::swiglu ? 2.0 : 1.0;
     double fc1_elems = 0.0;  // fc1 outputs kept, elements
     double act_elems = 0.0;  // activation outputs kept, elements
@@ -203,23 +232,29 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     if (!moe) {
       params += dense_mlp(model.ffn_hidden, T, 1);
     } else {
-      L.gemm({T, model.experts, h, 1});  // router
+      // The router scores the rank's own T/t tokens.
+      L.gemm({std::max<std::int64_t>(1, T / p.tp), model.experts, h, 1});
       params += as_double(h) * as_double(model.experts);
-      const double dispatch = as_double(T) * as_double(model.top_k) * as_double(h) * eb;
-      if (p.ep > 1) {
-        L.comm(Group::ep, Op::all_to_all, Op::all_to_all, dispatch);
-        L.comm(Group::ep, Op::all_to_all, Op::all_to_all, dispatch);
-      }
+      const double routed = as_double(T) * as_double(model.top_k) * as_double(h) * eb;  // T k h: the TP group's
+      const double dispatch = routed / t;  // per TP rank
+      if (p.ep > 1) L.comm(Group::ep, Op::all_to_all, Op::all_to_all, dispatch);
+      if (p.tp > 1) L.comm(Group::tp, Op::all_gather, Op::reduce_scatter, routed);
       const std::int64_t local_experts = model.experts / p.ep;
       const std::int64_t per_expert =
           std::max<std::int64_t>(1, T * model.top_k * p.ep / model.experts);
       const double experts = dense_mlp(model.expert_ffn_hidden, per_expert, local_experts);
+      if (p.tp > 1) L.comm(Group::tp, Op::reduce_scatter, Op::all_gather, routed);
+      if (p.ep > 1) L.comm(Group::ep, Op::all_to_all, Op::all_to_all, dispatch);
       params += experts;
       if (p.ep > 1) expert_params = experts;
       if (model.shared_experts > 0) params += dense_mlp(model.shared_experts * model.expert_ffn_hidden, T, 1);
-      expert_inputs = dispatch;
+      expert_inputs = routed;  // the experts' gathered input, kept for their weight gradients
     }
-    tp_leave(L);
+    if (moe_own_region) {
+      if (p.tp > 1 && !sp) L.forward.comm.push_back({Group::tp, Op::all_gather, tokens_h_bytes, 1, 0.0});
+    } else {
+      tp_leave(L);
+    }
     L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
     params += 2.0 * as_double(h);  // norm weights (replicated over TP)
 

@@ -18,10 +18,19 @@
 // With context parallelism each GPU's queries attend to all s keys; the key/value blocks
 // go round the CP ring (Liu et al., Ring Attention, 2023) overlapped with the attention
 // compute: only the part of the ring exchange longer than the attention is exposed.
-// MoE layers replace the MLP: router GEMM T x h x E, all-to-all dispatch of T k tokens
-// over the EP group, E/ep local experts as a grouped GEMM of T k ep / E tokens each
-// (TP-sharded like the dense MLP), all-to-all combine; shared experts as a dense MLP.
-// Routing is assumed balanced (no capacity factor, no dropped tokens).
+// MoE layers replace the MLP, as Megatron-Core's all-to-all token dispatcher runs them, on
+// the sequence-parallel layout (T/t tokens per TP rank): router GEMM (T/t) x h x E,
+// all-to-all dispatch of the rank's T k / t routed tokens over the EP group, TP all-gather
+// of the T k tokens (T k h elements), E/ep local experts as a grouped GEMM of T k ep / E
+// tokens each (TP-sharded like the dense MLP), TP reduce-scatter, all-to-all combine;
+// shared experts as a dense MLP in a TP region of its own. Without sequence parallelism
+// (which Megatron-Core requires for MoE with TP) the block is the same inside; an
+// all-gather of T h replicates its output (forward) and gathers its input's gradient
+// (backward), or the shared experts' all-reduces do. Routing is assumed balanced (no
+// capacity factor, no dropped tokens).
+// Precision: the GEMMs of the linear layers (and experts) run in the job's precision; the
+// attention core runs in bf16 when that is fp8 (Transformer Engine's default: FP8 dot
+// product attention is opt-in).
 // Backward: each GEMM twice (data and weight gradients), attention backward (flash: 2.5x
 // forward; unfused: four batched GEMMs and the softmax backward), element-wise ops twice
 // their forward bytes, and TP collectives mirroring the forward's: with sequence

@@ -140,7 +140,9 @@ struct JobConfig {
             .at_least(1)
             .at_most(kMaxBatch),
         field("seq_len", &JobConfig::seq_len, "tokens per sequence (default: the model's)").at_least(0).at_most(100'000'000),
-        field("precision", &JobConfig::precision, "datatype of the matrix multiplies (bf16, fp16, fp8, tf32, fp32)"),
+        field("precision", &JobConfig::precision,
+              "datatype of the matrix multiplies (bf16, fp16, fp8, tf32, fp32); with fp8 the attention core "
+              "stays bf16 (Transformer Engine's default)"),
         field("recompute", &JobConfig::recompute, "activation recomputation: none, selective or full"),
         field("attention", &JobConfig::attention, "attention kernel: flash (fused) or unfused (batched GEMMs)"),
         field("grad_dtype", &JobConfig::grad_dtype,

@@ -53,6 +53,34 @@ double weight_bytes(const JobConfig& job) {
   return (job.precision == compute::Dtype::fp32 || job.precision == compute::Dtype::tf32) ? 4.0 : 2.0;
 }
 
+/// ZeRO-3's working set while chunk `c` runs: the parameters held gathered at once, per GPU
+/// (before sharding), the most over the chunk. ZeRO-3 and PyTorch FSDP gather one unit at a
+/// time (here a transformer layer; the embedding and the output layer are units of their
+/// own) and free it after use, with the next unit's gather prefetched so that it overlaps
+/// the current unit's compute: with FSDP's prefetching (forward, and the default
+/// backward_prefetch BACKWARD_PRE) the next unit's all-gather output is allocated while the
+/// current one is in use, and no more (Zhao et al., "PyTorch FSDP: Experiences on Scaling
+/// Fully Sharded Data Parallel", VLDB 2023; PyTorch's "FSDP Notes", prefetch nuances;
+/// Rajbhandari et al., "ZeRO: Memory Optimizations Toward Training Trillion Parameter
+/// Models", SC'20, section 5.3: parameters are gathered layer by layer and discarded after
+/// use). So: the largest two neighbouring units, in the order the passes run them (the
+/// chunk's units are listed in backward order; forward runs them in reverse, the same
+/// neighbours). A unit is gathered into a buffer of its full size, beside the rank's own
+/// shard (FSDP's unsharded flat parameter; DeepSpeed's full param.data beside ds_tensor).
+/// Only what is sharded is gathered: the dense parameters when dp x cp > 1
+/// (`dense_sharded`), the experts when their expert-data-parallel group has more than one
+/// rank (`experts_sharded`). O(units).
+double zero3_gathered_params(const ChunkCost& c, bool dense_sharded, bool experts_sharded) {
+  const std::size_t n = c.layer_gradient_params.size();
+  const auto unit = [&](std::size_t i) {
+    return (dense_sharded ? c.layer_gradient_params[i] : 0.0) +
+           (experts_sharded ? c.layer_expert_gradient_params[i] : 0.0);
+  };
+  double most = 0.0;
+  for (std::size_t i = 0; i < n; ++i) most = std::max(most, unit(i) + (i + 1 < n ? unit(i + 1) : 0.0));
+  return most;
+}
+
 }  // namespace
 
 MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost>& chunks,
@@ -67,20 +95,20 @@ MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost
   const double ob = wb == 4.0 ? 8.0 : 12.0;
   MemoryBreakdown worst;
   for (std::int64_t s = 0; s < p.pp; ++s) {
-    double params = 0.0, experts = 0.0, largest_gathered = 0.0;
+    double params = 0.0, experts = 0.0, gathered = 0.0;
     for (std::int64_t c = s; c < p.pp * p.virtual_stages; c += p.pp) {
       const ChunkCost& cc = chunks[static_cast<std::size_t>(c)];
       params += cc.parameters - cc.expert_parameters;
       experts += cc.expert_parameters;
-      largest_gathered = std::max(largest_gathered, (cc.parameters - cc.expert_parameters) * (1.0 - 1.0 / dp) +
-                                                        cc.expert_parameters * (1.0 - 1.0 / edp));
+      // A stage runs one chunk's pass at a time: the largest working set of its chunks.
+      gathered = std::max(gathered, zero3_gathered_params(cc, dp > 1.0, edp > 1.0));
     }
     // Parameters held per GPU after sharding at ZeRO stage z >= k.
     const auto sharded = [&](std::int64_t k) { return p.zero >= k ? params / dp + experts / edp : params + experts; };
     MemoryBreakdown m;
     m.stage = s;
-    // ZeRO-3 also holds the chunk it has gathered: the shards of the other ranks.
-    m.weights = sharded(3) * wb + (p.zero >= 3 ? largest_gathered * wb : 0.0);
+    // ZeRO-3 also holds the units it has gathered (the one in use and the next, prefetched).
+    m.weights = sharded(3) * wb + (p.zero >= 3 ? gathered * wb : 0.0);
     m.gradients = sharded(2) * gb;
     m.optimizer = sharded(1) * ob;
     double held = 0.0;

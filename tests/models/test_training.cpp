@@ -242,10 +242,57 @@ TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weigh
   j.parallelism.zero = 2;
   CHECK(memory_per_gpu(j, chunks, order).gradients == Rel(4 * params / 8));
   j.parallelism.zero = 3;
-  // ... and holds the chunk it gathers: the other ranks' 7/8 of it.
-  CHECK(memory_per_gpu(j, chunks, order).weights == Rel(2 * params / 8 + 2 * params * 7 / 8));
+  // ... and holds, whole, the units it gathers: the layer in use and the next, prefetched
+  // (the embedding and output layers of a 128-word vocabulary are smaller).
+  const double layer = chunks[0].layer_gradient_params[1];  // [output, layers 7..0, embedding]
+  CHECK(memory_per_gpu(j, chunks, order).weights == Rel(2 * params / 8 + 2 * 2 * layer));
   // Activations: one micro-batch in flight without pipelining.
   CHECK(z0.activations == Rel(chunks[0].activation_bytes));
+}
+
+TEST_CASE("ZeRO-3 memory: the shard and the two neighbouring units gathered, not the whole chunk") {
+  // llama3-8b on 64 GPUs, pp = 1, dp = 64 (the chunk is the whole model). FSDP and ZeRO-3
+  // gather one unit at a time (a layer; the embedding and the output layer are units of their
+  // own) with the next one prefetched, each into a buffer of its full size:
+  //   weights = 2 B x (N / 64 + the largest two neighbours) = 2 (N / 64 + V h + layer)
+  // (V h = 128256 x 4096 = 525M, the embedding, beside the first layer's 218M), about
+  // 1.74 GB where ZeRO-2 holds all 2 N = 16.06 GB.
+  const auto job = [](const std::string& model, int zero) {
+    return "workload.jobs=[{name: j, model: " + model + ", gpus: 64, parallelism: {dp: 64, zero: " +
+           std::to_string(zero) + "}, global_batch: 64, seq_len: 8192, recompute: full}]";
+  };
+  const auto s = small_cluster({job("llama3-8b", 3)});
+  REQUIRE(s.jobs.size() == 1);
+  JobConfig j = s.jobs[0].config;
+  const auto chunks = chunk_costs(j, s.jobs[0].model, s.jobs[0].profile);
+  const auto order = pipeline_order(1, 1, micro_batches(j));
+  const double N = chunks[0].parameters;
+  const double Vh = 128256.0 * 4096.0;
+  const double layer = chunks[0].layer_gradient_params[1];  // [output, layers 31..0, embedding]
+  CHECK(chunks[0].layer_gradient_params.back() == Vh);
+  CHECK(layer == Rel(218.1e6).epsilon(0.001));
+  const MemoryBreakdown z3 = memory_per_gpu(j, chunks, order);
+  CHECK(z3.weights == Rel(2.0 * (N / 64.0 + Vh + layer)));
+  CHECK(z3.weights == Rel(1.738e9).epsilon(0.001));
+  j.parallelism.zero = 2;
+  const MemoryBreakdown z2 = memory_per_gpu(j, chunks, order);
+  CHECK(z2.weights == Rel(2.0 * N));
+  CHECK(z2.weights == Rel(16.06e9).epsilon(0.001));
+  CHECK(z3.gradients == Rel(z2.gradients));  // ZeRO-2 already shards gradients and optimizer
+  CHECK(z3.optimizer == Rel(z2.optimizer));
+
+  // llama3-70b the same way fits an 80 GB H100 with ZeRO-3 (weights 2 (70.6G / 64 +
+  // 1.05G + 0.86G) = 6 GB, 41 GB in all); ZeRO-2 keeps 141 GB of weights and is refused.
+  const auto refusal = [&](int zero) -> std::string {
+    try {
+      small_cluster({job("llama3-70b", zero)});
+      return "";
+    } catch (const config::InputError& e) {
+      return e.diagnostics().format();
+    }
+  };
+  CHECK(refusal(3).empty());
+  CHECK(refusal(2).find("does not fit") != std::string::npos);
 }
 
 TEST_CASE("1F1B memory: stage 0 holds pp micro-batches in flight") {
@@ -411,6 +458,90 @@ TEST_CASE("mixture of experts: expert gradients are reduced and sharded over the
   CHECK(whole[0].expert_parameters == 0.0);
   const StepResult r1 = step(s, j, m);
   CHECK(std::none_of(r1.comm.begin(), r1.comm.end(), [](const CommTiming& c) { return c.group == Group::edp; }));
+}
+
+TEST_CASE("mixture of experts with TP: each TP rank dispatches its T/t tokens, then the TP group gathers them") {
+  // Megatron-Core's all-to-all dispatcher on the sequence-parallel layout: a rank's
+  // all-to-all carries its T k / t routed tokens, T k h / t elements (bf16: 2 bytes):
+  //   T = 2048, k = 2, h = 4096:  2 x 2048 x 2 x 4096 / t = 32 MiB / t
+  // then a TP all-gather (forward; reduce-scatter backward) of all T k h, and the mirror
+  // before the combine. With tp x dp fixed, a GPU's EP bytes per step no longer grow with tp.
+  const auto s = small_cluster();
+  const ModelSpec m = moe8();
+  const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
+  const double routed = 2.0 * 2048 * 2 * 4096;
+  const auto bytes = [](const PassCost& pass, Group g, network::Op op) {
+    std::vector<double> out;
+    for (const CommCall& c : pass.comm) {
+      if (c.group == g && c.op == op) out.push_back(c.bytes);
+    }
+    return out;
+  };
+  for (const bool sp : {true, false}) {
+    for (const std::int64_t tp : {1, 2, 4}) {
+      CAPTURE(sp);
+      CAPTURE(tp);
+      JobConfig j = job_for(tp, 1, 64 / tp, 64);
+      j.parallelism.ep = 8;
+      j.parallelism.sequence_parallel = sp;
+      const ChunkCost c = chunk_costs(j, m, profile)[0];
+      for (const PassCost* pass : {&c.forward, &c.backward}) {
+        CHECK(bytes(*pass, Group::ep, network::Op::all_to_all) == std::vector<double>{routed / double(tp)});
+      }
+      // One dispatch and one combine per layer, each way.
+      std::int64_t calls = 0;
+      for (const CommCall& call : c.forward.comm) calls += call.group == Group::ep ? call.count : 0;
+      CHECK(calls == 2 * 8);
+      if (tp == 1) continue;
+      // The expert side: all-gather and reduce-scatter of T k h over the TP group, each way.
+      for (const PassCost* pass : {&c.forward, &c.backward}) {
+        for (const network::Op op : {network::Op::all_gather, network::Op::reduce_scatter}) {
+          const auto b = bytes(*pass, Group::tp, op);
+          CHECK(std::count(b.begin(), b.end(), routed) == 1);
+        }
+      }
+      // Without sequence parallelism (which Megatron-Core requires with MoE and TP) the
+      // block's output, sharded, is gathered back to the replicated layout: T h more forward.
+      if (!sp) {
+        const auto b = bytes(c.forward, Group::tp, network::Op::all_gather);
+        CHECK(std::count(b.begin(), b.end(), 2.0 * 2048 * 4096) == 1);
+      }
+    }
+  }
+}
+
+TEST_CASE("fp8: the linear layers' GEMMs run at the fp8 rate, attention stays at bf16's") {
+  // Transformer Engine runs attention in bf16 unless FP8 attention (fp8_dpa) is asked for.
+  // Chunk 0 of gpt(2) on pp = 2 holds layer 0 and the embedding; element-wise ops move the
+  // same bf16 bytes either way, so what fp8 changes is the four weight GEMMs alone:
+  //   forward(fp8) - forward(bf16) = sum over QKV, projection, fc1, fc2 of
+  //                                  gemm(fp8) - gemm(bf16)      (< 0)
+  //   backward: the same over their data- and weight-gradient GEMMs
+  // and the attention core's time is bf16's in both.
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(2);
+  const compute::ComputeProfile profile = compute::default_profile(s.node.gpu_name, s.node.gpu);
+  const std::int64_t T = 2048, h = 4096, f = 4 * 4096;
+  const compute::GemmShape gemms[] = {{T, 3 * h, h, 1}, {T, h, h, 1}, {T, f, h, 1}, {T, h, f, 1}};
+  double fwd = 0.0, bwd = 0.0;
+  const auto diff = [&](const compute::GemmShape& g) {
+    return compute::gemm_seconds(g, compute::Dtype::fp8, profile) - compute::gemm_seconds(g, compute::Dtype::bf16, profile);
+  };
+  for (const compute::GemmShape& g : gemms) {
+    fwd += diff(g);
+    bwd += diff({g.m, g.k, g.n, 1}) + diff({g.k, g.n, g.m, 1});
+  }
+  CHECK(fwd < 0.0);
+  for (const AttentionKernel kernel : {AttentionKernel::flash, AttentionKernel::unfused}) {
+    CAPTURE(kernel == AttentionKernel::flash);
+    JobConfig j = job_for(1, 2, 1, 4);
+    j.attention = kernel;
+    const ChunkCost bf16 = chunk_costs(j, m, profile)[0];
+    j.precision = compute::Dtype::fp8;
+    const ChunkCost fp8 = chunk_costs(j, m, profile)[0];
+    CHECK(fp8.forward.compute_s - bf16.forward.compute_s == Rel(fwd).epsilon(1e-6));
+    CHECK(fp8.backward.compute_s - bf16.backward.compute_s == Rel(bwd).epsilon(1e-6));
+  }
 }
 
 TEST_CASE("context parallelism: the K/V ring hides behind attention, more so at longer sequences") {
