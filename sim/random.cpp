@@ -251,6 +251,26 @@ double RandomStream::pareto(double shape, double scale) {
   return scale * std::pow(1.0 - uniform01(), -1.0 / shape);
 }
 
+double RandomStream::gamma(double shape, double scale) {
+  require(positive_finite(shape), "RandomStream::gamma: shape", "> 0 and finite", shape);
+  require(positive_finite(scale), "RandomStream::gamma: scale", "> 0 and finite", scale);
+  if (shape < 1.0) {
+    const double g = gamma(shape + 1.0, 1.0);
+    return scale * g * std::pow(1.0 - uniform01(), 1.0 / shape);  // 1 - U in (0, 1]
+  }
+  const double d = shape - 1.0 / 3.0;
+  const double c = 1.0 / std::sqrt(9.0 * d);
+  for (;;) {
+    const double x = normal(0.0, 1.0);
+    const double v0 = 1.0 + c * x;
+    if (v0 <= 0.0) continue;
+    const double v = v0 * v0 * v0;
+    const double u = 1.0 - uniform01();  // (0, 1]: log(u) finite
+    if (u < 1.0 - 0.0331 * (x * x) * (x * x)) return scale * d * v;
+    if (std::log(u) < 0.5 * x * x + d * (1.0 - v + std::log(v))) return scale * d * v;
+  }
+}
+
 RandomStream make_stream(std::uint64_t root_seed, std::string_view name) {
   return RandomStream(mix(root_seed ^ mix(fnv1a64(name))));
 }

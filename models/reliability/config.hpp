@@ -47,6 +47,13 @@ constexpr std::array<std::pair<Per, std::string_view>, 5> enum_names(Per) {
 
 enum class Distribution { exponential, weibull, lognormal };
 
+/// How old the installed units are when the run starts (see FailuresConfig).
+enum class FleetAge { in_service, new_ };
+
+constexpr std::array<std::pair<FleetAge, std::string_view>, 2> enum_names(FleetAge) {
+  return {{{FleetAge::in_service, "in_service"}, {FleetAge::new_, "new"}}};
+}
+
 constexpr std::array<std::pair<Distribution, std::string_view>, 3> enum_names(Distribution) {
   return {{{Distribution::exponential, "exponential"},
            {Distribution::weibull, "weibull"},
@@ -161,6 +168,16 @@ struct FailuresConfig {
   std::map<std::string, ComponentConfig> components;
   Heterogeneity heterogeneity;
   RepairConfig repair;
+  /// in_service: the installed units have been running for long (a renewal process in
+  /// equilibrium): each one's first failure comes after the residual of a life, drawn from
+  /// the stationary excess law (density (1 - F(t)) / MEAN), so that the fleet fails at
+  /// exactly the configured rate from the start whatever the law. That is how rates are
+  /// measured (Meta's Llama 3 interruptions, Schroeder and Gibson's times between failures:
+  /// fleets in service). new: every unit starts at age 0, as a fleet just installed; with a
+  /// Weibull shape below 1 (infant mortality) or a lognormal, far more fail early than the
+  /// rate says (shape 0.7 over 54 days: ~5x). Replaced parts are new either way. Exponential
+  /// lives are memoryless: both are the same.
+  FleetAge fleet_age = FleetAge::in_service;
 
   static auto fields() {
     using config::field;
@@ -168,6 +185,10 @@ struct FailuresConfig {
         field("components", &FailuresConfig::components, "failure processes by component class"),
         field("heterogeneity", &FailuresConfig::heterogeneity, "how unevenly failures spread over GPUs"),
         field("repair", &FailuresConfig::repair, "detection, diagnosis, restart and repair times"),
+        field("fleet_age", &FailuresConfig::fleet_age,
+              "in_service (the installed units fail at the configured rate from the start: a "
+              "fleet long in service, how rates are measured) or new (every unit at age 0: a "
+              "Weibull shape below 1 fails early); replaced parts are new either way"),
     };
   }
 };

@@ -529,6 +529,29 @@ double draw_law(Distribution law, double mean, double shape, sim::RandomStream& 
   return mean;
 }
 
+/// The time to the first failure of a unit long in service: the residual of a life of the
+/// renewal process in equilibrium, whose law is the stationary excess law F_e(t) =
+/// (1/MEAN) int_0^t (1 - F(u)) du. It is U x L~, with U uniform on (0, 1) and L~ the
+/// length-biased life (density x f(x) / MEAN) (Cox, Renewal Theory, 1962, section 5.2; Ross,
+/// Stochastic Processes, 2nd ed., section 3.5): for a Weibull(shape k, scale s) L~ = s Y^(1/k)
+/// with Y ~ Gamma(1 + 1/k); for a lognormal(mu, sigma) L~ is lognormal(mu + sigma^2, sigma).
+/// An exponential life is memoryless: its residual is the life itself, drawn as before.
+double draw_residual(Distribution law, double mean, double shape, sim::RandomStream& r) {
+  switch (law) {
+    case Distribution::exponential: return r.exponential(mean);
+    case Distribution::weibull: {
+      const double scale = mean / std::tgamma(1.0 + 1.0 / shape);
+      const double biased = scale * std::pow(r.gamma(1.0 + 1.0 / shape, 1.0), 1.0 / shape);
+      return r.uniform01() * biased;
+    }
+    case Distribution::lognormal: {
+      const double mu = std::log(mean) - 0.5 * shape * shape;
+      return r.uniform01() * r.lognormal(mu + shape * shape, shape);
+    }
+  }
+  return mean;
+}
+
 double draw_duration(const DurationLaw& d, sim::RandomStream& r) {
   const double mean = d.mean.seconds();
   switch (d.kind) {
@@ -738,6 +761,23 @@ class Model {
       }
       for (const Node& n : nodes_) check_multipliers(n);
     }
+    // A fleet in service: each installed GPU and node unit starts with the residual of a life
+    // (draw_residual). Exponential lives are left to be drawn when they enter service, as a
+    // new unit's (the same law), so that their draws keep their order.
+    if (in_.failures->fleet_age == FleetAge::in_service) {
+      for (std::size_t c = 0; c < classes_.size(); ++c) {
+        const Klass& k = classes_[c];
+        if ((k.per != Per::gpu && k.per != Per::node) || k.law == Distribution::exponential ||
+            !std::isfinite(k.mean_s)) {
+          continue;
+        }
+        for (std::size_t u = 0; u < remaining_[c].size(); ++u) {
+          const auto unit = static_cast<std::int64_t>(u);
+          const Node& node = nodes_[k.per == Per::gpu ? u / static_cast<std::size_t>(gpn_) : u];
+          remaining_[c][u] = draw_residual(k.law, k.mean_s, k.shape, streams_[c]) / unit_mult(c, node, unit);
+        }
+      }
+    }
     {  // The share of the fleet's failure rate carried by its top 1% of GPUs (expected).
       std::vector<double> m;
       for (const Node& n : nodes_) m.insert(m.end(), n.mult.begin(), n.mult.end());
@@ -763,7 +803,8 @@ class Model {
       std::int64_t units = 0;
       if (k.per == Per::switch_) units = in_.switches;
       if (k.per == Per::link) units = in_.links;
-      for (std::int64_t u = 0; u < units; ++u) schedule_unit(c, u, 0, 1.0, 0.0);
+      const bool in_service = in_.failures->fleet_age == FleetAge::in_service;
+      for (std::int64_t u = 0; u < units; ++u) schedule_unit(c, u, 0, 1.0, 0.0, in_service);
     }
     for (std::size_t j = 0; j < r_.jobs.size(); ++j) {
       const double at = r_.jobs[j].p.submit_s;
@@ -871,10 +912,15 @@ class Model {
     engine_.schedule_after(delay, id, arg);
   }
 
-  void schedule_unit(std::size_t c, std::int64_t index, std::uint32_t gen, double mult, double from) {
+  /// Schedules the next failure of a switch, link or job unit: a new life from `from`, or
+  /// (`in_service`, an installed unit at the start) the residual of one.
+  void schedule_unit(std::size_t c, std::int64_t index, std::uint32_t gen, double mult, double from,
+                     bool in_service = false) {
     const Klass& k = classes_[c];
     if (!std::isfinite(k.mean_s)) return;
-    const double t = from + draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
+    const double life = in_service ? draw_residual(k.law, k.mean_s, k.shape, streams_[c])
+                                   : draw_law(k.law, k.mean_s, k.shape, streams_[c]);
+    const double t = from + life / mult;
     if (t < end_) engine_.schedule_at(sim::Time::from_seconds(t), fail_id_, pack(c, gen, index));
   }
 

@@ -330,9 +330,12 @@ TEST_CASE("Weibull lives: a unit keeps its age when its node leaves service; cou
   // m(t) ~ t / mu + (CV^2 - 1) / 2; Weibull shape 0.5 has CV^2 = Gamma(5) / Gamma(3)^2 - 1 = 5,
   // so 64 GPUs over 20 mean lives fail about 64 x (20 + 2) times. Were the clocks of a node's
   // other GPUs reset whenever the node is swapped out, infant mortality would repeat and the
-  // count would be several times higher.
-  const auto run = [](Distribution law, double shape) {
+  // count would be several times higher. A fleet in service (the default) starts each unit
+  // at the residual of a life, the equilibrium renewal process: its count is exactly t / mu,
+  // 64 x 20, whatever the law.
+  const auto run = [](Distribution law, double shape, FleetAge age = FleetAge::new_) {
     FailuresConfig failures;
+    failures.fleet_age = age;
     ComponentConfig gpu;
     gpu.rate = FailureRate{0.01, Per::gpu};
     gpu.distribution = law;
@@ -352,6 +355,49 @@ TEST_CASE("Weibull lives: a unit keeps its age when its node leaves service; cou
   };
   CHECK(run(Distribution::exponential, 1.0) == Rel(64 * 20.0).epsilon(0.05));
   CHECK(run(Distribution::weibull, 0.5) == Rel(64 * 22.0).epsilon(0.1));
+  CHECK(run(Distribution::weibull, 0.5, FleetAge::in_service) == Rel(64 * 20.0).epsilon(0.05));
+  CHECK(run(Distribution::lognormal, 1.5, FleetAge::in_service) == Rel(64 * 20.0).epsilon(0.05));
+}
+
+TEST_CASE("a fleet in service fails at the configured rate from the start; a new one with infant mortality far more") {
+  // 1,024 GPUs at 0.0002 per GPU-day over 30 days: 1024 x 0.0002 x 30 = 6.14 failures
+  // expected in service, whatever the law (the equilibrium renewal process's rate is 1 / mu).
+  // New at t = 0, a Weibull of shape 0.7 and mean mu = 5,000 d (scale s = mu / Gamma(1 +
+  // 1/0.7) = 5,000 / 1.2657 = 3,950 d) fails with probability F(30 d) = 1 - exp(-(30 /
+  // 3,950)^0.7) = 0.0323 in 30 days (second failures are negligible): 33.1, 5.4x the rate.
+  const auto run = [](Distribution law, double shape, FleetAge age) {
+    FailuresConfig failures;
+    failures.fleet_age = age;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.0002, Per::gpu};
+    gpu.distribution = law;
+    gpu.shape = shape;
+    failures.components["gpu"] = gpu;
+    failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(3600), 1.0};
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 128;
+    in.gpus_per_node = 8;
+    in.scheduler.spare_nodes = 16;
+    in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+    in.jobs.push_back({"job", 0, 128, 1024, 8, 1e6, std::nullopt, 1e12});
+    in.horizon_s = 30 * kDay;
+    in.replications = 200;
+    return simulate_long_run(in).failures_by_cause.at("gpu").mean;
+  };
+  // 200 replications of a Poisson-like count of mean ~6: a standard error of ~0.18 (3%); 10%
+  // bands are three of them.
+  const double expected = 1024 * 0.0002 * 30;
+  CHECK(run(Distribution::exponential, 1.0, FleetAge::in_service) == Rel(expected).epsilon(0.1));
+  CHECK(run(Distribution::weibull, 0.7, FleetAge::in_service) == Rel(expected).epsilon(0.1));
+  CHECK(run(Distribution::lognormal, 2.0, FleetAge::in_service) == Rel(expected).epsilon(0.1));
+  CHECK(run(Distribution::weibull, 2.0, FleetAge::in_service) == Rel(expected).epsilon(0.1));
+  const double scale = 5000.0 / std::tgamma(1.0 + 1.0 / 0.7);
+  const double new_fleet = 1024 * (1.0 - std::exp(-std::pow(30.0 / scale, 0.7)));
+  CHECK(new_fleet == Rel(33.1).epsilon(0.01));
+  CHECK(run(Distribution::weibull, 0.7, FleetAge::new_) == Rel(new_fleet).epsilon(0.05));
+  // Memoryless: an exponential fleet is the same new or in service.
+  CHECK(run(Distribution::exponential, 1.0, FleetAge::new_) == run(Distribution::exponential, 1.0, FleetAge::in_service));
 }
 
 TEST_CASE("a finished job's nodes become spares; a job down at the end counts its downtime as lost") {
@@ -541,6 +587,7 @@ namespace {
 /// falling hazard) with a mean life of 100 days; a 1-hour repair.
 LongRunResult burn_in_run(double burn_in_days, double horizon_days, std::int64_t replications) {
   FailuresConfig failures;
+  failures.fleet_age = FleetAge::new_;  // a new fleet, which burn-in is for
   ComponentConfig gpu;
   gpu.rate = FailureRate{0.01, Per::gpu};
   gpu.distribution = Distribution::weibull;

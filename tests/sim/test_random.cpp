@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -250,6 +251,12 @@ TEST_CASE("distributions: sample moments match the analytic ones") {
       // Pareto(alpha, x_m): E[X^j] = alpha x_m^j / (alpha - j) for alpha > j (alpha = 5 > 4).
       {"pareto", [&](RandomStream& r) { return r.pareto(alpha, xm); }, alpha * xm / (alpha - 1),
        alpha * xm * xm / (alpha - 2), alpha * std::pow(xm, 4) / (alpha - 4), xm},
+      // Gamma(shape a, scale t): E[X^j] = t^j a (a + 1) ... (a + j - 1). Both branches: a >= 1
+      // (Marsaglia-Tsang) and a < 1 (boosted from a + 1).
+      {"gamma", [&](RandomStream& r) { return r.gamma(2.5, 1.5); }, 2.5 * 1.5, 2.5 * 3.5 * std::pow(1.5, 2),
+       2.5 * 3.5 * 4.5 * 5.5 * std::pow(1.5, 4), 0.0},
+      {"gamma_small_shape", [&](RandomStream& r) { return r.gamma(0.4, 2.0); }, 0.4 * 2.0, 0.4 * 1.4 * 4.0,
+       0.4 * 1.4 * 2.4 * 3.4 * 16.0, 0.0},
   };
   const int n = 200000;
   for (const Row& row : rows) {
@@ -380,6 +387,8 @@ TEST_CASE("distributions: degenerate parameters and rejected ones") {
       {"lognormal mean -1", [&] { RandomStream::lognormal_mu_from_mean(-1.0, 1.0); }},
       {"pareto shape -2", [&] { r.pareto(-2.0, 1.0); }},
       {"pareto scale 0", [&] { r.pareto(2.0, 0.0); }},
+      {"gamma shape 0", [&] { r.gamma(0.0, 1.0); }},
+      {"gamma scale inf", [&] { r.gamma(2.0, std::numeric_limits<double>::infinity()); }},
   };
   for (const Row& row : bad) {
     CAPTURE(row.what);
