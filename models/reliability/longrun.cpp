@@ -586,6 +586,8 @@ struct JobState {
   /// Elements down that the job routes around: (class, unit) -> its factor.
   std::map<std::pair<std::size_t, std::int64_t>, double> degraded_by;
   bool queued = false, started = false, running = false, finished = false, waiting = false;
+  bool restarting = false;          ///< between begin_restart and on_restarted
+  std::uint32_t restart_gen = 0;    ///< bumped when a failure aborts a restart in progress
   double run_start = 0.0, down_since = 0.0;
   double start_time = 0.0;  ///< first start
   double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
@@ -1259,7 +1261,26 @@ class Model {
 
   void interrupt(std::int64_t index, const Klass& k) {
     JobState& j = r_.jobs[static_cast<std::size_t>(index)];
-    if (j.finished || !j.running) return;
+    if (j.finished) return;
+    if (!j.running) {
+      // Down already. Before its restart begins (detection, diagnosis, waiting for nodes) the
+      // failure joins the one being handled. During the restart (relaunch, checkpoint read)
+      // it aborts it: the job is interrupted again and goes through detection and restart
+      // once more. Ignored, failures in the restart cost nothing: at 98,304 GPUs 117 of 633
+      // failures fell in restarts, ~1.2 days of a 15-day run.
+      if (j.restarting && !k.planned) {
+        ++j.restart_gen;
+        j.restarting = false;
+        ++j.interruptions;
+        ++j.by_cause[k.name];
+        record("interruption", k.name, index, -1, -1);
+        const RepairConfig& rc = in_.failures->repair;
+        const double detect = draw_duration(rc.detect, stop_rng_);
+        const double diagnose = draw_duration(rc.diagnose, stop_rng_);
+        after(detect + diagnose, ready_id_, static_cast<std::uint64_t>(index));
+      }
+      return;
+    }
     const double now = engine_.now().seconds();
     account(j, now);
     const double k_done = committed_cycles(j, now);
@@ -1340,8 +1361,9 @@ class Model {
 
   void begin_restart(JobState& j, std::int64_t index) {
     j.waiting = false;
+    j.restarting = true;
     after(draw_duration(in_.failures->repair.restart, stop_rng_) + j.read, restarted_id_,
-          static_cast<std::uint64_t>(index));
+          static_cast<std::uint64_t>(index) | static_cast<std::uint64_t>(j.restart_gen) << 32);
   }
 
   // ---- the queue ---------------------------------------------------------------------
@@ -1696,8 +1718,11 @@ class Model {
     begin_restart(j, static_cast<std::int64_t>(arg));
   }
 
-  void on_restarted(sim::Engine&, std::uint64_t arg) {
+  void on_restarted(sim::Engine&, std::uint64_t packed) {
+    const std::uint64_t arg = packed & 0xFFFFFFFFu;
     JobState& j = r_.jobs[arg];
+    if (static_cast<std::uint32_t>(packed >> 32) != j.restart_gen) return;  // aborted by a failure
+    j.restarting = false;
     if (j.finished || j.running) return;
     if (!can_restart(j)) {  // a node failed during the restart
       j.waiting = true;

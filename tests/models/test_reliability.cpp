@@ -117,6 +117,30 @@ TEST_CASE("checkpoint/restart follows its renewal equation: ETTR = tau / ((M + D
   CHECK(r.jobs[0].interruptions.mean > 3500.0);
 }
 
+TEST_CASE("a failure during a restart aborts it: the restart is exposed, D' = M (e^(D/M) - 1)") {
+  // Failures at mean M = 3 h whatever the job does; no detection or diagnosis, a fixed 1 h
+  // restart plus the 60 s checkpoint read: D = 3,660 s, during which a failure starts the
+  // restart over. The time to get D failure-free is M (e^(D/M) - 1) = 4,357 s (the expected
+  // wait for a gap of D in a Poisson process), which replaces D in the renewal equation:
+  // ETTR = tau / ((M + D') (e^((tau + delta)/M) - 1)) = 0.589 at tau = 1 h, delta = 60 s
+  // (0.617 with failures in the restart ignored). Every failure interrupts: running, or
+  // restarting.
+  Fixture f(3.0 / 24.0);
+  f.failures.repair.detect = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(0), 1.0};
+  f.failures.repair.diagnose = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(0), 1.0};
+  f.failures.repair.restart = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(3600), 1.0};
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  f.in.horizon_s = 2000 * kDay;
+  f.in.replications = 4;
+  const LongRunResult r = simulate_long_run(f.in);
+  const double M = 3 * 3600.0, tau = 3600, delta = 60, D = 3600 + 60;
+  const double exposed = M * (std::exp(D / M) - 1.0);
+  const double expected = tau / ((M + exposed) * (std::exp((tau + delta) / M) - 1.0));
+  CHECK(expected == Rel(0.589).epsilon(0.002));
+  CHECK(r.jobs[0].ettr.mean == Rel(expected).epsilon(0.01));
+  CHECK(r.jobs[0].interruptions.mean == Rel(r.failures_by_cause.at("software").mean).epsilon(1e-9));
+}
+
 TEST_CASE("detection, diagnosis and restart laws enter the renewal equation by their means") {
   // As above with D = detect + diagnose + restart + read, each drawn: exponential(300 s),
   // a fixed 1200 s, lognormal(600 s, 1.0); the reward-renewal ratio takes E[D] = 2160 s.
