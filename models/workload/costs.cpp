@@ -102,11 +102,18 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
   const Dtype attention_dtype = job.precision == Dtype::fp8 ? Dtype::bf16 : job.precision;
   const double eb = compute::dtype_bytes(job.precision == Dtype::fp8 ? Dtype::bf16 : job.precision);  // activations
   const std::int64_t seq = sequence_length(job, model);
-  const std::int64_t kv_heads = model.kv_heads == 0 ? model.heads : model.kv_heads;
-  const std::int64_t head_dim = model.hidden / model.heads;
+  const std::int64_t kv_heads = kv_head_count(model);
+  const std::int64_t dqk = qk_head_dim(model);   // query/key width per head
+  const std::int64_t dv = value_head_dim(model);  // value (and attention output) width per head
   const std::int64_t s_loc = seq / p.cp;
   const std::int64_t T = job.micro_batch * s_loc;
   const std::int64_t a_loc = model.heads / p.tp;
+  // Key/value heads per TP rank: kv/t, or one replicated on each of the t/kv ranks that share
+  // it when t > kv (validate_job admits t a multiple of kv), each holding the head whole, as
+  // vLLM's QKVParallelLinear does ("if tp_size >= self.total_num_kv_heads: self.num_kv_heads =
+  // 1", num_kv_head_replicas = tp_size / kv; Megatron-Core instead requires kv divisible by t,
+  // divide(num_query_groups, world_size)). Its K and V weights, GEMM columns, activations and
+  // CP ring blocks are all those of the rank's heads.
   const std::int64_t kv_loc = std::max<std::int64_t>(1, kv_heads / p.tp);
   const std::int64_t h = model.hidden;
   const bool sp = p.sequence_parallel && p.tp > 1;
@@ -114,6 +121,25 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
   const double Xs = sp ? X / as_double(p.tp) : X;
   const double t = as_double(p.tp);
   const double tokens_h_bytes = X * eb;  // one full activation tensor of width h
+  // Dropout's masks, 1 byte per element (PyTorch's bool mask; Korthikanti et al. 2022,
+  // section 4.1, count them so): kept for backward and written by the dropout kernels, for a
+  // model trained with dropout only.
+  const double mask_bytes = model.dropout ? 1.0 : 0.0;
+  // Multi-head latent attention (DeepSeek-V2/V3) as Megatron-Core runs it
+  // (megatron/core/transformer/multi_latent_attention.py, MLASelfAttention with the
+  // gpt_layer_specs MLA spec): the down projections W^DQ and W^DKV (with the decoupled RoPE
+  // key W^KR) are plain linears replicated on every TP rank, applied to the rank's own
+  // tokens (T/t with sequence parallelism: "q_compressed: [s / TP, b, q_lora_rank]"); their
+  // latents are normed and enter the TP region, whose column-parallel up projections
+  // (W^UQ, W^UK W^UV) make the rank's heads. The TP region's entry then carries the latents,
+  // r_q + r_kv + d_r wide, instead of the hidden state (still h wide for a projection that
+  // is full-rank).
+  const bool q_low = model.q_lora_rank > 0;
+  const bool kv_low = model.kv_lora_rank > 0;
+  const std::int64_t latent_width =
+      (q_low ? model.q_lora_rank : 0) + (kv_low ? model.kv_lora_rank + model.rope_head_dim : 0);
+  const std::int64_t attention_entry_width = latent_width + (q_low && kv_low ? 0 : h);
+  const std::int64_t T_own = sp ? std::max<std::int64_t>(1, T / p.tp) : T;  // the rank's own (sequence-parallel) tokens
 
   // Megatron's tensor-parallel regions (Shoeybi et al. 2019, Figure 3: f and g; Korthikanti
   // et al. 2022, Figure 5: g and g-bar). Entering (before the QKV or MLP-up GEMM): with
@@ -124,12 +150,12 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
   // backward. Per dense layer without sequence parallelism: 2 all-reduces forward and 2
   // backward (full recomputation repeats the forward's); with it, 2 all-gathers and 2
   // reduce-scatters each way, the same bytes on a ring. (An MoE block's differ: below.)
-  const auto tp_enter = [&](LayerBuilder& L) {
+  const auto tp_enter = [&](LayerBuilder& L, double bytes) {
     if (p.tp <= 1) return;
     if (sp) {
-      L.comm(Group::tp, Op::all_gather, Op::reduce_scatter, tokens_h_bytes);
+      L.comm(Group::tp, Op::all_gather, Op::reduce_scatter, bytes);
     } else {
-      L.backward.comm.push_back({Group::tp, Op::all_reduce, tokens_h_bytes, 1, 0.0});
+      L.backward.comm.push_back({Group::tp, Op::all_reduce, bytes, 1, 0.0});
     }
   };
   const auto tp_leave = [&](LayerBuilder& L) {
@@ -148,50 +174,93 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     expert_params = 0.0;
     // Attention block.
     L.elementwise(2.0 * Xs * eb, true);  // norm
-    tp_enter(L);
-    const std::int64_t qkv_n = (a_loc + 2 * kv_loc) * head_dim;
-    L.gemm({T, qkv_n, h, 1});
-    params += as_double(h) * as_double((model.heads + 2 * kv_heads) * head_dim) / t;
-    const AttentionShape att{job.micro_batch * a_loc, s_loc, seq, head_dim, true};
+    double latents_kept = 0.0;  // MLA: bytes kept of the latents (their norms' and up projections' inputs)
+    if (q_low || kv_low) {
+      // MLA's down projections on the rank's own tokens, replicated weights; the latents' norms.
+      if (q_low) {
+        L.gemm({T_own, model.q_lora_rank, h, 1});
+        params += as_double(h) * as_double(model.q_lora_rank) + as_double(model.q_lora_rank);
+      }
+      if (kv_low) {
+        L.gemm({T_own, model.kv_lora_rank + model.rope_head_dim, h, 1});
+        params += as_double(h) * as_double(model.kv_lora_rank + model.rope_head_dim) + as_double(model.kv_lora_rank);
+      }
+      const double normed = as_double(T_own) * as_double(model.q_lora_rank + model.kv_lora_rank) * eb;
+      L.elementwise(2.0 * normed, true);
+      // Kept: each latent norm's input (dropped by selective recomputation, as the norms') and
+      // each up projection's input (the rank's share with sequence parallelism, as Megatron's
+      // column-parallel linears keep it).
+      latents_kept = normed + as_double(T_own) * as_double(latent_width) * eb;
+    }
+    tp_enter(L, as_double(T) * as_double(attention_entry_width) * eb);
+    // Up projections from the latents; full-rank projections from the hidden state in one GEMM.
+    if (q_low) {
+      L.gemm({T, a_loc * dqk, model.q_lora_rank, 1});
+      params += as_double(model.q_lora_rank) * as_double(a_loc * dqk);
+    }
+    if (kv_low) {
+      const std::int64_t kv_n = a_loc * (dqk - model.rope_head_dim + dv);
+      L.gemm({T, kv_n, model.kv_lora_rank, 1});
+      params += as_double(model.kv_lora_rank) * as_double(kv_n);
+    }
+    const std::int64_t full_n = (q_low ? 0 : a_loc * dqk) + (kv_low ? 0 : kv_loc * (dqk + dv));
+    if (full_n > 0) {
+      L.gemm({T, full_n, h, 1});
+      params += as_double(h) * as_double(full_n);
+    }
+    // The attention kernel's model (models/compute) has one head width: its FLOPs (4 bh q kv d)
+    // and bytes (Q, K, V, O: 2 bh (q + kv) d) are linear in it, so the mean of the query/key
+    // and value widths gives those of Q K^T over dqk and P V over dv exactly (to half a
+    // column when their sum is odd).
+    const AttentionShape att{job.micro_batch * a_loc, s_loc, seq, (dqk + dv) / 2, true};
     double attention_fwd = 0.0;
     if (job.attention == AttentionKernel::flash) {
       attention_fwd = compute::attention_seconds(att, attention_dtype, false, profile);
       // What the kernel executes: a causal one skips the masked half of the score matrix (its
       // time, above, does too). Model FLOPs (MFU) count the whole of it, as PaLM does.
-      const double flops = (att.causal ? 0.5 : 1.0) * 4.0 * as_double(att.batch_heads) * as_double(s_loc) *
-                           as_double(seq) * as_double(head_dim);
+      const double flops = (att.causal ? 0.5 : 1.0) * 2.0 * as_double(att.batch_heads) * as_double(s_loc) *
+                           as_double(seq) * as_double(dqk + dv);
       L.forward.compute_s += attention_fwd;
       L.forward.hardware_flops += flops;
       L.backward.compute_s += compute::attention_seconds(att, attention_dtype, true, profile);
       L.backward.hardware_flops += 2.5 * flops;
     } else {
       const std::int64_t bh = job.micro_batch * a_loc;
-      const GemmShape qk{s_loc, seq, head_dim, bh};
-      const GemmShape pv{s_loc, head_dim, seq, bh};
+      const GemmShape qk{s_loc, seq, dqk, bh};
+      const GemmShape pv{s_loc, dv, seq, bh};
       const double elems = as_double(bh) * as_double(s_loc) * as_double(seq);
-      const double soft_f = compute::memory_seconds(9.0 * elems, profile);
+      // Softmax reads the scores and writes the probabilities (2 eb); dropout, where the model
+      // has it, reads them and writes its output and mask (eb + eb + 1): 9 bytes an element in
+      // 16-bit, Korthikanti et al.'s, or 4 without dropout.
+      const double score_bytes = 2.0 * eb + (model.dropout ? 2.0 * eb + mask_bytes : 0.0);
+      const double soft_f = compute::memory_seconds(score_bytes * elems, profile);
       const double gf =
           compute::gemm_seconds(qk, attention_dtype, profile) + compute::gemm_seconds(pv, attention_dtype, profile);
       attention_fwd = gf + soft_f;
       const double flops = L.gemm_flops(qk) + L.gemm_flops(pv);
       L.forward.compute_s += attention_fwd;
       L.forward.hardware_flops += flops;
-      L.backward.compute_s += 2.0 * gf + compute::memory_seconds(2.0 * 9.0 * elems, profile);
+      L.backward.compute_s += 2.0 * gf + compute::memory_seconds(2.0 * score_bytes * elems, profile);
       L.backward.hardware_flops += 2.0 * flops;
       L.selective.compute_s += attention_fwd;
       L.selective.hardware_flops += flops;
     }
+    // The rank's K and V (its kv_loc heads, or MLA's a_loc up-projected ones), bytes.
+    const std::int64_t kv_loc_heads = kv_low ? a_loc : kv_loc;
+    const double kv_bytes = as_double(T) * as_double(kv_loc_heads * (dqk + dv)) * eb;
     if (p.cp > 1) {
       // Ring attention: each rank's K and V blocks visit every other rank, forward; their
       // gradients travel back in backward. An all-gather of the K/V blocks moves the same bytes.
-      const double kv_block = 2.0 * as_double(T) * as_double(kv_loc * head_dim) * eb;
-      L.forward.comm.push_back({Group::cp, Op::all_gather, kv_block * as_double(p.cp), 1, attention_fwd});
-      L.backward.comm.push_back({Group::cp, Op::reduce_scatter, kv_block * as_double(p.cp), 1, 2.0 * attention_fwd});
+      L.forward.comm.push_back({Group::cp, Op::all_gather, kv_bytes * as_double(p.cp), 1, attention_fwd});
+      L.backward.comm.push_back({Group::cp, Op::reduce_scatter, kv_bytes * as_double(p.cp), 1, 2.0 * attention_fwd});
     }
-    L.gemm({T, h, a_loc * head_dim, 1});
-    params += as_double(model.heads * head_dim) * as_double(h) / t;
+    L.gemm({T, h, a_loc * dv, 1});
+    params += as_double(a_loc * dv) * as_double(h);
     tp_leave(L);
-    L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
+    // Residual add (read two, write one) fused with dropout where the model has it (Megatron's
+    // bias-dropout-add: its mask written too).
+    const double residual_bytes = Xs * (3.0 * eb + mask_bytes);
+    L.elementwise(residual_bytes, false);
     // MLP block.
     L.elementwise(2.0 * Xs * eb, true);  // norm
     // An MoE block follows Megatron-Core's all-to-all token dispatcher (token_dispatcher.py,
@@ -214,7 +283,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     if (moe_own_region) {
       if (p.tp > 1 && !sp) L.backward.comm.push_back({Group::tp, Op::all_gather, tokens_h_bytes, 1, 0.0});
     } else {
-      tp_enter(L);
+      tp_enter(L, tokens_h_bytes);
     }
     const double mats_in = model.ffn == Mlp::swiglu ? 2.0 : 1.0;
     double fc1_elems = 0.0;  // fc1 outputs kept, elements
@@ -255,7 +324,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     } else {
       tp_leave(L);
     }
-    L.elementwise(3.5 * Xs * eb, false);  // dropout + residual add
+    L.elementwise(residual_bytes, false);  // dropout (if any) + residual add
     params += 2.0 * as_double(h);  // norm weights (replicated over TP)
 
     // Recomputation before backward.
@@ -265,17 +334,21 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       add_pass(L.backward, L.selective);
     }
     // Activations kept (bytes; the header's table with element size eb and 1-byte masks).
-    const double kv_bytes = 2.0 * as_double(T) * as_double(kv_loc * head_dim) * eb;  // K and V
+    // The attention core's inputs and output: Q (a_loc dqk), K and V, O (a_loc dv) per token.
+    const double qo_bytes = as_double(T) * as_double(a_loc * (dqk + dv)) * eb;
     const double s2 = job.attention == AttentionKernel::unfused
-                          ? (2.0 * eb + 1.0) * as_double(job.micro_batch * a_loc) * as_double(s_loc) * as_double(seq)
+                          ? (model.dropout ? 2.0 * eb + mask_bytes : eb) * as_double(job.micro_batch * a_loc) *
+                                as_double(s_loc) * as_double(seq)
                           : 0.0;
     switch (job.recompute) {
       case Recompute::none:
-        activations = Xs * (4.0 * eb + 2.0) + 2.0 * X / t * eb + kv_bytes + (fc1_elems + act_elems) * eb +
-                      expert_inputs + s2;
+        activations = Xs * (4.0 * eb + 2.0 * mask_bytes) + qo_bytes + kv_bytes + (fc1_elems + act_elems) * eb +
+                      expert_inputs + s2 + latents_kept;
         break;
       case Recompute::selective:
-        activations = Xs * (2.0 * eb + 2.0) + 2.0 * X / t * eb + kv_bytes + fc1_elems * eb + expert_inputs;
+        // The latent norms' inputs are recomputed with the norms; the up projections' kept.
+        activations = Xs * (2.0 * eb + 2.0 * mask_bytes) + qo_bytes + kv_bytes + fc1_elems * eb + expert_inputs +
+                      (latent_width > 0 ? as_double(T_own) * as_double(latent_width) * eb : 0.0);
         break;
       case Recompute::full:
         activations = Xs * eb;

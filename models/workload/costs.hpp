@@ -1,20 +1,27 @@
 // What one micro-batch costs on one GPU: compute time, the collectives it waits for, the
 // FLOPs it does and the activations it leaves behind, per pipeline model chunk.
 //
-// Notation: b micro_batch, s seq_len, c cp, t tp, h hidden, a heads, d = h / a head width,
-// kv key/value heads, f ffn_hidden, V vocab, E experts, k top_k, f_e expert_ffn_hidden.
+// Notation: b micro_batch, s seq_len, c cp, t tp, h hidden, a heads, d query/key head width
+// and d_v value head width (head_dim, v_head_dim; h / a by default), kv key/value heads and
+// kv_t = max(kv / t, 1) of them per TP rank (one replicated on the t / kv ranks sharing it
+// when t > kv), f ffn_hidden, V vocab, E experts, k top_k, f_e expert_ffn_hidden.
 // Each GPU holds s/c of the sequence, so its GEMMs see T = b s / c tokens; tensors of
 // width h are sharded over TP (T/t tokens each) with sequence parallelism, else replicated.
 //
 // Forward of one layer on one GPU (Megatron-LM's tensor-parallel layout, Shoeybi et al.
 // 2019; Korthikanti et al. 2022 for sequence parallelism):
-//   norm, [TP all-gather | -], QKV GEMM T x h x (a/t + 2 kv/t) d, attention core,
-//   output projection T x (h/t) x h, [TP reduce-scatter | all-reduce], residual,
+//   norm, [TP all-gather | -], QKV GEMM T x h x (a/t d + kv_t (d + d_v)), attention core,
+//   output projection T x (a/t d_v) x h, [TP reduce-scatter | all-reduce], residual,
 //   norm, [TP all-gather | -], MLP up T x h x f/t (x2 for swiglu's gate), activation,
 //   MLP down T x (f/t) x h, [TP reduce-scatter | all-reduce], residual.
+// Multi-head latent attention (q_lora_rank, kv_lora_rank; Megatron-Core's MLASelfAttention):
+// the replicated down projections on the rank's T/t tokens (sequence parallel; T without),
+// norms of the latents, the TP all-gather of the latents (r_q + r_kv + d_r wide, not h), the
+// column-parallel up projections T x r_q x a/t d and T x r_kv x a/t (d - d_r + d_v).
 // Attention core: flash (one fused kernel, models/compute) or unfused: batched GEMMs
-// Q K^T and P V over b a/t heads plus softmax and dropout over b (a/t) (s/c) s elements
-// (9 bytes each forward: softmax read and write, dropout read, write and mask).
+// Q K^T and P V over b a/t heads plus softmax and, for a model with dropout, dropout over
+// b (a/t) (s/c) s elements (4 eb + 1 bytes each forward, 9 in 16-bit: softmax read and write,
+// dropout read, write and 1-byte mask; 2 eb without dropout).
 // With context parallelism each GPU's queries attend to all s keys; the key/value blocks
 // go round the CP ring (Liu et al., Ring Attention, 2023) overlapped with the attention
 // compute: only the part of the ring exchange longer than the attention is exposed.
@@ -42,18 +49,24 @@
 // First chunk: embedding lookup (memory-bound). Last chunk: output GEMM T x h x V/t (vocab
 // padded to a multiple of 128 t) and the cross-entropy (memory-bound, fp32).
 //
-// Activations kept per layer and micro-batch (bytes; X = T h, X_s = X/t with sequence
-// parallelism else X; Korthikanti et al. 2022, section 4, generalised to GQA and swiglu):
-//   none       10 X_s + 4 X/t + 4 T kv d / t + fc1 + 2 T f/t  [+ 5 b (a/t) (s/c) s unfused]
-//              fc1 = 2 T f/t (gelu) or 4 T f/t (swiglu); MoE layers count T k tokens
-//              through the experts and the dispatched input 2 T k h
-//   selective  drops the norm outputs (4 X_s), the activation output (2 T f/t) and the
-//              s^2 attention terms
+// Activations kept per layer and micro-batch (bytes, 16-bit; X = T h, X_s = X/t with sequence
+// parallelism else X; Korthikanti et al. 2022, section 4.1, generalised to GQA, head widths,
+// swiglu and models without dropout):
+//   none       8 X_s + 2 m X_s + 2 T a/t (d + d_v) + 2 T kv_t (d + d_v) + fc1 + 2 T f/t
+//              [+ (4 + m) b (a/t) (s/c) s unfused]
+//              m = 1 (the two 1-byte dropout masks, attention output and MLP output, and the
+//              attention-probability mask) for a model with dropout, else 0 (and the s^2 term
+//              keeps the softmax output only); fc1 = 2 T f/t (gelu) or 4 T f/t (swiglu); MoE
+//              layers count T k tokens through the experts and the dispatched input 2 T k h;
+//              MLA adds its latents, each norm's input and each up projection's
+//   selective  drops the norm outputs (4 X_s, and MLA's latent norms'), the activation output
+//              (2 T f/t) and the s^2 attention terms
 //   full       2 X_s (the layer input)
-// which for GPT (gelu, f = 4h, a = kv, c = t = 1, unfused) is Korthikanti's s b h (34 + 5 a s / h).
+// which for GPT (gelu, f = 4h, a = kv, d = d_v = h/a, dropout, c = t = 1, unfused) is
+// Korthikanti's s b h (34 + 5 a s / h), and s b h (32 + 2 a s / h) without dropout.
 //
-// Hardware FLOPs (HFU), what the kernels execute: 2 m n k per GEMM; attention 4 b (a/t) (s/c)
-// s d forward over the score matrix, half of it for a causal flash kernel (which skips the
+// Hardware FLOPs (HFU), what the kernels execute: 2 m n k per GEMM; attention 2 b (a/t) (s/c)
+// s (d + d_v) forward over the score matrix, half of it for a causal flash kernel (which skips the
 // masked blocks), all of it unfused; x2.5 backward for flash (its recomputation), x2
 // unfused. Model FLOPs (MFU, step.hpp) count causal attention in full, as PaLM does, so a
 // causal flash job without recomputation has an HFU below its MFU.
@@ -61,7 +74,11 @@
 // LIMITATIONS: no kernel fusion beyond flash attention and fused activations; element-wise
 // ops are one kernel each at achieved HBM bandwidth; balanced expert routing; the TP
 // all-gathers that Megatron repeats in backward for weight gradients are taken as hidden
-// behind the data-gradient GEMMs; dropout is counted whether or not the model uses it.
+// behind the data-gradient GEMMs; a flash kernel's time does not depend on dropout (it
+// regenerates its mask from the RNG state, keeping none); gradients of weights replicated over
+// TP ranks are not all-reduced over TP: MLA's down projections (partial over the ranks'
+// tokens; DeepSeek-V3: 15M parameters a layer) and K/V heads shared by t/kv ranks; the
+// embedding's dropout is not modelled.
 #pragma once
 
 #include <cstdint>

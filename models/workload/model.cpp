@@ -5,9 +5,24 @@
 namespace clustersim::workload {
 
 std::string validate(const ModelSpec& m) {
-  if (m.hidden % m.heads != 0) return fmt::format("hidden {} is not a multiple of heads {}", m.hidden, m.heads);
-  const std::int64_t kv = m.kv_heads == 0 ? m.heads : m.kv_heads;
+  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
+    return fmt::format("hidden {} is not a multiple of heads {} (give head_dim if the heads are of another width)",
+                       m.hidden, m.heads);
+  }
+  const std::int64_t kv = kv_head_count(m);
   if (m.heads % kv != 0) return fmt::format("heads {} is not a multiple of kv_heads {}", m.heads, kv);
+  // Multi-head latent attention up-projects every head's key and value from the shared latent
+  // (DeepSeek-V2, section 2.1.2): there are as many key/value heads as query heads.
+  if (m.kv_lora_rank > 0 && kv != m.heads) {
+    return fmt::format("kv_lora_rank (multi-head latent attention) gives every head its own key and value: kv_heads "
+                       "{} must equal heads {}",
+                       kv, m.heads);
+  }
+  if (m.rope_head_dim > 0 && m.kv_lora_rank == 0) return "rope_head_dim (a decoupled RoPE key) needs kv_lora_rank";
+  if (m.rope_head_dim >= qk_head_dim(m)) {
+    return fmt::format("rope_head_dim {} must be less than the query/key head width {}", m.rope_head_dim,
+                       qk_head_dim(m));
+  }
   if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts || m.expert_ffn_hidden < 1)) {
     return fmt::format("a mixture of experts needs 1 <= top_k <= experts ({}) and expert_ffn_hidden", m.experts);
   }
@@ -18,12 +33,33 @@ std::string validate(const ModelSpec& m) {
   return {};
 }
 
+std::int64_t kv_head_count(const ModelSpec& m) { return m.kv_heads == 0 ? m.heads : m.kv_heads; }
+
+std::int64_t qk_head_dim(const ModelSpec& m) { return m.head_dim > 0 ? m.head_dim : m.hidden / m.heads; }
+
+std::int64_t value_head_dim(const ModelSpec& m) { return m.v_head_dim > 0 ? m.v_head_dim : qk_head_dim(m); }
+
+double attention_parameters(const ModelSpec& m) {
+  // The header's table: full-rank Q, K, V and output projections, or MLA's low-rank ones
+  // (DeepSeek-V2, arXiv 2405.04434, equations 9-10 and 14-15, with an RMSNorm on each latent
+  // as in DeepSeek-V3's released model: q_a_layernorm, kv_a_layernorm).
+  const auto h = static_cast<double>(m.hidden);
+  const auto a = static_cast<double>(m.heads);
+  const auto kv = static_cast<double>(kv_head_count(m));
+  const auto d = static_cast<double>(qk_head_dim(m));
+  const auto dv = static_cast<double>(value_head_dim(m));
+  const auto rq = static_cast<double>(m.q_lora_rank);
+  const auto rkv = static_cast<double>(m.kv_lora_rank);
+  const auto dr = static_cast<double>(m.rope_head_dim);
+  const double q = m.q_lora_rank > 0 ? h * rq + rq + rq * a * d : h * a * d;
+  const double k_v = m.kv_lora_rank > 0 ? h * (rkv + dr) + rkv + rkv * a * (d - dr + dv) : h * kv * (d + dv);
+  return q + k_v + a * dv * h;
+}
+
 ParameterCount parameters(const ModelSpec& m) {
   const auto h = static_cast<double>(m.hidden);
   const auto L = static_cast<double>(m.layers);
-  const double head_dim = h / static_cast<double>(m.heads);
-  const double kv = static_cast<double>(m.kv_heads == 0 ? m.heads : m.kv_heads) * head_dim;
-  const double attention = h * (h + 2 * kv) + h * h;
+  const double attention = attention_parameters(m);
   const double mats = m.ffn == Mlp::gelu ? 2.0 : 3.0;
   const double dense_mlp = mats * h * static_cast<double>(m.ffn_hidden);
   const double norms = 2 * h;
@@ -49,7 +85,10 @@ ParameterCount parameters(const ModelSpec& m) {
 
 double training_flops_per_token(const ModelSpec& m, std::int64_t seq) {
   const ParameterCount p = parameters(m);
-  const double attention = 12.0 * static_cast<double>(m.layers) * static_cast<double>(m.hidden) * static_cast<double>(seq);
+  // Q K^T over head width d and P V over d_v: 6 L s a (d + d_v), PaLM's 12 L h s when d = d_v = h / a.
+  const double attention = 6.0 * static_cast<double>(m.layers) * static_cast<double>(seq) *
+                           static_cast<double>(m.heads) *
+                           static_cast<double>(qk_head_dim(m) + value_head_dim(m));
   // A tied output layer reuses the embedding table but still multiplies by it.
   const double tied_output = m.tied_embeddings ? p.embedding : 0.0;
   return 6.0 * (p.active - p.embedding + tied_output) + attention;

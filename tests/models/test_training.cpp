@@ -155,6 +155,100 @@ TEST_CASE("activations per layer follow Korthikanti et al. 2022: s b h (34 + 5 a
   CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h / 4 * 34));
 }
 
+TEST_CASE("a model without dropout keeps no masks: s b h (32 + 2 a s / h), and writes none") {
+  // Korthikanti et al. 2022, section 4.1: of the 34 s b h, 2 s b h are the two 1-byte dropout
+  // masks (attention output, MLP output); of the 5 a s^2 b, the attention-probability mask
+  // (a s^2 b) and the dropout output (2 a s^2 b). Without dropout the probabilities (2 a s^2 b)
+  // are all that P V and the softmax backward need.
+  ModelSpec m = gpt(2, 4096, 32);
+  m.dropout = false;
+  const double s = 2048, b = 2, h = 4096, a = 32;
+  const auto cluster = small_cluster();
+  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  JobConfig j = job_for(1, 2, 1, 4);
+  j.micro_batch = 2;
+  j.attention = AttentionKernel::unfused;
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h * (32 + 2 * a * s / h)));
+  j.parallelism.tp = 4;
+  j.parallelism.sequence_parallel = true;
+  j.gpus = 8;
+  j.attention = AttentionKernel::flash;
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h / 4 * 32));
+  // Selective recomputation keeps the masks too when there are some: 2 s b h / t more.
+  j.recompute = Recompute::selective;
+  const double selective_without = chunk_costs(j, m, profile)[0].activation_bytes;
+  m.dropout = true;
+  CHECK(chunk_costs(j, m, profile)[0].activation_bytes - selective_without == Rel(2 * s * b * h / 4));
+  // The fused residual adds (2 per layer) write a 1-byte mask per element of X_s = s b h / t
+  // with dropout: forward, 2 X_s bytes more at HBM bandwidth (chunk 0 holds one layer).
+  j.recompute = Recompute::none;
+  const double with = chunk_costs(j, m, profile)[0].forward.compute_s;
+  m.dropout = false;
+  const double without = chunk_costs(j, m, profile)[0].forward.compute_s;
+  CHECK(with - without == Rel(2 * s * b * h / 4 / profile.hbm_bandwidth.value()));
+}
+
+TEST_CASE("K/V heads replicated over TP ranks when tp > kv_heads: each rank holds one head's K and V weights") {
+  // 32 heads of 128, 2 K/V heads, tp 8: each rank computes with max(2 / 8, 1) = 1 K/V head
+  // (the 4 ranks sharing a head each hold it whole), so it holds that head's weights:
+  //   attention per rank = h (a/t d + 1 x 2 d) + a/t d h
+  //   layer per rank     = attention + 2 h f / t (gelu) + 2 h (norms)
+  // and the chunk (pp = 1) adds the embedding and the untied output layer, V h / t each
+  // (V = 128 padded to 128 x 8 = 1024).
+  ModelSpec m = gpt(2, 4096, 32);
+  m.kv_heads = 2;
+  const double h = 4096, d = 128, f = 4 * 4096, t = 8, V = 1024;
+  const auto cluster = small_cluster();
+  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  const JobConfig j = job_for(8, 1, 1, 1);
+  REQUIRE(validate_job(j, m, 8).empty());
+  const double attention = h * (32 / t * d + 2 * d) + 32 / t * d * h;
+  const double layer = attention + 2 * h * f / t + 2 * h;
+  CHECK(chunk_costs(j, m, profile)[0].parameters == Rel(2 * layer + 2 * V * h / t));
+}
+
+TEST_CASE("head widths and multi-head latent attention: per-rank weights, TP bytes and attention FLOPs") {
+  // A DeepSeek-V3-shaped layer, scaled down: h 1024, 16 heads, query/key heads 96 wide (64 +
+  // 32 RoPE), values 64, q_lora_rank 256, kv_lora_rank 128 (DeepSeek-V2, section 2.1).
+  ModelSpec m = gpt(1, 1024, 16);
+  m.head_dim = 96;
+  m.v_head_dim = 64;
+  m.q_lora_rank = 256;
+  m.kv_lora_rank = 128;
+  m.rope_head_dim = 32;
+  m.ffn = Mlp::swiglu;
+  REQUIRE(validate(m).empty());
+  const double h = 1024, a = 16, d = 96, dv = 64, rq = 256, rkv = 128, dr = 32, f = 4096;
+  const auto cluster = small_cluster();
+  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  // tp = 1: the chunk holds every parameter of the model but the final norm (h).
+  JobConfig j = job_for(1, 1, 1, 1);
+  CHECK(chunk_costs(j, m, profile)[0].parameters == Rel(parameters(m).total - h));
+  // tp = 4 with sequence parallelism: the down projections (and latent norms) on every rank
+  // whole, the up and output projections split:
+  //   replicated  h rq + rq + h (rkv + dr) + rkv
+  //   split       (rq a d + rkv a (d - dr + dv) + a dv h) / t
+  j = job_for(4, 1, 1, 1);
+  j.parallelism.sequence_parallel = true;
+  const double t = 4;
+  const double replicated = h * rq + rq + h * (rkv + dr) + rkv;
+  const double split = (rq * a * d + rkv * a * (d - dr + dv) + a * dv * h) / t;
+  const double V = 512;  // 128 padded to 128 x 4
+  const ChunkCost c = chunk_costs(j, m, profile)[0];
+  CHECK(c.parameters == Rel(replicated + split + 3 * h * f / t + 2 * h + 2 * V * h / t));
+  // The attention block's TP all-gather carries the latents, T (rq + rkv + dr) x 2 bytes
+  // (T = 2048), the MLP's the hidden state, T h x 2.
+  std::multiset<double> gathers;
+  for (const CommCall& call : c.forward.comm) {
+    if (call.group == Group::tp && call.op == network::Op::all_gather) gathers.insert(call.bytes);
+  }
+  CHECK(gathers.count(2048 * (rq + rkv + dr) * 2) == 1);
+  CHECK(gathers.count(2048 * h * 2) == 1);
+  // Model FLOPs: 6 N_active + 6 L s a (d + d_v), Q K^T over 96 columns and P V over 64.
+  const double n = parameters(m).active - parameters(m).embedding;  // the untied output layer in
+  CHECK(training_flops_per_token(m, 2048) == Rel(6 * n + 6 * 1 * 2048 * a * (d + dv)));
+}
+
 TEST_CASE("tensor parallelism: 2 all-reduces per layer forward and 2 backward, as Megatron's f and g") {
   // Shoeybi et al. 2019, section 3: "two all-reduces in the forward path and two in the
   // backward path" per layer; with sequence parallelism (Korthikanti et al. 2022) each

@@ -45,12 +45,13 @@ TEST_CASE("parameter counts match the published model sizes") {
   };
   // Llama 3: 8.03B, 70.6B, 405.9B (released checkpoints); GPT-3 175B (Brown et al.);
   // Megatron's 1T row: 1008B; Mixtral 8x7B: 46.7B total, 12.9B active (Jiang et al.);
-  // DeepSeek-V3: 671B total, 37B active (its MLA attention is modelled as MHA: looser).
+  // DeepSeek-V3: 671B total, 37B active (its low-rank MLA projections counted: 671.0B and
+  // 37.6B; as multi-head attention of width 7168 it came to 672.1B and 38.7B).
   const Row rows[] = {
       {"llama3-8b", 8.03e9, 8.03e9, 0.01},      {"llama3-70b", 70.6e9, 70.6e9, 0.01},
       {"llama3-405b", 405.9e9, 405.9e9, 0.01},  {"gpt3-175b", 175e9, 175e9, 0.01},
       {"gpt-1t", 1008e9, 1008e9, 0.01},         {"mixtral-8x7b", 46.7e9, 12.9e9, 0.01},
-      {"deepseek-v3", 671e9, 37e9, 0.06},
+      {"deepseek-v3", 671e9, 37e9, 0.02},
   };
   for (const Row& r : rows) {
     CAPTURE(r.name);
@@ -81,4 +82,62 @@ TEST_CASE("training FLOPs per token: 6 N (without the input embedding, with the 
   m.tied_embeddings = true;
   m.kv_heads = 3;
   CHECK(validate(m) == "heads 2 is not a multiple of kv_heads 3");
+}
+
+TEST_CASE("the catalog's modern models train without dropout; GPT-3 and Megatron's GPT with it") {
+  // Llama 3's, Mixtral's and DeepSeek-V3's reference code has no dropout layer (their released
+  // configs: attention_dropout 0.0); GPT-3 and Megatron-LM's GPT train with dropout 0.1.
+  const ModelCatalog c = catalog();
+  for (const char* name : {"llama3-8b", "llama3-70b", "llama3-405b", "mixtral-8x7b", "deepseek-v3"}) {
+    CAPTURE(name);
+    CHECK_FALSE(c.models.at(name).dropout);
+  }
+  CHECK(c.models.at("gpt3-175b").dropout);
+  CHECK(c.models.at("gpt-1t").dropout);
+}
+
+TEST_CASE("head widths other than hidden / heads: parameters and attention FLOPs follow d and d_v") {
+  ModelSpec m;
+  m.layers = 2;
+  m.hidden = 8;
+  m.heads = 2;
+  m.kv_heads = 1;
+  m.head_dim = 6;
+  m.v_head_dim = 4;
+  m.ffn_hidden = 32;
+  m.ffn = Mlp::gelu;
+  m.vocab = 10;
+  m.seq_len = 4;
+  m.tied_embeddings = true;
+  CHECK(validate(m).empty());
+  // Attention: Q h a d = 96, K and V h kv (d + d_v) = 80, output a d_v h = 64: 240.
+  CHECK(attention_parameters(m) == 240);
+  // Per layer 240 + MLP 2 h f = 512 + norms 16 = 768; 2 layers + final norm 8 + embedding 80.
+  CHECK(parameters(m).total == 2 * 768 + 8 + 80);
+  // 6 N (tied output layer counted) + 6 L s a (d + d_v) = 6 x 1624 + 6 x 2 x 4 x 2 x 10.
+  CHECK(training_flops_per_token(m, 4) == 6 * 1624 + 960);
+  // hidden need not divide among the heads when head_dim is given (Gemma 7B: 3072, 16 x 256).
+  m.hidden = 9;
+  CHECK(validate(m).empty());
+  m.head_dim = 0;
+  CHECK_FALSE(validate(m).empty());
+}
+
+TEST_CASE("multi-head latent attention: DeepSeek-V3's low-rank projections, per layer") {
+  // DeepSeek-V2 (arXiv 2405.04434) equations 9-10 and 14-15 with DeepSeek-V3's config
+  // (h 7168, 128 heads, q_lora_rank 1536, kv_lora_rank 512, q/k heads 128 + 64 RoPE, v 128)
+  // and the latent norms:
+  //   Q   7168 x 1536 + 1536 + 1536 x 128 x 192                = 48,760,320
+  //   KV  7168 x (512 + 64) + 512 + 512 x 128 x (128 + 128)    = 20,906,496
+  //   O   128 x 128 x 7168                                     = 117,440,512
+  const ModelCatalog c = catalog();
+  CHECK(attention_parameters(c.models.at("deepseek-v3")) == 48'760'320.0 + 20'906'496.0 + 117'440'512.0);
+  ModelSpec m = c.models.at("deepseek-v3");
+  m.kv_heads = 8;
+  CHECK(validate(m) ==
+        "kv_lora_rank (multi-head latent attention) gives every head its own key and value: kv_heads 8 must equal heads "
+        "128");
+  m = c.models.at("deepseek-v3");
+  m.kv_lora_rank = 0;
+  CHECK(validate(m) == "rope_head_dim (a decoupled RoPE key) needs kv_lora_rank");
 }
