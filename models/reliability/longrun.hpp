@@ -25,7 +25,13 @@
 // sample mean, so that the fleet fails at the configured rate (with alpha near 1 a sample
 // mean is usually well below 1, which would silently lower every rate). The top fraction p of a Pareto population holds a share
 // p^(1 - 1/alpha) of the total, so "the top p cause share y" gives
-// alpha = 1 / (1 - ln y / ln p) (p = 1%, y = 50%: alpha = 1.177).
+// alpha = 1 / (1 - ln y / ln p) (p = 1%, y = 50%: alpha = 1.177). That share is the infinite
+// population's: a fleet of n GPUs cannot hold the tail beyond its largest draws, and its top
+// 1% carries less (about 42% at n = 131,072; the run reports the share it drew). A repaired
+// node keeps its GPUs' multipliers (a repair mends the failure, not what makes a node fail
+// more than others: retire_after is for those), and while it waits in the spare pool its
+// units do not age (see above), so a fleet with spares fails somewhat below the configured
+// rate (Llama 3's 54 days: ~360 interruptions against the 419 the rates come from).
 //
 // Checkpoint interval auto: Daly's first-order optimum (Daly, FGCS 2006)
 // tau = sqrt(2 delta M) - delta, from the job's expected MTBF M under the configured rates
