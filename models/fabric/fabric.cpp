@@ -151,12 +151,31 @@ class Builder {
   Fabric& f_;
 };
 
-/// The largest m dividing `ports` with count * m <= radix: parallel links per pair.
-std::int64_t parallel_links(std::int64_t ports, std::int64_t count, std::int64_t radix) {
-  for (std::int64_t m = ports; m >= 1; --m) {
-    if (ports % m == 0 && count * m <= radix) return m;
+/// How a tier's switches are cabled to the tier above: `up` uplinks each, to `above`
+/// switches with `parallel` links to each (up = above x parallel).
+struct UpCabling {
+  std::int64_t up = 0;
+  std::int64_t above = 0;
+  std::int64_t parallel = 1;
+};
+
+/// The fewest switches above for `below` switches that each need `needed` uplinks of their
+/// `ports` up ports: `above` switches of radix k, each joined to every switch below by m
+/// parallel links (below x m <= k), with up = above x m in [needed, ports]. At least two
+/// switches above when there are two up ports (one would be a single point of failure
+/// that cuts every leaf off from the others; planners buy two). With up = ports this is the
+/// largest m dividing the ports; with fewer needed, a prime count (11 uplinks) is rounded
+/// up to what the switches above take (12 over 2 spines), not spread one link to each of 11.
+UpCabling cable_up(std::int64_t needed, std::int64_t ports, std::int64_t below, std::int64_t k) {
+  if (needed <= 0) return {};
+  needed = std::max(needed, std::min<std::int64_t>(2, ports));
+  const std::int64_t m_max = std::min(ports, k / below);
+  for (std::int64_t above = std::max<std::int64_t>({(needed + m_max - 1) / m_max, std::min<std::int64_t>(2, ports), 1});
+       above <= ports; ++above) {
+    const std::int64_t m = (needed + above - 1) / above;
+    if (above * m <= ports && m <= m_max) return {above * m, above, m};
   }
-  return 0;
+  return {ports, ports, 1};  // m_max >= 1 (the tier fits), so the loop returns before
 }
 
 struct Split {
@@ -299,20 +318,26 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   // traffic never goes up (one leaf; one pod) gets no uplinks and no switches above.
   // Where switches of a tier differ (a last, partly used rail group or pod), all are cabled
   // like the fullest one: the layout stays regular, and a partial group has its room to grow.
+  // The counts are then rounded up to what the switches above take (cable_up).
   const auto cabled = [](std::int64_t used, std::int64_t up, std::int64_t down) { return (used * up + down - 1) / down; };
-  c.u1 = c.leaves == 1 ? 0 : cabled(std::min(c.d1, c.rail ? f.nodes : E), s1.up, s1.down);
+  const std::int64_t leaf_needs = c.leaves == 1 ? 0 : cabled(std::min(c.d1, c.rail ? f.nodes : E), s1.up, s1.down);
   if (tiers == 3) {
     Split s2;
     split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);
     c.d2 = s2.down;
     c.pods = (c.leaves + c.d2 - 1) / c.d2;
-    c.u2 = c.pods == 1 ? 0 : cabled(std::min(c.d2, c.leaves), s2.up, s2.down);
-    c.parallel = c.u2 == 0 ? 1 : parallel_links(c.u2, c.pods, k);
-    c.top_per_plane = c.u2 / c.parallel;
+    // A leaf's uplinks go one to each aggregation switch of its pod: no parallel links.
+    c.u1 = leaf_needs == 0 ? 0 : std::max(leaf_needs, std::min<std::int64_t>(2, s1.up));
+    const UpCabling top = cable_up(c.pods == 1 ? 0 : cabled(std::min(c.d2, c.leaves), s2.up, s2.down), s2.up, c.pods, k);
+    c.u2 = top.up;
+    c.parallel = top.parallel;
+    c.top_per_plane = top.above;
     c.top_switches = c.top_per_plane * c.u1;
   } else {
-    c.parallel = c.u1 == 0 ? 1 : parallel_links(c.u1, c.leaves, k);
-    c.top_switches = c.u1 / c.parallel;
+    const UpCabling top = cable_up(leaf_needs, s1.up, c.leaves, k);
+    c.u1 = top.up;
+    c.parallel = top.parallel;
+    c.top_switches = top.above;
   }
 
   // Vertices: leaves, then (3 tiers) u1 aggregation switches per pod, then the top tier.

@@ -1271,6 +1271,11 @@ class Model {
       if (j.restarting && !k.planned) {
         ++j.restart_gen;
         j.restarting = false;
+        // The downtime so far is the first cause's; what follows is this one's.
+        const double now = engine_.now().seconds();
+        j.lost_gpu_hours[j.down_cause] += (now - j.down_since) * static_cast<double>(j.p.gpus) / 3600.0;
+        j.down_since = now;
+        j.down_cause = k.name;
         ++j.interruptions;
         ++j.by_cause[k.name];
         record("interruption", k.name, index, -1, -1);

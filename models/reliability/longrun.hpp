@@ -3,7 +3,11 @@
 //
 // Each failure process is one unit (a GPU, a node, a switch, a cable, a job) with times
 // between failures drawn from its component's law with the configured mean, divided by
-// the unit's rate multiplier (per-GPU heterogeneity). GPU and node units fail only while
+// the unit's rate multiplier (per-GPU heterogeneity). Installed units start in service
+// (failures.fleet_age: in_service, the default): the first failure comes after the residual
+// of a life (the stationary excess law), so the fleet fails at the configured rate from the
+// start whatever the law; with fleet_age new they start at age 0 (infant mortality shows).
+// A replaced part, a job's software, a retired node's replacement start new. GPU and node units fail only while
 // their node serves a job; switches and cables always. Failures are engine events; nothing
 // happens between them, so a job's progress is advanced in closed form: running since s
 // with checkpoint interval tau and blocking checkpoint time delta, at time t it has
@@ -14,6 +18,8 @@
 // A failure that stops a job (effect restart): the work since the last completed
 // checkpoint is lost (none for a planned one), the job is down for detect + diagnose +
 // restart + checkpoint read (each a fixed time or a law, failures.repair), and longer if a failed node (hardware) has no hot spare to replace it:
+// (a failure during the restart and read aborts it: one more interruption, detection and
+// restart again; one during detection or diagnosis joins the failure being handled)
 // the job then waits until a node comes back from repair (replace time). Repaired nodes
 // return to the spare pool (with scheduler.shrink, a job with no spare restarts instead with
 // the data-parallel replicas whose nodes are all there, at that share of its throughput, and
@@ -100,7 +106,9 @@
 // repair is taken to fit inside b; the failure neither interrupts a job nor counts towards
 // retirement). Under a Weibull law with shape < 1 (infant mortality) the hazard falls with
 // age, so aged units fail less in service; under the exponential law burn-in changes
-// nothing but the time it takes. Planned (maintenance) clocks do not run in burn-in.
+// nothing but the time it takes. An installed fleet in service (fleet_age in_service) is
+// past its infant mortality: burning it in catches only its residual failures; burn-in is
+// for a new fleet (fleet_age new) and for the nodes that enter it later. Planned (maintenance) clocks do not run in burn-in.
 //
 // Network elements with effect reroute (per switch or link): each multi-node job that the
 // element reaches (see below) keeps the

@@ -231,6 +231,30 @@ TEST_CASE("a Clos cables the uplinks its fullest switch needs: a partial rail gr
     check_routes(f, 200, true);
   }
   {
+    // 11 nodes need 11 uplinks per leaf, a prime: rounded up to 12 over 2 spines (6 links to
+    // each leaf), not 11 spines of one link each. Cost rises with the node count.
+    const Fabric f = build(clos(Topology::rail_clos, 64, 2), 11);
+    const auto& c = std::get<ClosLayout>(f.layout);
+    CHECK(c.u1 == 12);
+    CHECK(c.top_switches == 2);
+    CHECK(c.parallel == 6);
+    check_routes(f, 200, true);
+    double last = 0.0;
+    for (std::int64_t nodes = 1; nodes <= 64; ++nodes) {
+      CAPTURE(nodes);
+      const double capex = measure(build(clos(Topology::rail_clos, 64, 2), nodes), prices()).capex->value();
+      CHECK(capex >= last);
+      last = capex;
+    }
+  }
+  {
+    // One node: one uplink would do, but a lone spine would cut every leaf off from the
+    // others when it fails: two spines, two uplinks per leaf.
+    const Fabric f = build(clos(Topology::rail_clos, 64, 2), 1);
+    CHECK(std::get<ClosLayout>(f.layout).top_switches == 2);
+    CHECK(std::get<ClosLayout>(f.layout).u1 == 2);
+  }
+  {
     // A second, partial rail group is cabled like the full first one (room to grow).
     const Fabric f = build(clos(Topology::rail_clos, 64, 2), 40);
     CHECK(std::get<ClosLayout>(f.layout).u1 == 32);

@@ -346,16 +346,17 @@ TEST_CASE("rerouting: factors never above 1; each copy of a job its own classes;
     }
     CHECK(faster);  // the case the cap is for (if a model change removes it, find another shape)
   }
-  // Two copies of a 3-node job on 8 one-NIC nodes under radix-8 leaves (4 nodes each) and
-  // one spine: copy 0 (nodes 0-2) sits under one leaf, and the spine does not reach it;
-  // copy 1 (nodes 3-5) spans both leaves, and losing the spine cuts it off: no class.
+  // Two copies of a 4-node job on 8 one-NIC nodes under radix-8 leaves at 1:7 (7 nodes
+  // each, one uplink) and one spine (a leaf with one up port can reach only one): copy 0
+  // (nodes 0-3) sits under one leaf, and the spine does not reach it; copy 1 (nodes 4-7)
+  // spans both leaves, and losing the spine cuts it off: no class.
   {
     scenario::LoadOptions o;
     o.sets = {"cluster.nodes=8", "cluster.node={gpu: h100-sxm, gpus: 1, nics: 1, nic_bandwidth: 400Gbps}",
-              "fabric={topology: fat_tree, radix: 8, tiers: 2, link_latency: 700ns}",
+              "fabric={topology: fat_tree, radix: 8, tiers: 2, oversubscription: \"1:7\", link_latency: 700ns}",
               "network.model=analytical",
               "workload.jobs=[{name: a, count: 2, model: {name: tiny, layers: 8, hidden: 1024, heads: 8, "
-              "ffn_hidden: 4096, vocab: 32000, seq_len: 2048}, gpus: 3, parallelism: {dp: 3}, global_batch: 12}]",
+              "ffn_hidden: 4096, vocab: 32000, seq_len: 2048}, gpus: 4, parallelism: {dp: 4}, global_batch: 16}]",
               "failures={components: {switch: {rate: 0.5/switch-day, effect: reroute}}}", "simulation.horizon=10d"};
     const auto s = scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
     REQUIRE(s.jobs.size() == 2);

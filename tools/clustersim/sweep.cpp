@@ -155,7 +155,7 @@ std::string diagnostics_text(const config::Diagnostics& d) {
 config::Json results_json(const scenario::LoadedScenario& loaded, const RunResult& r) {
   config::Json res = config::Json::object();
   res["gpus"] = r.inventory.gpus;
-  res["it_power_w"] = r.inventory.it_power.value();
+  res["it_power_w"] = r.cost.peak.it.value();  // GPUs, hosts, network, spares at full load (as compare)
   res["fabric_capex_usd"] = r.fabric && r.fabric->capex ? config::Json(r.fabric->capex->value()) : config::Json();
   res["fabric_power_w"] = r.fabric && r.fabric->power ? config::Json(r.fabric->power->value()) : config::Json();
   res["bisection_bandwidth_Bps"] = r.fabric ? config::Json(r.fabric->bisection_bandwidth.value()) : config::Json();
