@@ -146,7 +146,14 @@ CostResult compute_cost(const CostInputs& in) {
   // Racks.
   r.nodes_per_rack = std::max<std::int64_t>(1, in.node.nodes_per_rack);
   r.racks = (in.nodes + in.spare_nodes + r.nodes_per_rack - 1) / r.nodes_per_rack;
-  r.rack_power = (in.gpu_tdp * static_cast<double>(in.gpus_per_node) + in.host_power) *
+  // A node without a host power draws its NICs in the rack too (as in the network's total).
+  sim::Power nic_per_node;
+  if (in.fabric && in.host_power.value() <= 0.0 && in.nodes > 0) {
+    for (const fabric::CostLine& line : in.fabric->costs) {
+      if (line.part == "nics") nic_per_node += line.power / static_cast<double>(in.nodes);
+    }
+  }
+  r.rack_power = (in.gpu_tdp * static_cast<double>(in.gpus_per_node) + in.host_power + nic_per_node) *
                  static_cast<double>(std::min(r.nodes_per_rack, std::max<std::int64_t>(in.nodes, 1)));
   return r;
 }

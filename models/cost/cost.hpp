@@ -40,7 +40,8 @@
 //   $/GPU-hour = (D + opex) / (N G Y)    (the spares' cost is carried by the N G GPUs that
 //                                         serve jobs)
 // Racks: R = ceil((N + S) / nodes_per_rack); rack power density = nodes_per_rack x (G P_gpu +
-// P_host), the IT power of a full rack at peak (kW per rack).
+// P_host, plus the node's NICs when P_host = 0), the IT power of a full rack at peak (kW per
+// rack).
 // Training run of a job on g GPUs for a time to train T (from the failure model's ETTR when
 // the scenario has failures, else train_tokens / throughput), with its train_tokens K:
 //   GPU-hours H = g T / 3600;   cost = H x $/GPU-hour;   cost per 1e6 tokens = cost / (K / 1e6)

@@ -140,9 +140,11 @@ TEST_CASE("servers without their NICs buy the fabric's NIC line; other capex is 
   CHECK(r.capex->value() == Rel(221'000));
   // The NICs' power still is not added: the host power holds it.
   CHECK(r.average.network.value() == Rel(82));
-  // A node without a host power has nothing to hold it: 82 + 8 x 20 = 242 W of network.
+  // A node without a host power has nothing to hold it: 82 + 8 x 20 = 242 W of network, and
+  // a rack of the 2 nodes draws their GPUs and 4 NICs each: 2 x (4 x 500 + 4 x 20) = 4,160 W.
   in.host_power = sim::Power::of(0);
   CHECK(compute_cost(in).average.network.value() == Rel(242));
+  CHECK(compute_cost(in).rack_power.value() == Rel(4160));
 }
 
 TEST_CASE("an unpriced node or fabric leaves capex and $/GPU-hour absent, and says why") {
