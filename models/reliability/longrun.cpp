@@ -1274,15 +1274,7 @@ class Model {
         // The downtime so far is the first cause's; what follows is this one's.
         const double now = engine_.now().seconds();
         j.lost_gpu_hours[j.down_cause] += (now - j.down_since) * static_cast<double>(j.p.gpus) / 3600.0;
-        j.down_since = now;
-        j.down_cause = k.name;
-        ++j.interruptions;
-        ++j.by_cause[k.name];
-        record("interruption", k.name, index, -1, -1);
-        const RepairConfig& rc = in_.failures->repair;
-        const double detect = draw_duration(rc.detect, stop_rng_);
-        const double diagnose = draw_duration(rc.diagnose, stop_rng_);
-        after(detect + diagnose, ready_id_, static_cast<std::uint64_t>(index));
+        go_down(j, index, k, now);
       }
       return;
     }
@@ -1301,6 +1293,12 @@ class Model {
     engine_.cancel(j.done_event);
     j.done_at = std::numeric_limits<double>::infinity();
     set_running(j, index, false);
+    go_down(j, index, k, now);
+  }
+
+  /// Counts an interruption of job `index` by `k` at `now` and starts its detection and
+  /// diagnosis (the restart follows, on_ready).
+  void go_down(JobState& j, std::int64_t index, const Klass& k, double now) {
     j.down_since = now;
     j.down_cause = k.name;
     ++j.interruptions;
