@@ -308,7 +308,6 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   Split s1;
   split_ports(k, tier_ratio(cfg.oversubscription, 0, tiers), s1);
   c.d1 = s1.down;
-  c.u1 = s1.up;
   c.leaves = c.rail ? (f.nodes + c.d1 - 1) / c.d1 * C : (E + c.d1 - 1) / c.d1;
   // Uplinks as cabled: a tier's switches get the uplinks its fullest switch needs at the
   // tier's ratio, ceil(used down ports x up / down), not all their up ports. A rail group
@@ -321,8 +320,8 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   // The counts are then rounded up to what the switches above take (cable_up).
   const auto cabled = [](std::int64_t used, std::int64_t up, std::int64_t down) { return (used * up + down - 1) / down; };
   const std::int64_t leaf_needs = c.leaves == 1 ? 0 : cabled(std::min(c.d1, c.rail ? f.nodes : E), s1.up, s1.down);
+  Split s2;  // aggregation ports (3 tiers)
   if (tiers == 3) {
-    Split s2;
     split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);
     c.d2 = s2.down;
     c.pods = (c.leaves + c.d2 - 1) / c.d2;
@@ -382,8 +381,6 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
     return cabled_up == up ? fmt::format("{} down, {} up ports", down, up)
                            : fmt::format("{} down, {} up ports, {} cabled", down, up, cabled_up);
   };
-  Split s2;
-  if (tiers == 3) split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);
   f.sizing_note = fmt::format(
       "{} {}-tier Clos of radix-{} switches: {} lea{} ({}){}{}; {} endpoints of {} the design holds",
       c.rail ? "rail-optimized" : "folded", tiers, k, c.leaves, c.leaves == 1 ? "f" : "ves", ports(c.d1, s1.up, c.u1),
