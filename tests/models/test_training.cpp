@@ -29,6 +29,12 @@ scenario::LoadedScenario small_cluster(std::vector<std::string> sets = {}) {
   return scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", options);
 }
 
+/// The compute profile of small_cluster()'s GPU.
+compute::ComputeProfile small_profile() {
+  const auto cluster = small_cluster();
+  return compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+}
+
 /// A GPT-like model with a small vocabulary, so that embedding and output layers are
 /// negligible next to the transformer layers.
 ModelSpec gpt(std::int64_t layers, std::int64_t hidden = 4096, std::int64_t heads = 32) {
@@ -135,8 +141,7 @@ TEST_CASE("chunk_layers: even split, uneven ones take from the first and last ch
 TEST_CASE("activations per layer follow Korthikanti et al. 2022: s b h (34 + 5 a s / h), / t with SP") {
   const ModelSpec m = gpt(2, 4096, 32);
   const double s = 2048, b = 2, h = 4096, a = 32;
-  const auto cluster = small_cluster();
-  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  const compute::ComputeProfile profile = small_profile();
   JobConfig j = job_for(1, 2, 1, 4);
   j.micro_batch = 2;
   j.attention = AttentionKernel::unfused;
@@ -163,8 +168,7 @@ TEST_CASE("a model without dropout keeps no masks: s b h (32 + 2 a s / h), and w
   ModelSpec m = gpt(2, 4096, 32);
   m.dropout = false;
   const double s = 2048, b = 2, h = 4096, a = 32;
-  const auto cluster = small_cluster();
-  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  const compute::ComputeProfile profile = small_profile();
   JobConfig j = job_for(1, 2, 1, 4);
   j.micro_batch = 2;
   j.attention = AttentionKernel::unfused;
@@ -198,8 +202,7 @@ TEST_CASE("K/V heads replicated over TP ranks when tp > kv_heads: each rank hold
   ModelSpec m = gpt(2, 4096, 32);
   m.kv_heads = 2;
   const double h = 4096, d = 128, f = 4 * 4096, t = 8, V = 1024;
-  const auto cluster = small_cluster();
-  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  const compute::ComputeProfile profile = small_profile();
   const JobConfig j = job_for(8, 1, 1, 1);
   REQUIRE(validate_job(j, m, 8).empty());
   const double attention = h * (32 / t * d + 2 * d) + 32 / t * d * h;
@@ -219,8 +222,7 @@ TEST_CASE("head widths and multi-head latent attention: per-rank weights, TP byt
   m.ffn = Mlp::swiglu;
   REQUIRE(validate(m).empty());
   const double h = 1024, a = 16, d = 96, dv = 64, rq = 256, rkv = 128, dr = 32, f = 4096;
-  const auto cluster = small_cluster();
-  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  const compute::ComputeProfile profile = small_profile();
   // tp = 1: the chunk holds every parameter of the model but the final norm (h).
   JobConfig j = job_for(1, 1, 1, 1);
   CHECK(chunk_costs(j, m, profile)[0].parameters == Rel(parameters(m).total - h));
@@ -255,8 +257,7 @@ TEST_CASE("tensor parallelism: 2 all-reduces per layer forward and 2 backward, a
   // becomes an all-gather and a reduce-scatter, the same bytes on a ring. Full
   // recomputation repeats the forward's, in backward.
   const ModelSpec m = gpt(4);
-  const auto cluster = small_cluster();
-  const compute::ComputeProfile profile = compute::default_profile(cluster.node.gpu_name, cluster.node.gpu);
+  const compute::ComputeProfile profile = small_profile();
   const auto calls = [](const PassCost& pass, network::Op op) {
     std::int64_t n = 0;
     for (const CommCall& c : pass.comm) {
