@@ -53,6 +53,29 @@ Location Context::locate(const YAML::Node& node) const {
   return Location{file_, mark.line + 1, mark.column + 1};
 }
 
+bool Context::explicit_null(const YAML::Node& node) const {
+  if (!node.IsNull()) return false;
+  const YAML::Mark mark = node.Mark();
+  const auto source = state_->sources.find(file_);
+  if (mark.is_null() || source == state_->sources.end()) return false;
+  const std::string& text = source->second;
+  std::size_t at = 0;
+  for (int line = 0; line < mark.line && at != std::string::npos; ++line) {
+    at = text.find('\n', at);
+    if (at != std::string::npos) ++at;
+  }
+  if (at == std::string::npos) return false;
+  at += static_cast<std::size_t>(mark.column);
+  if (at >= text.size()) return false;
+  const std::string_view rest = std::string_view(text).substr(at);
+  for (const std::string_view word : {"~", "null", "Null", "NULL"}) {
+    if (rest.substr(0, word.size()) != word) continue;
+    const std::string_view after = rest.substr(word.size());
+    if (after.empty() || std::string_view(" \t\r\n,}]#").find(after.front()) != std::string_view::npos) return true;
+  }
+  return false;
+}
+
 void Context::error(const YAML::Node& at, std::string message, std::string hint) const {
   error_at(locate(at), std::move(message), std::move(hint));
 }
@@ -189,6 +212,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
 }
 
 bool parse_set_value(const std::string& text, int value_column, YAML::Node& out, LoadState& state) {
+  state.sources["<command line>"] = text;
   try {
     out = YAML::Load(text);
     return true;

@@ -58,6 +58,9 @@ struct LoadState {
   Diagnostics diagnostics;
   std::map<std::string, Location> assigned;  ///< key path -> where its current value was written
   std::map<std::string, Location> mappings;  ///< path of a mapping -> where it was last written
+  /// The text each file's YAML marks index (a --set value's under "<command line>"): tells an
+  /// explicit `~` or `null` from a key with nothing after it, which yaml-cpp both reads as null.
+  std::map<std::string, std::string> sources;
 
   /// Where the value at `path` was written, else where its nearest written ancestor was.
   [[nodiscard]] Location where(const std::string& path) const;
@@ -81,6 +84,8 @@ class Context {
   [[nodiscard]] LoadState& state() const { return *state_; }
 
   [[nodiscard]] Location locate(const YAML::Node& node) const;
+  /// Whether `node` is a null written as `~` or `null` (not a key with nothing after it).
+  [[nodiscard]] bool explicit_null(const YAML::Node& node) const;
   void error(const YAML::Node& at, std::string message, std::string hint = {}) const;
   void error_at(Location at, std::string message, std::string hint = {}) const;
   void mark_assigned(const YAML::Node& at) const { state_->assigned[path_] = locate(at); }
@@ -256,6 +261,11 @@ struct Codec<E, std::enable_if_t<NamedEnum<E>>> {
 template <class T>
 struct Codec<std::vector<T>> {
   static bool decode(const YAML::Node& n, std::vector<T>& out, const Context& ctx) {
+    if (ctx.explicit_null(n)) {  // `list: ~` empties it
+      ctx.state().forget_below(ctx.path());
+      out.clear();
+      return true;
+    }
     if (!n.IsSequence()) {
       ctx.error(n, fmt::format("expected a list of {}, got {}", Codec<T>::type_name(), describe_node(n)));
       return false;
@@ -312,7 +322,13 @@ bool decode_entries(const YAML::Node& n, const Context& ctx, std::string_view wh
 template <class T>
 struct Codec<std::map<std::string, T>> {
   static bool decode(const YAML::Node& n, std::map<std::string, T>& out, const Context& ctx) {
-    if (n.IsNull()) return true;
+    if (n.IsNull()) {  // `names: ~` empties the mapping; `names:` with nothing under it changes nothing
+      if (ctx.explicit_null(n)) {
+        ctx.state().forget_below(ctx.path());
+        out.clear();
+      }
+      return true;
+    }
     if (!n.IsMap()) {
       ctx.error(n, fmt::format("expected a mapping of names to {}, got {}", Codec<T>::type_name(), describe_node(n)));
       return false;
@@ -458,7 +474,15 @@ void report_unknown_key(const YAML::Node& key_node, const std::string& key, cons
 template <class S>
 struct Codec<S, std::enable_if_t<HasFields<S>>> {
   static bool decode(const YAML::Node& n, S& out, const Context& ctx) {
-    if (n.IsNull()) return true;  // `section:` with nothing under it changes nothing
+    // `section: ~` puts it back to its defaults (its required keys must then be written
+    // again); `section:` with nothing under it changes nothing.
+    if (n.IsNull()) {
+      if (ctx.explicit_null(n)) {
+        ctx.state().forget_below(ctx.path());
+        out = S{};
+      }
+      return true;
+    }
     if (!n.IsMap()) {
       ctx.error(n, fmt::format("expected a mapping with keys {}, got {}", fmt::join(field_keys<S>(), ", "),
                                describe_node(n)));

@@ -36,6 +36,7 @@ struct Document {
   fs::path dir;      ///< where its relative paths point
   YAML::Node root;
   bool builtin = false;  ///< compiled in: relative paths resolve to built-ins only
+  std::string text;      ///< what yaml-cpp parsed (its marks index it)
 };
 
 bool read_text(const std::string& path, std::string& out, std::string& why) {
@@ -75,7 +76,8 @@ std::string quote_laws(const std::string& text) {
 std::optional<Document> parse_document(const std::string& file, fs::path dir, const std::string& text,
                                        LoadState& state) {
   try {
-    std::vector<YAML::Node> documents = YAML::LoadAll(quote_laws(text));
+    std::string parsed = quote_laws(text);
+    std::vector<YAML::Node> documents = YAML::LoadAll(parsed);
     // Empty documents (a trailing '---', or one of comments only) hold nothing to ignore.
     while (documents.size() > 1 && documents.back().IsNull()) documents.pop_back();
     if (documents.size() > 1) {
@@ -93,7 +95,7 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
                                         config::describe_node(root)));
       return std::nullopt;
     }
-    return Document{file, std::move(dir), root, false};
+    return Document{file, std::move(dir), root, false, std::move(parsed)};
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(Location{file, e.mark.line + 1, e.mark.column + 1}, "",
                           fmt::format("YAML syntax error: {}", e.msg));
@@ -748,6 +750,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   const fs::path top_dir = top.dir;
   std::vector<Document> chain = read_extends_chain(std::move(top), state);
   for (const Document& doc : chain) {
+    state.sources[doc.file] = doc.text;
     config::Codec<Scenario>::decode(doc.root, out.config, Context(state, doc.file));
   }
   // An empty file (or one of comments only) records no mapping: errors about its missing

@@ -32,3 +32,14 @@ endif()
 if(EXISTS "${TMP}/trace/results.json")
   message(FATAL_ERROR "a bad --trace path still wrote ${TMP}/trace/results.json")
 endif()
+# ... nor the --out folder it had created for them.
+if(EXISTS "${TMP}/trace")
+  message(FATAL_ERROR "a bad --trace path left the folder ${TMP}/trace behind")
+endif()
+# A bare file name is written in the working directory (it failed with "cannot create ''").
+file(MAKE_DIRECTORY "${TMP}/cwd")
+execute_process(COMMAND "${EXE}" run "${WORKDIR}/tests/scenarios/sweep_small.yaml" --trace step.json
+                WORKING_DIRECTORY "${TMP}/cwd" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR NOT EXISTS "${TMP}/cwd/step.json")
+  message(FATAL_ERROR "--trace step.json exited ${rc} and wrote nothing: ${err}")
+endif()

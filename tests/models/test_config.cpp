@@ -89,6 +89,60 @@ TEST_CASE("decoding is an overlay: absent keys keep their values") {
   CHECK(o.inner.bandwidth.value() == 1e9);
 }
 
+TEST_CASE("`~` or null puts a section, list or optional back to its default; nothing after the key changes nothing") {
+  // The decoder tells the two apart from the text: yaml-cpp reads both as null.
+  const auto decode_text = [](const std::string& yaml, Outer& out) {
+    config::LoadState state;
+    state.sources["t.yaml"] = yaml;
+    config::Codec<Outer>::decode(YAML::Load(yaml), out, config::Context(state, "t.yaml"));
+    return state.diagnostics.format();
+  };
+  const std::string base = "name: a\nsizes: [1, 2]\nlimit: 1GB\ninner: {radix: 16}\nmany: [{radix: 4}]\n";
+  Outer o;
+  REQUIRE(decode_text(base, o).empty());
+  CHECK(decode_text("inner:\nsizes: [3]\n", o).empty());  // `inner:` then a key: no change
+  CHECK(o.inner.radix == 16);
+  CHECK(decode_text("inner:   # nothing yet\n", o).empty());
+  CHECK(o.inner.radix == 16);
+  CHECK(decode_text("{inner: }", o).empty());
+  CHECK(o.inner.radix == 16);
+  for (const char* null : {"~", "null", "Null", "NULL"}) {
+    CAPTURE(null);
+    Outer p;
+    REQUIRE(decode_text(base, p).empty());
+    CHECK(decode_text(fmt::format("inner: {}\nsizes: {}\nmany: {}  # reset\nlimit: {}\n", null, null, null, null), p)
+              .empty());
+    CHECK(p.inner.radix == 8);  // Inner's default
+    CHECK(p.sizes.empty());
+    CHECK(p.many.empty());
+    CHECK_FALSE(p.limit.has_value());
+    CHECK(p.name == "a");
+  }
+  Outer q;
+  REQUIRE(decode_text(base, q).empty());
+  CHECK(decode_text("{inner: ~, many: null}", q).empty());
+  CHECK(q.inner.radix == 8);
+  CHECK(q.many.empty());
+  // A scalar cannot be reset that way: it is an error, as before.
+  CHECK(decode_text("ratio: ~\n", q) == "t.yaml:1:8: ratio: expected a number, got nothing\n");
+  // A key that starts like null is not one.
+  CHECK(decode_text("inner: nullx\n", q) ==
+        "t.yaml:1:8: inner: expected a mapping with keys bandwidth, radix, got 'nullx'\n");
+}
+
+TEST_CASE("`section: ~` in --set resets it too") {
+  Outer o;
+  o.inner.radix = 32;
+  config::LoadState state;
+  config::apply_set(o, "inner=~", state);
+  CHECK(state.diagnostics.ok());
+  CHECK(o.inner.radix == 8);
+  o.inner.radix = 32;
+  config::apply_set(o, "inner=", state);
+  CHECK(state.diagnostics.ok());
+  CHECK(o.inner.radix == 32);
+}
+
 TEST_CASE("each kind of bad value gives its exact diagnostic and leaves the value unchanged") {
   struct Row { const char* yaml; const char* diagnostic; };
   const Row rows[] = {

@@ -140,6 +140,34 @@ bool plot(const std::string& python, const std::vector<std::string>& args) {
   return false;
 }
 
+/// The folders a command creates for its outputs, removed again (when still empty) unless
+/// keep() is called: a command that fails leaves nothing behind.
+class NewFolders {
+ public:
+  NewFolders() = default;
+  NewFolders(const NewFolders&) = delete;
+  NewFolders& operator=(const NewFolders&) = delete;
+  ~NewFolders() {
+    std::error_code ec;
+    for (auto it = created_.rbegin(); it != created_.rend(); ++it) std::filesystem::remove(*it, ec);
+  }
+  /// create_directories(dir), remembering each level it creates.
+  void create(const std::filesystem::path& dir, std::error_code& ec) {
+    std::vector<std::filesystem::path> missing;
+    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+      missing.push_back(p);
+      if (p == p.parent_path()) break;
+    }
+    ec.clear();
+    std::filesystem::create_directories(dir, ec);
+    if (!ec) created_.insert(created_.end(), missing.rbegin(), missing.rend());
+  }
+  void keep() { created_.clear(); }
+
+ private:
+  std::vector<std::filesystem::path> created_;  // outermost first
+};
+
 int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir,
             const std::string& trace_file, bool with_plots) {
   const auto start = std::chrono::steady_clock::now();
@@ -155,10 +183,12 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   std::optional<std::string> python;
   if (with_plots && !(python = plot_python("--plot"))) return kExitInput;
   // The folders of every output first: one that cannot be created fails before any file is
-  // written (before, a bad --trace path left --out's results.json behind).
+  // written (before, a bad --trace path left --out's results.json behind). Those this run
+  // created go again if it fails (before, a bad --trace left an empty --out folder).
+  NewFolders folders;
   for (const std::string& dir : {out_dir, std::filesystem::path(trace_file).parent_path().string()}) {
     std::error_code ec;
-    if (!dir.empty()) std::filesystem::create_directories(dir, ec);
+    if (!dir.empty()) folders.create(dir, ec);
     if (ec) {
       std::cerr << fmt::format("error: cannot create '{}': {}\n", dir, ec.message());
       return kExitInput;
@@ -211,6 +241,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                                spec.points(), loaded.file, loaded.file);
     }
   }
+  folders.keep();
   if (python) {
     // Each plot beside the data it draws: breakdown.csv is written by the script.
     std::vector<std::string> written;

@@ -1046,8 +1046,9 @@ namespace {
 std::string write_tmp(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   const fs::path target(path);
-  std::error_code ec;
+  std::error_code ec;  // is_directory sets it when the file does not exist yet: not an error
   if (fs::is_directory(target, ec)) return fmt::format("cannot write '{}': is a directory", path);
+  ec.clear();
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
   if (ec) return fmt::format("cannot create '{}': {}", target.parent_path().string(), ec.message());
   const fs::path tmp = target.string() + ".tmp";
@@ -1130,7 +1131,10 @@ std::string reference_markdown(const std::vector<config::FieldDoc>& docs, const 
       "sizes `80GiB`, `1.5TB`; bandwidths `400Gbps`, `50GB/s`; FLOP rates `989TFLOPS`; "
       "power `700W`, `10.2kW`; money `30000USD`, `1.5MUSD`; counts `2048`, `15.6T`. "
       "A file may start from another with `extends:`, and any key can be overridden on the "
-      "command line with `--set key.path=value`. Unknown keys are errors.\n\n"
+      "command line with `--set key.path=value`. Unknown keys are errors. In a file that "
+      "extends another (or a --set), `key: ~` (or `null`) puts a section back to its defaults, "
+      "empties a list or a mapping of names and removes an optional value; a key with nothing "
+      "after it changes nothing.\n\n"
       "## Scenario keys\n\n";
   markdown_table(out, docs);
   out += "\n## Catalog files\n\n"
