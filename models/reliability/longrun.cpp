@@ -1950,9 +1950,13 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     return m;
   };
   std::vector<double> remaining(J, 0.0);  // mean projected remaining time over the projections
+  std::vector<bool> past_clock(J, false);
   for (std::size_t j = 0; j < J; ++j) {
-    // Projected where the horizon ended first; none while no replication made progress.
-    if (pooled_useful[j] > 1e-6 * jobs[j].work && pooled_elapsed[j] > 0.0) {
+    // Projected where the horizon ended first; none while the replications made under a
+    // millionth of the work each on average (before, the sum over them was compared with
+    // one job's work, which let 5 replications project 134,000 years).
+    const double counted = static_cast<double>(ttt[j].count() + unfinished[j].size());
+    if (counted > 0.0 && pooled_useful[j] > 1e-6 * jobs[j].work * counted && pooled_elapsed[j] > 0.0) {
       const double rate = pooled_useful[j] / pooled_elapsed[j];
       for (const auto& [elapsed, useful] : unfinished[j]) {
         ttt[j].add(elapsed + (jobs[j].work - useful) / rate);
@@ -1960,6 +1964,12 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       }
     }
     if (ttt[j].count() > 0) remaining[j] /= static_cast<double>(ttt[j].count());
+    // A projection past the clock's range (292 years) says only that the job never trains.
+    if (ttt[j].count() > 0 && ttt[j].mean() > sim::Time::max().seconds()) {
+      past_clock[j] = true;
+      ttt[j] = sim::Welford{};
+      remaining[j] = 0.0;
+    }
   }
   for (std::size_t j = 0; j < J; ++j) {
     JobSummary s;
@@ -1979,6 +1989,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
                                    ? std::hypot(s.time_to_train_s.ci95, rate_part)
                                    : s.time_to_train_s.ci95;
     }
+    s.projection_past_clock = past_clock[j];
     s.finished_share = static_cast<double>(finished[j]) / static_cast<double>(in.replications);
     s.lost_gpu_hours = summarize(lost[j]);
     s.checkpoint_interval_s = jobs[j].tau;

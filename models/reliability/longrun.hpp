@@ -338,6 +338,9 @@ struct JobSummary {
   Estimate time_to_train_s;  ///< a finished replication's own; an unfinished one's time so far plus
                              ///< its remaining work at the ETTR pooled over the replications (its
                              ///< interval counts that ETTR's); NaN: no tokens, or no progress
+                             ///< (under a millionth of the work per replication), or a projection
+                             ///< past the clock's range (292 years: see past_clock)
+  bool projection_past_clock = false;  ///< the projection was dropped: over 292 years
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;
   double checkpoint_interval_s = 0.0;

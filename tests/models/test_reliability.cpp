@@ -178,6 +178,33 @@ TEST_CASE("a horizon before the end projects the time to train at the pooled ETT
   CHECK(j.time_to_train_s.ci95 / j.time_to_train_s.mean == Rel(j.ettr.ci95 / j.ettr.mean).epsilon(0.1));
 }
 
+TEST_CASE("no projection from under a millionth of the work per replication, nor past 292 years") {
+  // 20 replications of 3 days on a job of 1e7 days: each trains at most 3 days, 3e-7 of the
+  // work, so none is projectable, though their sum (6e-6 of it) passed the old test, which
+  // compared the pooled work with one job's.
+  Fixture f(1.0);
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(7200)};
+  f.in.jobs[0].train_tokens = 1e7 * kDay * f.in.jobs[0].tokens_per_s;
+  f.in.horizon_s = 3 * kDay;
+  f.in.replications = 20;
+  JobSummary j = simulate_long_run(f.in).jobs[0];
+  REQUIRE(j.ettr.mean > 0.0);
+  CHECK(std::isnan(j.time_to_train_s.mean));
+  CHECK_FALSE(j.projection_past_clock);
+  // 2e5 days of work: 1.5e-5 of it each, projectable, but 2e5 / ETTR days is past the clock.
+  f.in.jobs[0].train_tokens = 2e5 * kDay * f.in.jobs[0].tokens_per_s;
+  j = simulate_long_run(f.in).jobs[0];
+  CAPTURE(j.ettr.mean);
+  CAPTURE(j.time_to_train_s.mean);
+  CHECK(std::isnan(j.time_to_train_s.mean));
+  CHECK(j.projection_past_clock);
+  // 1e4 days (27 years) is projected.
+  f.in.jobs[0].train_tokens = 1e4 * kDay * f.in.jobs[0].tokens_per_s;
+  j = simulate_long_run(f.in).jobs[0];
+  CHECK(j.time_to_train_s.mean == Rel(1e4 * kDay / j.ettr.mean).epsilon(1e-9));
+  CHECK_FALSE(j.projection_past_clock);
+}
+
 TEST_CASE("without failures a job loses only its checkpoints: ETTR = tau / (tau + delta)") {
   Fixture f(1.0);
   f.failures.components.clear();

@@ -812,8 +812,11 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                   st.tokens_per_s > 0 ? job.config.train_tokens->value() / st.tokens_per_s
                                                                       : 0.0),
                                                rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : "")
-                                 : std::string("not projectable: the horizon ended before a millionth of the "
-                                               "training was done"));
+                                 : rs.projection_past_clock
+                                     ? std::string("not projectable: at the pace within the horizon it would take "
+                                                   "more than 292 years")
+                                     : std::string("not projectable: the horizon ended before a millionth of the "
+                                                   "training was done"));
       }
       double lost_total = 0.0;
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
