@@ -258,7 +258,8 @@ struct CheckpointConfig {
         field("read_bandwidth", &CheckpointConfig::read_bandwidth, "shared-storage read bandwidth (default: write)")
             .at_least(sim::Bandwidth::of(1.0)),
         field("size", &CheckpointConfig::size,
-              "checkpoint size (default: parameters x 14 bytes: bf16 weights, fp32 master, Adam m and v)"),
+              "checkpoint size (default: parameters x 14 bytes: bf16 weights, fp32 master, Adam m and v)")
+            .at_least(sim::Bytes::of(1.0)),
         field("async", &CheckpointConfig::async,
               "asynchronous: the job pauses only to copy its state to host memory, then writes in the background"),
         field("snapshot_bandwidth", &CheckpointConfig::snapshot_bandwidth,

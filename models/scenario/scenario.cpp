@@ -610,6 +610,30 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   }
 }
 
+/// The checkpoint's storage keys only matter in the long run (failures, a queue, a fixed
+/// interval or a horizon); without it they were silently ignored. Not judged when the
+/// command line may bring the long run in (a sweep's grid, compare's shared --set).
+void check_inert_checkpoint(const LoadedScenario& loaded, bool sets_shared, LoadState& state) {
+  if (long_run(loaded)) return;
+  for (const auto& [path, at] : state.assigned) {
+    if (at.file != "<command line>") continue;
+    if (sets_shared) return;
+    for (const char* key : {"failures", "checkpoint.interval", "simulation", "workload", "cluster", "scheduler"}) {
+      if (path == key || path.rfind(std::string(key) + ".", 0) == 0 || path.rfind(std::string(key) + "[", 0) == 0) return;
+    }
+  }
+  for (const char* key : {"write_bandwidth", "read_bandwidth", "size", "async", "snapshot_bandwidth"}) {
+    const std::string path = fmt::format("checkpoint.{}", key);
+    if (!state.assigned.count(path)) continue;
+    state.diagnostics.add(state.where(path), path,
+                          loaded.jobs.empty()
+                              ? "does not apply: the scenario has no job, so nothing checkpoints"
+                              : "does not apply: without failures, a queue, a fixed checkpoint.interval or a "
+                                "simulation.horizon the jobs' step is timed alone, and nothing checkpoints",
+                          "add failures (or checkpoint.interval: 1h to count checkpoints alone), or remove it");
+  }
+}
+
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   const Scenario& sc = loaded.config;
   if (!long_run(loaded)) return;
@@ -652,6 +676,30 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   }
   if (sc.simulation.horizon && sc.simulation.horizon->seconds() <= 0.0) {
     state.diagnostics.add(state.where("simulation.horizon"), "simulation.horizon", "must be positive", "horizon: 54d");
+  }
+  // A checkpoint's write, read or snapshot must fit the clock (before, a 1 B/s storage was
+  // run with checkpoints of 3,563 years blocking each).
+  for (const ResolvedJob& job : loaded.jobs) {
+    if (job.copy != 0) continue;
+    const reliability::CheckpointConfig& c = sc.checkpoint;
+    const double bytes = c.size ? c.size->value() : 14.0 * workload::parameters(job.model).total;
+    const std::pair<const char*, double> times[] = {
+        {"write_bandwidth", bytes / c.write_bandwidth.value()},
+        {c.read_bandwidth ? "read_bandwidth" : "write_bandwidth",
+         bytes / c.read_bandwidth.value_or(c.write_bandwidth).value()},
+        {c.async ? "snapshot_bandwidth" : "write_bandwidth",
+         c.async ? bytes / static_cast<double>(std::max<std::int64_t>(1, job.config.gpus)) / c.snapshot_bandwidth.value()
+                 : 0.0}};
+    for (const auto& [key, seconds] : times) {
+      if (seconds <= sim::Time::max().seconds()) continue;
+      const std::string at = fmt::format("checkpoint.{}", key);
+      state.diagnostics.add(state.where(at), at,
+                            fmt::format("job '{}': a checkpoint of {} would take {:.3g} years at this rate, past "
+                                        "the clock's range (292 years)",
+                                        job.config.name, sim::human(sim::Bytes::of(bytes)), seconds / 3.15576e7),
+                            "a storage bandwidth such as 2TB/s");
+      break;
+    }
   }
 }
 
@@ -814,6 +862,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   out.jobs = resolve_jobs(out, options.check_memory, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  if (options.check_inert) check_inert_checkpoint(out, options.sets_shared, state);
   check_reliability(out, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   return out;
