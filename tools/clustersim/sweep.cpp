@@ -506,9 +506,28 @@ namespace {
 
 /// Checks the parameters against the scenario's keys: a misspelt key or an unparsable first
 /// value is an input error, not a grid of error rows.
-void check_params(const SweepSpec& spec, const scenario::LoadOptions& base) {
+void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, const scenario::Scenario& loaded) {
   config::Diagnostics bad;
   check_sets_against_params(spec, bad);
+  // Every --param value must be one its key takes, as the sweep block's are (scenario.cpp,
+  // check_sweep): each applied alone to the scenario, as `--set KEY=VALUE` would be. Only the
+  // first point was loaded before, so `cluster.nodes=8,abc` ran and left `abc` an error row.
+  for (const SweepParam& p : spec.params) {
+    if (p.origin != "--param") continue;
+    std::set<std::string> said;  // a misspelt key is one error, not one per value
+    for (const std::string& value : p.values) {
+      scenario::Scenario copy = loaded;
+      copy.sweep.reset();
+      config::LoadState trial;
+      config::apply_set(copy, p.key + "=" + value, trial);
+      for (const config::Diagnostic& d : trial.diagnostics.items()) {
+        if (!said.insert(d.path + ": " + d.message).second) continue;
+        bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
+                fmt::format("--param {}={}: {}{}{}", p.key, value, d.path.empty() ? "" : d.path + ": ", d.message,
+                            d.hint.empty() ? "" : " (" + d.hint + ")"));
+      }
+    }
+  }
   std::set<std::string> keys;
   for (const SweepParam& p : spec.params) {
     const config::Location at =
@@ -632,7 +651,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
   base.check_inert = false;  // judged at the grid's first point (check_params)
   const scenario::LoadedScenario loaded = load_with(spec, base);  // throws on a bad scenario
   base.check_inert = true;
-  check_params(spec, base);
+  check_params(spec, base, loaded.config);
   for (const SweepParam& param : spec.params) p.columns.params.push_back(param.key);
   // ETTR and goodput where a point may run the long run: the base does (failures, a queue,
   // a fixed checkpoint interval, a horizon), or a parameter can make it.
