@@ -677,6 +677,20 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   if (sc.simulation.horizon && sc.simulation.horizon->seconds() <= 0.0) {
     state.diagnostics.add(state.where("simulation.horizon"), "simulation.horizon", "must be positive", "horizon: 54d");
   }
+  // A job submitted when the run has ended would never start (before, it was reported as
+  // still queued): past the horizon, or past the 100 years a run without one stops at.
+  const double end_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 100.0 * 365.25 * 86400.0;
+  for (std::size_t i = 0; i < sc.workload.jobs.size(); ++i) {
+    const sim::Time submit = sc.workload.jobs[i].submit;
+    if (submit.seconds() < end_s) continue;
+    const std::string at = fmt::format("workload.jobs[{}].submit", i);
+    state.diagnostics.add(state.where(at), at,
+                          fmt::format("{} is at or past the end of the run ({}), so the job would never start",
+                                      sim::human(submit),
+                                      sc.simulation.horizon ? fmt::format("simulation.horizon {}", sim::human(*sc.simulation.horizon))
+                                                            : std::string("100 years: a run without a horizon stops there")),
+                          "an earlier submit, or a longer simulation.horizon");
+  }
   // A checkpoint's write, read or snapshot must fit the clock (before, a 1 B/s storage was
   // run with checkpoints of 3,563 years blocking each).
   for (const ResolvedJob& job : loaded.jobs) {
