@@ -401,6 +401,25 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   for (const auto& [value, name] : enum_names(network::Algorithm{})) {
     if (name == c.algo) algo = value;
   }
+  // Whole floats, as nccl-tests times them (common.cu, getCollByteCount): a size rounds down
+  // to a multiple of 4 B, and for the ops that split it among the ranks (all-gather,
+  // reduce-scatter, all-to-all) of 4 B per rank. Before, 6 B was timed as 1.5 floats and 1 B
+  // as none.
+  const bool per_rank = op == network::Op::all_gather || op == network::Op::reduce_scatter || op == network::Op::all_to_all;
+  const double unit = 4.0 * (per_rank ? static_cast<double>(n) : 1.0);
+  std::vector<sim::Bytes> whole_sizes;
+  for (const sim::Bytes& size : sizes) {
+    const double whole = std::floor(size.value() / unit) * unit;
+    if (whole >= unit) whole_sizes.push_back(sim::Bytes::of(whole));
+  }
+  if (whole_sizes.size() < sizes.size()) {
+    std::cerr << fmt::format("{}: --sizes: {} size{} under one float (4 B){} for {} on {} GPUs ({:.0f} B) left out\n",
+                             whole_sizes.empty() ? "error" : "note", sizes.size() - whole_sizes.size(),
+                             sizes.size() - whole_sizes.size() > 1 ? "s" : "", per_rank ? " per rank" : "", c.op, n,
+                             unit);
+    if (whole_sizes.empty()) return kExitInput;
+  }
+  sizes = std::move(whole_sizes);
   const std::vector<std::int64_t> ranks = tools::first_ranks(n);
 
   config::Json rows = config::Json::array();
