@@ -188,7 +188,12 @@ std::string human_in(const UnitFamily& family, double v) {
   if (v == 0.0) return fmt::format("0{}", family.base);
   const auto printable = family.units.first(family.printable);
   for (const Unit& u : printable) {
-    if (std::fabs(v) >= u.factor || &u == &printable.back()) return fmt::format("{:.4g}{}", v / u.factor, u.name);
+    if (std::fabs(v) >= u.factor || &u == &printable.back()) {
+      // Past the largest unit, whole digits up to 1e15 ("370000BUSD", not "3.7e+05BUSD").
+      const double x = v / u.factor;
+      if (std::fabs(x) >= 1e4 && std::fabs(x) < 1e15 && &u == &printable.front()) return fmt::format("{:.0f}{}", x, u.name);
+      return fmt::format("{:.4g}{}", x, u.name);
+    }
   }
   return fmt::format("{:.4g}{}", v, family.base);
 }

@@ -215,6 +215,17 @@ bool parse_set_value(const std::string& text, int value_column, YAML::Node& out,
   state.sources["<command line>"] = text;
   try {
     out = YAML::Load(text);
+    // Text that YAML reads as no value at all (a leading % is a directive, # a comment):
+    // said as such, not as "got nothing".
+    const std::size_t first = text.find_first_not_of(" \t");
+    if (out.IsNull() && first != std::string::npos && !Context::for_set(state, value_column).explicit_null(out) &&
+        text.find_first_not_of(" \t~") != std::string::npos) {
+      state.diagnostics.add(Location{"<command line>", 1, value_column + static_cast<int>(first)}, "",
+                            fmt::format("the value '{}' reads as no value in YAML ('{}' starts a {})", text,
+                                        text[first], text[first] == '#' ? "comment" : "directive or reserved token"),
+                            fmt::format("quote it: '...=\"{}\"'", text));
+      return false;
+    }
     return true;
   } catch (const YAML::ParserException& e) {
     state.diagnostics.add(Location{"<command line>", 1, value_column + std::max(0, e.mark.column)}, "",

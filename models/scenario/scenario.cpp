@@ -97,8 +97,22 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
     }
     return Document{file, std::move(dir), root, false, std::move(parsed)};
   } catch (const YAML::Exception& e) {
+    // A tab in an indentation is the usual cause of yaml-cpp's "illegal map value".
+    std::string hint;
+    std::size_t line = 1;
+    for (std::size_t i = 0, start = 0; i <= text.size(); ++i) {
+      if (i < text.size() && text[i] != '\n') continue;
+      const std::string_view l(text.data() + start, i - start);
+      const std::size_t indent = l.find_first_not_of(" \t");
+      if (l.substr(0, indent == std::string_view::npos ? l.size() : indent).find('\t') != std::string_view::npos) {
+        hint = fmt::format("line {} is indented with a tab: YAML indents with spaces only", line);
+        break;
+      }
+      ++line;
+      start = i + 1;
+    }
     state.diagnostics.add(Location{file, e.mark.line + 1, e.mark.column + 1}, "",
-                          fmt::format("YAML syntax error: {}", e.msg));
+                          fmt::format("YAML syntax error: {}", e.msg), hint);
     return std::nullopt;
   }
 }
@@ -125,8 +139,13 @@ std::vector<Document> read_extends_chain(Document first, LoadState& state) {
     const YAML::Node ext = doc.root.IsMap() ? doc.root["extends"] : YAML::Node();
     if (!ext || ext.IsNull()) break;
     const Context ctx = Context(state, doc.file).child("extends");
-    std::string target;
-    if (!config::decode_scalar_text(ext, target, ctx, "a file name")) break;
+    // Not a text: the `extends` field reports it when the file is decoded (once, not twice).
+    if (!ext.IsScalar()) break;
+    const std::string target = ext.Scalar();
+    if (target.empty()) {
+      ctx.error(ext, "expected a file name, got an empty string", "extends: quickstart.yaml, or remove the key");
+      break;
+    }
     const fs::path candidate = doc.builtin ? fs::path() : doc.dir / target;
     std::optional<Document> base;
     std::error_code exists_error;  // a name the file system rejects (too long, ...) is not found

@@ -173,3 +173,11 @@ TEST_CASE("closest_match suggests near misses only") {
   CHECK(closest_match("Radix", keys) == "radix");
   CHECK_FALSE(closest_match("completely_different", keys).has_value());
 }
+
+TEST_CASE("human(): four significant digits and the largest unit that fits; whole digits past the largest") {
+  CHECK(human(Money::of(1.5e6)) == "1.5MUSD");
+  CHECK(human(Money::of(3.7e14)) == "370000BUSD");  // was "3.7e+05BUSD"
+  CHECK(human(Time::from_seconds(1.5 * 86400)) == "1.5d");
+  CHECK(human(Time::from_seconds(36890.0 * 86400)) == "36890d");
+  CHECK(human(Bytes::of(2.5e9)) == "2.5GB");
+}

@@ -919,6 +919,17 @@ int run_main(int argc, char** argv) {
       "  clustersim describe catalog\n"
       "  clustersim describe --format markdown > scenarios/REFERENCE.md");
 
+  // A first word that names no command: CLI11 alone says "A subcommand is required".
+  if (argc > 1 && argv[1][0] != '-') {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
+    if (std::find(names.begin(), names.end(), argv[1]) == names.end()) {
+      const auto near = sim::closest_match(argv[1], std::vector<std::string_view>(names.begin(), names.end()));
+      std::cerr << fmt::format("error: unknown command '{}'; expected one of {}{}\n", argv[1], fmt::join(names, ", "),
+                               near ? fmt::format(" (did you mean '{}'?)", *near) : std::string());
+      return kExitInput;
+    }
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -798,7 +798,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       }
       std::vector<std::string> causes;
       for (const auto& [k, e] : rs.by_cause) causes.push_back(fmt::format("{} {:.1f}", k, e.mean));
-      row("interruptions", fmt::format("{} ({})", pm(rs.interruptions, 1.0, 1), fmt::join(causes, ", ")));
+      row("interruptions", causes.empty() ? pm(rs.interruptions, 1.0, 1)
+                                          : fmt::format("{} ({})", pm(rs.interruptions, 1.0, 1), fmt::join(causes, ", ")));
       if (std::isfinite(rs.ettr.mean)) {
         row("ETTR", fmt::format("{} of the time trains", pm(rs.ettr, 100.0, 2, 1.0, "%")));
         row("goodput", fmt::format("{} tokens/s", sim::human(sim::Count::of(rs.goodput_tokens_per_s.mean))));
