@@ -221,9 +221,14 @@ hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::
   hardware::Catalog catalog = builtin.value;
   LoadState state;
   std::vector<Document> docs;
-  for (const std::string& f : files) {
+  for (std::size_t i = 0; i < files.size(); ++i) {
+    const std::string& f = files[i];
     const fs::path p = fs::path(f).is_absolute() ? fs::path(f) : base_dir / f;
-    if (auto doc = read_document(p.lexically_normal().string(), state, files_at, "catalogs")) {
+    // An entry's error at the entry (each was at the list's start).
+    const std::string entry = fmt::format("catalogs[{}]", i);
+    const auto at = scenario_state.assigned.find(entry);
+    if (auto doc = read_document(p.lexically_normal().string(), state,
+                                 at != scenario_state.assigned.end() ? at->second : files_at, entry)) {
       docs.push_back(std::move(*doc));
     }
   }
@@ -234,6 +239,15 @@ hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::
     config::Codec<hardware::Catalog>::decode(doc.root, part, Context(file_state, doc.file));
     if (file_state.diagnostics.ok()) config::check_required(part, "", file_state);
     for (const auto& d : file_state.diagnostics.items()) state.diagnostics.add(d.where, d.path, d.message, d.hint);
+    // Where each entry was written, for the errors found when the node is resolved (an
+    // unknown GPU type was reported at the scenario's first line). A later file's entry
+    // replaces an earlier one whole, its locations too.
+    for (const auto& [name, gpu] : part.gpus) scenario_state.forget_below("gpus." + name);
+    for (const auto& [name, node] : part.nodes) scenario_state.forget_below("nodes." + name);
+    for (const auto& [path, where] : file_state.assigned) scenario_state.assigned[path] = where;
+    for (const auto& [path, where] : file_state.mappings) {
+      if (!path.empty()) scenario_state.mappings[path] = where;
+    }
     for (auto& [name, gpu] : part.gpus) catalog.gpus[name] = std::move(gpu);
     for (auto& [name, node] : part.nodes) catalog.nodes[name] = std::move(node);
   }
