@@ -277,7 +277,10 @@ int cmd_validate(const std::string& cases_file, const std::string& format, doubl
     while (digits < 6 && std::round(median * std::pow(10, digits)) <= std::round(fail_above * std::pow(10, digits))) {
       ++digits;
     }
-    std::cerr << fmt::format("validation: median absolute error {:.{}f}% exceeds {:g}%\n", median, digits, fail_above);
+    std::cerr << (median < 1e6 ? fmt::format("validation: median absolute error {:.{}f}% exceeds {:g}%\n", median,
+                                             digits, fail_above)
+                               : fmt::format("validation: median absolute error {:.3g}% exceeds {:g}%\n", median,
+                                             fail_above));
     return 1;
   }
   return 0;
@@ -722,7 +725,9 @@ int run_main(int argc, char** argv) {
       "  clustersim run scenarios/llama3-405b-54d.yaml --out out/ --plot   # + breakdown, timeline, GPU heat map");
 
   ScenarioArgs check_args;
-  CLI::App* check = app.add_subcommand("check", "validate a scenario without running it");
+  CLI::App* check = app.add_subcommand(
+      "check", "validate a scenario's input without running it (what only a run computes, such as a step time past "
+               "the clock's 292 years, is reported by run)");
   add_scenario_options(*check, check_args, false);
   check->footer("Example:\n  clustersim check scenarios/quickstart.yaml --set cluster.nodes=2048");
 

@@ -412,6 +412,12 @@ double median_abs_error(const std::vector<CollectiveResult>& results) {
 
 std::string validation_table(const std::vector<CaseResult>& results, const std::vector<CollectiveResult>& collectives,
                              const std::string& cases_file) {
+  // A percentage in the table's width: one decimal, or three digits with an exponent past a
+  // million (a published value of 1e-300 printed 300 digits).
+  const auto pct = [](double fraction) {
+    const double v = 100.0 * fraction;
+    return std::fabs(v) < 1e6 ? fmt::format("{:.1f}%", v) : fmt::format("{:.3g}%", v);
+  };
   std::string out;
   std::size_t throughput = 0;
   for (const CaseResult& r : results) {
@@ -422,13 +428,13 @@ std::string validation_table(const std::vector<CaseResult>& results, const std::
                          "predicted", "error", "step (s)", "MFU", "memory per GPU");
     }
     const bool fits = r.memory_bytes <= r.hbm_bytes;
-    out += fmt::format("{:<32}{:<26}{:>11.4g}{:>11.4g}{:>8.1f}%{:>11.3f}{:>7.1f}%  {:.1f} GB{}\n", r.spec.name,
-                       r.spec.metric, r.spec.published, r.predicted, 100.0 * r.error, r.step_time_s, 100.0 * r.mfu,
+    out += fmt::format("{:<32}{:<26}{:>11.4g}{:>11.4g} {:>8}{:>11.3f}{:>7.1f}%  {:.1f} GB{}\n", r.spec.name,
+                       r.spec.metric, r.spec.published, r.predicted, pct(r.error), r.step_time_s, 100.0 * r.mfu,
                        r.memory_bytes / 1e9, fits ? "" : fmt::format(" (> {:.0f} GB HBM)", r.hbm_bytes / 1e9));
   }
   if (throughput > 0) {
-    out += fmt::format("\nmedian absolute error {:.1f}% over {} case{} (target: at most 10%)\n",
-                       100.0 * median_abs_error(results), throughput, throughput == 1 ? "" : "s");
+    out += fmt::format("\nmedian absolute error {} over {} case{} (target: at most 10%)\n",
+                       pct(median_abs_error(results)), throughput, throughput == 1 ? "" : "s");
   }
   bool header = false;
   for (const CaseResult& r : results) {
@@ -440,8 +446,8 @@ std::string validation_table(const std::vector<CaseResult>& results, const std::
                          "within band");
       header = true;
     }
-    out += fmt::format("{:<32}{:<26}{:>11.4g}{:>11.4g}{:>8.1f}%  {}\n", r.spec.name, r.spec.metric, r.spec.published,
-                       r.predicted, 100.0 * r.error, within_band(r) ? "yes" : "NO");
+    out += fmt::format("{:<32}{:<26}{:>11.4g}{:>11.4g} {:>8}  {}\n", r.spec.name, r.spec.metric, r.spec.published,
+                       r.predicted, pct(r.error), within_band(r) ? "yes" : "NO");
   }
   if (!collectives.empty()) {
     out += fmt::format("{}Collective bus bandwidth ({}: nccl-tests' busbw in GB/s; ranks: the first N GPUs in node "
@@ -450,17 +456,17 @@ std::string validation_table(const std::vector<CaseResult>& results, const std::
     out += fmt::format("{:<32}{:<16}{:>5}{:>6}{:>9}  {:<24}{:<12}{:>10}{:>11}{:>9}{:>11}\n", "case", "op", "GPUs",
                        "nodes", "size", "algo", "model", "published", "predicted", "error", "time (ms)");
     for (const CollectiveResult& r : collectives) {
-      out += fmt::format("{:<32}{:<16}{:>5}{:>6}{:>9}  {:<24}{:<12}{:>10.4g}{:>11.4g}{:>8.1f}%{:>11.3f}\n",
+      out += fmt::format("{:<32}{:<16}{:>5}{:>6}{:>9}  {:<24}{:<12}{:>10.4g}{:>11.4g} {:>8}{:>11.3f}\n",
                          r.spec.name, config::enum_name(r.spec.op), r.spec.gpus, r.nodes, binary_size(r.spec.size),
                          r.spec.algo == network::Algorithm::automatic
                              ? fmt::format("auto: {}", config::enum_name(r.algorithm))
                              : std::string(config::enum_name(r.algorithm)),
-                         config::enum_name(r.spec.model), r.spec.published, r.predicted, 100.0 * r.error,
+                         config::enum_name(r.spec.model), r.spec.published, r.predicted, pct(r.error),
                          1e3 * r.time_s);
     }
-    out += fmt::format("\nmedian absolute error {:.1f}% over {} collective case{} (reported on its own: not part of "
+    out += fmt::format("\nmedian absolute error {} over {} collective case{} (reported on its own: not part of "
                        "the training median or --fail-above)\n",
-                       100.0 * median_abs_error(collectives), collectives.size(), collectives.size() == 1 ? "" : "s");
+                       pct(median_abs_error(collectives)), collectives.size(), collectives.size() == 1 ? "" : "s");
   }
   out += fmt::format("sources and assumptions: {}\n", cases_file);
   return out;
