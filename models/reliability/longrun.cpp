@@ -1774,6 +1774,13 @@ class Model {
     const double base = j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate;
     return std::min(j.work, base + (std::isfinite(j.tau) ? std::min(since, j.tau) : since) * j.rate);
   }
+  /// Training seconds since the job's last checkpoint at `end` (counted in useful(), with
+  /// no checkpoint paid for them yet); 0 when it is not running or never checkpoints.
+  [[nodiscard]] double uncommitted_s(const JobState& j, double end) const {
+    if (j.finished || !j.running || !std::isfinite(j.tau)) return 0.0;
+    const double k = committed_cycles(j, end);
+    return std::clamp(end - j.run_start - k * (j.tau + j.delta), 0.0, j.tau);
+  }
 
  private:
   const LongRunInputs& in_;
@@ -1893,12 +1900,17 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       // alone (elapsed x work / useful) made the mean that of 1 / ETTR, which the replications
       // that a short horizon caught in a long repair blew up (29 days where 5 / ETTR is 10).
       if (std::isfinite(s.work)) {
-        pooled_elapsed[j] += elapsed;
+        // The projection runs at the steady pace, checkpoints included: the training since
+        // the last checkpoint owes its share of one, delta per tau, in the pace and in the
+        // time so far (a horizon shorter than the interval saw none, and projected the
+        // rest without them).
+        const double owed = s.finished ? 0.0 : s.delta * model.uncommitted_s(s, r.elapsed) / s.tau;
+        pooled_elapsed[j] += elapsed + owed;
         pooled_useful[j] += useful;
         if (s.finished) {
           ttt[j].add(s.finished_at - s.start_time);
         } else {
-          unfinished[j].emplace_back(elapsed, useful);
+          unfinished[j].emplace_back(elapsed + owed, useful);
         }
       }
       if (s.finished) finish[j].add(s.finished_at);

@@ -336,7 +336,10 @@ struct JobSummary {
   Estimate ettr;
   Estimate goodput_tokens_per_s;
   Estimate time_to_train_s;  ///< a finished replication's own; an unfinished one's time so far plus
-                             ///< its remaining work at the ETTR pooled over the replications (its
+                             ///< its remaining work at the ETTR pooled over the replications (the
+                             ///< training since each one's last checkpoint charged its share of
+                             ///< one, delta per tau, in both: a horizon under the interval saw no
+                             ///< checkpoint); its
                              ///< interval counts that ETTR's); NaN: no tokens, or no progress
                              ///< (under a millionth of the work per replication), or a projection
                              ///< past the clock's range (292 years: see past_clock)
