@@ -862,6 +862,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     }
     config::apply_set(out.config, set, state);
   }
+  out.sets = options.sets;
   if (options.seed) out.config.simulation.seed = *options.seed;
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 

@@ -190,6 +190,7 @@ struct LoadedScenario {
   std::vector<ResolvedJob> jobs;
   std::optional<calibration::CalibrationProfile> calibration;  ///< the profile named by `calibration:`
   std::string file;  ///< the scenario's path, or the built-in's name
+  std::vector<std::string> sets;  ///< the --set overrides applied (KEY=VALUE), in order
 };
 
 /// Loads the scenario at `path`. Throws config::InputError with every problem found.

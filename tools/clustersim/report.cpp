@@ -686,6 +686,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
   const std::string& name = loaded.config.name.empty() ? loaded.file : loaded.config.name;
   out += fmt::format("clustersim {} | {} | seed {}\n", kVersion, name, loaded.config.simulation.seed);
   if (!loaded.config.description.empty()) out += fmt::format("{}\n", loaded.config.description);
+  // The description is the file's text: say what the command line changed since.
+  if (!loaded.sets.empty()) out += fmt::format("with --set {}\n", fmt::join(loaded.sets, ", --set "));
   out += "\nCluster inventory\n";
   row("node type", fmt::format("{} ({} x {})", inv.node_type, inv.gpus_per_node, inv.gpu_type));
   row("nodes", fmt::format("{}", inv.nodes));
