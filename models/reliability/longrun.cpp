@@ -1687,12 +1687,18 @@ class Model {
   /// Share of the job's data-parallel replicas whose nodes are all present.
   [[nodiscard]] double whole_replicas(const JobState& j) const {
     const std::int64_t dp = std::max<std::int64_t>(1, j.p.dp);
-    if (j.p.nodes % dp != 0) return j.missing == 0 ? 1.0 : 0.0;
-    const std::int64_t per = j.p.nodes / dp;
+    if (j.p.nodes <= 0 || j.p.gpus % dp != 0 || j.p.gpus % j.p.nodes != 0) return j.missing == 0 ? 1.0 : 0.0;
+    // Replica r holds GPUs r G/dp .. (r + 1) G/dp - 1, on the nodes those fall on: several
+    // replicas share a node when one is smaller than a node (dp > nodes; before, a job
+    // with such replicas never shrank), and a replica may span several.
+    const std::int64_t gpn = j.p.gpus / j.p.nodes;
+    const std::int64_t per = j.p.gpus / dp;
     std::int64_t whole = 0;
     for (std::int64_t r = 0; r < dp; ++r) {
       bool ok = true;
-      for (std::int64_t s = r * per; s < (r + 1) * per; ++s) ok = ok && j.slots[static_cast<std::size_t>(s)] >= 0;
+      for (std::int64_t s = r * per / gpn; s <= ((r + 1) * per - 1) / gpn; ++s) {
+        ok = ok && j.slots[static_cast<std::size_t>(s)] >= 0;
+      }
       whole += ok ? 1 : 0;
     }
     return static_cast<double>(whole) / static_cast<double>(dp);

@@ -198,7 +198,7 @@ struct JobProfile {
   std::int64_t first_node = 0;  ///< nominal placement: first_node .. first_node + nodes - 1 (see Placement)
   std::int64_t nodes = 0;
   std::int64_t gpus = 0;
-  std::int64_t dp = 1;  ///< data-parallel replicas, each on nodes / dp consecutive nodes (for shrinking)
+  std::int64_t dp = 1;  ///< data-parallel replicas, each on gpus / dp consecutive GPUs (for shrinking)
   double tokens_per_s = 0.0;               ///< healthy throughput
   std::optional<double> train_tokens;      ///< none: train until the horizon
   double checkpoint_bytes = 0.0;

@@ -729,7 +729,7 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   for (const ResolvedJob& job : loaded.jobs) {
     if (job.copy != 0) continue;
     const reliability::CheckpointConfig& c = sc.checkpoint;
-    const double bytes = c.size ? c.size->value() : 14.0 * workload::parameters(job.model).total;
+    const double bytes = checkpoint_bytes(loaded, job);
     const std::pair<const char*, double> times[] = {
         {"write_bandwidth", bytes / c.write_bandwidth.value()},
         {c.read_bandwidth ? "read_bandwidth" : "write_bandwidth",
@@ -925,6 +925,11 @@ bool jobs_queue(const LoadedScenario& loaded) {
     if (job.config.submit.seconds() > 0.0) return true;
   }
   return gpus > loaded.config.cluster.nodes * loaded.node.spec.gpus;
+}
+
+double checkpoint_bytes(const LoadedScenario& loaded, const ResolvedJob& job) {
+  const std::optional<sim::Bytes>& size = loaded.config.checkpoint.size;
+  return size ? size->value() : 14.0 * workload::parameters(job.model).total;
 }
 
 bool long_run(const LoadedScenario& loaded) {

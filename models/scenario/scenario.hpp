@@ -207,6 +207,10 @@ bool jobs_queue(const LoadedScenario& loaded);
 /// time to train is its step time x its steps.
 bool long_run(const LoadedScenario& loaded);
 
+/// Bytes one checkpoint of `job` writes: checkpoint.size, else 14 per parameter (bf16
+/// weights, fp32 master weights and Adam's two moments).
+double checkpoint_bytes(const LoadedScenario& loaded, const ResolvedJob& job);
+
 /// What the long run's figures are "with": "with failures", "in the queue", "with
 /// checkpoints" or "over the horizon" (the first that applies).
 std::string_view long_run_label(const LoadedScenario& loaded);

@@ -400,6 +400,41 @@ TEST_CASE("shrinking: without spares a job restarts on its whole replicas instea
   CHECK(shrink.jobs[0].ettr.mean < 0.95);
 }
 
+TEST_CASE("shrinking with replicas smaller than a node: a lost node takes only the replicas on it") {
+  // 32 replicas of 4 GPUs on 16 nodes of 8: a node holds two, so one failed node leaves 30
+  // of 32 running. Before, a replica smaller than a node never shrank (ETTR as waiting).
+  const auto run = [](bool shrink, std::int64_t dp, std::int64_t nodes = 16) {
+    FailuresConfig failures;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.01, Per::gpu};
+    failures.components["gpu"] = gpu;
+    failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(3 * kDay), 1.0};
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = nodes;
+    in.gpus_per_node = 8;
+    in.scheduler.shrink = shrink;
+    in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+    in.jobs.push_back(JobProfile{"job", 0, nodes, 8 * nodes, dp, 1e6, std::nullopt, 1e12});
+    in.horizon_s = 100 * kDay;
+    in.replications = 3;
+    return simulate_long_run(in).jobs[0].ettr.mean;
+  };
+  const double wait = run(false, 32);
+  const double half_node = run(true, 32);
+  const double two_nodes = run(true, 8);
+  CHECK(wait < 0.3);
+  CHECK(half_node > wait + 0.2);
+  // A failed node costs 2 of 32 replicas there and 1 of 8 (2 nodes each) here: it keeps more.
+  CHECK(half_node > two_nodes);
+  // 10 replicas of 12 GPUs on 15 nodes: replica 1 (GPUs 12-23) spans nodes 1 and 2, sharing
+  // each with a neighbour. It shrinks too, keeping less than whole-node replicas would.
+  const double wait15 = run(false, 10, 15);
+  const double straddling = run(true, 10, 15);
+  CHECK(straddling > wait15 + 0.1);
+  CHECK(straddling < run(true, 15, 15));
+}
+
 TEST_CASE("Weibull lives: a unit keeps its age when its node leaves service; counts follow the renewal function") {
   // Renewal theory: the expected failures of one unit in (0, t] from new is
   // m(t) ~ t / mu + (CV^2 - 1) / 2; Weibull shape 0.5 has CV^2 = Gamma(5) / Gamma(3)^2 - 1 = 5,

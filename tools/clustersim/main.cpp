@@ -154,7 +154,8 @@ class NewFolders {
   /// create_directories(dir), remembering each level it creates.
   void create(const std::filesystem::path& dir, std::error_code& ec) {
     std::vector<std::filesystem::path> missing;
-    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(p, ec); p = p.parent_path()) {
+    // Only levels known to be missing (one whose existence cannot be told is left alone).
+    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(p, ec) && !ec; p = p.parent_path()) {
       missing.push_back(p);
       if (p == p.parent_path()) break;
     }

@@ -100,8 +100,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     p.dp = job.config.parallelism.order.back() == workload::Axis::dp ? job.config.parallelism.dp : 1;
     p.tokens_per_s = steps[i].tokens_per_s;
     if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
-    // bf16 weights, fp32 master weights and Adam's two moments: 14 bytes per parameter.
-    p.checkpoint_bytes = sc.checkpoint.size ? sc.checkpoint.size->value() : 14.0 * workload::parameters(job.model).total;
+    p.checkpoint_bytes = scenario::checkpoint_bytes(loaded, job);
     p.submit_s = job.config.submit.seconds();
     if (reroutes && p.nodes > 1) {
       // Each copy of a job entry on its own nodes: an element one copy routes around may
