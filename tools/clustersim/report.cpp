@@ -1138,8 +1138,8 @@ std::string reference_markdown(const std::vector<config::FieldDoc>& docs, const 
       "A file may start from another with `extends:`, and any key can be overridden on the "
       "command line with `--set key.path=value`. Unknown keys are errors. In a file that "
       "extends another (or a --set), `key: ~` (or `null`) puts a section back to its defaults, "
-      "empties a list or a mapping of names and removes an optional value; a key with nothing "
-      "after it changes nothing.\n\n"
+      "empties a list or a mapping of names and removes an optional value; a section or a "
+      "mapping with nothing under it changes nothing.\n\n"
       "## Scenario keys\n\n";
   markdown_table(out, docs);
   out += "\n## Catalog files\n\n"
