@@ -191,7 +191,9 @@ std::string human_in(const UnitFamily& family, double v) {
     if (std::fabs(v) >= u.factor || &u == &printable.back()) {
       // Past the largest unit, whole digits up to 1e15 ("370000BUSD", not "3.7e+05BUSD").
       const double x = v / u.factor;
-      if (std::fabs(x) >= 1e4 && std::fabs(x) < 1e15 && &u == &printable.front()) return fmt::format("{:.0f}{}", x, u.name);
+      if (std::fabs(x) >= 9999.5 && std::fabs(x) < 1e15 && &u == &printable.front()) {
+        return fmt::format("{:.0f}{}", x, u.name);  // from 9999.5, which {:.4g} writes 1e+04
+      }
       return fmt::format("{:.4g}{}", x, u.name);
     }
   }

@@ -57,7 +57,10 @@ bool Context::explicit_null(const YAML::Node& node) const {
   if (!node.IsNull()) return false;
   const YAML::Mark mark = node.Mark();
   const auto source = state_->sources.find(file_);
-  if (mark.is_null() || source == state_->sources.end()) return false;
+  // Without the text (a JSON profile, a built-in table: read whole, never overlaid), a null
+  // is taken as written: `"key": null`.
+  if (source == state_->sources.end()) return true;
+  if (mark.is_null()) return false;
   const std::string& text = source->second;
   std::size_t at = 0;
   for (int line = 0; line < mark.line && at != std::string::npos; ++line) {
@@ -65,9 +68,20 @@ bool Context::explicit_null(const YAML::Node& node) const {
     if (at != std::string::npos) ++at;
   }
   if (at == std::string::npos) return false;
+  // yaml-cpp's columns on the first line do not count a UTF-8 byte-order mark.
+  if (mark.line == 0 && text.rfind("\xEF\xBB\xBF", 0) == 0) at += 3;
   at += static_cast<std::size_t>(mark.column);
   if (at >= text.size()) return false;
-  const std::string_view rest = std::string_view(text).substr(at);
+  std::string_view rest = std::string_view(text).substr(at);
+  // The mark of `key: &anchor ~` or `key: !!null ~` is at the anchor or the tag.
+  while (!rest.empty() && (rest.front() == '&' || rest.front() == '!')) {
+    const std::size_t gap = rest.find_first_of(" \t\r\n");
+    if (gap == std::string_view::npos) return rest.front() == '!';  // `key: !!null`
+    rest.remove_prefix(gap);
+    const std::size_t next = rest.find_first_not_of(" \t");
+    rest.remove_prefix(next == std::string_view::npos ? rest.size() : next);
+  }
+  if (rest.empty() || rest.front() == '\n' || rest.front() == '\r' || rest.front() == '#') return false;
   for (const std::string_view word : {"~", "null", "Null", "NULL"}) {
     if (rest.substr(0, word.size()) != word) continue;
     const std::string_view after = rest.substr(word.size());
@@ -220,10 +234,15 @@ bool parse_set_value(const std::string& text, int value_column, YAML::Node& out,
     const std::size_t first = text.find_first_not_of(" \t");
     if (out.IsNull() && first != std::string::npos && !Context::for_set(state, value_column).explicit_null(out) &&
         text.find_first_not_of(" \t~") != std::string::npos) {
+      const char c = text[first];
       state.diagnostics.add(Location{"<command line>", 1, value_column + static_cast<int>(first)}, "",
-                            fmt::format("the value '{}' reads as no value in YAML ('{}' starts a {})", text,
-                                        text[first], text[first] == '#' ? "comment" : "directive or reserved token"),
-                            fmt::format("quote it: '...=\"{}\"'", text));
+                            fmt::format("the value '{}' reads as no value in YAML ('{}' starts {})", text, c,
+                                        c == '#'   ? "a comment"
+                                        : c == '&' ? "an anchor"
+                                        : c == '!' ? "a tag"
+                                        : c == '%' ? "a directive"
+                                                   : "a reserved token"),
+                            "quote the value in YAML, inside the shell's quotes: --set 'KEY=\"...\"'");
       return false;
     }
     return true;

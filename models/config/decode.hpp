@@ -84,7 +84,8 @@ class Context {
   [[nodiscard]] LoadState& state() const { return *state_; }
 
   [[nodiscard]] Location locate(const YAML::Node& node) const;
-  /// Whether `node` is a null written as `~` or `null` (not a key with nothing after it).
+  /// Whether `node` is a null written as `~` or `null` (not a key with nothing after it);
+  /// any null when the state holds no text for this file.
   [[nodiscard]] bool explicit_null(const YAML::Node& node) const;
   void error(const YAML::Node& at, std::string message, std::string hint = {}) const;
   void error_at(Location at, std::string message, std::string hint = {}) const;
@@ -352,9 +353,16 @@ struct Codec<std::map<std::string, T>> {
 template <class T>
 struct Codec<std::optional<T>> {
   static bool decode(const YAML::Node& n, std::optional<T>& out, const Context& ctx) {
+    // `key: ~` removes it; `section:` with nothing under it changes nothing (it removed the
+    // section). A value with nothing after it is an error, as a required one's.
     if (n.IsNull()) {
-      out.reset();
-      return true;
+      if (ctx.explicit_null(n)) {
+        ctx.state().forget_below(ctx.path());
+        out.reset();
+        return true;
+      }
+      if constexpr (HasFields<T>) return true;
+      if constexpr (requires { typename T::mapped_type; }) return true;
     }
     T value = out.value_or(T{});
     if (!Codec<T>::decode(n, value, ctx)) return false;

@@ -1780,12 +1780,15 @@ class Model {
     const double base = j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate;
     return std::min(j.work, base + (std::isfinite(j.tau) ? std::min(since, j.tau) : since) * j.rate);
   }
-  /// Training seconds since the job's last checkpoint at `end` (counted in useful(), with
-  /// no checkpoint paid for them yet); 0 when it is not running or never checkpoints.
-  [[nodiscard]] double uncommitted_s(const JobState& j, double end) const {
+  /// The checkpoint time the running cycle at `end` still owes: delta x (training since
+  /// the last checkpoint) / tau while it trains, the rest of the write once the write has
+  /// begun (the part written is in the elapsed time already); 0 when the job is not
+  /// running or never checkpoints.
+  [[nodiscard]] double checkpoint_owed_s(const JobState& j, double end) const {
     if (j.finished || !j.running || !std::isfinite(j.tau)) return 0.0;
     const double k = committed_cycles(j, end);
-    return std::clamp(end - j.run_start - k * (j.tau + j.delta), 0.0, j.tau);
+    const double since = std::clamp(end - j.run_start - k * (j.tau + j.delta), 0.0, j.tau + j.delta);
+    return since <= j.tau ? j.delta * since / j.tau : j.tau + j.delta - since;
   }
 
  private:
@@ -1851,9 +1854,8 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   // Without a horizon, run until every job has trained its tokens (a stop at 100 times the
   // failure-free time of the jobs one after another, and at 100 years, guards against a
   // cluster that never gets there; jobs unfinished then are reported as such).
-  constexpr double kLongestRun = 100.0 * 365.25 * kDay;
   const double end =
-      in.horizon_s > 0.0 ? in.horizon_s : std::min(std::max(last_submit + 100.0 * ideal, kDay), kLongestRun);
+      in.horizon_s > 0.0 ? in.horizon_s : std::min(std::max(last_submit + 100.0 * ideal, kDay), kLongestRun_s);
 
   LongRunResult out;
   out.heterogeneity_alpha = pareto_alpha(in.failures->heterogeneity);
@@ -1910,7 +1912,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
         // the last checkpoint owes its share of one, delta per tau, in the pace and in the
         // time so far (a horizon shorter than the interval saw none, and projected the
         // rest without them).
-        const double owed = s.finished ? 0.0 : s.delta * model.uncommitted_s(s, r.elapsed) / s.tau;
+        const double owed = s.finished ? 0.0 : model.checkpoint_owed_s(s, r.elapsed);
         pooled_elapsed[j] += elapsed + owed;
         pooled_useful[j] += useful;
         if (s.finished) {

@@ -193,6 +193,9 @@ struct Degradation {
   double factor = 1.0;
 };
 
+/// The longest run without a horizon (100 years): jobs unfinished then are reported so.
+inline constexpr double kLongestRun_s = 100.0 * 365.25 * 86400.0;
+
 struct JobProfile {
   std::string name;
   std::int64_t first_node = 0;  ///< nominal placement: first_node .. first_node + nodes - 1 (see Placement)
@@ -342,7 +345,7 @@ struct JobSummary {
                              ///< checkpoint); its
                              ///< interval counts that ETTR's); NaN: no tokens, or no progress
                              ///< (under a millionth of the work per replication), or a projection
-                             ///< past the clock's range (292 years: see past_clock)
+                             ///< past the clock's range (292 years: projection_past_clock)
   bool projection_past_clock = false;  ///< the projection was dropped: over 292 years
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;

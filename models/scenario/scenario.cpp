@@ -100,11 +100,12 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
     // A tab in an indentation is the usual cause of yaml-cpp's "illegal map value".
     std::string hint;
     std::size_t line = 1;
-    for (std::size_t i = 0, start = 0; i <= text.size(); ++i) {
+    for (std::size_t i = 0, start = 0; i <= text.size() && line <= static_cast<std::size_t>(e.mark.line) + 1; ++i) {
       if (i < text.size() && text[i] != '\n') continue;
       const std::string_view l(text.data() + start, i - start);
-      const std::size_t indent = l.find_first_not_of(" \t");
-      if (l.substr(0, indent == std::string_view::npos ? l.size() : indent).find('\t') != std::string_view::npos) {
+      const std::size_t indent = l.find_first_not_of(" \t\r");
+      // A tab before a line's first character (not on a blank line, where it is harmless).
+      if (indent != std::string_view::npos && l.substr(0, indent).find('\t') != std::string_view::npos) {
         hint = fmt::format("line {} is indented with a tab: YAML indents with spaces only", line);
         break;
       }
@@ -351,7 +352,9 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
     node.gpu = it->second;
   }
   if (node.spec.nics > 0 && node.spec.nic_bandwidth.value() <= 0.0) {
-    state.diagnostics.add(state.where("cluster.node.nics"), "cluster.node.nic_bandwidth",
+    // At the catalog entry that wrote it, when the node comes from a catalog.
+    const std::string at = cfg.node.inline_def ? "cluster.node" : "nodes." + node.name;
+    state.diagnostics.add(state.where(at + ".nics"), at + ".nic_bandwidth",
                           fmt::format("the node has {} NICs but no nic_bandwidth", node.spec.nics),
                           "add e.g. 'nic_bandwidth: 400Gbps'");
     return std::nullopt;
@@ -644,21 +647,39 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
 }
 
 /// The checkpoint's storage keys only matter in the long run (failures, a queue, a fixed
-/// interval or a horizon); without it they were silently ignored. Not judged when the
-/// command line may bring the long run in (a sweep's grid, compare's shared --set).
-void check_inert_checkpoint(const LoadedScenario& loaded, bool sets_shared, LoadState& state) {
+/// interval or a horizon); without it they were silently ignored. As for the other inert
+/// keys (check_inert_keys), a key is judged only if none of the keys that decide the long
+/// run was written after it (in a later file, or on the command line, where sweep and plan
+/// set their grid's values): a file that turns the long run off does not have to undo the
+/// storage keys of the one it extends. Not for compare's shared --set.
+void check_inert_checkpoint(const LoadedScenario& loaded, const std::vector<std::string>& files, bool sets_shared,
+                            LoadState& state) {
   if (long_run(loaded)) return;
-  for (const auto& [path, at] : state.assigned) {
-    if (at.file != "<command line>") continue;
-    if (sets_shared) return;
-    for (const char* key : {"failures", "checkpoint.interval", "simulation", "workload", "cluster", "scheduler"}) {
-      if (path == key || path.rfind(std::string(key) + ".", 0) == 0 || path.rfind(std::string(key) + "[", 0) == 0) return;
+  const auto rank = [&](const Location& at) {  // the file order; the command line last
+    const auto it = std::find(files.begin(), files.end(), at.file);
+    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
+  };
+  const auto decides = [](const std::string& path) {
+    for (const std::string_view key : {"failures", "checkpoint.interval", "simulation.horizon", "workload", "cluster",
+                                       "scheduler"}) {
+      if (path.size() >= key.size() && path.compare(0, key.size(), key) == 0 &&
+          (path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[')) {
+        return true;
+      }
     }
-  }
+    return false;
+  };
   for (const char* key : {"write_bandwidth", "read_bandwidth", "size", "async", "snapshot_bandwidth"}) {
     const std::string path = fmt::format("checkpoint.{}", key);
-    if (!state.assigned.count(path)) continue;
-    state.diagnostics.add(state.where(path), path,
+    const auto written = state.assigned.find(path);
+    if (written == state.assigned.end()) continue;
+    const std::size_t when = rank(written->second);
+    if (sets_shared && when == files.size()) continue;
+    const bool overtaken = std::any_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
+      return decides(kv.first) && (rank(kv.second) > when || (when == files.size() && rank(kv.second) == when));
+    });
+    if (overtaken) continue;
+    state.diagnostics.add(written->second, path,
                           loaded.jobs.empty()
                               ? "does not apply: the scenario has no job, so nothing checkpoints"
                               : "does not apply: without failures, a queue, a fixed checkpoint.interval or a "
@@ -712,7 +733,7 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   }
   // A job submitted when the run has ended would never start (before, it was reported as
   // still queued): past the horizon, or past the 100 years a run without one stops at.
-  const double end_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : 100.0 * 365.25 * 86400.0;
+  const double end_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : reliability::kLongestRun_s;
   for (std::size_t i = 0; i < sc.workload.jobs.size(); ++i) {
     const sim::Time submit = sc.workload.jobs[i].submit;
     if (submit.seconds() < end_s) continue;
@@ -744,7 +765,8 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
                             fmt::format("job '{}': a checkpoint of {} would take {:.3g} years at this rate, past "
                                         "the clock's range (292 years)",
                                         job.config.name, sim::human(sim::Bytes::of(bytes)), seconds / 3.15576e7),
-                            "a storage bandwidth such as 2TB/s");
+                            c.size ? "a storage bandwidth such as 2TB/s, or a smaller checkpoint.size"
+                                   : "a storage bandwidth such as 2TB/s");
       break;
     }
   }
@@ -910,7 +932,11 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   out.jobs = resolve_jobs(out, options.check_memory, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
-  if (options.check_inert) check_inert_checkpoint(out, options.sets_shared, state);
+  if (options.check_inert) {
+    std::vector<std::string> files;
+    for (const Document& doc : chain) files.push_back(doc.file);
+    check_inert_checkpoint(out, files, options.sets_shared, state);
+  }
   check_reliability(out, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   return out;
@@ -986,7 +1012,13 @@ bool describe(std::string_view section, std::vector<config::FieldDoc>& out) {
 namespace clustersim::config {
 
 bool Codec<scenario::SweepAxes>::decode(const YAML::Node& n, scenario::SweepAxes& out, const Context& ctx) {
-  if (n.IsNull()) return true;
+  if (n.IsNull()) {  // `grid: ~` empties it, as any mapping of names; `grid:` changes nothing
+    if (ctx.explicit_null(n)) {
+      ctx.state().forget_below(ctx.path());
+      out.axes.clear();
+    }
+    return true;
+  }
   if (!n.IsMap()) {
     ctx.error(n, fmt::format("expected a mapping of scenario keys to lists of values, got {}", describe_node(n)),
               "e.g. cluster.nodes: [1024, 2048, 4096]");

@@ -59,7 +59,8 @@ struct SimulationConfig {
                       "root seed of every random stream; same scenario and seed give identical results"),
         config::field("horizon", &SimulationConfig::horizon,
                       "how long the cluster runs with failures (54d); default: until every job has trained, "
-                      "stopping at 100 times the jobs' failure-free time one after another, or at 100 years"),
+                      "stopping at the last submit plus 100 times the jobs' failure-free time one after "
+                      "another (at least a day), or at 100 years"),
         config::field("replications", &SimulationConfig::replications,
                       "independent replications of the failure process (mean and 95% interval of each result)")
             .at_least(1)

@@ -153,15 +153,20 @@ class NewFolders {
   }
   /// create_directories(dir), remembering each level it creates.
   void create(const std::filesystem::path& dir, std::error_code& ec) {
+    // Every level known to be missing before (one whose existence cannot be told is left
+    // alone), recorded if it exists afterwards: a creation that fails part-way leaves the
+    // levels it made to be removed too.
     std::vector<std::filesystem::path> missing;
-    // Only levels known to be missing (one whose existence cannot be told is left alone).
-    for (std::filesystem::path p = dir; !p.empty() && !std::filesystem::exists(p, ec) && !ec; p = p.parent_path()) {
-      missing.push_back(p);
+    for (std::filesystem::path p = dir; !p.empty(); p = p.parent_path()) {
+      std::error_code probe;
+      if (!std::filesystem::exists(p, probe) && !probe) missing.push_back(p);
       if (p == p.parent_path()) break;
     }
-    ec.clear();
     std::filesystem::create_directories(dir, ec);
-    if (!ec) created_.insert(created_.end(), missing.rbegin(), missing.rend());
+    for (auto it = missing.rbegin(); it != missing.rend(); ++it) {
+      std::error_code probe;
+      if (std::filesystem::is_directory(*it, probe)) created_.push_back(*it);
+    }
   }
   void keep() { created_.clear(); }
 
@@ -405,23 +410,39 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   for (const auto& [value, name] : enum_names(network::Algorithm{})) {
     if (name == c.algo) algo = value;
   }
-  // Whole floats, as nccl-tests times them (common.cu, getCollByteCount): a size rounds down
-  // to a multiple of 4 B, and for the ops that split it among the ranks (all-gather,
-  // reduce-scatter, all-to-all) of 4 B per rank. Before, 6 B was timed as 1.5 floats and 1 B
-  // as none.
+  // Whole floats, as nccl-tests times them (common.cu, getCollByteCount: count = size / 4,
+  // split among the ranks for all-gather, reduce-scatter and all-to-all): a size rounds down
+  // to a multiple of 4 B, of 4 B per rank for those. Before, 6 B was timed as 1.5 floats
+  // and 1 B as none. (Recent nccl-tests also align the per-rank count to 16 B.)
   const bool per_rank = op == network::Op::all_gather || op == network::Op::reduce_scatter || op == network::Op::all_to_all;
   const double unit = 4.0 * (per_rank ? static_cast<double>(n) : 1.0);
   std::vector<sim::Bytes> whole_sizes;
+  std::vector<std::string> changed, dropped;
   for (const sim::Bytes& size : sizes) {
     const double whole = std::floor(size.value() / unit) * unit;
-    if (whole >= unit) whole_sizes.push_back(sim::Bytes::of(whole));
+    if (whole < unit) {
+      dropped.push_back(fmt::format("{:.0f}", size.value()));
+      continue;
+    }
+    if (whole != size.value()) changed.push_back(fmt::format("{:.0f} -> {:.0f}", size.value(), whole));
+    // A size that rounds onto one already timed is timed once.
+    if (std::none_of(whole_sizes.begin(), whole_sizes.end(), [&](sim::Bytes b) { return b.value() == whole; })) {
+      whole_sizes.push_back(sim::Bytes::of(whole));
+    }
   }
-  if (whole_sizes.size() < sizes.size()) {
-    std::cerr << fmt::format("{}: --sizes: {} size{} under one float (4 B){} for {} on {} GPUs ({:.0f} B) left out\n",
-                             whole_sizes.empty() ? "error" : "note", sizes.size() - whole_sizes.size(),
-                             sizes.size() - whole_sizes.size() > 1 ? "s" : "", per_rank ? " per rank" : "", c.op, n,
-                             unit);
-    if (whole_sizes.empty()) return kExitInput;
+  const std::string floats = per_rank ? fmt::format("4 B per rank, {:.0f} B on {} GPUs", unit, n) : "4 B";
+  if (whole_sizes.empty()) {
+    std::cerr << fmt::format("error: --sizes: every size is under one float ({}) for {}; give sizes of at least "
+                             "{:.0f} B\n",
+                             floats, c.op, unit);
+    return kExitInput;
+  }
+  if (!dropped.empty()) {
+    std::cerr << fmt::format("note: --sizes: {} B under one float ({}) not timed\n", fmt::join(dropped, ", "), floats);
+  }
+  if (!changed.empty()) {
+    std::cerr << fmt::format("note: --sizes: rounded down to whole floats ({}): {} B\n", floats,
+                             fmt::join(changed, ", "));
   }
   sizes = std::move(whole_sizes);
   const std::vector<std::int64_t> ranks = tools::first_ranks(n);
@@ -926,6 +947,11 @@ int run_main(int argc, char** argv) {
       "  clustersim describe --format markdown > scenarios/REFERENCE.md");
 
   // A first word that names no command: CLI11 alone says "A subcommand is required".
+  // `clustersim help` is `clustersim --help`.
+  if (argc == 2 && std::string_view(argv[1]) == "help") {
+    std::cout << app.help();
+    return 0;
+  }
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());

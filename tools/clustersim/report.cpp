@@ -357,6 +357,8 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, double j
   j["ettr"] = number(s.ettr.mean);
   j["goodput"] = number(s.goodput_tokens_per_s.mean);
   j["time_to_train_s"] = number(s.time_to_train_s.mean);
+  // Why it is null: no projection past the clock's 292 years (else: under a millionth done).
+  if (s.projection_past_clock) j["time_to_train_past_clock"] = true;
   j["finished_share"] = s.finished_share;
   j["lost_gpu_hours"] = std::move(lost);
   j["lost_gpu_hours_total"] = lost_total;

@@ -504,8 +504,9 @@ void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) 
 
 namespace {
 
-/// Checks the parameters against the scenario's keys: a misspelt key or an unparsable first
-/// value is an input error, not a grid of error rows.
+/// Checks the parameters against the scenario's keys: a misspelt key, or a value its key
+/// does not take (any of a --param's; a sweep block's are checked as the scenario loads), is
+/// an input error, not a grid of error rows; so is a problem of the grid's first point.
 void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, const scenario::Scenario& loaded) {
   config::Diagnostics bad;
   check_sets_against_params(spec, bad);
