@@ -697,7 +697,8 @@ TEST_CASE("profiles round-trip through JSON, and every shipped profile loads") {
   f.ranks = 8;
   f.regimes.push_back({sim::Bytes::of(8), sim::Time::from_ns(31'850), sim::Bandwidth::of(233.2e9)});
   p.collectives.push_back(f);
-  const std::string path = "calibration_roundtrip_test.json";
+  // In the temporary folder, not the working directory (a failed REQUIRE leaves it there).
+  const std::string path = (std::filesystem::temp_directory_path() / "clustersim_test_roundtrip_profile.json").string();
   {
     std::ofstream out(path);
     out << to_json(p).dump(2);
