@@ -55,6 +55,7 @@ std::vector<int> token_columns(const std::string& line) {
 /// int64 nanoseconds, 292 years). A longer one is no measurement, and fitting it would
 /// only fail later, in a duration the clock cannot hold.
 constexpr double kMaxSeconds = sim::Time::max().seconds();
+constexpr double kMinSeconds = 1e-9;  // the clock's resolution (sim::Time counts nanoseconds)
 
 /// A bandwidth in GB/s as nccl-tests prints it (two decimals), with enough digits that a
 /// small one does not print as a false 0.00.
@@ -94,6 +95,12 @@ class Line {
       fail(fmt::format("'{}' record: 'time_s' {} s is longer than the simulated clock's range ({:.3g} s, 292 years): "
                        "not a measured time",
                        record(), out, kMaxSeconds));
+      return false;
+    }
+    if (std::string_view(key) == "time_s" && out < kMinSeconds) {
+      fail(fmt::format("'{}' record: 'time_s' {:g} s is shorter than the simulated clock's 1 ns resolution: "
+                       "not a measured time",
+                       record(), out));
       return false;
     }
     return true;
@@ -201,6 +208,13 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       const bool truncated = i + 1 == lines.size() || raw.find('}') == std::string::npos;
       errors.add(Location{file, static_cast<int>(i + 1), static_cast<int>(std::min<std::size_t>(e.byte, raw.size() + 1))},
                  "", fmt::format("not a JSON object{}: {}", truncated ? " (truncated line?)" : "", e.what()));
+      continue;
+    } catch (const nlohmann::json::out_of_range& e) {  // a number past a double's range: 1e400
+      const std::string number = config::quoted_in(e.what());
+      const std::size_t col = number.empty() ? std::string::npos : raw.find(number);
+      errors.add(Location{file, static_cast<int>(i + 1), col == std::string::npos ? 1 : static_cast<int>(col + 1)}, "",
+                 fmt::format("a number past the range of a double (about 1.8e308): {}", number.empty() ? e.what() : number),
+                 "write a finite number, in the unit the record's key names");
       continue;
     }
     if (!j.is_object() || !j.contains("record") || !j["record"].is_string()) {
@@ -384,6 +398,14 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       const double busbw = v[4 * half + 2];
       if (time_us <= 0.0) {
         errors.add(at_token(time_at), "", fmt::format("garbled row: {} time {} us is not positive", where, t[time_at]));
+        consistent = false;
+        break;
+      }
+      if (time_us * 1e-6 < kMinSeconds) {
+        errors.add(at_token(time_at), "",
+                   fmt::format("{} time {} us is shorter than the simulated clock's 1 ns resolution: not a measured "
+                               "time",
+                               where, t[time_at]));
         consistent = false;
         break;
       }

@@ -35,6 +35,20 @@ void overlay(S& base, const S& src, const std::string& prefix, const std::vector
   });
 }
 
+/// The line and column of byte `offset` of `text`.
+config::Location located(const std::string& path, const std::string& text, std::size_t offset) {
+  int line = 1, column = 1;
+  for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
+    if (text[i] == '\n') {
+      ++line;
+      column = 1;
+    } else {
+      ++column;
+    }
+  }
+  return config::Location{path, line, column};
+}
+
 }  // namespace
 
 double collective_seconds(const CollectiveFit& fit, double bytes) {
@@ -61,18 +75,16 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
   try {
     [[maybe_unused]] const nlohmann::json parsed = nlohmann::json::parse(text);
   } catch (const nlohmann::json::parse_error& e) {
-    int line = 1, column = 1;
-    for (std::size_t i = 0; i + 1 < e.byte && i < text.size(); ++i) {
-      if (text[i] == '\n') {
-        ++line;
-        column = 1;
-      } else {
-        ++column;
-      }
-    }
-    state.diagnostics.add(config::Location{path, line, column}, "",
+    state.diagnostics.add(located(path, text, e.byte == 0 ? 0 : e.byte - 1), "",
                           fmt::format("not valid JSON: {}", e.what()),
                           "a calibration profile is one JSON object (clustersim calibrate writes them)");
+    return std::nullopt;
+  } catch (const nlohmann::json::out_of_range& e) {  // a number past a double's range: 1e400
+    const std::string number = config::quoted_in(e.what());
+    const std::size_t at = number.empty() ? std::string::npos : text.find(number);
+    state.diagnostics.add(located(path, text, at == std::string::npos ? 0 : at), "",
+                          fmt::format("a number past the range of a double (about 1.8e308): {}", number.empty() ? e.what() : number),
+                          "write a finite number, in the unit its key names");
     return std::nullopt;
   }
   YAML::Node root;

@@ -17,6 +17,10 @@
 
 namespace clustersim::cluster {
 
+/// The most nodes a cluster may have (cluster.nodes, plan --nodes): far above any machine
+/// built or planned, and far below where counts of GPUs or links would overflow.
+inline constexpr std::int64_t kMaxNodes = 10'000'000;
+
 struct ClusterConfig {
   config::NameOr<hardware::NodeSpec> node;
   std::int64_t nodes = 0;
@@ -26,7 +30,7 @@ struct ClusterConfig {
         config::field("node", &ClusterConfig::node,
                       "node type: a catalog name (e.g. dgx-h100) or an inline node definition")
             .require(),
-        config::field("nodes", &ClusterConfig::nodes, "number of nodes").require().at_least(1).at_most(10'000'000),
+        config::field("nodes", &ClusterConfig::nodes, "number of nodes").require().at_least(1).at_most(kMaxNodes),
     };
   }
 };

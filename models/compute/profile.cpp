@@ -70,7 +70,8 @@ namespace {
 
 double rate(const std::optional<sim::FlopRate>& r) { return r ? r->value() : 0.0; }
 
-double ceil_div(std::int64_t a, std::int64_t b) { return static_cast<double>((a + b - 1) / b); }
+// In doubles: a + b - 1 could overflow (m and n are products of the model's dimensions).
+double ceil_div(std::int64_t a, std::int64_t b) { return std::ceil(static_cast<double>(a) / static_cast<double>(b)); }
 
 /// The compute-side efficiency without the memory floor, for a GEMM whose best share of
 /// peak is `best`. Precondition: s is not empty.

@@ -67,11 +67,11 @@ struct DtypeEfficiency {
   static auto fields() {
     using config::field;
     return std::tuple{
-        field("fp32", &DtypeEfficiency::fp32, "share of the FP32 peak"),
-        field("tf32", &DtypeEfficiency::tf32, "share of the TF32 peak"),
-        field("bf16", &DtypeEfficiency::bf16, "share of the BF16 peak"),
-        field("fp16", &DtypeEfficiency::fp16, "share of the FP16 peak"),
-        field("fp8", &DtypeEfficiency::fp8, "share of the FP8 peak"),
+        field("fp32", &DtypeEfficiency::fp32, "share of the FP32 peak").at_least(0.01).at_most(1.0),
+        field("tf32", &DtypeEfficiency::tf32, "share of the TF32 peak").at_least(0.01).at_most(1.0),
+        field("bf16", &DtypeEfficiency::bf16, "share of the BF16 peak").at_least(0.01).at_most(1.0),
+        field("fp16", &DtypeEfficiency::fp16, "share of the FP16 peak").at_least(0.01).at_most(1.0),
+        field("fp8", &DtypeEfficiency::fp8, "share of the FP8 peak").at_least(0.01).at_most(1.0),
     };
   }
 };
@@ -103,10 +103,13 @@ struct ComputeProfile {
             .at_most(1.0),
         field("gemm_efficiency_by_dtype", &ComputeProfile::gemm_efficiency_by_dtype,
               "per-datatype best achieved shares of peak (calibration); a missing datatype uses gemm_efficiency"),
+        // At most 65,536: no GPU's GEMM tile comes near (CUTLASS's largest are 256 wide).
         field("tile_m", &ComputeProfile::tile_m, "rows of C per unit of GEMM work, for wave quantization")
-            .at_least(1),
+            .at_least(1)
+            .at_most(65536),
         field("tile_n", &ComputeProfile::tile_n, "columns of C per unit of GEMM work, for wave quantization")
-            .at_least(1),
+            .at_least(1)
+            .at_most(65536),
         field("k_half", &ComputeProfile::k_half, "GEMM depth k at which the k term k/(k+k_half) is 1/2")
             .at_least(0.0),
         field("attention_efficiency", &ComputeProfile::attention_efficiency,
@@ -117,7 +120,8 @@ struct ComputeProfile {
               "the same for its backward pass (0: as the forward)")
             .at_least(0.0)
             .at_most(1.0),
-        field("hbm_bandwidth", &ComputeProfile::hbm_bandwidth, "achieved HBM bandwidth of memory-bound kernels"),
+        field("hbm_bandwidth", &ComputeProfile::hbm_bandwidth, "achieved HBM bandwidth of memory-bound kernels")
+            .above_zero(),
         field("launch_overhead", &ComputeProfile::launch_overhead, "time added per kernel"),
         field("source", &ComputeProfile::source, "where the numbers come from"),
     };

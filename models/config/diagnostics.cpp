@@ -10,6 +10,14 @@
 
 namespace clustersim::config {
 
+std::string quoted_in(std::string_view what) {
+  const std::size_t open = what.find('\'');
+  if (open == std::string_view::npos) return {};
+  const std::size_t close = what.find('\'', open + 1);
+  if (close == std::string_view::npos) return {};
+  return std::string(what.substr(open + 1, close - open - 1));
+}
+
 bool read_input_file(const std::string& path, std::string& out, std::string& why) {
   namespace fs = std::filesystem;
   std::error_code ec;

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace clustersim::config {
@@ -37,6 +38,10 @@ inline constexpr long long kMaxInputBytes = 256LL << 20;
 /// directory", "is a directory", "is not a regular file", "is larger than 256 MiB") when
 /// it cannot.
 bool read_input_file(const std::string& path, std::string& out, std::string& why);
+
+/// The first text between single quotes in `what` (nlohmann::json's messages quote the
+/// token at fault: "number overflow parsing '1e400'"); empty when there is none.
+std::string quoted_in(std::string_view what);
 
 class Diagnostics {
  public:

@@ -116,7 +116,8 @@ std::pair<std::string, std::string> plot_data(const calibration::FitReport& repo
   std::string points = "group,label,bytes,measured_s,predicted_s,fitted,bus_factor\n";
   for (const auto& p : report.points) {
     const auto it = bus_factor.find(p.group);
-    points += fmt::format("{},{},{},{},{},{},{}\n", p.group, p.label, p.bytes, p.measured, p.predicted,
+    // Groups and labels carry the records' names (a memory kernel's kind), which may hold a comma.
+    points += fmt::format("{},{},{},{},{},{},{}\n", csv_quote(p.group), csv_quote(p.label), p.bytes, p.measured, p.predicted,
                           p.fitted ? 1 : 0, it == bus_factor.end() ? 0.0 : it->second);
   }
   std::string curves = "group,bytes,predicted_s,regime\n";
@@ -147,33 +148,46 @@ std::pair<std::string, std::string> plot_data(const calibration::FitReport& repo
       for (std::size_t r = 0; r < f.regimes.size(); ++r) {
         if (f.regimes[r].from.value() <= s) regime = r;
       }
-      curves += fmt::format("{},{},{},{}\n", group, s, calibration::collective_seconds(f, s), regime);
+      curves += fmt::format("{},{},{},{}\n", csv_quote(group), s, calibration::collective_seconds(f, s), regime);
     }
   }
   return {points, curves};
 }
 
-int write_plots(const std::string& dir, const std::string& python, const calibration::FitReport& report,
-                const calibration::CalibrationProfile& profile) {
+/// Undoes write_plots(): the folder when it made it, else the data files it wrote there.
+void remove_plots(const std::string& dir, bool existed) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
+  if (!existed) {
+    std::filesystem::remove_all(dir, ec);
+    return;
+  }
+  std::filesystem::remove(dir + "/points.csv", ec);
+  std::filesystem::remove(dir + "/curves.csv", ec);
+}
+
+/// Writes the plot data into `dir` (made if need be: `existed` says whether it was there)
+/// and runs tools/plot_calibration.py on them. On failure, says why and leaves nothing.
+int write_plots(const std::string& dir, bool existed, const std::string& python, const calibration::FitReport& report,
+                const calibration::CalibrationProfile& profile) {
+  const auto fail = [&](const std::string& why) {
+    std::cerr << "error: --plot: " << why << "; nothing was written.\n";
+    remove_plots(dir, existed);
+    return kExitInput;
+  };
+  if (std::error_code ec; !std::filesystem::create_directories(dir, ec) && ec) {
+    return fail(fmt::format("cannot create the folder '{}': {}", dir, ec.message()));
+  }
   const auto [points_csv, curves_csv] = plot_data(report, profile);
   const std::string points = dir + "/points.csv";
   const std::string curves = dir + "/curves.csv";
   for (const auto& [path, text] : {std::pair{points, points_csv}, std::pair{curves, curves_csv}}) {
-    if (const std::string err = write_file_atomically(path, text); !err.empty()) {
-      std::cerr << "error: --plot: " << err << "\n";
-      return kExitInput;
-    }
+    if (const std::string err = write_file_atomically(path, text); !err.empty()) return fail(err);
   }
   const int rc = run_plot_script(python, "plot_calibration.py", {points, curves, dir});
   if (rc != 0) {
-    std::cerr << fmt::format("error: --plot: tools/plot_calibration.py {}; the data are in {} and {}\n",
-                             rc < 0 ? std::string("could not be run") : fmt::format("exited with status {}", rc),
-                             points, curves);
-    return kExitInput;
+    return fail(fmt::format("tools/plot_calibration.py {}",
+                            rc < 0 ? std::string("could not be run") : fmt::format("exited with status {}", rc)));
   }
-  std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", dir);
   return 0;
 }
 
@@ -204,6 +218,8 @@ int calibrate(const CalibrateArgs& args) {
                fmt::format("'{}' names a folder; the profile is one JSON file", args.output),
                fmt::format("name a file, e.g. -o {}{}profile.json", args.output, args.output.back() == '/' ? "" : "/"));
   }
+  std::error_code exists_ec;
+  const bool plots_folder_existed = !args.plot_dir.empty() && std::filesystem::exists(args.plot_dir, exists_ec);
   if (std::error_code ec; !args.plot_dir.empty() && std::filesystem::exists(args.plot_dir, ec) &&
                           !std::filesystem::is_directory(args.plot_dir, ec)) {
     errors.add(config::Location{"<command line>", 0, 0}, "--plot",
@@ -305,6 +321,15 @@ int calibrate(const CalibrateArgs& args) {
                              fmt::join(inputs_of(args), ", "), e.what());
     return kExitInput;
   }
+  if (!profile.compute && profile.collectives.empty()) {
+    // A profile with nothing fitted would change nothing, yet say "measured": refused.
+    std::cerr << fmt::format("{}: error: nothing could be fitted: no GEMM, memory or launch record, and no collective "
+                             "series of two sizes or more{}\n",
+                             fmt::join(inputs_of(args), ", "), report.notes.empty() ? "" : ":");
+    for (const std::string& n : report.notes) std::cerr << "  " << n << "\n";
+    std::cerr << "1 error; nothing was written.\n";
+    return kExitInput;
+  }
   if (target.node && !m.collectives.empty()) {
     report.notes.push_back(fmt::format("the network model ran on nodes of type {} ({} GPUs, {} NICs of {})",
                                        target.node->name, target.node->spec.gpus, target.node->spec.nics,
@@ -313,14 +338,21 @@ int calibrate(const CalibrateArgs& args) {
   profile.source = args.source.empty() ? fmt::format("fitted by clustersim calibrate from {}", fmt::join(inputs_of(args), ", "))
                                        : args.source;
   if (profile.compute) profile.compute->source = profile.source;
+  // The plots first: when they fail, nothing is left (the profile is not written).
+  if (!args.plot_dir.empty()) {
+    if (const int rc = write_plots(args.plot_dir, plots_folder_existed, python, report, profile); rc != 0) return rc;
+  }
   const std::string err = write_file_atomically(args.output, calibration::to_json(profile).dump(2) + "\n");
   if (!err.empty()) {
-    std::cerr << "error: " << err << "\n";
+    std::cerr << "error: " << err << "; nothing was written.\n";
+    if (!args.plot_dir.empty()) remove_plots(args.plot_dir, plots_folder_existed);
     return kExitInput;
   }
   std::cout << report_text(report);
   std::cout << fmt::format("\nprofile for {} written to {}\n", target.gpu_name, args.output);
-  if (!args.plot_dir.empty()) return write_plots(args.plot_dir, python, report, profile);
+  if (!args.plot_dir.empty()) {
+    std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", args.plot_dir);
+  }
   return 0;
 }
 

@@ -247,7 +247,12 @@ Comparison compare(const CompareArgs& args) {
     std::string name = !labels[i].empty()             ? labels[i]
                        : loaded[i].config.name.empty() ? std::filesystem::path(loaded[i].file).stem().string()
                                                        : loaded[i].config.name;
-    if (std::count(c.names.begin(), c.names.end(), name) > 0) name += fmt::format(" #{}", i + 1);
+    // A name taken already gets its position, and more if that is taken too ("q #3" may be
+    // another scenario's own name): every column has its own name, and `best` is not ambiguous.
+    const std::string given = name;
+    for (std::size_t k = i + 1; std::count(c.names.begin(), c.names.end(), name) > 0; ++k) {
+      name = fmt::format("{} #{}", given, k);
+    }
     c.names.push_back(std::move(name));
     c.files.push_back(loaded[i].file);
     c.several_jobs = c.several_jobs || loaded[i].jobs.size() > 1;

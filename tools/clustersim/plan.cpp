@@ -50,8 +50,9 @@ std::vector<std::int64_t> node_counts(const std::string& text, std::int64_t base
   for (const std::string& v : p.values) {
     std::int64_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc() || end != v.data() + v.size() || n < 1) {
-      throw option_error("--nodes", fmt::format("'{}' is not a node count (a whole number, at least 1)", v),
+    if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > cluster::kMaxNodes) {
+      throw option_error("--nodes",
+                         fmt::format("'{}' is not a node count (a whole number from 1 to {})", v, cluster::kMaxNodes),
                          "--nodes 512,1024,2048");
     }
     if (std::find(out.begin(), out.end(), n) == out.end()) out.push_back(n);

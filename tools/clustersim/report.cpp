@@ -306,7 +306,8 @@ std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliabili
     const std::string job = e.job >= 0 && static_cast<std::size_t>(e.job) < loaded.jobs.size()
                                 ? loaded.jobs[static_cast<std::size_t>(e.job)].config.name
                                 : std::string();
-    out += fmt::format("{:.3f},{:.6f},{},{},{},{},{}\n", e.time_s, e.time_s / 86400.0, e.kind, e.cause, job,
+    // Causes and job names are the scenario's words, which may hold a comma.
+    out += fmt::format("{:.3f},{:.6f},{},{},{},{},{}\n", e.time_s, e.time_s / 86400.0, e.kind, csv_quote(e.cause), csv_quote(job),
                        e.node >= 0 ? fmt::format("{}", e.node) : std::string(),
                        e.gpu >= 0 ? fmt::format("{}", e.gpu) : std::string());
   }
@@ -919,8 +920,13 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
   std::string out = "section,metric,value,unit\n";
   std::string_view section = "inventory";
   const auto row = [&](std::string_view metric, auto value, std::string_view unit) {
-    // Metric names carry component names (interruptions_<cause>), which may hold a comma.
-    out += fmt::format("{},{},{},{}\n", section, csv_quote(metric), value, unit);
+    // Metric names carry component names (interruptions_<cause>), and values the catalog's
+    // names (node_type), either of which may hold a comma.
+    if constexpr (std::is_convertible_v<decltype(value), std::string_view>) {
+      out += fmt::format("{},{},{},{}\n", section, csv_quote(metric), csv_quote(value), unit);
+    } else {
+      out += fmt::format("{},{},{},{}\n", section, csv_quote(metric), value, unit);
+    }
   };
   row("node_type", inv.node_type, "");
   row("gpu_type", inv.gpu_type, "");

@@ -429,7 +429,8 @@ struct Prepared {
 /// Rewrites both files from the records, in point order (each atomically: a temporary file
 /// renamed over the old one, so a kill leaves the old file or the new one, never a mix).
 /// The bytes depend only on the records, not on the order in which the points finished.
-void write_in_point_order(Prepared& p) {
+/// `also`: files written with them, all or none (the base record, when a sweep starts).
+void write_in_point_order(Prepared& p, std::vector<std::pair<std::string, std::string>> also = {}) {
   std::sort(p.records.begin(), p.records.end(),
             [](const Record& a, const Record& b) { return a.point < b.point; });
   std::string jsonl;
@@ -438,10 +439,9 @@ void write_in_point_order(Prepared& p) {
     jsonl += r.jsonl;
     csv += r.csv;
   }
-  for (const auto& [path, text] : {std::pair{&p.jsonl_path, &jsonl}, {&p.csv_path, &csv}}) {
-    const std::string err = write_file_atomically(*path, *text);
-    if (!err.empty()) throw input_error(*path, 0, "", err);
-  }
+  also.emplace_back(p.jsonl_path, std::move(jsonl));
+  also.emplace_back(p.csv_path, std::move(csv));
+  if (const std::string err = write_files_atomically(also); !err.empty()) throw input_error(p.jsonl_path, 0, "", err);
 }
 
 /// `inner` names a key inside `outer` (cluster.nodes inside cluster; workload.jobs[0] inside
@@ -749,10 +749,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
     }
     if (!bad.ok()) throw config::InputError(std::move(bad));
   }
-  if (const std::string err = write_file_atomically(base_path, base_now.dump(2) + "\n"); !err.empty()) {
-    throw input_error(base_path, 0, "", err);
-  }
-  write_in_point_order(p);
+  write_in_point_order(p, {{base_path, base_now.dump(2) + "\n"}});
   for (std::int64_t i = 0; i < spec.points(); ++i) {
     if (!done[static_cast<std::size_t>(i)]) p.pending.push_back(i);
   }
