@@ -214,6 +214,35 @@ std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ra
   return out;
 }
 
+namespace {
+
+// Why algorithms_for() leaves `a` out: what it needs that these ranks or this network lack.
+std::string why_not(Op op, Algorithm a, const InNetwork& in) {
+  const bool op_has = [&] {
+    switch (op) {
+      case Op::all_reduce: return a != Algorithm::direct;
+      case Op::reduce_scatter:
+      case Op::all_gather: return a == Algorithm::ring || a == Algorithm::halving_doubling;
+      case Op::broadcast: return a == Algorithm::ring;
+      case Op::all_to_all: return a == Algorithm::direct || a == Algorithm::hierarchical;
+      case Op::send_recv: return a == Algorithm::direct;
+    }
+    return false;
+  }();
+  if (!op_has) return fmt::format("{} has no {} algorithm", config::enum_name(op), config::enum_name(a));
+  switch (a) {
+    case Algorithm::halving_doubling: return "it needs a power-of-two number of ranks";
+    case Algorithm::hierarchical: return "it needs every GPU of two or more nodes";
+    case Algorithm::nvls:
+      return !in.nvls ? "network.nvls is off, or the node has no NVSwitch" : "it runs inside one node";
+    case Algorithm::sharp:
+      return !in.sharp ? "network.sharp is off" : "it needs every GPU of two or more nodes";
+    default: return "not for these ranks";
+  }
+}
+
+}  // namespace
+
 bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
           std::int64_t gpus_per_node, Schedule& out, std::string& why) {
   return plan(op, algorithm, ranks, size, gpus_per_node, InNetwork{}, out, why);
@@ -229,8 +258,8 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
   if (std::find(allowed.begin(), allowed.end(), algorithm) == allowed.end()) {
     std::vector<std::string_view> names;
     for (Algorithm a : allowed) names.push_back(config::enum_name(a));
-    why = fmt::format("{} cannot run {} on {} ranks; it can run {}", config::enum_name(algorithm), config::enum_name(op), n,
-                      fmt::join(names, ", "));
+    why = fmt::format("{} cannot run {} on {} ranks ({}); it can run {}", config::enum_name(algorithm),
+                      config::enum_name(op), n, why_not(op, algorithm, in), fmt::join(names, ", "));
     return false;
   }
   if (n < 2) {

@@ -341,6 +341,11 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
     why = fmt::format("'{}': each size must be from 1B to 1PiB, got {}", text, sim::format_bytes(b));
     return false;
   };
+  const auto whole = [&](sim::Bytes b) {  // 1.5 was said as "2 B" (printed to the byte)
+    if (b.value() == std::floor(b.value())) return true;
+    why = fmt::format("'{}': a size is a whole number of bytes, got {:g} B", text, b.value());
+    return false;
+  };
   const auto colon = text.find(':');
   if (colon != std::string::npos) {
     const auto lo = sim::parse_bytes(text.substr(0, colon));
@@ -349,7 +354,7 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
       why = !lo ? lo.error : hi.error;
       return false;
     }
-    if (!in_range(*lo.value) || !in_range(*hi.value)) return false;
+    if (!in_range(*lo.value) || !in_range(*hi.value) || !whole(*lo.value) || !whole(*hi.value)) return false;
     if (*hi.value < *lo.value) {
       why = fmt::format("'{}': expected a range a:b with a <= b", text);
       return false;
@@ -365,7 +370,7 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
       why = p.error;
       return false;
     }
-    if (!in_range(*p.value)) return false;
+    if (!in_range(*p.value) || !whole(*p.value)) return false;
     out.push_back(*p.value);
     start = comma + 1;
   }
@@ -488,8 +493,10 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     rows.push_back({{"op", c.op}, {"algo", algo_name}, {"model", model_name}, {"gpus", n},
                     {"size_bytes", size.value()}, {"time_s", t.seconds()}, {"algbw_GBps", algbw},
                     {"busbw_GBps", busbw}});
+    // count: elements per rank's buffer, as nccl-tests prints it (the send count of all-gather
+    // and all-to-all, the receive count of reduce-scatter: size / 4 / n for those).
     table += fmt::format("  {:>12.0f} {:>12.0f} {:>6} {:>17} {:>12.2f} {:>12.2f} {:>12.2f}\n", size.value(),
-                         size.value() / 4, "float", algo_name, t.seconds() * 1e6, algbw, busbw);
+                         size.value() / unit, "float", algo_name, t.seconds() * 1e6, algbw, busbw);
     csv += fmt::format("{},{},{},{},{:.0f},{},{},{}\n", c.op, algo_name, model_name, n, size.value(), t.seconds(),
                        algbw, busbw);
   }
@@ -948,9 +955,19 @@ int run_main(int argc, char** argv) {
 
   // A first word that names no command: CLI11 alone says "A subcommand is required".
   // `clustersim help` is `clustersim --help`.
+  // `clustersim help run` is `clustersim run --help`.
   if (argc == 2 && std::string_view(argv[1]) == "help") {
     std::cout << app.help();
     return 0;
+  }
+  if (argc == 3 && std::string_view(argv[1]) == "help") {
+    for (const CLI::App* sub : app.get_subcommands({})) {
+      if (sub->get_name() == argv[2]) {
+        std::cout << sub->help(argv[0]);
+        return 0;
+      }
+    }
+    argv[1] = argv[2];  // an unknown command: said below, with the nearest
   }
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
@@ -967,6 +984,21 @@ int run_main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitInput;
+  }
+  // An option given an empty value ('--gpus ""', '--budget ""') is refused: CLI11 took it
+  // as the option's default (all GPUs, no budget), which the user did not ask for.
+  {
+    std::vector<const CLI::App*> apps{&app};
+    for (const CLI::App* sub : app.get_subcommands()) apps.push_back(sub);
+    for (const CLI::App* a : apps) {
+      for (const CLI::Option* o : a->get_options()) {
+        const auto& given = o->results();
+        if (std::any_of(given.begin(), given.end(), [](const std::string& r) { return r.empty(); })) {
+          std::cerr << fmt::format("error: {}: an empty value; give one, or leave the option out\n", o->get_name());
+          return kExitInput;
+        }
+      }
+    }
   }
 
   try {
