@@ -1,6 +1,7 @@
 #include "models/fabric/fabric.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include <fmt/format.h>
@@ -198,7 +199,8 @@ Ratio tier_ratio(const Oversubscription& o, std::int64_t tier, std::int64_t tier
   return Ratio{};
 }
 
-bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth bw, std::vector<FabricError>& errors) {
+bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth bw, sim::Bandwidth nic,
+                std::vector<FabricError>& errors) {
   const std::int64_t k = cfg.radix;
   if (k < 2) {
     errors.push_back({"fabric.radix", fmt::format("{} needs a switch radix of at least 2, got {}",
@@ -318,8 +320,32 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   // Where switches of a tier differ (a last, partly used rail group or pod), all are cabled
   // like the fullest one: the layout stays regular, and a partial group has its room to grow.
   // The counts are then rounded up to what the switches above take (cable_up).
+  // The ratio is one of bandwidths: a leaf's down ports carry its NICs' line rate and its
+  // uplinks the fabric's link rate, so 800 Gb/s uplinks over 400 Gb/s NICs need half as many
+  // at 1:1. (The uplinks had been counted as if every port ran at one rate: "1:1" over
+  // faster NICs was blocking, and over slower NICs bought twice the uplinks it needed.)
   const auto cabled = [](std::int64_t used, std::int64_t up, std::int64_t down) { return (used * up + down - 1) / down; };
-  const std::int64_t leaf_needs = c.leaves == 1 ? 0 : cabled(std::min(c.d1, c.rail ? f.nodes : E), s1.up, s1.down);
+  const std::int64_t leaf_used = std::min(c.d1, c.rail ? f.nodes : E);
+  const double leaf_rate = nic.value() / bw.value();  // a down port's rate in uplinks
+  const std::int64_t leaf_needs =
+      c.leaves == 1 ? 0
+      : leaf_rate == 1.0
+          ? cabled(leaf_used, s1.up, s1.down)
+          : static_cast<std::int64_t>(std::ceil(static_cast<double>(leaf_used) * leaf_rate * static_cast<double>(s1.up) /
+                                                    static_cast<double>(s1.down) -
+                                                1e-9));
+  if (leaf_needs > s1.up) {
+    const Ratio r = tier_ratio(cfg.oversubscription, 0, tiers);
+    errors.push_back({"fabric.link_bandwidth",
+                      fmt::format("at {} a leaf's {} ports down to NICs of {} need {} uplinks of {}, more than its {} "
+                                  "up ports",
+                                  config::Codec<Ratio>::text(r), leaf_used, sim::human(nic), leaf_needs, sim::human(bw),
+                                  s1.up),
+                      fmt::format("links at least as fast as the NICs (link_bandwidth: {}), or a ratio with fewer "
+                                  "uplinks (oversubscription)",
+                                  sim::human(nic))});
+    return false;
+  }
   Split s2;  // aggregation ports (3 tiers)
   if (tiers == 3) {
     split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);
@@ -677,7 +703,7 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   bool ok = false;
   switch (cfg.topology) {
     case Topology::fat_tree:
-    case Topology::rail_clos: ok = build_clos(cfg, f, b, bw, errors); break;
+    case Topology::rail_clos: ok = build_clos(cfg, f, b, bw, node.spec.nic_bandwidth, errors); break;
     case Topology::torus: ok = build_torus(cfg, f, b, bw, errors); break;
     case Topology::dragonfly: ok = build_dragonfly(cfg, f, b, bw, errors); break;
   }

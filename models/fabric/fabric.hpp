@@ -20,7 +20,10 @@
 //   k-ary fat tree of Al-Fares et al. (SIGCOMM'08): k^2/2 endpoints in 2 tiers, k^3/4 in 3.
 //   Only the uplinks traffic needs are cabled: u1 (u2) is ceil(used down ports x up / down)
 //   of the tier's fullest switch, 0 where traffic never goes up (one leaf; one pod), so a
-//   cluster smaller than a leaf group is not priced with the spines of a full one.
+//   cluster smaller than a leaf group is not priced with the spines of a full one. The
+//   ratio is of bandwidths: a leaf's down ports run at the NICs' rate and its uplinks at
+//   link_bandwidth, so u1 is scaled by NIC rate / link rate (800G links over 400G NICs:
+//   half as many), and a ratio the up ports cannot carry is an error.
 // - rail_clos: the same Clos, but leaf ("rail switch") r of group g takes NIC r of each of
 //   the group's d1 nodes (NVIDIA's rail-optimized DGX SuperPOD design).
 // - torus: one router per vertex of an n-dimensional torus with wraparound; node n sits on

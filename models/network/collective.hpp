@@ -36,7 +36,12 @@
 //                            leaves the other's inner ranks, each carrying S/2; pipelined in
 //                            C chunks: reduce up d+C-1 steps, broadcast down d+C-1 steps,
 //                            d = the trees' depth, the last C-1 of each streamed; each edge
-//                            carries S/2 each way in all: 2d alpha + 2 (S/2)/B.
+//                            carries S/2 each way in all: 2d alpha + 2 (S/2)/B where the
+//                            edges have links of their own. Where a rank has one link (an
+//                            NVSwitch port, one NIC), its edges of both trees share it: an
+//                            inner rank of one tree takes S/2 from each of its two children
+//                            (S into its link) while sending S/2 up each tree (S out), in
+//                            each of the two passes: 2d alpha + 2 S/B behind one switch.
 //                            Most edges join ranks 2^k apart, near in node order (a heap-
 //                            ordered tree, parent (i-1)/2, sent most of its edges across the
 //                            fabric's core: 7x slower over 16,384 GPUs behind a 1:7 taper)

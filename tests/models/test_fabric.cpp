@@ -640,6 +640,39 @@ TEST_CASE("capex and power add up the priced parts") {
   CHECK(transceivers == m.optics);
 }
 
+TEST_CASE("oversubscription is a ratio of bandwidths: uplinks faster or slower than the NICs") {
+  // 64 nodes x 8 NICs of 400 Gb/s (50 GB/s) on radix-64 leaves (32 down, 32 up at 1:1).
+  // 800 Gb/s uplinks: 16 per leaf carry what 32 NICs bring; the bisection is still the
+  // endpoints' half at the NICs' rate, and at 1:3 what 400 Gb/s links give.
+  for (const char* ratio : {"1:1", "1:3"}) {
+    CAPTURE(ratio);
+    FabricConfig fast = clos(Topology::fat_tree, 64, 2);
+    FabricConfig same = clos(Topology::fat_tree, 64, 2);
+    const Ratio r = std::string_view(ratio) == "1:1" ? Ratio{1, 1} : Ratio{1, 3};
+    fast.oversubscription.top = r;
+    same.oversubscription.top = r;
+    fast.link_bandwidth = sim::Bandwidth::of(100e9);
+    const Fabric f = build(fast, 64);
+    const Fabric g = build(same, 64);
+    const double fast_bisection = measure(f, prices()).bisection_bandwidth.value();
+    CHECK(fast_bisection == Rel(measure(g, prices()).bisection_bandwidth.value()));
+    if (r.down == 1) CHECK(fast_bisection == Rel(256 * 50e9));
+    // Half the uplinks, each twice as fast.
+    CHECK(f.links.size() < g.links.size());
+  }
+  // 400 Gb/s uplinks under 800 Gb/s NICs cannot make 1:1 from 32 up ports: an error at the
+  // key, not a blocking fabric called non-blocking.
+  cluster::ResolvedNode node = make_node(8, 8);
+  node.spec.nic_bandwidth = sim::Bandwidth::of(100e9);
+  FabricConfig slow = clos(Topology::fat_tree, 64, 2);
+  slow.link_bandwidth = sim::Bandwidth::of(50e9);
+  std::vector<FabricError> errors;
+  CHECK_FALSE(build_fabric(slow, node, 64, errors).has_value());
+  REQUIRE(errors.size() == 1);
+  CHECK(errors[0].path == "fabric.link_bandwidth");
+  CHECK(errors[0].message.find("need 64 uplinks") != std::string::npos);
+}
+
 TEST_CASE("a link end takes the optic of its own speed; leaf ports run at the NICs' rate") {
   const auto line = [](const FabricMetrics& m, const std::string& part, double rate) {
     for (const CostLine& c : m.costs) {
@@ -658,8 +691,10 @@ TEST_CASE("a link end takes the optic of its own speed; leaf ports run at the NI
   const FabricMetrics m = measure(f, prices());
   const CostLine optics = line(m, "transceivers", 100e9);
   CHECK(optics.model == "osfp-800g");
-  CHECK(optics.count == 2 * 16 * 32);  // 512 endpoints: 16 leaves x 32 uplinks, two ends each
-  CHECK(optics.capex.value() == Rel(1024 * prices().transceivers.at("osfp-800g").price.value()));
+  // 512 endpoints: 16 leaves of 32 NICs of 400G, which at 1:1 need 16 uplinks of 800G each
+  // (the ratio is of bandwidths), two ends each.
+  CHECK(optics.count == 2 * 16 * 16);
+  CHECK(optics.capex.value() == Rel(512 * prices().transceivers.at("osfp-800g").price.value()));
   // Switches: 800G ports, since the spines' links run at 800G.
   for (const CostLine& c : m.costs) {
     if (c.part == "switches") CHECK(prices().switches.at(c.model).port_bandwidth.value() >= 100e9);
