@@ -1,6 +1,7 @@
 #include "tools/clustersim/plan.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <charconv>
@@ -136,8 +137,43 @@ void mark_pareto(std::vector<PlanPoint>& points) {
   }
 }
 
+/// plan sets these keys at every point (after the user's --set, which would be lost without
+/// a word): a --set of one, or of a key inside one, is refused with the option to use instead.
+void check_sets_against_search(const PlanArgs& args) {
+  // (simulation.replications is the scenario's when --replications is not given: a --set of
+  // it is lost only beside --replications.)
+  static const std::array<std::pair<std::string_view, std::string_view>, 9> searched{{
+      {"cluster.nodes", "give the node counts with --nodes"},
+      {"fabric.topology", "give the topologies with --topologies"},
+      {"network.model", "drop it: plan times every point with the analytical model"},
+      {"workload.jobs[0].gpus", "drop it: plan gives the job every GPU of each cluster size"},
+      {"workload.jobs[0].parallelism.tp", "drop it: plan searches tp"},
+      {"workload.jobs[0].parallelism.pp", "drop it: plan searches pp"},
+      {"workload.jobs[0].parallelism.dp", "drop it: plan sets dp to fill the GPUs"},
+      {"workload.jobs[0].parallelism.virtual_stages", "drop it: plan keeps the scenario's where the pipeline allows"},
+      {"simulation.replications", "give one of --replications and --set simulation.replications"},
+  }};
+  config::Diagnostics bad;
+  for (const std::string& set : args.sets) {
+    std::string key = set.substr(0, set.find('='));
+    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+    for (const auto& [k, hint] : searched) {
+      const bool inside = key.size() > k.size() && key.compare(0, k.size(), k) == 0 &&
+                          (key[k.size()] == '.' || key[k.size()] == '[');
+      if (key != k && !inside) continue;
+      if (k == "simulation.replications" && !args.replications_given) continue;
+      bad.add(config::Location{"<command line>", 0, 0}, key,
+              fmt::format("--set {}: plan sets {} at every point of its search, and the --set would be lost", set, k),
+              std::string(hint));
+      break;
+    }
+  }
+  if (!bad.ok()) throw config::InputError(std::move(bad));
+}
+
 Plan plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
+  check_sets_against_search(args);
   const scenario::LoadedScenario base =
       scenario::load_scenario(args.scenario, scenario::LoadOptions{args.sets, args.seed, false, false});
   // What the scenario lacks is said at the scenario (its job, or the file), not the command line.
