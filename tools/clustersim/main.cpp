@@ -300,6 +300,21 @@ int cmd_check(const ScenarioArgs& args) {
   return 0;
 }
 
+std::int64_t sweep_block_points(const scenario::Scenario& sc) {
+  tools::SweepSpec spec;
+  spec.params = tools::sweep_block_params(sc);
+  return spec.points();
+}
+
+/// A scenario's sweep block is run by `sweep` and `compare`; the other commands take the
+/// scenario as written, and say so on stderr (stdout may be JSON or DOT), as run does.
+void note_sweep_block(const std::string& file, std::int64_t points, std::string_view command) {
+  if (points <= 0) return;
+  std::cerr << fmt::format("note: this scenario's sweep block ({} points) is not applied by {}, which takes the "
+                           "scenario as written; `clustersim sweep {}` runs the points\n",
+                           points, command, file);
+}
+
 int cmd_topology(const ScenarioArgs& args, const std::string& format) {
   if (refuse_seed(args, "topology")) return kExitInput;
   const scenario::LoadedScenario loaded = load(args);
@@ -308,6 +323,9 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
                              "  fabric: {{topology: fat_tree, radix: 64, link_latency: 700ns}}\n",
                              loaded.file);
     return kExitInput;
+  }
+  if (loaded.config.sweep) {
+    note_sweep_block(loaded.file, sweep_block_points(loaded.config), "topology");
   }
   if (format == "dot") {
     constexpr std::size_t kMaxDotVertices = 2000;
@@ -392,6 +410,9 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   if (!loaded.fabric) {
     std::cerr << fmt::format("{}: the scenario has no fabric section; collectives need one\n", loaded.file);
     return kExitInput;
+  }
+  if (loaded.config.sweep) {
+    note_sweep_block(loaded.file, sweep_block_points(loaded.config), "collective");
   }
   const fabric::Fabric& fab = *loaded.fabric;
   network::NetworkConfig cfg = loaded.config.network;
@@ -700,6 +721,7 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     start = comma + 1;
   }
   const tools::Plan plan = tools::plan(p);
+  note_sweep_block(args.file, plan.sweep_points, "plan");
   if (!o.out_dir.empty()) {
     const std::string err = tools::write_files_atomically(
         {{o.out_dir + "/plan.csv", tools::plan_csv(plan)}, {o.out_dir + "/plan.json", tools::plan_json(plan).dump(2) + "\n"}});

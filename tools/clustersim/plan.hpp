@@ -105,6 +105,7 @@ struct Plan {
   std::vector<std::int64_t> tps;
   std::vector<std::int64_t> pps;
   std::int64_t replications = 0;  ///< 0: the scenario has no failures
+  std::int64_t sweep_points = 0;  ///< points of the scenario's sweep block (not applied by plan)
   std::vector<PlanPoint> points;  ///< in search order
   std::optional<std::size_t> best;  ///< cheapest meeting the deadline and the budget
   double wall_s = 0.0;
