@@ -46,16 +46,43 @@ bool read_input_file(const std::string& path, std::string& out, std::string& why
   std::ostringstream buf;
   buf << in.rdbuf();
   out = buf.str();
+  // Every input is text: a NUL byte means a binary file (an archive, a core dump), which
+  // the parsers would report with that byte in their message.
+  if (const std::size_t nul = out.find('\0'); nul != std::string::npos) {
+    why = fmt::format("is not a text file (a NUL byte at byte {})", nul);
+    out.clear();
+    return false;
+  }
   return true;
 }
+
+namespace {
+
+// Control characters of a message (a parser quoting a binary byte) as \xNN: a terminal
+// would act on them, and a NUL cuts the line short.
+std::string visible(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char c : s) {
+    const auto u = static_cast<unsigned char>(c);
+    if (u < 0x20 || u == 0x7f) {
+      out += fmt::format("\\x{:02x}", u);
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+}  // namespace
 
 std::string Diagnostic::format() const {
   std::string out = where.file;
   if (where.line > 0) out += fmt::format(":{}:{}", where.line, where.column);
   out += ": ";
   if (!path.empty()) out += path + ": ";
-  out += message;
-  if (!hint.empty()) out += " (" + hint + ")";
+  out += visible(message);
+  if (!hint.empty()) out += " (" + visible(hint) + ")";
   return out;
 }
 
