@@ -10,8 +10,9 @@
 //     groups (g; default: the groups the nodes fill, at most a*h + 1; the nodes fill the first groups),
 //     routing (minimal | valiant | ugal)
 //   all: link_bandwidth (default: the node's NIC line rate), link_latency
-//   fat_tree / rail_clos / dragonfly (valiant, ugal): ecmp_seed (salt of the flow hash that
-//     picks ECMP uplinks and Valiant groups; 0, the default, is the unsalted hash)
+//   fat_tree / rail_clos: path_selection (hash | destination: how equal-cost uplinks are picked)
+//   fat_tree / rail_clos (hash) / dragonfly (valiant, ugal): ecmp_seed (salt of the flow hash
+//     that picks ECMP uplinks and Valiant groups; 0, the default, is the unsalted hash)
 #pragma once
 
 #include <array>
@@ -46,6 +47,19 @@ constexpr std::array<std::pair<Routing, std::string_view>, 3> enum_names(Routing
   return {{{Routing::minimal, "minimal"}, {Routing::valiant, "valiant"}, {Routing::ugal, "ugal"}}};
 }
 
+/// How a Clos picks among its equal-cost uplinks: by a hash of each flow (ECMP, as
+/// Ethernet and RoCE switches do; fabric.ecmp_seed salts it), or by the destination
+/// endpoint (D-mod-k: uplink dst mod u1, then (dst / u1) mod u2 at the aggregation tier, as
+/// InfiniBand subnet managers' fat-tree routing sets the forwarding tables: Zahavi et al.,
+/// "Optimized InfiniBand fat-tree routing for shift all-to-all communication patterns",
+/// CCPE 22(2), 2010). Flows to one destination share a path; a shift (a ring's hops) is
+/// free of collisions, where hashing puts two of a leaf's flows on one uplink by chance.
+enum class PathSelection { hash, destination };
+
+constexpr std::array<std::pair<PathSelection, std::string_view>, 2> enum_names(PathSelection) {
+  return {{{PathSelection::hash, "hash"}, {PathSelection::destination, "destination"}}};
+}
+
 /// Uplink to downlink bandwidth at one tier, written "up:down": "1:7" means the uplinks
 /// carry 1/7 of what the downlinks can bring in (Meta's Llama 3 cluster at its
 /// aggregation layer); "1:1" is full bisection.
@@ -75,6 +89,7 @@ struct FabricConfig {
   std::int64_t global_links_per_router = 0;
   std::int64_t groups = 0;
   Routing routing = Routing::minimal;
+  PathSelection path_selection = PathSelection::hash;
   std::int64_t ecmp_seed = 0;
   /// Not a scenario key: the nodes one rack holds (economics.nodes_per_rack, else the priced
   /// table's servers entry, else 1), set by the scenario loader. A torus cable, or a
@@ -110,6 +125,9 @@ struct FabricConfig {
         field("groups", &FabricConfig::groups, "g: groups (dragonfly), at most a*h + 1; 0: the groups the nodes fill, their global ports spread over the group pairs")
             .at_least(0),
         field("routing", &FabricConfig::routing, "routing policy (dragonfly)"),
+        field("path_selection", &FabricConfig::path_selection,
+              "how a Clos picks among equal-cost uplinks (fat_tree, rail_clos): hash (per flow, ECMP as "
+              "Ethernet/RoCE switches do) or destination (D-mod-k, as InfiniBand subnet managers route fat trees)"),
         field("ecmp_seed", &FabricConfig::ecmp_seed,
               "salt of the flow hash that picks each flow's ECMP uplinks (fat_tree, rail_clos) and Valiant "
               "group (dragonfly valiant, ugal); 0: the unsalted hash. Each seed is another draw of flow "

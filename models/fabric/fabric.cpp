@@ -663,6 +663,7 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   f.gpus_per_node = node.spec.gpus;
   f.nics_per_node = node.spec.nics;
   f.ecmp_seed = static_cast<std::uint64_t>(cfg.ecmp_seed);
+  f.route_by_destination = cfg.path_selection == PathSelection::destination;
   Builder b(f);
   f.gpu_base = b.add_vertices(VertexKind::gpu, f.gpus());
   f.nic_base = b.add_vertices(VertexKind::nic, f.endpoints());
@@ -730,7 +731,13 @@ void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int
   const std::int64_t l2 = c.leaf_of(dst / C, dst % C, C);
   out.push_back(f.access_up(src));
   if (l1 != l2) {
-    const std::uint64_t h = flow_hash(flow, src, dst, f.ecmp_seed);
+    // Hash: each flow its own draw. Destination (D-mod-k): dst mod u1, then (dst / u1) mod
+    // u2, so the high bits of the hash carry (dst / u1) for the aggregation tier below.
+    const auto d = static_cast<std::uint64_t>(dst);
+    const std::uint64_t h = f.route_by_destination
+                                ? (d % static_cast<std::uint64_t>(c.u1)) |
+                                      ((d / static_cast<std::uint64_t>(c.u1)) << 32)
+                                : flow_hash(flow, src, dst, f.ecmp_seed);
     const auto leaf_up = [&](std::int64_t leaf, std::int64_t k) {
       return LinkId{c.leaf_up_base + 2 * to_u32(leaf * c.u1 + k)};
     };

@@ -176,6 +176,7 @@ class Fabric {
   std::vector<TierCount> tiers;  ///< switch counts by tier, in order
   std::string sizing_note;        ///< how the builder sized the fabric, for people
   std::uint64_t ecmp_seed = 0;    ///< salt of every flow_hash (fabric.ecmp_seed); 0: unsalted
+  bool route_by_destination = false;  ///< Clos uplinks by destination (fabric.path_selection)
 
   // Index arithmetic for the node-level parts.
   std::uint32_t gpu_base = 0, nic_base = 0, scaleup_base = 0;

@@ -273,11 +273,13 @@ void reconcile_fabric(Scenario& sc, LoadState& state) {
     std::function<void()> reset;
     std::string why = {};   ///< what the message says it does not apply to; default: the topology
     std::string hint = "remove it";
+    std::string decided_by = "fabric.topology";  ///< the key that makes it inert
   };
   const bool dragonfly = f.topology == Topology::dragonfly;
   // The flow hash picks Clos uplinks and Valiant groups; a torus and a minimally routed
   // dragonfly have no hashed choice for a seed to change.
-  const bool hashed = clos || (dragonfly && f.routing != fabric::Routing::minimal);
+  const bool by_destination = clos && f.path_selection == fabric::PathSelection::destination;
+  const bool hashed = (clos && !by_destination) || (dragonfly && f.routing != fabric::Routing::minimal);
   const std::vector<Key> keys = {
       {"radix", clos, [&] { f.radix = 0; }},
       {"tiers", clos, [&] { f.tiers = 0; }},
@@ -288,16 +290,23 @@ void reconcile_fabric(Scenario& sc, LoadState& state) {
       {"global_links_per_router", dragonfly, [&] { f.global_links_per_router = 0; }},
       {"groups", dragonfly, [&] { f.groups = 0; }},
       {"routing", dragonfly, [&] { f.routing = defaults.routing; }},
+      {"path_selection", clos, [&] { f.path_selection = defaults.path_selection; }},
       {"ecmp_seed", hashed, [&] { f.ecmp_seed = defaults.ecmp_seed; },
-       dragonfly ? "a dragonfly with minimal routing, which hashes no choice" : std::string(),
-       dragonfly ? "remove it, or use routing: valiant or ugal" : "remove it"},
+       dragonfly        ? "a dragonfly with minimal routing, which hashes no choice"
+       : by_destination ? "a Clos routed by destination, which hashes no choice"
+                        : std::string(),
+       dragonfly        ? "remove it, or use routing: valiant or ugal"
+       : by_destination ? "remove it, or use path_selection: hash"
+                        : "remove it",
+       by_destination && state.assigned.count("fabric.path_selection") ? "fabric.path_selection" : "fabric.topology"},
   };
-  const std::string topology_file = state.where("fabric.topology").file;
   for (const Key& k : keys) {
     const std::string path = std::string("fabric.") + k.name;
     if (k.applies || !state.assigned.count(path)) continue;
     const Location at = state.where(path);
-    if (at.file == topology_file || at.file == "<command line>") {
+    // Written beside the key that makes it inert (or on the command line): a mistake. In a
+    // file extending the one that set that key: a value for the base's design, dropped.
+    if (at.file == state.where(k.decided_by).file || at.file == "<command line>") {
       const std::string what =
           k.why.empty() ? fmt::format("a {} fabric", config::enum_name(f.topology)) : k.why;
       state.diagnostics.add(at, path, fmt::format("does not apply to {}", what), k.hint);

@@ -643,6 +643,32 @@ TEST_CASE("capex and power add up the priced parts") {
   CHECK(transceivers == m.optics);
 }
 
+TEST_CASE("path_selection destination: a shift between nodes puts one flow on each uplink") {
+  // 16 nodes x 8 NICs on a radix-16 fat tree: a leaf per node (8 down, 8 up). Each NIC r of
+  // node n sends to NIC r of node n+1, as a ring's step does. By destination (D-mod-k) the 8
+  // flows of a leaf take its 8 uplinks, one each, in both tiers; hashed, some share one.
+  const auto most_on_one_uplink = [](PathSelection ps) {
+    FabricConfig cfg = clos(Topology::fat_tree, 16, 3);
+    cfg.path_selection = ps;
+    const Fabric f = build(cfg, 16);
+    std::map<std::uint32_t, int> flows_on;
+    std::vector<LinkId> path;
+    for (std::int64_t g = 0; g < f.gpus(); ++g) {
+      path.clear();
+      REQUIRE(f.route(g, (g + 8) % f.gpus(), static_cast<std::uint64_t>(g), path));
+      for (const LinkId l : path) {
+        const LinkKind k = f.links[l.value].kind;
+        if (k == LinkKind::leaf_spine || k == LinkKind::spine_core) ++flows_on[l.value];
+      }
+    }
+    int most = 0;
+    for (const auto& [link, n] : flows_on) most = std::max(most, n);
+    return most;
+  };
+  CHECK(most_on_one_uplink(PathSelection::destination) == 1);
+  CHECK(most_on_one_uplink(PathSelection::hash) > 1);
+}
+
 TEST_CASE("oversubscription is a ratio of bandwidths: uplinks faster or slower than the NICs") {
   // 64 nodes x 8 NICs of 400 Gb/s (50 GB/s) on radix-64 leaves (32 down, 32 up at 1:1).
   // 800 Gb/s uplinks: 16 per leaf carry what 32 NICs bring; the bisection is still the
