@@ -108,6 +108,12 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
     file_state.diagnostics.add(file_state.where("kind"), "kind",
                                fmt::format("must be 'measured' or 'derived', got '{}'", p.kind));
   }
+  // The compute section is for the profile's GPU: another name there was taken for it.
+  if (p.compute && file_state.assigned.count("compute.gpu") && p.compute->gpu != p.gpu) {
+    file_state.diagnostics.add(file_state.where("compute.gpu"), "compute.gpu",
+                               fmt::format("'{}' is not the profile's gpu '{}'", p.compute->gpu, p.gpu),
+                               "one profile per GPU type: make them agree, or leave compute.gpu out");
+  }
   if (p.network) {
     const auto check = [&](const char* key, const std::optional<double>& v) {
       if (v && (*v < 0.01 || *v > 1.0)) {

@@ -127,9 +127,9 @@ struct DeviceRecord {
   static auto fields() {
     using config::field;
     return std::tuple{field("name", &DeviceRecord::name, "device name as the driver reports it"),
-                      field("sm_count", &DeviceRecord::sm_count, "streaming multiprocessors"),
-                      field("driver_version", &DeviceRecord::driver_version, "CUDA driver version"),
-                      field("cuda_version", &DeviceRecord::cuda_version, "CUDA runtime version"),
+                      field("sm_count", &DeviceRecord::sm_count, "streaming multiprocessors (0: unknown, as from an nccl-tests log)").at_least(0),
+                      field("driver_version", &DeviceRecord::driver_version, "CUDA driver version").at_least(0),
+                      field("cuda_version", &DeviceRecord::cuda_version, "CUDA runtime version").at_least(0),
                       field("date", &DeviceRecord::date, "when it was measured")};
   }
 };

@@ -331,9 +331,12 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
       c.leaves == 1 ? 0
       : leaf_rate == 1.0
           ? cabled(leaf_used, s1.up, s1.down)
-          : static_cast<std::int64_t>(std::ceil(static_cast<double>(leaf_used) * leaf_rate * static_cast<double>(s1.up) /
-                                                    static_cast<double>(s1.down) -
-                                                1e-9));
+          // At least one (a leaf's traffic must leave it, however fast the link); the
+          // rounding's slack is relative, so a ratio that is whole up to rounding stays whole.
+          : std::max<std::int64_t>(
+                1, static_cast<std::int64_t>(std::ceil(static_cast<double>(leaf_used) * leaf_rate *
+                                                       static_cast<double>(s1.up) / static_cast<double>(s1.down) *
+                                                       (1.0 - 1e-12))));
   if (leaf_needs > s1.up) {
     const Ratio r = tier_ratio(cfg.oversubscription, 0, tiers);
     errors.push_back({"fabric.link_bandwidth",
@@ -731,23 +734,29 @@ void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int
   const std::int64_t l2 = c.leaf_of(dst / C, dst % C, C);
   out.push_back(f.access_up(src));
   if (l1 != l2) {
-    // Hash: each flow its own draw. Destination (D-mod-k): dst mod u1, then (dst / u1) mod
-    // u2, so the high bits of the hash carry (dst / u1) for the aggregation tier below.
-    const auto d = static_cast<std::uint64_t>(dst);
-    const std::uint64_t h = f.route_by_destination
-                                ? (d % static_cast<std::uint64_t>(c.u1)) |
-                                      ((d / static_cast<std::uint64_t>(c.u1)) << 32)
-                                : flow_hash(flow, src, dst, f.ecmp_seed);
-    const auto leaf_up = [&](std::int64_t leaf, std::int64_t k) {
-      return LinkId{c.leaf_up_base + 2 * to_u32(leaf * c.u1 + k)};
+    // Hash: each flow its own draw of uplink j and, across pods, of core uplink k.
+    // Destination (D-mod-k): the destination's place in the leaves' order, q = its leaf x d1
+    // + its port on that leaf (the endpoint's index on a fat tree; on a rail leaf its node's
+    // place in the rail group), gives j = q mod u1 and k = (q / u1) mod u2.
+    std::int64_t j = 0;
+    std::int64_t k = 0;
+    if (f.route_by_destination) {
+      const std::int64_t q = l2 * c.d1 + (c.rail ? (dst / C) % c.d1 : dst % c.d1);
+      j = q % c.u1;
+      if (c.u2 > 0) k = (q / c.u1) % c.u2;
+    } else {
+      const std::uint64_t h = flow_hash(flow, src, dst, f.ecmp_seed);
+      j = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(c.u1));
+      if (c.u2 > 0) k = static_cast<std::int64_t>((h >> 32) % static_cast<std::uint64_t>(c.u2));
+    }
+    const auto leaf_up = [&](std::int64_t leaf, std::int64_t up) {
+      return LinkId{c.leaf_up_base + 2 * to_u32(leaf * c.u1 + up)};
     };
-    const std::int64_t j = static_cast<std::int64_t>(h % static_cast<std::uint64_t>(c.u1));
     if (c.tiers == 2 || l1 / c.d2 == l2 / c.d2) {
       // Up to spine (or aggregation switch) j / m by parallel link j % m, and down the same way.
       out.push_back(leaf_up(l1, j));
       out.push_back(down(leaf_up(l2, j)));
     } else {
-      const std::int64_t k = static_cast<std::int64_t>((h >> 32) % static_cast<std::uint64_t>(c.u2));
       const auto agg_up = [&](std::int64_t pod, std::int64_t plane) {
         return LinkId{c.agg_up_base + 2 * to_u32((pod * c.u1 + plane) * c.u2 + k)};
       };

@@ -643,30 +643,44 @@ TEST_CASE("capex and power add up the priced parts") {
   CHECK(transceivers == m.optics);
 }
 
-TEST_CASE("path_selection destination: a shift between nodes puts one flow on each uplink") {
-  // 16 nodes x 8 NICs on a radix-16 fat tree: a leaf per node (8 down, 8 up). Each NIC r of
-  // node n sends to NIC r of node n+1, as a ring's step does. By destination (D-mod-k) the 8
-  // flows of a leaf take its 8 uplinks, one each, in both tiers; hashed, some share one.
-  const auto most_on_one_uplink = [](PathSelection ps) {
-    FabricConfig cfg = clos(Topology::fat_tree, 16, 3);
-    cfg.path_selection = ps;
-    const Fabric f = build(cfg, 16);
-    std::map<std::uint32_t, int> flows_on;
-    std::vector<LinkId> path;
-    for (std::int64_t g = 0; g < f.gpus(); ++g) {
-      path.clear();
-      REQUIRE(f.route(g, (g + 8) % f.gpus(), static_cast<std::uint64_t>(g), path));
-      for (const LinkId l : path) {
-        const LinkKind k = f.links[l.value].kind;
-        if (k == LinkKind::leaf_spine || k == LinkKind::spine_core) ++flows_on[l.value];
-      }
-    }
-    int most = 0;
-    for (const auto& [link, n] : flows_on) most = std::max(most, n);
-    return most;
+TEST_CASE("path_selection destination: a shift puts at most one flow on each uplink") {
+  // D-mod-k is free of collisions for shifts (every endpoint sends to the one s places on):
+  // the flows leaving a leaf go to consecutive places, hence to distinct uplinks. Hashed,
+  // some share one. Radix 16, 3 tiers (a leaf per node, u1 = 8); radix 48 (u1 = 24, not a
+  // power of two); a rail Clos (shifts by whole nodes, NIC r to NIC r).
+  struct Shape {
+    const char* label;
+    FabricConfig cfg;
+    std::int64_t nodes;
+    std::int64_t step;  // the shifts tried: multiples of it
   };
-  CHECK(most_on_one_uplink(PathSelection::destination) == 1);
-  CHECK(most_on_one_uplink(PathSelection::hash) > 1);
+  const std::vector<Shape> shapes{{"fat tree k=16, 3 tiers", clos(Topology::fat_tree, 16, 3), 16, 1},
+                                  {"fat tree k=48, 2 tiers", clos(Topology::fat_tree, 48, 2), 18, 1},
+                                  {"rail clos k=16, 2 tiers", clos(Topology::rail_clos, 16, 2), 16, 8}};
+  for (const Shape& shape : shapes) {
+    CAPTURE(shape.label);
+    const auto most_on_one_uplink = [&](PathSelection ps) {
+      FabricConfig cfg = shape.cfg;
+      cfg.path_selection = ps;
+      const Fabric f = build(cfg, shape.nodes);
+      int most = 0;
+      std::vector<LinkId> path;
+      for (std::int64_t shift = shape.step; shift < f.gpus(); shift += shape.step) {
+        std::map<std::uint32_t, int> flows_on;
+        for (std::int64_t g = 0; g < f.gpus(); ++g) {
+          path.clear();
+          REQUIRE(f.route(g, (g + shift) % f.gpus(), static_cast<std::uint64_t>(g), path));
+          for (const LinkId l : path) {
+            const LinkKind k = f.links[l.value].kind;
+            if (k == LinkKind::leaf_spine || k == LinkKind::spine_core) most = std::max(most, ++flows_on[l.value]);
+          }
+        }
+      }
+      return most;
+    };
+    CHECK(most_on_one_uplink(PathSelection::destination) == 1);
+    CHECK(most_on_one_uplink(PathSelection::hash) > 1);
+  }
 }
 
 TEST_CASE("oversubscription is a ratio of bandwidths: uplinks faster or slower than the NICs") {

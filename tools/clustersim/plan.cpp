@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <yaml-cpp/yaml.h>
 
 #include "models/cost/cost.hpp"
 #include "models/scenario/scenario.hpp"
@@ -137,35 +138,72 @@ void mark_pareto(std::vector<PlanPoint>& points) {
   }
 }
 
+/// Whether the YAML value `text` writes the key `rest` below it ("model", or "[0].gpus": an
+/// index counts as written when the value is a list).
+bool value_writes(const std::string& text, std::string_view rest) {
+  YAML::Node n;
+  try {
+    n = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    return false;  // said where the value is applied
+  }
+  while (!rest.empty()) {
+    if (rest.front() == '[') return n.IsSequence();
+    const std::size_t end = rest.find_first_of(".[");
+    const std::string part(rest.substr(0, end));
+    if (!n.IsMap() || !n[part]) return false;
+    n = n[part];
+    if (end == std::string_view::npos) return true;
+    rest = rest.substr(rest[end] == '.' ? end + 1 : end);
+  }
+  return true;
+}
+
 /// plan sets these keys at every point (after the user's --set, which would be lost without
-/// a word): a --set of one, or of a key inside one, is refused with the option to use instead.
+/// a word): a --set that writes one (the key itself, one inside it, or a mapping holding it)
+/// is refused with the option to use instead. cluster.nodes and fabric.topology only beside
+/// --nodes and --topologies: without them plan takes its grid from the scenario, --set
+/// included; simulation.replications likewise beside --replications.
 void check_sets_against_search(const PlanArgs& args) {
-  // (simulation.replications is the scenario's when --replications is not given: a --set of
-  // it is lost only beside --replications.)
-  static const std::array<std::pair<std::string_view, std::string_view>, 9> searched{{
-      {"cluster.nodes", "give the node counts with --nodes"},
-      {"fabric.topology", "give the topologies with --topologies"},
-      {"network.model", "drop it: plan times every point with the analytical model"},
-      {"workload.jobs[0].gpus", "drop it: plan gives the job every GPU of each cluster size"},
-      {"workload.jobs[0].parallelism.tp", "drop it: plan searches tp"},
-      {"workload.jobs[0].parallelism.pp", "drop it: plan searches pp"},
-      {"workload.jobs[0].parallelism.dp", "drop it: plan sets dp to fill the GPUs"},
-      {"workload.jobs[0].parallelism.virtual_stages", "drop it: plan keeps the scenario's where the pipeline allows"},
-      {"simulation.replications", "give one of --replications and --set simulation.replications"},
+  struct Searched {
+    std::string_view key;
+    bool searched;
+    std::string_view hint;
+  };
+  const std::array<Searched, 7> searched{{
+      {"cluster.nodes", !args.nodes.empty(), "give the node counts with --nodes only"},
+      {"fabric.topology", !args.topologies.empty(), "give the topologies with --topologies only"},
+      {"network.model", true, "drop it: plan times every point with the analytical model"},
+      {"workload.jobs[0].gpus", true, "drop it: plan gives the job every GPU of each cluster size"},
+      {"workload.jobs[0].parallelism.tp", true, "drop it: plan searches tp"},
+      {"workload.jobs[0].parallelism.pp", true, "drop it: plan searches pp"},
+      {"workload.jobs[0].parallelism.dp", true, "drop it: plan sets dp to fill the GPUs"},
   }};
   config::Diagnostics bad;
+  const auto refuse = [&](const std::string& set, const std::string& key, std::string_view k, std::string_view hint) {
+    bad.add(config::Location{"<command line>", 0, 0}, key,
+            fmt::format("--set {}: plan sets {} at every point of its search, and the --set would be lost", set, k),
+            std::string(hint));
+  };
   for (const std::string& set : args.sets) {
-    std::string key = set.substr(0, set.find('='));
+    const std::size_t eq = set.find('=');
+    std::string key = set.substr(0, eq);
     key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
-    for (const auto& [k, hint] : searched) {
+    const std::string value = eq == std::string::npos ? std::string() : set.substr(eq + 1);
+    for (const Searched& s : searched) {
+      if (!s.searched) continue;
+      const std::string_view k = s.key;
       const bool inside = key.size() > k.size() && key.compare(0, k.size(), k) == 0 &&
                           (key[k.size()] == '.' || key[k.size()] == '[');
-      if (key != k && !inside) continue;
-      if (k == "simulation.replications" && !args.replications_given) continue;
-      bad.add(config::Location{"<command line>", 0, 0}, key,
-              fmt::format("--set {}: plan sets {} at every point of its search, and the --set would be lost", set, k),
-              std::string(hint));
+      const bool holds = k.size() > key.size() && k.compare(0, key.size(), key) == 0 &&
+                         (k[key.size()] == '.' || k[key.size()] == '[') &&
+                         value_writes(value, k.substr(key.size() + (k[key.size()] == '.' ? 1 : 0)));
+      if (key != k && !inside && !holds) continue;
+      refuse(set, key, k, s.hint);
       break;
+    }
+    if (key == "simulation.replications" && args.replications_given) {
+      refuse(set, key, key, "give one of --replications and --set simulation.replications");
     }
   }
   if (!bad.ok()) throw config::InputError(std::move(bad));

@@ -978,7 +978,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     const workload::StepResult& st = result.jobs[i];
     const std::string sec = fmt::format("jobs[{}]", i);
     section = sec;
-    row("name", csv_quote(loaded.jobs[i].config.name), "");
+    row("name", loaded.jobs[i].config.name, "");
     row("step_time_s", st.step_time_s, "s");
     row("tokens_per_s", st.tokens_per_s, "tokens/s");
     row("tflops_per_gpu", st.tflops_per_gpu, "TFLOP/s");
