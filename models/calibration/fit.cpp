@@ -158,6 +158,10 @@ double repeatability(const std::vector<CollectivePoint>& points) {
   return k % 2 ? spreads[k / 2] : 0.5 * (spreads[k / 2 - 1] + spreads[k / 2]);
 }
 
+// The lowest GEMM efficiency a profile takes (compute.gemm_efficiency and its per-datatype
+// values: models/compute/profile.hpp).
+constexpr double kLowestGemmEfficiency = 0.01;
+
 std::string shape_label(const GemmPoint& g) {
   return g.shape.batch == 1 ? fmt::format("{}x{}x{}", g.shape.m, g.shape.n, g.shape.k)
                             : fmt::format("{}x{}x{}x{}", g.shape.batch, g.shape.m, g.shape.n, g.shape.k);
@@ -189,7 +193,9 @@ double fit_gemm_efficiencies(const std::vector<GemmPoint>& points, compute::Comp
       }
       if (n == 0) break;
       any = true;
-      eff = std::clamp(std::exp(sum / n), 1e-4, 1.0);
+      // Within the profile's range (compute.gemm_efficiency_by_dtype, 0.01 to 1): a fit
+      // below it wrote a profile the loader then refused. fit_compute() notes the clamp.
+      eff = std::clamp(std::exp(sum / n), kLowestGemmEfficiency, 1.0);
     }
     if (any) slot = eff;
   }
@@ -316,9 +322,13 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
       const auto& slot = efficiency_slot(p.gemm_efficiency_by_dtype, d);
       if (!slot) continue;
       if (!bf16 && d != Dtype::bf16) p.gemm_efficiency = *slot;
-      report.notes.push_back(fmt::format("gemm {}: efficiency {:.4f}, achieved peak {:.4g} TFLOP/s of {:.4g}",
+      report.notes.push_back(fmt::format("gemm {}: efficiency {:.4f}, achieved peak {:.4g} TFLOP/s of {:.4g}{}",
                                          config::enum_name(d), *slot, *slot * compute::peak_flops(d, p) / 1e12,
-                                         compute::peak_flops(d, p) / 1e12));
+                                         compute::peak_flops(d, p) / 1e12,
+                                         *slot <= kLowestGemmEfficiency
+                                             ? " (the measurements sit below 1% of peak: held at the profile's "
+                                               "lowest, 0.01; are they from this GPU, in seconds?)"
+                                             : ""));
     }
     if (bf16) p.gemm_efficiency = *bf16;
     report.notes.push_back(fmt::format("gemm shape terms: tile {}x{}, k_half {:.4g}, on {} SMs", p.tile_m, p.tile_n,

@@ -77,10 +77,10 @@ std::string visible(std::string_view s) {
 }  // namespace
 
 std::string Diagnostic::format() const {
-  std::string out = where.file;
+  std::string out = visible(where.file);
   if (where.line > 0) out += fmt::format(":{}:{}", where.line, where.column);
   out += ": ";
-  if (!path.empty()) out += path + ": ";
+  if (!path.empty()) out += visible(path) + ": ";
   out += visible(message);
   if (!hint.empty()) out += " (" + visible(hint) + ")";
   return out;
