@@ -114,12 +114,13 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                                     job.global_batch, job.micro_batch, p.dp, per_step),
         fmt::format("global_batch: {}", std::max<std::int64_t>(1, (job.global_batch + per_step - 1) / per_step) *
                                             per_step));
-  } else if (micro_batches(job) > kMaxMicroBatches) {
+  } else if (const std::int64_t passes = micro_batches(job) * p.pp * std::max<std::int64_t>(1, p.virtual_stages);
+             passes > kMaxMicroBatches) {
     add("global_batch",
-        fmt::format("{} micro-batches per replica (global_batch / (dp x micro_batch)); the step simulation takes at "
-                    "most {}",
-                    micro_batches(job), kMaxMicroBatches),
-        fmt::format("micro_batch: {}", (micro_batches(job) + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch));
+        fmt::format("{} micro-batches per replica (global_batch / (dp x micro_batch)) through {} pipeline chunks (pp x "
+                    "virtual_stages) make {} passes a step; the step simulation takes at most {}",
+                    micro_batches(job), p.pp * std::max<std::int64_t>(1, p.virtual_stages), passes, kMaxMicroBatches),
+        fmt::format("micro_batch: {}", (passes + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch));
   } else if (p.virtual_stages > 1 && micro_batches(job) % p.pp != 0) {
     add("global_batch",
         fmt::format("the interleaved schedule needs micro-batches per replica ({}) to be a multiple of pp ({})",

@@ -66,7 +66,10 @@ constexpr std::array<std::pair<Axis, std::string_view>, 4> enum_names(Axis) {
 // 2,048 sequences a step): they keep the products of degrees and batch sizes inside int64.
 inline constexpr std::int64_t kMaxDegree = 100'000'000;  ///< GPUs of a job, and each parallel degree
 inline constexpr std::int64_t kMaxBatch = 100'000'000;   ///< sequences of a global batch or a micro-batch
-/// Micro-batches per replica the step simulation takes (each is an event per pipeline chunk).
+/// Micro-batch passes per step the step simulation takes: micro-batches per replica x pipeline
+/// chunks (pp x virtual_stages), each an event and a trace span. 100,000 micro-batches on 32
+/// stages (under the old limit of 1,000,000 micro-batches alone) took 8 GB and ended in
+/// std::bad_alloc; a million passes take about 2 GB with a trace.
 inline constexpr std::int64_t kMaxMicroBatches = 1'000'000;
 
 struct Parallelism {
