@@ -188,6 +188,8 @@ std::string human_in(const UnitFamily& family, double v) {
   if (v == 0.0) return fmt::format("0{}", family.base);
   const auto printable = family.units.first(family.printable);
   for (const Unit& u : printable) {
+    // A count under the smallest unit is a plain number ("28.13 tokens/s", not "0.02813K").
+    if (&u == &printable.back() && std::fabs(v) < u.factor && family.base.empty()) return fmt::format("{:.4g}", v);
     if (std::fabs(v) >= u.factor || &u == &printable.back()) {
       // Past the largest unit, whole digits up to 1e15 ("370000BUSD", not "3.7e+05BUSD").
       const double x = v / u.factor;

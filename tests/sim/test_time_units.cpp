@@ -180,4 +180,8 @@ TEST_CASE("human(): four significant digits and the largest unit that fits; whol
   CHECK(human(Time::from_seconds(1.5 * 86400)) == "1.5d");
   CHECK(human(Time::from_seconds(36890.0 * 86400)) == "36890d");
   CHECK(human(Bytes::of(2.5e9)) == "2.5GB");
+  // A count under a thousand is a plain number (it read "0.02813K").
+  CHECK(human(Count::of(28.13)) == "28.13");
+  CHECK(human(Count::of(6.061e-6)) == "6.061e-06");
+  CHECK(human(Count::of(1500)) == "1.5K");
 }

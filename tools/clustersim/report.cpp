@@ -300,6 +300,19 @@ void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
 }
 
 
+namespace {
+
+/// A duration in the table: days from a day up, hours from an hour, then minutes and
+/// seconds (a 1 s horizon read "0.0 hours", a billion tokens "time to train 0.0 days").
+std::string duration_text(double seconds) {
+  if (seconds >= 86400.0) return fmt::format("{:.1f} days", seconds / 86400.0);
+  if (seconds >= 3600.0) return fmt::format("{:.1f} hours", seconds / 3600.0);
+  if (seconds >= 60.0) return fmt::format("{:.1f} min", seconds / 60.0);
+  return fmt::format("{:.3g} s", seconds);
+}
+
+}  // namespace
+
 std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r) {
   std::string out = "time_s,time_d,kind,cause,job,node,gpu\n";
   for (const auto& e : r.timeline) {
@@ -747,7 +760,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                       bytes(m.gradients), bytes(m.optimizer), bytes(m.activations)));
     if (job.config.train_tokens) {
       const double days = job.config.train_tokens->value() / st.tokens_per_s / 86400.0;
-      row("time to train", fmt::format("{:.1f} days for {} tokens, without failures", days,
+      row("time to train", fmt::format("{} for {} tokens, without failures", duration_text(days * 86400.0),
                                        sim::human(*job.config.train_tokens)));
     }
     const workload::Breakdown& b = st.breakdown;
@@ -789,8 +802,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       out += fmt::format("  {} ({} replication{}, {}; mean +- 95% interval)\n",
                          scenario::long_run_label(loaded),
                          loaded.config.simulation.replications, loaded.config.simulation.replications == 1 ? "" : "s",
-                         elapsed >= 86400.0 ? fmt::format("{:.1f} days", elapsed / 86400.0)
-                                            : fmt::format("{:.1f} hours", elapsed / 3600.0));
+                         duration_text(elapsed));
       if (std::isfinite(rs.queue_wait_s.mean)) {
         row("queue", fmt::format("waited {} h, started at {} h{}", pm(rs.queue_wait_s, 1.0 / 3600.0, 2),
                                  pm(rs.start_s, 1.0 / 3600.0, 2),
@@ -828,7 +840,12 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       row("lost GPU-hours", fmt::format("{:.0f} (lost work and downtime)", lost_total));
       // Minutes and seconds with one decimal, in exponent form past a million (a 1e24-byte
       // checkpoint blocks for 5e11 s: twelve digits said nothing more).
-      const auto decimal = [](double v) { return std::fabs(v) < 1e6 ? fmt::format("{:.1f}", v) : fmt::format("{:.4g}", v); };
+      // Under 0.05, three significant digits: a 1 ns interval read "every 0.0 min".
+      const auto decimal = [](double v) {
+        return v != 0.0 && std::fabs(v) < 0.05 ? fmt::format("{:.3g}", v)
+               : std::fabs(v) < 1e6            ? fmt::format("{:.1f}", v)
+                                               : fmt::format("{:.4g}", v);
+      };
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
                              ? fmt::format("every {} min ({}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),
