@@ -1,5 +1,6 @@
 #include "models/config/diagnostics.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -49,7 +50,10 @@ bool read_input_file(const std::string& path, std::string& out, std::string& why
   // Every input is text: a NUL byte means a binary file (an archive, a core dump), which
   // the parsers would report with that byte in their message.
   if (const std::size_t nul = out.find('\0'); nul != std::string::npos) {
-    why = fmt::format("is not a text file (a NUL byte at byte {})", nul);
+    const bool utf16 = out.size() >= 2 && ((out[0] == '\xff' && out[1] == '\xfe') || (out[0] == '\xfe' && out[1] == '\xff'));
+    const auto line = 1 + std::count(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
+    why = utf16 ? std::string("is UTF-16 text; save it as UTF-8")
+                : fmt::format("is not a text file (a NUL byte on line {}, at byte {} of the file)", line, nul + 1);
     out.clear();
     return false;
   }

@@ -129,7 +129,8 @@ struct FabricConfig {
               "how a Clos picks among equal-cost uplinks (fat_tree, rail_clos): hash (per flow, ECMP as "
               "Ethernet/RoCE switches do) or destination (D-mod-k, as InfiniBand subnet managers route fat trees)"),
         field("ecmp_seed", &FabricConfig::ecmp_seed,
-              "salt of the flow hash that picks each flow's ECMP uplinks (fat_tree, rail_clos) and Valiant "
+              "salt of the flow hash that picks each flow's ECMP uplinks (fat_tree, rail_clos with "
+              "path_selection: hash) and Valiant "
               "group (dragonfly valiant, ugal); 0: the unsalted hash. Each seed is another draw of flow "
               "collisions on shared links: sweep it to see the spread of a collective or step time")
             .at_least(0),

@@ -35,9 +35,10 @@
 //   g = a*h + 1 every pair of groups has exactly one link; with fewer groups, pairs get
 //   floor(a*h/(g-1)) parallel links and leftover ports stay dark.
 //
-// Routing: up-down with ECMP on Clos (a deterministic hash of the flow id and its endpoints
-// picks the uplinks: uplink j = h mod u1 at the leaf, k = (h >> 32) mod u2 at the
-// aggregation switch),
+// Routing: up-down on Clos, the uplinks picked by fabric.path_selection: hash (ECMP: a
+// deterministic hash h of the flow id and its endpoints, uplink j = h mod u1 at the leaf,
+// k = (h >> 32) mod u2 at the aggregation switch) or destination (D-mod-k on the
+// destination's place q = leaf x d1 + port: j = q mod u1, k = (q / u1) mod u2),
 // dimension order on the torus (shortest direction; a tie at k/2 goes either way by a
 // bit of the flow hash, so that both directions and both cables of a 2-wide dimension
 // carry ties), minimal,

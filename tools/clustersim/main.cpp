@@ -991,6 +991,10 @@ int run_main(int argc, char** argv) {
     }
     argv[1] = argv[2];  // an unknown command: said below, with the nearest
   }
+  if (argc > 3 && std::string_view(argv[1]) == "help") {
+    std::cerr << "error: help takes one command name, e.g. clustersim help run\n";
+    return kExitInput;
+  }
   if (argc > 1 && argv[1][0] != '-') {
     std::vector<std::string> names;
     for (const CLI::App* sub : app.get_subcommands({})) names.push_back(sub->get_name());
