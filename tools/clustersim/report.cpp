@@ -848,9 +848,13 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                : fmt::format("{:.4g}", v);
       };
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
-                             ? fmt::format("every {} min ({}), {} s blocking each{}; job MTBF {}",
+                             ? fmt::format("every {} min ({}{}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),
                                            loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
+                                           // No checkpoint completes: every failure loses all the work.
+                                           rs.checkpoint_interval_s >= result.reliability->elapsed_s
+                                               ? "; longer than the run: no checkpoint completes"
+                                               : "",
                                            decimal(std::isfinite(rs.checkpoint_blocking_s.mean)
                                                        ? rs.checkpoint_blocking_s.mean
                                                        : rs.checkpoint_write_s),
