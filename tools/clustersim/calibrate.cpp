@@ -5,6 +5,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -154,24 +155,49 @@ std::pair<std::string, std::string> plot_data(const calibration::FitReport& repo
   return {points, curves};
 }
 
-/// Undoes write_plots(): the folder when it made it, else the data files it wrote there.
-void remove_plots(const std::string& dir, bool existed) {
+/// What a --plot folder held before: write_plots() leaves it so when it fails.
+struct PlotFolder {
+  std::filesystem::path created;      ///< the outermost folder this run creates (empty: it exists)
+  std::set<std::string> entries;      ///< the folder's entries before, when it existed
+};
+
+PlotFolder plot_folder_before(const std::string& dir) {
+  namespace fs = std::filesystem;
+  PlotFolder pf;
   std::error_code ec;
-  if (!existed) {
-    std::filesystem::remove_all(dir, ec);
-    return;
+  for (fs::path q = fs::absolute(dir, ec); !q.empty() && !fs::exists(q, ec); q = q.parent_path()) {
+    pf.created = q;
+    if (q == q.parent_path()) break;
   }
-  std::filesystem::remove(dir + "/points.csv", ec);
-  std::filesystem::remove(dir + "/curves.csv", ec);
+  if (pf.created.empty()) {
+    for (const auto& e : fs::directory_iterator(dir, ec)) pf.entries.insert(e.path().filename().string());
+  }
+  return pf;
 }
 
-/// Writes the plot data into `dir` (made if need be: `existed` says whether it was there)
-/// and runs tools/plot_calibration.py on them. On failure, says why and leaves nothing.
-int write_plots(const std::string& dir, bool existed, const std::string& python, const calibration::FitReport& report,
-                const calibration::CalibrationProfile& profile) {
+/// Undoes write_plots(): the folders it made, else what appeared in the folder (the data
+/// files and any PNG the script wrote before it failed).
+void remove_plots(const std::string& dir, const PlotFolder& before) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (!before.created.empty()) {
+    fs::remove_all(before.created, ec);
+    return;
+  }
+  std::vector<fs::path> added;
+  for (const auto& e : fs::directory_iterator(dir, ec)) {
+    if (before.entries.count(e.path().filename().string()) == 0) added.push_back(e.path());
+  }
+  for (const fs::path& p : added) fs::remove_all(p, ec);
+}
+
+/// Writes the plot data into `dir` (made if need be; `before`: what it held) and runs
+/// tools/plot_calibration.py on them. On failure, says why and leaves the folder as it was.
+int write_plots(const std::string& dir, const PlotFolder& before, const std::string& python,
+                const calibration::FitReport& report, const calibration::CalibrationProfile& profile) {
   const auto fail = [&](const std::string& why) {
     std::cerr << "error: --plot: " << why << "; nothing was written.\n";
-    remove_plots(dir, existed);
+    remove_plots(dir, before);
     return kExitInput;
   };
   if (std::error_code ec; !std::filesystem::create_directories(dir, ec) && ec) {
@@ -218,8 +244,7 @@ int calibrate(const CalibrateArgs& args) {
                fmt::format("'{}' names a folder; the profile is one JSON file", args.output),
                fmt::format("name a file, e.g. -o {}{}profile.json", args.output, args.output.back() == '/' ? "" : "/"));
   }
-  std::error_code exists_ec;
-  const bool plots_folder_existed = !args.plot_dir.empty() && std::filesystem::exists(args.plot_dir, exists_ec);
+  const PlotFolder plots_before = args.plot_dir.empty() ? PlotFolder{} : plot_folder_before(args.plot_dir);
   if (std::error_code ec; !args.plot_dir.empty() && std::filesystem::exists(args.plot_dir, ec) &&
                           !std::filesystem::is_directory(args.plot_dir, ec)) {
     errors.add(config::Location{"<command line>", 0, 0}, "--plot",
@@ -340,12 +365,12 @@ int calibrate(const CalibrateArgs& args) {
   if (profile.compute) profile.compute->source = profile.source;
   // The plots first: when they fail, nothing is left (the profile is not written).
   if (!args.plot_dir.empty()) {
-    if (const int rc = write_plots(args.plot_dir, plots_folder_existed, python, report, profile); rc != 0) return rc;
+    if (const int rc = write_plots(args.plot_dir, plots_before, python, report, profile); rc != 0) return rc;
   }
   const std::string err = write_file_atomically(args.output, calibration::to_json(profile).dump(2) + "\n");
   if (!err.empty()) {
     std::cerr << "error: " << err << "; nothing was written.\n";
-    if (!args.plot_dir.empty()) remove_plots(args.plot_dir, plots_folder_existed);
+    if (!args.plot_dir.empty()) remove_plots(args.plot_dir, plots_before);
     return kExitInput;
   }
   std::cout << report_text(report);

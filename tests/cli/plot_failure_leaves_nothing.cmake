@@ -1,0 +1,29 @@
+# `clustersim calibrate --plot DIR` whose plot script fails leaves nothing: no profile, no
+# folder it made, and in a folder that was there only what it held before (a PNG the script
+# wrote before failing was left, and the profile was written before the plots).
+# Invoked by ctest with -DEXE=... -DWORKDIR=... -DOUT=... (a scratch folder).
+file(REMOVE_RECURSE "${OUT}")
+file(MAKE_DIRECTORY "${OUT}/existing")
+file(WRITE "${OUT}/existing/keep.txt" "kept\n")
+# A stand-in for Python: it passes the matplotlib probe (-c ...), then writes a PNG and fails.
+file(WRITE "${OUT}/fakepy" "#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then exit 0; fi\ntouch \"$4/half.png\"; exit 1\n")
+file(CHMOD "${OUT}/fakepy" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+foreach(dir existing made/below)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env CLUSTERSIM_PYTHON=${OUT}/fakepy
+                          "${EXE}" calibrate tests/calibration/synthetic_h100_results.jsonl -o "${OUT}/profile.json"
+                          --plot "${OUT}/${dir}"
+                  WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "--plot ${dir}: expected exit 2, got ${rc}: ${err}")
+  endif()
+  if(EXISTS "${OUT}/profile.json")
+    message(FATAL_ERROR "--plot ${dir}: the profile was written although the plots failed")
+  endif()
+endforeach()
+file(GLOB left RELATIVE "${OUT}/existing" "${OUT}/existing/*")
+if(NOT left STREQUAL "keep.txt")
+  message(FATAL_ERROR "the existing folder holds '${left}', not just keep.txt")
+endif()
+if(EXISTS "${OUT}/made")
+  message(FATAL_ERROR "the folders calibrate made are left")
+endif()
