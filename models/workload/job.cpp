@@ -102,7 +102,11 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         fmt::format("{} layers cannot fill pp x virtual_stages = {} model chunks (the first and last may hold only the "
                     "embedding and output layer)",
                     model.layers, chunks),
-        fmt::format("virtual_stages: {}", std::max<std::int64_t>(1, (model.layers + 2) / p.pp)));
+        // With one stage per rank already, the fix is fewer stages (it suggested virtual_stages: 1
+        // to a job that had it).
+        p.virtual_stages > 1 && (model.layers + 2) / p.pp >= 1
+            ? fmt::format("virtual_stages: {}", std::max<std::int64_t>(1, (model.layers + 2) / p.pp))
+            : fmt::format("pp: {} or fewer", model.layers + 2));
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
     add("parallelism.virtual_stages", "interleaved stages need pipeline parallelism (pp > 1)", "virtual_stages: 1");
