@@ -744,8 +744,15 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                 n, loaded.config.workload.jobs[job.entry].name, loaded.config.workload.jobs[job.entry].name,
                                 n - 1));
     }
-    row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}", p.tp, p.cp, p.pp, p.dp,
-                                   p.ep, p.virtual_stages, p.zero, p.sequence_parallel ? ", sequence parallel" : ""));
+    // A tp that does not divide a node's GPUs is allowed, and costly: say why its TP time is.
+    const std::int64_t gpn = loaded.node.spec.gpus;
+    row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}{}", p.tp, p.cp, p.pp, p.dp,
+                                   p.ep, p.virtual_stages, p.zero, p.sequence_parallel ? ", sequence parallel" : "",
+                                   p.tp > 1 && gpn > 1 && gpn % p.tp != 0
+                                       ? fmt::format(" (tp {} does not divide the node's {} GPUs: some tensor-parallel "
+                                                     "groups span two nodes, their traffic over the fabric)",
+                                                     p.tp, gpn)
+                                       : std::string()));
     row("batch", fmt::format("{} sequences of {} tokens; {} micro-batches of {} per replica", job.config.global_batch,
                              workload::sequence_length(job.config, job.model), st.micro_batches, job.config.micro_batch));
     row("step time", fmt::format("{:.4f} s ({} network model)", st.step_time_s,
