@@ -6,6 +6,17 @@
 namespace clustersim::config {
 
 Location LoadState::where(const std::string& path) const {
+  // A section no file wrote but a key below it did (--set failures.fleet_age=new makes the
+  // failures section): where that key was written, not the nearest file mapping above.
+  if (!path.empty() && !assigned.count(path) && !mappings.count(path)) {
+    for (const char sep : {'.', '['}) {
+      const std::string prefix = path + sep;
+      if (const auto it = assigned.lower_bound(prefix);
+          it != assigned.end() && it->first.compare(0, prefix.size(), prefix) == 0) {
+        return it->second;
+      }
+    }
+  }
   std::string p = path;
   for (;;) {
     if (auto it = assigned.find(p); it != assigned.end()) return it->second;
