@@ -441,7 +441,10 @@ void write_in_point_order(Prepared& p, std::vector<std::pair<std::string, std::s
   }
   also.emplace_back(p.jsonl_path, std::move(jsonl));
   also.emplace_back(p.csv_path, std::move(csv));
-  if (const std::string err = write_files_atomically(also); !err.empty()) throw input_error(p.jsonl_path, 0, "", err);
+  // Said at the --out folder: the message names the file that failed.
+  if (const std::string err = write_files_atomically(also); !err.empty()) {
+    throw input_error(std::filesystem::path(p.jsonl_path).parent_path().string(), 0, "", err);
+  }
 }
 
 /// `inner` names a key inside `outer` (cluster.nodes inside cluster; workload.jobs[0] inside
