@@ -13,7 +13,6 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
-#include <yaml-cpp/yaml.h>
 
 #include "models/cost/cost.hpp"
 #include "models/scenario/scenario.hpp"
@@ -138,27 +137,6 @@ void mark_pareto(std::vector<PlanPoint>& points) {
   }
 }
 
-/// Whether the YAML value `text` writes the key `rest` below it ("model", or "[0].gpus": an
-/// index counts as written when the value is a list).
-bool value_writes(const std::string& text, std::string_view rest) {
-  YAML::Node n;
-  try {
-    n = YAML::Load(text);
-  } catch (const YAML::Exception&) {
-    return false;  // said where the value is applied
-  }
-  while (!rest.empty()) {
-    if (rest.front() == '[') return n.IsSequence();
-    const std::size_t end = rest.find_first_of(".[");
-    const std::string part(rest.substr(0, end));
-    if (!n.IsMap() || !n[part]) return false;
-    n = n[part];
-    if (end == std::string_view::npos) return true;
-    rest = rest.substr(rest[end] == '.' ? end + 1 : end);
-  }
-  return true;
-}
-
 /// plan sets these keys at every point (after the user's --set, which would be lost without
 /// a word): a --set that writes one (the key itself, one inside it, or a mapping holding it)
 /// is refused with the option to use instead. cluster.nodes and fabric.topology only beside
@@ -197,7 +175,7 @@ void check_sets_against_search(const PlanArgs& args) {
                           (key[k.size()] == '.' || key[k.size()] == '[');
       const bool holds = k.size() > key.size() && k.compare(0, key.size(), key) == 0 &&
                          (k[key.size()] == '.' || k[key.size()] == '[') &&
-                         value_writes(value, k.substr(key.size() + (k[key.size()] == '.' ? 1 : 0)));
+                         value_writes(value, k.substr(key.size() + (k[key.size()] == '.' ? 1 : 0)), false);
       if (key != k && !inside && !holds) continue;
       refuse(set, key, k, s.hint);
       break;

@@ -454,36 +454,33 @@ bool key_inside(const std::string& outer, const std::string& inner) {
          (inner[outer.size()] == '.' || inner[outer.size()] == '[');
 }
 
-/// Whether the YAML value `text` (a whole section's value) writes the key `rest` (a dotted
-/// path below it; an index counts as written).
-bool value_writes(const std::string& text, const std::string& rest) {
-  YAML::Node n;
-  try {
-    n = YAML::Load(text);
-  } catch (const YAML::Exception&) {
-    return true;  // judged where the value is parsed
-  }
-  std::size_t at = 0;
-  while (at < rest.size()) {
-    if (rest[at] == '[') return true;
-    const std::size_t end = rest.find_first_of(".[", at);
-    const std::string part = rest.substr(at, end == std::string::npos ? std::string::npos : end - at);
-    if (!n.IsMap() || !n[part]) return false;
-    n = n[part];
-    if (end == std::string::npos) return true;
-    at = rest[end] == '.' ? end + 1 : end;
-  }
-  return true;
-}
-
 /// Whether a value of `outer` writes `inner`, a key inside it (whole values merge into their
 /// section, so a key they leave out keeps what was set before).
 bool param_writes(const SweepParam& outer, const std::string& inner) {
   const std::string rest = inner.substr(outer.key.size() + (inner[outer.key.size()] == '.' ? 1 : 0));
-  return std::any_of(outer.values.begin(), outer.values.end(), [&](const std::string& v) { return value_writes(v, rest); });
+  return std::any_of(outer.values.begin(), outer.values.end(), [&](const std::string& v) { return value_writes(v, rest, true); });
 }
 
 }  // namespace
+
+bool value_writes(const std::string& text, std::string_view rest, bool if_unreadable) {
+  YAML::Node n;
+  try {
+    n = YAML::Load(text);
+  } catch (const YAML::Exception&) {
+    return if_unreadable;
+  }
+  while (!rest.empty()) {
+    if (rest.front() == '[') return true;
+    const std::size_t end = rest.find_first_of(".[");
+    const std::string part(rest.substr(0, end));
+    if (!n.IsMap() || !n[part]) return false;
+    n = n[part];
+    if (end == std::string_view::npos) return true;
+    rest = rest.substr(rest[end] == '.' ? end + 1 : end);
+  }
+  return true;
+}
 
 void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) {
   // --seed and --replications are overrides of simulation.seed and .replications too (the

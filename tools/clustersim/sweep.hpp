@@ -98,6 +98,11 @@ struct SweepSpec {
 
 /// A --set whose key a parameter sets at every point (the same key, or one inside it) would
 /// change nothing: one diagnostic each, added to `bad`.
+/// Whether the YAML value `text` (a whole section's value, as --set KEY=VALUE gives it)
+/// writes `rest`, a dotted path below KEY ("model", or "[0].gpus": an index counts as
+/// written). `if_unreadable`: the answer when `text` is not YAML (said where it is applied).
+bool value_writes(const std::string& text, std::string_view rest, bool if_unreadable);
+
 void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad);
 
 /// The diagnostics of point `index` with each one a parameter's value caused (written on
