@@ -239,12 +239,10 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                                result.reliability ? " (and failures.csv, gpu_failures.csv)" : "");
     }
     if (!trace_file.empty()) std::cout << fmt::format("trace written to {} (open in https://ui.perfetto.dev)\n", trace_file);
-    if (loaded.config.sweep) {
-      tools::SweepSpec spec;
-      spec.params = tools::sweep_block_params(loaded.config);
+    if (const std::int64_t points = tools::sweep_block_points(loaded.config); points > 0) {
       std::cout << fmt::format("this scenario's sweep block has {} points: `clustersim sweep {}` runs them, `clustersim "
                                "compare {}` puts them side by side (this run is the scenario as written)\n",
-                               spec.points(), loaded.file, loaded.file);
+                               points, loaded.file, loaded.file);
     }
   }
   folders.keep();
@@ -300,12 +298,6 @@ int cmd_check(const ScenarioArgs& args) {
   return 0;
 }
 
-std::int64_t sweep_block_points(const scenario::Scenario& sc) {
-  tools::SweepSpec spec;
-  spec.params = tools::sweep_block_params(sc);
-  return spec.points();
-}
-
 /// A scenario's sweep block is run by `sweep` and `compare`; the other commands take the
 /// scenario as written, and say so on stderr (stdout may be JSON or DOT), as run does.
 void note_sweep_block(const std::string& file, std::int64_t points, std::string_view command) {
@@ -324,9 +316,7 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
                              loaded.file);
     return kExitInput;
   }
-  if (loaded.config.sweep) {
-    note_sweep_block(loaded.file, sweep_block_points(loaded.config), "topology");
-  }
+  note_sweep_block(loaded.file, tools::sweep_block_points(loaded.config), "topology");
   if (format == "dot") {
     constexpr std::size_t kMaxDotVertices = 2000;
     const std::size_t vertices = static_cast<std::size_t>(loaded.fabric->switch_count() + loaded.fabric->nodes);
@@ -411,9 +401,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     std::cerr << fmt::format("{}: the scenario has no fabric section; collectives need one\n", loaded.file);
     return kExitInput;
   }
-  if (loaded.config.sweep) {
-    note_sweep_block(loaded.file, sweep_block_points(loaded.config), "collective");
-  }
+  note_sweep_block(loaded.file, tools::sweep_block_points(loaded.config), "collective");
   const fabric::Fabric& fab = *loaded.fabric;
   network::NetworkConfig cfg = loaded.config.network;
   if (!c.model.empty()) cfg.model = c.model == "flow" ? network::Model::flow : network::Model::analytical;

@@ -231,11 +231,7 @@ Plan plan(const PlanArgs& args) {
   Plan p;
   p.scenario = base.config.name.empty() ? std::filesystem::path(base.file).stem().string() : base.config.name;
   p.job = job.config.name;
-  if (base.config.sweep) {
-    SweepSpec block;
-    block.params = sweep_block_params(base.config);
-    p.sweep_points = block.points();
-  }
+  p.sweep_points = sweep_block_points(base.config);
   p.model = job.model_name;
   p.train_tokens = job.config.train_tokens->value();
   p.deadline_s = args.deadline.seconds();

@@ -787,6 +787,13 @@ bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why)
   return true;
 }
 
+std::int64_t sweep_block_points(const scenario::Scenario& sc) {
+  if (!sc.sweep) return 0;
+  SweepSpec spec;
+  spec.params = sweep_block_params(sc);
+  return spec.points();
+}
+
 std::vector<SweepParam> sweep_block_params(const scenario::Scenario& sc) {
   std::vector<SweepParam> out;
   if (!sc.sweep) return out;

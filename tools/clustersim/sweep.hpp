@@ -69,6 +69,8 @@ struct SweepParam {
 
 /// The parameters of a scenario's `sweep:` block: the zipped keys, then the grid keys.
 std::vector<SweepParam> sweep_block_params(const scenario::Scenario& sc);
+/// The points of the scenario's sweep block; 0 when it has none.
+std::int64_t sweep_block_points(const scenario::Scenario& sc);
 
 /// Parses "KEY=v1,v2,..." (commas inside {}, [] or () do not split) or a range
 /// "KEY=a:b:xF" (a, a*F, ... up to b; F > 1) or "KEY=a:b:+S" (a, a+S, ... up to b). Range
