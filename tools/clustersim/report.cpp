@@ -1118,12 +1118,13 @@ std::string write_files_atomically(const std::vector<std::pair<std::string, std:
   std::error_code ec;
   // Two outputs onto one file (--trace out/results.json beside --out out): the second would
   // overwrite the first's temporary file and its rename fail after the first landed.
-  for (std::size_t i = 0; i < files.size(); ++i) {
-    for (std::size_t k = 0; k < i; ++k) {
-      if (fs::weakly_canonical(files[i].first, ec) == fs::weakly_canonical(files[k].first, ec)) {
-        return fmt::format("cannot write '{}' twice: two outputs name it", files[i].first);
-      }
+  std::vector<fs::path> targets;
+  for (const auto& [path, text] : files) {
+    const fs::path target = fs::weakly_canonical(path, ec);
+    if (std::find(targets.begin(), targets.end(), target) != targets.end()) {
+      return fmt::format("cannot write '{}' twice: two outputs name it", path);
     }
+    targets.push_back(target);
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (std::string err = write_tmp(files[i].first, files[i].second); !err.empty()) {
