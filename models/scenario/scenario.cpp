@@ -603,6 +603,34 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
       if (stale(at, "failures")) inert(at, "nothing fails: the scenario has no failures section", "add failures, or remove it");
     }
   }
+  if (sc.failures && sc.scheduler.retire_after == 0 && stale("scheduler.retire_window", "scheduler.retire_after")) {
+    inert("scheduler.retire_window", "retire_after is 0: no node is retired, so no failures are counted",
+          "retire_after: 3, or remove it");
+  }
+  if (sc.failures && !sc.failures->components.empty()) {
+    // The exponential law is memoryless: a unit new and one long in service fail alike.
+    const bool memoryless = std::all_of(sc.failures->components.begin(), sc.failures->components.end(), [&](const auto& kv) {
+      return kv.second.distribution == reliability::Distribution::exponential &&
+             stale("failures.fleet_age", fmt::format("failures.components.{}.distribution", kv.first));
+    });
+    if (memoryless && sc.failures->fleet_age == reliability::FleetAge::new_ &&
+        stale("failures.fleet_age", "failures.components")) {
+      inert("failures.fleet_age",
+            "every component fails on the exponential law, which is memoryless: a new unit fails as one long in service",
+            "a Weibull law with shape below 1, for units failing early; or remove it");
+    }
+    // Rate multipliers are drawn per GPU: they only touch components counted per GPU.
+    const bool per_gpu = std::any_of(sc.failures->components.begin(), sc.failures->components.end(), [](const auto& kv) {
+      const reliability::ComponentConfig& c = kv.second;
+      const reliability::Per per = c.rate ? c.rate->per : c.per ? *c.per : reliability::default_per(kv.first).value_or(reliability::Per::node);
+      return per == reliability::Per::gpu;
+    });
+    if (!per_gpu && sc.failures->heterogeneity.kind == reliability::HeterogeneityKind::power_law &&
+        stale("failures.heterogeneity.kind", "failures.components")) {
+      inert("failures.heterogeneity.kind", "no component fails per GPU, and heterogeneity spreads per-GPU failures",
+            "add a component counted per GPU, e.g. gpu: {rate: 0.0002/gpu-day}, or remove it");
+    }
+  }
   if (sc.failures && sc.failures->components.empty()) {
     inert("failures", "no component fails (failures.components is empty), so its repair, heterogeneity and the "
                       "scheduler's failure keys change nothing",
@@ -663,7 +691,28 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
 /// storage keys of the one it extends. Not for compare's shared --set.
 void check_inert_checkpoint(const LoadedScenario& loaded, const std::vector<std::string>& files, bool sets_shared,
                             LoadState& state) {
-  if (long_run(loaded)) return;
+  if (long_run(loaded)) {
+    // Only an asynchronous checkpoint copies to host memory first.
+    const auto snapshot = state.assigned.find("checkpoint.snapshot_bandwidth");
+    const auto async = state.assigned.find("checkpoint.async");
+    if (!loaded.config.checkpoint.async && snapshot != state.assigned.end() &&
+        !(sets_shared && snapshot->second.file == "<command line>")) {
+      const auto order = [&](const Location& at) {
+        const auto it = std::find(files.begin(), files.end(), at.file);
+        return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
+      };
+      // Not when async was turned off after it (a file extending another), nor on the command
+      // line (where sweep and plan set their grid's values), as for check_inert_keys.
+      if (async == state.assigned.end() ||
+          (order(async->second) <= order(snapshot->second) && order(async->second) < files.size())) {
+        state.diagnostics.add(snapshot->second, "checkpoint.snapshot_bandwidth",
+                              "does not apply: checkpoint.async is false, so the job writes its checkpoint to "
+                              "storage itself, with no copy to host memory",
+                              "async: true, or remove it");
+      }
+    }
+    return;
+  }
   const auto rank = [&](const Location& at) {  // the file order; the command line last
     const auto it = std::find(files.begin(), files.end(), at.file);
     return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
