@@ -134,7 +134,7 @@ void ring_transfers(const std::vector<std::vector<std::int64_t>>& rings, const s
       const std::int64_t relay = g > 1 ? t.src / g * g + t.dst % g : t.src;
       if (rings.size() > 1 && t.src / g != t.dst / g && t.src % g != t.dst % g &&
           std::binary_search(members.begin(), members.end(), relay)) {
-        p.transfers.push_back({t.src, relay, t.bytes});
+        p.transfers.push_back({t.src, relay, t.bytes, Hop::gpu, /*feeds_next=*/true});
         p.transfers.push_back({relay, t.dst, t.bytes});
       } else {
         p.transfers.push_back(t);

@@ -21,7 +21,8 @@
 //                            c-th GPU: each of those GPUs' NICs carries one ring (with
 //                            NCCL's PXN: the hop out of a node is relayed over NVLink to the
 //                            sender node's GPU on the receiver's rail, when that GPU is in
-//                            the communicator)
+//                            the communicator; the two legs run at once, chunk by chunk,
+//                            and the step pays both legs' latencies)
 //   ring reduce-scatter/all-gather  n-1 steps of S/n
 //   ring broadcast           on the same k rings, each turned to start at the root and
 //                            carrying S/k, pipelined in C chunks: n-2+C steps, each edge
@@ -167,6 +168,11 @@ struct Transfer {
   std::int64_t dst = 0;
   double bytes = 0.0;
   Hop hop = Hop::gpu;
+  /// The next transfer of the phase forwards this one's bytes as they arrive (a PXN relay:
+  /// over NVLink to a GPU on the receiver's rail, then out of its NIC). The two run at once,
+  /// chunk by chunk, but the first chunk crosses both: the next transfer's latency adds this
+  /// one's path latency.
+  bool feeds_next = false;
   friend bool operator==(const Transfer&, const Transfer&) = default;
 
   /// Bytes a GPU sends (received by a GPU, `receives`): a hop into a switch is received by

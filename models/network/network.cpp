@@ -222,9 +222,11 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
       r.src = t.src;
       r.dst = t.dst;
       r.hop = t.hop;
+      r.feeds_next = t.feeds_next;
       routes_.push_back(r);
     }
     // Rates once every transfer of the phase is on its links.
+    double fed = 0.0;  // the path latency of a transfer that feeds this one (a relay), s
     for (std::size_t i = first; i < routes_.size(); ++i) {
       Route& r = routes_[i];
       const Transfer& t = phase.transfers[i - first];
@@ -241,7 +243,8 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
         latency += link.latency;
       }
       if (t.hop == Hop::fabric_in) latency = transfer_latency(f, t, path);
-      r.fixed = step_latency + latency.seconds();
+      r.fixed = step_latency + fed + latency.seconds();
+      fed = t.feeds_next ? latency.seconds() : 0.0;
     }
     for (std::size_t k = phase_links; k < links_.size(); ++k) count[links_[k].value] = 0;
   }
@@ -264,7 +267,7 @@ bool AnalyticalRoutes::matches(const Schedule& s) const {
     if (phase.transfers.size() != phase_first_[p + 1] - phase_first_[p]) return false;
     const Route* r = routes_.data() + phase_first_[p];
     for (const Transfer& t : phase.transfers) {
-      if (t.src != r->src || t.dst != r->dst || t.hop != r->hop) return false;
+      if (t.src != r->src || t.dst != r->dst || t.hop != r->hop || t.feeds_next != r->feeds_next) return false;
       ++r;
     }
   }
@@ -328,7 +331,7 @@ std::uint64_t shape_hash(const Schedule& s) {
     h = mix(h, phase.transfers.size());
     for (const Transfer& t : phase.transfers) {
       h = mix(mix(mix(h, static_cast<std::uint64_t>(t.src)), static_cast<std::uint64_t>(t.dst)),
-              static_cast<std::uint64_t>(t.hop));
+              static_cast<std::uint64_t>(t.hop) * 2 + (t.feeds_next ? 1 : 0));
     }
   }
   return h;
@@ -400,13 +403,15 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   r.outstanding = static_cast<std::int64_t>(phase.transfers.size());
   // A transfer uses 1 / factor of a link's capacity per byte/s (size factors, config.hpp).
   const LevelFactors k = size_factors(cfg_.scaleup_size_factors, cfg_.scaleout_size_factors, *r.schedule);
+  sim::Time fed = sim::Time::zero();  // the path latency of a transfer that feeds this one (a relay)
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
     route_or_fail(fabric_, t, i, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
+    const sim::Time path = transfer_latency(fabric_, t, scratch_);
     // A streamed step's latency hides behind the chunks in flight (Phase::streamed).
-    const sim::Time latency = r.rep >= phase.repeat - phase.streamed
-                                  ? sim::Time::zero()
-                                  : cfg_.step_latency + transfer_latency(fabric_, t, scratch_);
+    const sim::Time latency =
+        r.rep >= phase.repeat - phase.streamed ? sim::Time::zero() : cfg_.step_latency + fed + path;
+    fed = t.feeds_next ? path : sim::Time::zero();
     for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes;
     if (r.alone) {
       for (fabric::LinkId l : scratch_) alone_step_.emplace_back(l, t.bytes);

@@ -166,6 +166,7 @@ class AnalyticalRoutes {
     std::uint32_t link_count = 0;
     std::int64_t src = 0, dst = 0;
     Hop hop = Hop::gpu;
+    bool feeds_next = false;
   };
   void build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, std::vector<std::uint32_t>& count);
   void check_counts(const Schedule& s) const;
