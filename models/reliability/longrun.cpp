@@ -1643,9 +1643,13 @@ class Model {
     const SchedulerConfig& sc = in_.scheduler;
     std::int64_t back = n;
     if (sc.retire_after > 0) {
+      // "retire_after failures within retire_window": the window ends at the failure that
+      // sent the node to repair, not at the repair's end (a window shorter than the repair
+      // would otherwise never retire anything).
       const double window = sc.retire_window.seconds();
+      const double latest = node.failure_times.empty() ? now : node.failure_times.back();
       const auto recent = std::count_if(node.failure_times.begin(), node.failure_times.end(),
-                                        [&](double t) { return t >= now - window; });
+                                        [&](double t) { return t >= latest - window; });
       if (recent >= sc.retire_after) {
         node.job = kRetired;
         // Each retired node is replaced by a new one, whose record is kept: failure rates that

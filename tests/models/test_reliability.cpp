@@ -341,6 +341,36 @@ TEST_CASE("heterogeneity concentrates failures on a few GPUs; retirement removes
   CHECK(flat.retired_nodes.mean == 0.0);
 }
 
+TEST_CASE("retire_window counts back from the failure, not from the end of its repair") {
+  // retire_after 1: every failure retires its node when its window holds it. A window of
+  // one second is shorter than the 4 h repair: counted back from the repair's end it held
+  // no failure, and no node was ever retired.
+  const auto run = [](double window_s) {
+    FailuresConfig failures;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.01, Per::gpu};  // 64 GPUs: 0.64 failures a day
+    failures.components["gpu"] = gpu;
+    failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(4 * 3600), 1.0};
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 8;
+    in.gpus_per_node = 8;
+    in.scheduler.spare_nodes = 2;
+    in.scheduler.retire_after = 1;
+    in.scheduler.retire_window = sim::Time::from_seconds(window_s);
+    in.jobs.push_back({"job", 0, 8, 64, 8, 1e6, std::nullopt, 1e12});
+    in.horizon_s = 30 * kDay;
+    in.replications = 3;
+    return simulate_long_run(in);
+  };
+  const LongRunResult second = run(1.0);
+  const LongRunResult month = run(30 * kDay);
+  // Failures of repaired nodes only end in repair; all of them retire here.
+  CHECK(second.retired_nodes.mean > 0.0);
+  CHECK(second.retired_nodes.mean == Rel(month.retired_nodes.mean).epsilon(1e-9));
+  CHECK(second.retired_nodes.mean == Rel(second.failures_by_cause.at("gpu").mean).epsilon(0.1));
+}
+
 TEST_CASE("the same seed gives the same run; another seed another") {
   Fixture f(0.2);
   f.in.horizon_s = 30 * kDay;
