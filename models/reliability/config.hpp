@@ -105,7 +105,8 @@ struct ComponentConfig {
         field("shape", &ComponentConfig::shape, "Weibull shape (at least 0.2), or lognormal sigma (at most 5)").at_least(0.05).at_most(20.0),
         field("hardware", &ComponentConfig::hardware,
               "the failed node is swapped for a spare and repaired (default: all but software and maintenance)"),
-        field("planned", &ComponentConfig::planned, "announced (maintenance): the job checkpoints first"),
+        field("planned", &ComponentConfig::planned,
+              "announced (maintenance): the job writes a last checkpoint and stops, losing no work; not detected nor diagnosed"),
         field("effect", &ComponentConfig::effect,
               "restart the jobs using the element, none, or (switch and link components) reroute: traffic goes "
               "around it and the jobs run at the degraded fabric's step time until it is repaired"),

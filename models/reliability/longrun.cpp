@@ -1285,25 +1285,36 @@ class Model {
     const double since = now - j.run_start - k_done * cycle;
     double lost = since;
     j.committed = std::min(j.work, j.committed + k_done * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate);
-    if (k.planned) {  // announced: checkpoint first, lose nothing
+    // Announced (maintenance): the job writes a last checkpoint and stops, losing no work.
+    // Its nodes wait for that write (the whole write, even when checkpoints are
+    // asynchronous: the background copy must reach storage before they go), and nothing
+    // has to be detected or diagnosed: the stop is known.
+    double final_write = 0.0;
+    if (k.planned) {
       j.committed = std::min(j.work, j.committed + std::min(since, std::isfinite(j.tau) ? j.tau : since) * j.rate);
       lost = 0.0;
+      if (since > 0.0) final_write = j.write;
     }
     j.lost_gpu_hours[k.name] += lost * static_cast<double>(j.p.gpus) / 3600.0;
     engine_.cancel(j.done_event);
     j.done_at = std::numeric_limits<double>::infinity();
     set_running(j, index, false);
-    go_down(j, index, k, now);
+    go_down(j, index, k, now, final_write);
   }
 
   /// Counts an interruption of job `index` by `k` at `now` and starts its detection and
-  /// diagnosis (the restart follows, on_ready).
-  void go_down(JobState& j, std::int64_t index, const Klass& k, double now) {
+  /// diagnosis (the restart follows, on_ready). An announced stop (k.planned) is neither
+  /// detected nor diagnosed: it waits `final_write` s for its last checkpoint instead.
+  void go_down(JobState& j, std::int64_t index, const Klass& k, double now, double final_write = 0.0) {
     j.down_since = now;
     j.down_cause = k.name;
     ++j.interruptions;
     ++j.by_cause[k.name];
     record("interruption", k.name, index, -1, -1);
+    if (k.planned) {
+      after(final_write, ready_id_, static_cast<std::uint64_t>(index));
+      return;
+    }
     const RepairConfig& rc = in_.failures->repair;
     const double detect = draw_duration(rc.detect, stop_rng_);  // drawn in this order, one statement each
     const double diagnose = draw_duration(rc.diagnose, stop_rng_);

@@ -117,6 +117,23 @@ TEST_CASE("checkpoint/restart follows its renewal equation: ETTR = tau / ((M + D
   CHECK(r.jobs[0].interruptions.mean > 3500.0);
 }
 
+TEST_CASE("an announced stop writes a last checkpoint and is not detected: D = delta + restart + read") {
+  // Maintenance announced at mean M = 1 day: no work is lost (the job checkpoints first),
+  // the stop waits for that write (delta = 60 s) and skips the 1 h watchdog, then restarts
+  // (600 s) and reads (60 s). Per stop the job ran ~M, a share tau / (tau + delta) of it
+  // useful: ETTR = M tau / (tau + delta) / (M + delta + 660 s) = 0.9835; charged the
+  // detection and not the write, it was 0.951.
+  Fixture f(1.0);
+  f.failures.components["software"].planned = true;
+  f.failures.repair.detect = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(3600), 1.0};
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(7200)};
+  f.in.horizon_s = 2000 * kDay;
+  f.in.replications = 2;
+  const LongRunResult r = simulate_long_run(f.in);
+  const double M = kDay, tau = 7200, delta = 60;
+  CHECK(r.jobs[0].ettr.mean == Rel(M * tau / (tau + delta) / (M + delta + 660)).epsilon(0.001));
+}
+
 TEST_CASE("a failure during a restart aborts it: the restart is exposed, D' = M (e^(D/M) - 1)") {
   // Failures at mean M = 3 h whatever the job does; no detection or diagnosis, a fixed 1 h
   // restart plus the 60 s checkpoint read: D = 3,660 s, during which a failure starts the
