@@ -1,6 +1,7 @@
 #include "models/workload/job.hpp"
 
 #include <algorithm>
+#include <numeric>
 
 #include <fmt/format.h>
 
@@ -28,6 +29,17 @@ std::int64_t nearest_divisor(std::int64_t n, std::int64_t near) {
     }
   }
   return best;
+}
+
+/// A hint for a micro-batch of at least `least` sequences: the smallest that splits the
+/// global batch over the replicas, or else a global batch that one of `least` splits.
+std::string micro_batch_hint(const JobConfig& job, std::int64_t least) {
+  const std::int64_t per_replica = job.global_batch / job.parallelism.dp;
+  for (std::int64_t m = least; m <= per_replica; ++m) {
+    if (per_replica % m == 0) return fmt::format("micro_batch: {}", m);
+  }
+  const std::int64_t per_step = job.parallelism.dp * least;
+  return fmt::format("micro_batch: {}, global_batch: {}", least, (job.global_batch + per_step - 1) / per_step * per_step);
 }
 
 }  // namespace
@@ -81,18 +93,37 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
   if (seq % p.cp != 0) {
     add("parallelism.cp", fmt::format("seq_len {} does not divide among {} CP ranks", seq, p.cp),
         fmt::format("cp: {}", nearest_divisor(seq, p.cp)));
+  } else if (p.cp > 1 && seq % (2 * p.cp) != 0) {
+    // Causal attention is balanced over the CP ranks by cutting the sequence into 2 cp
+    // chunks, rank r holding chunks r and 2cp-1-r (Megatron-LM, get_batch_on_this_cp_rank:
+    // "assert 0 == val.shape[seq_dim] % (2 * cp_size)").
+    add("parallelism.cp",
+        fmt::format("seq_len {} does not cut into 2 x cp = {} chunks (each CP rank holds two, one from each end, "
+                    "to balance causal attention)",
+                    seq, 2 * p.cp),
+        seq % 2 == 0 ? fmt::format("cp: {}", nearest_divisor(seq / 2, p.cp))
+                     : fmt::format("seq_len: {}", (seq + 2 * p.cp - 1) / (2 * p.cp) * 2 * p.cp));
+  } else if (p.sequence_parallel && p.tp > 1 && (seq / p.cp) % p.tp != 0) {
+    // Megatron-LM's sequence parallelism scatters the sequence over the TP group
+    // (mappings.py: "First dimension of the tensor should be divisible by tensor parallel size").
+    add("parallelism.sequence_parallel",
+        fmt::format("the sequence of {} tokens{} does not divide among {} TP ranks", seq / p.cp,
+                    p.cp > 1 ? fmt::format(" per CP rank (seq_len / cp = {} / {})", seq, p.cp) : std::string(), p.tp),
+        fmt::format("seq_len: {}", (seq + p.cp * p.tp - 1) / (p.cp * p.tp) * p.cp * p.tp));
   }
   if (p.ep > 1 && model.experts == 0) {
     add("parallelism.ep", "expert parallelism needs a mixture-of-experts model (experts > 0)", "ep: 1");
   }
+  // An EP degree must divide both the experts and dp: the hints name one that does.
+  const std::int64_t ep_fits = nearest_divisor(std::gcd(p.dp, model.experts > 0 ? model.experts : p.dp), p.ep);
   if (p.ep > 1 && model.experts > 0 && model.experts % p.ep != 0) {
     add("parallelism.ep", fmt::format("the model's {} experts do not divide among {} EP ranks", model.experts, p.ep),
-        fmt::format("ep: {}", nearest_divisor(model.experts, p.ep)));
+        fmt::format("ep: {}", ep_fits));
   }
   if (p.dp % p.ep != 0) {
     add("parallelism.ep", fmt::format("ep {} must divide dp {} (expert groups are carved out of data-parallel groups)",
                                       p.ep, p.dp),
-        fmt::format("ep: {}", nearest_divisor(p.dp, p.ep)));
+        fmt::format("ep: {}", ep_fits));
   }
   // Every model chunk needs a layer, except that the first and the last may hold only the
   // embedding and the output layer (as Llama 3 405B's 126 layers on 128 chunks).
@@ -124,7 +155,7 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         fmt::format("{} micro-batches per replica (global_batch / (dp x micro_batch)) through {} pipeline chunks (pp x "
                     "virtual_stages) make {} passes a step; the step simulation takes at most {}",
                     micro_batches(job), p.pp * std::max<std::int64_t>(1, p.virtual_stages), passes, kMaxMicroBatches),
-        fmt::format("micro_batch: {}", (passes + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch));
+        micro_batch_hint(job, (passes + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch));
   } else if (p.virtual_stages > 1 && micro_batches(job) % p.pp != 0) {
     add("global_batch",
         fmt::format("the interleaved schedule needs micro-batches per replica ({}) to be a multiple of pp ({})",
