@@ -400,6 +400,24 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, double j
 
 }  // namespace
 
+namespace {
+
+/// The datatype whose dense peak is MFU's denominator: the job's precision, except fp8 on a
+/// GPU without FP8, whose fp8 work runs as bf16 (compute::peak_flops).
+compute::Dtype mfu_peak_precision(const scenario::ResolvedJob& job) {
+  const compute::Dtype d = job.config.precision;
+  return d == compute::Dtype::fp8 && !job.profile.peak_flops.fp8 ? compute::Dtype::bf16 : d;
+}
+
+std::string mfu_peak_text(const scenario::ResolvedJob& job, const scenario::LoadedScenario& loaded) {
+  const compute::Dtype peak = mfu_peak_precision(job);
+  if (peak == job.config.precision) return fmt::format("{} dense peak", config::enum_name(peak));
+  return fmt::format("{} dense peak: the {} has no FP8, and runs fp8 work as {}", config::enum_name(peak),
+                     loaded.node.gpu_name, config::enum_name(peak));
+}
+
+}  // namespace
+
 config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResult& step) {
   const workload::Breakdown& b = step.breakdown;
   const workload::MemoryBreakdown& m = step.memory;
@@ -415,6 +433,7 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
   j["tflops_per_gpu"] = step.tflops_per_gpu;
   j["mfu"] = step.mfu;
   j["hfu"] = step.hfu;
+  j["peak_precision"] = config::enum_name(mfu_peak_precision(job));
   j["model_flops_per_step"] = step.model_flops_per_step;
   j["hardware_flops_per_step"] = step.hardware_flops_per_step;
   j["memory_per_gpu_bytes"] = m.total;
@@ -759,8 +778,10 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                  config::enum_name(loaded.config.network.model)));
     row("throughput", fmt::format("{} tokens/s", sim::human(sim::Count::of(st.tokens_per_s))));
     row("per GPU", fmt::format("{:.1f} TFLOP/s (model FLOPs)", st.tflops_per_gpu));
-    row("MFU", fmt::format("{:.1f}% (HFU {:.1f}%, {} dense peak)", 100 * st.mfu, 100 * st.hfu,
-                           config::enum_name(job.config.precision)));
+    row("MFU", fmt::format("{:.1f}% (HFU {:.1f}%, {}){}", 100 * st.mfu, 100 * st.hfu, mfu_peak_text(job, loaded),
+                           st.mfu > 1.0 ? "; above 100% because model FLOPs count causal attention in full, as "
+                                          "PaLM's MFU does, while the attention kernels skip its masked half"
+                                        : ""));
     const auto& m = st.memory;
     const auto bytes = [](double b) { return sim::human(sim::Bytes::of(b)); };
     row("memory per GPU", fmt::format("{} of {} (stage {}: weights {}, gradients {}, optimizer {}, activations {})",
