@@ -6,7 +6,7 @@
 //   flops      = 2 b m n k
 //   tiles      = b ceil(m / tile_m) ceil(n / tile_n)
 //   wave       = b m n / (ceil(tiles / sms) sms tile_m tile_n)   (wave quantization)
-//   eff        = gemm_efficiency(d) x wave x k / (k + k_half)
+//   eff        = gemm_efficiency(d) x wave x k' / (k' + k_half),  k' = min(k, k_saturation)
 //   t_compute  = flops / (peak(d) eff)
 //   t_memory   = b (m k + k n + m n) e(d) / hbm_bandwidth          (A, B read; C written once)
 //   t          = launch_overhead + max(t_compute, t_memory)
@@ -21,7 +21,9 @@
 // among tiles, split-K and stream-K per shape, and on the H100 table below a 64 x 64
 // quantum fits best (median error 4%, against 6% for 64 x 128 and 14% for 128 x 128).
 // k / (k + k_half) charges each tile a fixed prologue/epilogue worth k_half steps of its
-// main loop. The memory roofline is a floor: a GEMM is never faster than moving its
+// main loop. It stops rising at k_saturation where a scan of shapes found its best at that
+// depth and nothing better deeper (mamf-finder on H100: 80.1% at k = 2,816, no deeper shape
+// above it; the term alone would reach 83% at k = 16,384). The memory roofline is a floor: a GEMM is never faster than moving its
 // operands once at the achieved HBM bandwidth.
 //
 // Fused (flash) attention. bh = batch x heads, q and kv sequence lengths, head_dim h:
@@ -76,7 +78,7 @@ double ceil_div(std::int64_t a, std::int64_t b) { return std::ceil(static_cast<d
 /// The compute-side efficiency without the memory floor, for a GEMM whose best share of
 /// peak is `best`. Precondition: s is not empty.
 double shape_efficiency(const GemmShape& s, double best, const ComputeProfile& p) {
-  const auto k = static_cast<double>(s.k);
+  const double k = p.k_saturation > 0.0 ? std::min(static_cast<double>(s.k), p.k_saturation) : static_cast<double>(s.k);
   return best * wave_efficiency(s, p) * k / (k + p.k_half);
 }
 

@@ -86,6 +86,7 @@ struct ComputeProfile {
   std::int64_t tile_m = 64;         ///< rows of C per unit of work (wave quantization)
   std::int64_t tile_n = 64;         ///< columns of C per unit of work
   double k_half = 128;              ///< k at which the k term k/(k+k_half) is 1/2
+  double k_saturation = 0;          ///< depth past which a deeper GEMM runs no closer to peak (0: none)
   double attention_efficiency = 0.7;  ///< best achieved share of peak of fused attention (forward)
   double attention_backward_efficiency = 0.0;  ///< of its backward pass; 0: as the forward
   sim::Bandwidth hbm_bandwidth;     ///< achieved HBM bandwidth of memory-bound kernels
@@ -111,6 +112,10 @@ struct ComputeProfile {
             .at_least(1)
             .at_most(65536),
         field("k_half", &ComputeProfile::k_half, "GEMM depth k at which the k term k/(k+k_half) is 1/2")
+            .at_least(0.0),
+        field("k_saturation", &ComputeProfile::k_saturation,
+              "GEMM depth k past which the k term stops rising: the k of the best shape of a scan of shapes "
+              "(mamf-finder), when deeper ones in the scan did no better (0: none)")
             .at_least(0.0),
         field("attention_efficiency", &ComputeProfile::attention_efficiency,
               "best achieved share of peak of a fused (flash) attention kernel, forward")

@@ -105,19 +105,43 @@ TEST_CASE("wave quantization: tiles / (ceil(tiles / sms) sms), times the padding
         Rel(gemm_seconds({128 * 264, 128, 4096, 1}, Dtype::bf16, p)));
 }
 
-TEST_CASE("a large square GEMM reaches gemm_efficiency x wave x k / (k + k_half)") {
+TEST_CASE("a large square GEMM reaches gemm_efficiency x wave x k' / (k' + k_half), k' = min(k, k_saturation)") {
   for (const char* name : {"h100-sxm", "a100-sxm-80gb", "mi300x", "b200"}) {
     CAPTURE(name);
     const ComputeProfile p = builtin(name);
     const GemmShape s{16384, 16384, 16384, 1};
     const double t = gemm_seconds(s, Dtype::bf16, p) - p.launch_overhead.seconds();
     const double achieved = flops(s) / t / peak_flops(Dtype::bf16, p);
-    const double k = 16384;
+    const double k = p.k_saturation > 0 ? std::min(16384.0, p.k_saturation) : 16384.0;
     CHECK(achieved == Rel(p.gemm_efficiency * wave_efficiency(s, p) * k / (k + p.k_half)));
     CHECK(achieved == Rel(gemm_shape_efficiency(s, p)));
-    // and that is within 1.5% of the asymptote gemm_efficiency
-    CHECK(achieved > 0.985 * p.gemm_efficiency);
+    // and that is within 1.5% of the asymptote of the k term where it stops
+    CHECK(achieved > 0.985 * p.gemm_efficiency * k / (k + p.k_half));
     CHECK(achieved <= p.gemm_efficiency);
+  }
+}
+
+TEST_CASE("no GEMM runs above the best share of peak that mamf-finder's scan of shapes measured") {
+  // mamf-finder (ml-engineering, "Maximum Achievable Matmul FLOPS"): H100 SXM best 792.1
+  // TFLOP/s = 80.1% at 6144x17920x2816, A100 SXM 267.9 = 85.9% at 6912x16384x2048; the
+  // scans went deeper than those k. The model meets each best at its shape (within 0.5%)
+  // and stays at or below it on deeper, larger shapes, where the k term alone rose to 83%
+  // (H100) and 90% (A100).
+  struct Best {
+    const char* gpu;
+    GemmShape at;
+    double share;
+  };
+  for (const Best& b : {Best{"h100-sxm", {6144, 17920, 2816, 1}, 792.1 / 989.4},
+                        Best{"a100-sxm-80gb", {6912, 16384, 2048, 1}, 267.9 / 312.0}}) {
+    CAPTURE(b.gpu);
+    const ComputeProfile p = builtin(b.gpu);
+    CHECK(gemm_shape_efficiency(b.at, p) == Rel(b.share).epsilon(0.005));
+    for (const GemmShape& s : {GemmShape{16384, 16384, 16384, 1}, GemmShape{8192, 8192, 20480, 1},
+                               GemmShape{16896, 16896, 8192, 1}}) {
+      CAPTURE(s.k);
+      CHECK(gemm_shape_efficiency(s, p) <= b.share * 1.005);
+    }
   }
 }
 
