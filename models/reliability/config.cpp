@@ -135,6 +135,10 @@ std::optional<Per> default_per(std::string_view c) {
 
 bool default_hardware(std::string_view c) { return c != "software" && c != "nccl" && c != "maintenance"; }
 
+Per unit_of(std::string_view name, const ComponentConfig& c) {
+  return c.rate ? c.rate->per : c.per ? *c.per : default_per(name).value_or(Per::node);
+}
+
 }  // namespace clustersim::reliability
 
 namespace clustersim::config {

@@ -280,6 +280,9 @@ std::string format_duration_law(const DurationLaw& d);
 std::optional<Per> default_per(std::string_view component);
 /// Whether a component's failures need the node swapped, by default.
 bool default_hardware(std::string_view component);
+/// The unit component `name` fails per: its rate's unit, else its `per`, else by its name
+/// (a node when the name is not known; check_failures says so).
+Per unit_of(std::string_view name, const ComponentConfig& c);
 
 }  // namespace clustersim::reliability
 

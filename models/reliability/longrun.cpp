@@ -452,7 +452,7 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
       out.push_back({path, fmt::format("'{}' is not a known component class, so its unit is unknown", name),
                      "add per: gpu, node, switch, link or job"});
     }
-    const Per per = c.rate ? c.rate->per : c.per ? *c.per : by_name.value_or(Per::node);
+    const Per per = unit_of(name, c);
     if (c.effect == Effect::reroute && per != Per::switch_ && per != Per::link) {
       out.push_back({path + ".effect",
                      fmt::format("reroute is for network elements (per: switch or link), not per {}",
@@ -504,7 +504,7 @@ std::vector<Klass> resolve_classes(const FailuresConfig& f) {
   for (const auto& [name, c] : f.components) {
     Klass k;
     k.name = name;
-    k.per = c.rate ? c.rate->per : c.per ? *c.per : default_per(name).value_or(Per::node);
+    k.per = unit_of(name, c);
     k.mean_s = c.rate ? (c.rate->per_day > 0.0 ? kDay / c.rate->per_day : std::numeric_limits<double>::infinity())
                       : c.mtbf->seconds();
     k.law = c.distribution;

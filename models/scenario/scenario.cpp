@@ -574,6 +574,17 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   const auto stale = [&](const std::string& key, const std::string& because) {
     return given(key) && (!given(because) || (rank(because) <= rank(key) && rank(because) < files.size()));
   };
+  // The same, where what makes `key` inert is anything under `section` (the failure
+  // components, whose keys --set and sweeps may change one by one).
+  const auto stale_under = [&](const std::string& key, const std::string& section) {
+    if (!given(key)) return false;
+    return std::none_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
+      const std::string& path = kv.first;
+      const bool under = path.compare(0, section.size(), section) == 0 &&
+                         (path.size() == section.size() || path[section.size()] == '.');
+      return under && (rank(path) > rank(key) || rank(path) >= files.size());
+    });
+  };
   const auto inert = [&](const std::string& path, std::string why, std::string hint) {
     state.diagnostics.add(state.where(path), path, "does not apply: " + why, std::move(hint));
   };
@@ -608,27 +619,67 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
           "retire_after: 3, or remove it");
   }
   if (sc.failures && !sc.failures->components.empty()) {
+    using reliability::Effect;
+    using reliability::Per;
+    const auto& components = sc.failures->components;
     // The exponential law is memoryless: a unit new and one long in service fail alike.
-    const bool memoryless = std::all_of(sc.failures->components.begin(), sc.failures->components.end(), [&](const auto& kv) {
-      return kv.second.distribution == reliability::Distribution::exponential &&
-             stale("failures.fleet_age", fmt::format("failures.components.{}.distribution", kv.first));
+    const bool memoryless = std::all_of(components.begin(), components.end(), [](const auto& kv) {
+      return kv.second.distribution == reliability::Distribution::exponential;
     });
     if (memoryless && sc.failures->fleet_age == reliability::FleetAge::new_ &&
-        stale("failures.fleet_age", "failures.components")) {
+        stale_under("failures.fleet_age", "failures.components")) {
       inert("failures.fleet_age",
             "every component fails on the exponential law, which is memoryless: a new unit fails as one long in service",
             "a Weibull law with shape below 1, for units failing early; or remove it");
     }
     // Rate multipliers are drawn per GPU: they only touch components counted per GPU.
-    const bool per_gpu = std::any_of(sc.failures->components.begin(), sc.failures->components.end(), [](const auto& kv) {
-      const reliability::ComponentConfig& c = kv.second;
-      const reliability::Per per = c.rate ? c.rate->per : c.per ? *c.per : reliability::default_per(kv.first).value_or(reliability::Per::node);
-      return per == reliability::Per::gpu;
+    const bool per_gpu = std::any_of(components.begin(), components.end(), [](const auto& kv) {
+      return reliability::unit_of(kv.first, kv.second) == Per::gpu;
     });
     if (!per_gpu && sc.failures->heterogeneity.kind == reliability::HeterogeneityKind::power_law &&
-        stale("failures.heterogeneity.kind", "failures.components")) {
+        stale_under("failures.heterogeneity.kind", "failures.components")) {
       inert("failures.heterogeneity.kind", "no component fails per GPU, and heterogeneity spreads per-GPU failures",
             "add a component counted per GPU, e.g. gpu: {rate: 0.0002/gpu-day}, or remove it");
+    }
+    // What the components do with nodes (longrun.cpp, on_failure): a GPU or node failure
+    // that restarts the job sends hardware to repair (repair.replace), where retire_after
+    // counts it; a switch or cable down cuts nodes off, and is replaced if hardware. Only
+    // nodes leaving service make a job wait for spares or shrink.
+    bool repairs_nodes = false, replaces = false, elements = false;
+    for (const auto& [name, c] : components) {
+      const Per per = reliability::unit_of(name, c);
+      const bool hardware = c.hardware.value_or(reliability::default_hardware(name));
+      const bool node_unit = per == Per::gpu || per == Per::node;
+      repairs_nodes |= node_unit && hardware && c.effect == Effect::restart;
+      elements |= per == Per::switch_ || per == Per::link;
+      replaces |= (per == Per::switch_ || per == Per::link) && hardware;
+      const std::string at = fmt::format("failures.components.{}.hardware", name);
+      if (per == Per::job && stale_under(at, fmt::format("failures.components.{}", name))) {
+        inert(at, "a failure of the whole job (per: job) takes no node out of service", "remove it");
+      } else if (node_unit && c.effect == Effect::none && stale_under(at, fmt::format("failures.components.{}", name))) {
+        inert(at, "effect: none lets the unit fail and run on: no node is swapped or repaired",
+              "effect: restart, or remove it");
+      }
+    }
+    if (!repairs_nodes && !replaces && stale_under("failures.repair.replace", "failures.components")) {
+      inert("failures.repair.replace",
+            "no component sends hardware to repair (a GPU or node failure with hardware and effect: restart, or a "
+            "switch or cable with hardware)",
+            "add such a component, or remove it");
+    }
+    if (!repairs_nodes) {
+      for (const char* key : {"retire_after", "retire_window"}) {
+        const std::string at = fmt::format("scheduler.{}", key);
+        // (retire_after 0, never, changes nothing anyway; a window beside it is said above.)
+        if (sc.scheduler.retire_after > 0 && stale_under(at, "failures.components")) {
+          inert(at, "no GPU or node failure sends its node to repair, where failures are counted for retirement",
+                "add a component such as gpu: {rate: 0.0002/gpu-day}, whose failures send the node to repair; or remove it");
+        }
+      }
+      if (!elements && sc.scheduler.shrink && stale_under("scheduler.shrink", "failures.components")) {
+        inert("scheduler.shrink", "no failure takes a node out of service, so no job ever misses one",
+              "add a component such as gpu: {rate: 0.0002/gpu-day}, whose failures send the node to repair; or remove it");
+      }
     }
   }
   if (sc.failures && sc.failures->components.empty()) {
