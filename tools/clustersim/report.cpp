@@ -878,7 +878,13 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
                              ? fmt::format("every {} min ({}{}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),
-                                           loaded.config.checkpoint.interval.automatic ? "Young/Daly" : "fixed",
+                                           loaded.config.checkpoint.interval.automatic ? "Young/Daly"
+                                           // An asynchronous checkpoint starts when the last one is written.
+                                           : rs.checkpoint_interval_s > loaded.config.checkpoint.interval.every.seconds() * (1 + 1e-9)
+                                               ? fmt::format("fixed at {}, raised to the background write's time: an "
+                                                             "asynchronous checkpoint starts when the last one is written",
+                                                             sim::format_time(loaded.config.checkpoint.interval.every))
+                                               : std::string("fixed"),
                                            // No checkpoint completes: every failure loses all the work.
                                            rs.checkpoint_interval_s >= result.reliability->elapsed_s
                                                ? "; longer than the run: no checkpoint completes"
