@@ -447,6 +447,12 @@ TEST_CASE("a ring over the same GPUs of every node: one channel per GPU, every h
   const double t = analytical_time(f, cfg, s).seconds();
   CHECK(t == Rel(14 * (S / n / 2 / nic + 600e-9 + 2 * 700e-9)).epsilon(1e-3));
   CHECK(flow_time(f, cfg, s).seconds() == Rel(t).epsilon(0.01));
+  // 16 bytes: latency alone, where the relay's NVLink leg is 30% of a step; the flow model
+  // charges it too.
+  const Schedule tiny = planned(Op::all_reduce, Algorithm::ring, ranks, 16, 8);
+  const double t_tiny = analytical_time(f, cfg, tiny).seconds();
+  CHECK(t_tiny == Rel(14 * (600e-9 + 2 * 700e-9)).epsilon(1e-3));
+  CHECK(flow_time(f, cfg, tiny).seconds() == Rel(t_tiny).epsilon(1e-3));
   // Not the same GPUs on every node, but two on each: still two rings. Ring 0 (0 4 | 8 13)
   // relays its two hops between nodes onto the receiver's rail through members (GPUs 0 and
   // 8); ring 1 (4 0 | 13 8) cannot (GPUs 5 and 12 are not members) and crosses rails:
