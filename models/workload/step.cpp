@@ -779,4 +779,14 @@ StepResult simulate_step(const StepInputs& in) {
   return r;
 }
 
+double tokens_in_whole_steps(double tokens, const StepResult& step) {
+  if (!(step.tokens_per_step > 0.0)) return tokens;
+  return std::ceil(tokens / step.tokens_per_step) * step.tokens_per_step;
+}
+
+double ideal_time_to_train_s(const JobConfig& job, const StepResult& step) {
+  if (!job.train_tokens || !(step.tokens_per_s > 0.0)) return std::nan("");
+  return tokens_in_whole_steps(job.train_tokens->value(), step) / step.tokens_per_s;
+}
+
 }  // namespace clustersim::workload

@@ -197,4 +197,12 @@ struct StepInputs {
 /// Simulates one step. The job must have passed validate_job and fit the fabric.
 StepResult simulate_step(const StepInputs& in);
 
+/// The tokens that training `tokens` really takes: whole steps of the step's tokens (the
+/// last step runs in full). `tokens` itself when a step holds none.
+double tokens_in_whole_steps(double tokens, const StepResult& step);
+
+/// Failure-free time to train the job's train_tokens: its whole steps at the step's time.
+/// NaN without train_tokens or throughput.
+double ideal_time_to_train_s(const JobConfig& job, const StepResult& step);
+
 }  // namespace clustersim::workload

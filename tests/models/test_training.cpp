@@ -907,3 +907,19 @@ TEST_CASE("NVLink SHARP speeds up the TP all-reduces of a job without sequence p
   REQUIRE(tp_algo != nvls.comm.end());
   CHECK(tp_algo->algorithm == network::Algorithm::nvls);
 }
+
+TEST_CASE("the time to train counts whole steps: the last one runs in full") {
+  // 1M tokens at 524,288 tokens a step take 2 steps, not 1.907.
+  StepResult step;
+  step.step_time_s = 0.5;
+  step.tokens_per_step = 524288;
+  step.tokens_per_s = step.tokens_per_step / step.step_time_s;
+  JobConfig job;
+  job.train_tokens = sim::Count::of(1e6);
+  CHECK(tokens_in_whole_steps(1e6, step) == 2 * 524288.0);
+  CHECK(ideal_time_to_train_s(job, step) == Rel(2 * 0.5));
+  // A whole number of steps stays as it is.
+  CHECK(tokens_in_whole_steps(3 * 524288.0, step) == 3 * 524288.0);
+  job.train_tokens.reset();
+  CHECK(std::isnan(ideal_time_to_train_s(job, step)));
+}

@@ -99,7 +99,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     p.gpus = job.config.gpus;
     p.dp = job.config.parallelism.order.back() == workload::Axis::dp ? job.config.parallelism.dp : 1;
     p.tokens_per_s = steps[i].tokens_per_s;
-    if (job.config.train_tokens) p.train_tokens = job.config.train_tokens->value();
+    if (job.config.train_tokens) p.train_tokens = workload::tokens_in_whole_steps(job.config.train_tokens->value(), steps[i]);
     p.checkpoint_bytes = scenario::checkpoint_bytes(loaded, job);
     p.submit_s = job.config.submit.seconds();
     if (reroutes && p.nodes > 1) {
@@ -271,8 +271,7 @@ double time_to_train_s(const scenario::LoadedScenario& loaded, const RunResult& 
   const auto& cfg = loaded.jobs[job].config;
   if (!cfg.train_tokens) return std::nan("");
   if (r.reliability && job < r.reliability->jobs.size()) return r.reliability->jobs[job].time_to_train_s.mean;
-  const double rate = r.jobs[job].tokens_per_s;
-  return rate > 0 ? cfg.train_tokens->value() / rate : std::nan("");
+  return workload::ideal_time_to_train_s(cfg, r.jobs[job]);
 }
 
 void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
@@ -456,9 +455,7 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
                       {"contention_s", x.contention}});
   }
   j["stages"] = std::move(stages);
-  if (job.config.train_tokens) {
-    j["time_to_train_s"] = job.config.train_tokens->value() / step.tokens_per_s;
-  }
+  if (job.config.train_tokens) j["time_to_train_s"] = workload::ideal_time_to_train_s(job.config, step);
   config::Json comm = config::Json::array();
   for (const workload::CommTiming& c : step.comm) {
     comm.push_back({{"group", group_name(c.group)},
@@ -788,7 +785,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                       bytes(m.total), sim::human(loaded.node.gpu.hbm_capacity), m.stage, bytes(m.weights),
                                       bytes(m.gradients), bytes(m.optimizer), bytes(m.activations)));
     if (job.config.train_tokens) {
-      const double days = job.config.train_tokens->value() / st.tokens_per_s / 86400.0;
+      const double days = workload::ideal_time_to_train_s(job.config, st) / 86400.0;
       row("time to train", fmt::format("{} for {} tokens, without failures", duration_text(days * 86400.0),
                                        sim::human(*job.config.train_tokens)));
     }
@@ -855,7 +852,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
         row("time to train", std::isfinite(rs.time_to_train_s.mean)
                                  ? fmt::format("{} days{}",
                                                pm(rs.time_to_train_s, 1.0 / 86400.0, 1, kInf, "",
-                                                  st.tokens_per_s > 0 ? job.config.train_tokens->value() / st.tokens_per_s
+                                                  st.tokens_per_s > 0 ? workload::ideal_time_to_train_s(job.config, st)
                                                                       : 0.0),
                                                rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : "")
                                  : rs.projection_past_clock
@@ -1064,7 +1061,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       if (std::isfinite(rs.storage_slowdown.mean)) row("storage_slowdown", rs.storage_slowdown.mean, "ratio");
       // As results.json: the time without failures, checkpoints, MTBF and the 95% intervals.
       if (st.tokens_per_s > 0 && loaded.jobs[i].config.train_tokens) {
-        row("time_to_train_ideal_s", loaded.jobs[i].config.train_tokens->value() / st.tokens_per_s, "s");
+        row("time_to_train_ideal_s", workload::ideal_time_to_train_s(loaded.jobs[i].config, st), "s");
       }
       row("finished_share", rs.finished_share, "fraction");
       row("checkpoint_blocking_s",

@@ -179,7 +179,7 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
     j["mfu"] = number(st.mfu);
     j["memory_per_gpu_bytes"] = number(st.memory.total);
     j["time_to_train_s"] = job.config.train_tokens && st.tokens_per_s > 0
-                               ? number(job.config.train_tokens->value() / st.tokens_per_s)
+                               ? number(workload::ideal_time_to_train_s(job.config, st))
                                : config::Json();
     if (r.reliability) {
       const reliability::JobSummary& s = r.reliability->jobs[i];
