@@ -571,16 +571,19 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   // `key` written, and `because` (the key that makes it inert) not written after it, nor on
   // the command line (where plan and sweep set their grid's values: tp 1 for a scenario
   // with sequence parallelism is a point of the grid, not a mistake).
+  // compare's --set applies to every scenario compared: a key that matters in one and not
+  // in another is not judged there.
+  const auto judged = [&](const std::string& key) { return given(key) && !(sets_shared && rank(key) >= files.size()); };
   const auto stale = [&](const std::string& key, const std::string& because) {
-    return given(key) && (!given(because) || (rank(because) <= rank(key) && rank(because) < files.size()));
+    return judged(key) && (!given(because) || (rank(because) <= rank(key) && rank(because) < files.size()));
   };
   // The same, where what makes `key` inert is anything under `section` (the failure
   // components, whose keys --set and sweeps may change one by one).
   const auto stale_under = [&](const std::string& key, const std::string& section) {
-    if (!given(key)) return false;
+    if (!judged(key)) return false;
     return std::none_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
       const std::string& path = kv.first;
-      const bool under = path.compare(0, section.size(), section) == 0 &&
+      const bool under = path != key && path.compare(0, section.size(), section) == 0 &&
                          (path.size() == section.size() || path[section.size()] == '.');
       return under && (rank(path) > rank(key) || rank(path) >= files.size());
     });
@@ -602,9 +605,7 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   if (!sc.network.sharp && stale("network.sharp_efficiency", "network.sharp")) {
     inert("network.sharp_efficiency", "network.sharp is off", "network.sharp: true, or remove it");
   }
-  // (Not for compare's --set, which applies to every scenario compared, with failures or not.)
-  if (!sc.failures && sc.simulation.replications > 1 && stale("simulation.replications", "failures") &&
-      (!sets_shared || rank("simulation.replications") < files.size())) {
+  if (!sc.failures && sc.simulation.replications > 1 && stale("simulation.replications", "failures")) {
     inert("simulation.replications", "nothing is drawn at random without failures: every replication is the same",
           "add failures, or remove it");
   }

@@ -1,6 +1,7 @@
 # Runs one clustersim command and compares its exit code, and optionally its stderr or
 # stdout, with expectations. Invoked by ctest as:
-#   cmake -DEXE=... -DARGS="a|b|c" -DRC=2 [-DSTDERR_FILE=f] [-DSTDOUT_FILE=f] [-DSTDOUT_CONTAINS=s]
+#   cmake -DEXE=... -DARGS="a|b|c" -DRC=2 [-DSTDERR_FILE=f] [-DSTDERR_CONTAINS=s] [-DSTDOUT_FILE=f]
+#         [-DSTDOUT_CONTAINS=s]
 #         [-DFRESH_DIR=d] -DWORKDIR=... -P expect.cmake
 # FRESH_DIR: a folder removed first (a command's --out, so that an earlier run's files, of
 # another build, are not resumed from).
@@ -32,5 +33,11 @@ if(DEFINED STDOUT_CONTAINS)
   string(FIND "${out}" "${STDOUT_CONTAINS}" at)
   if(at EQUAL -1)
     message(SEND_ERROR "stdout lacks '${STDOUT_CONTAINS}':\n${out}")
+  endif()
+endif()
+if(DEFINED STDERR_CONTAINS)
+  string(FIND "${err}" "${STDERR_CONTAINS}" at)
+  if(at EQUAL -1)
+    message(SEND_ERROR "stderr lacks '${STDERR_CONTAINS}':\n${err}")
   endif()
 endif()
