@@ -1285,15 +1285,30 @@ class Model {
     const double since = now - j.run_start - k_done * cycle;
     double lost = since;
     j.committed = std::min(j.work, j.committed + k_done * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate);
-    // Announced (maintenance): the job writes a last checkpoint and stops, losing no work.
-    // Its nodes wait for that write (the whole write, even when checkpoints are
-    // asynchronous: the background copy must reach storage before they go), and nothing
-    // has to be detected or diagnosed: the stop is known.
+    // Announced (maintenance): the job writes a last checkpoint and stops, losing no work:
+    // all it trained since its last committed checkpoint is committed (with asynchronous
+    // checkpoints that can be a whole interval more, whose background write was under way).
+    // Its nodes wait for that write: the rest of a blocking write under way, else a whole
+    // write (asynchronous too: the copy must reach storage before the nodes go). Nothing has
+    // to be detected or diagnosed: the stop is known. (A failure during that write joins
+    // the stop, as one during detection joins a failure.)
     double final_write = 0.0;
     if (k.planned) {
-      j.committed = std::min(j.work, j.committed + std::min(since, std::isfinite(j.tau) ? j.tau : since) * j.rate);
+      double trained = since;
+      double in_write = -1.0;  // how far a blocking write under way is, s
+      if (std::isfinite(j.tau) && cycle > 0.0) {
+        const double whole = std::floor(since / cycle);
+        const double rest = since - whole * cycle;
+        trained = whole * j.tau + std::min(rest, j.tau);
+        if (rest > j.tau && !in_.checkpoint.async) in_write = rest - j.tau;
+      }
+      j.committed = std::min(j.work, j.committed + trained * j.rate);
       lost = 0.0;
-      if (since > 0.0) final_write = j.write;
+      if (in_write >= 0.0) {
+        final_write = std::max(0.0, j.delta - in_write);
+      } else if (since > 0.0) {
+        final_write = j.write;
+      }
     }
     j.lost_gpu_hours[k.name] += lost * static_cast<double>(j.p.gpus) / 3600.0;
     engine_.cancel(j.done_event);
