@@ -278,6 +278,9 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     if (compute::peak_flops(g.dtype, p) > 0.0) gemm.push_back(g);
   }
   if (!gemm.empty()) {
+    // The measured shapes set the k term themselves: the built-in profile's saturation
+    // depth (from a published scan of shapes) is not carried into the fit.
+    p.k_saturation = 0.0;
     const std::pair<std::int64_t, std::int64_t> tiles[] = {{64, 64},   {64, 128},  {128, 64}, {128, 128},
                                                            {128, 256}, {256, 128}, {64, 256}, {256, 64}};
     double best_sse = std::numeric_limits<double>::infinity();
@@ -331,8 +334,9 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
                                              : ""));
     }
     if (bf16) p.gemm_efficiency = *bf16;
-    report.notes.push_back(fmt::format("gemm shape terms: tile {}x{}, k_half {:.4g}, on {} SMs", p.tile_m, p.tile_n,
-                                       p.k_half, p.sms));
+    report.notes.push_back(fmt::format("gemm shape terms: tile {}x{}, k_half {:.4g}, on {} SMs; k_saturation 0 (not "
+                                       "fitted: the k term rises past the deepest measured k)",
+                                       p.tile_m, p.tile_n, p.k_half, p.sms));
     for (const GemmPoint& g : gemm) {
       report.points.push_back(FitPoint{fmt::format("gemm/{}", config::enum_name(g.dtype)), shape_label(g), g.seconds,
                                        compute::gemm_seconds(g.shape, g.dtype, p), true, 0.0});

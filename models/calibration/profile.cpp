@@ -114,6 +114,12 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
                                fmt::format("'{}' is not the profile's gpu '{}'", p.compute->gpu, p.gpu),
                                "one profile per GPU type: make them agree, or leave compute.gpu out");
   }
+  // A depth under one step of k would make every GEMM far slower than its flops.
+  if (p.compute && p.compute->k_saturation > 0.0 && p.compute->k_saturation < 1.0) {
+    file_state.diagnostics.add(file_state.where("compute.k_saturation"), "compute.k_saturation",
+                               fmt::format("must be 0 (none) or at least 1, got {}", p.compute->k_saturation),
+                               "k_saturation: 2816, a depth in elements of k; or 0");
+  }
   if (p.network) {
     const auto check = [&](const char* key, const std::optional<double>& v) {
       if (v && (*v < 0.01 || *v > 1.0)) {

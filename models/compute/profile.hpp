@@ -116,7 +116,8 @@ struct ComputeProfile {
         field("k_saturation", &ComputeProfile::k_saturation,
               "GEMM depth k past which the k term stops rising: the k of the best shape of a scan of shapes "
               "(mamf-finder), when deeper ones in the scan did no better (0: none)")
-            .at_least(0.0),
+            .at_least(0.0)
+            .at_most(1048576.0),
         field("attention_efficiency", &ComputeProfile::attention_efficiency,
               "best achieved share of peak of a fused (flash) attention kernel, forward")
             .at_least(0.01)

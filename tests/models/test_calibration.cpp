@@ -76,6 +76,7 @@ TEST_CASE("compute fit recovers the parameters that generated synthetic results 
   truth.tile_m = 128;
   truth.tile_n = 64;
   truth.k_half = 200;
+  truth.k_saturation = 0;  // the fit does not fit a saturation depth (it sets none)
   truth.gemm_efficiency = 0.81;
   truth.gemm_efficiency_by_dtype = {0.9, 0.7, 0.81, 0.78, 0.62};
   truth.hbm_bandwidth = sim::Bandwidth::of(3.05e12);
@@ -94,6 +95,7 @@ TEST_CASE("compute fit recovers the parameters that generated synthetic results 
   CHECK(fit.tile_n == 64);
   CHECK(fit.sms == 132);
   CHECK(fit.k_half == Rel(200).epsilon(0.01));
+  CHECK(fit.k_saturation == 0.0);  // the built-in profile's is not carried into the fit
   CHECK(fit.gemm_efficiency == Rel(0.81).epsilon(0.01));
   CHECK(*fit.gemm_efficiency_by_dtype.fp32 == Rel(0.9).epsilon(0.01));
   CHECK(*fit.gemm_efficiency_by_dtype.tf32 == Rel(0.7).epsilon(0.01));
