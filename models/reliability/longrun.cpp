@@ -578,6 +578,7 @@ struct Node {
 struct JobState {
   JobProfile p;
   double tau = 0.0, delta = 0.0, write = 0.0, read = 0.0, mtbf = 0.0;
+  double tau_asked = std::numeric_limits<double>::quiet_NaN();  ///< before an async write raised tau
   double write_alone = 0.0, delta_alone = 0.0;  ///< on the storage alone (delta: blocking part)
   double work = std::numeric_limits<double>::infinity();  ///< seconds of training needed
   double committed = 0.0;
@@ -685,7 +686,10 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
     j.tau = std::numeric_limits<double>::infinity();
   }
   // Asynchronous writes do not overlap: the next snapshot waits for the previous write.
-  if (c.async) j.tau = std::max(j.tau, j.write - j.delta);
+  if (c.async && j.write - j.delta > j.tau) {
+    j.tau_asked = j.tau;
+    j.tau = j.write - j.delta;
+  }
   if (j.p.train_tokens) j.work = *j.p.train_tokens / j.p.tokens_per_s;
   j.write_alone = j.write;
   j.delta_alone = j.delta;
@@ -2043,6 +2047,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     s.finished_share = static_cast<double>(finished[j]) / static_cast<double>(in.replications);
     s.lost_gpu_hours = summarize(lost[j]);
     s.checkpoint_interval_s = jobs[j].tau;
+    s.checkpoint_interval_asked_s = jobs[j].tau_asked;
     s.checkpoint_write_s = jobs[j].delta;
     s.mtbf_s = jobs[j].mtbf;
     s.started_share = static_cast<double>(started[j]) / static_cast<double>(in.replications);

@@ -171,6 +171,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -350,6 +351,9 @@ struct JobSummary {
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;
   double checkpoint_interval_s = 0.0;
+  /// The interval asked for (fixed, or Young/Daly's) when an asynchronous write took longer
+  /// and raised it (the next snapshot waits for the last write); NaN when not raised.
+  double checkpoint_interval_asked_s = std::numeric_limits<double>::quiet_NaN();
   double checkpoint_write_s = 0.0;  ///< blocking time of one checkpoint, writing alone
   double mtbf_s = 0.0;              ///< expected, from the rates
   // The queue (replications where the job started, or finished, within the horizon; NaN: none).

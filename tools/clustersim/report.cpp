@@ -376,6 +376,8 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, double j
   j["lost_gpu_hours"] = std::move(lost);
   j["lost_gpu_hours_total"] = lost_total;
   j["checkpoint_interval_s"] = number(s.checkpoint_interval_s);
+  // Only when an asynchronous write raised the interval asked for.
+  if (std::isfinite(s.checkpoint_interval_asked_s)) j["checkpoint_interval_asked_s"] = s.checkpoint_interval_asked_s;
   j["checkpoint_blocking_s"] = std::isfinite(s.checkpoint_blocking_s.mean) ? s.checkpoint_blocking_s.mean
                                                                            : s.checkpoint_write_s;
   j["checkpoint_blocking_alone_s"] = s.checkpoint_write_s;
@@ -875,13 +877,15 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
                              ? fmt::format("every {} min ({}{}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),
-                                           loaded.config.checkpoint.interval.automatic ? "Young/Daly"
                                            // An asynchronous checkpoint starts when the last one is written.
-                                           : rs.checkpoint_interval_s > loaded.config.checkpoint.interval.every.seconds() * (1 + 1e-9)
-                                               ? fmt::format("fixed at {}, raised to the background write's time: an "
+                                           std::isfinite(rs.checkpoint_interval_asked_s)
+                                               ? fmt::format("{} {} min, raised to the background write's time: an "
                                                              "asynchronous checkpoint starts when the last one is written",
-                                                             sim::format_time(loaded.config.checkpoint.interval.every))
-                                               : std::string("fixed"),
+                                                             loaded.config.checkpoint.interval.automatic ? "Young/Daly's"
+                                                                                                         : "fixed at",
+                                                             decimal(rs.checkpoint_interval_asked_s / 60.0))
+                                           : loaded.config.checkpoint.interval.automatic ? std::string("Young/Daly")
+                                                                                         : std::string("fixed"),
                                            // No checkpoint completes: every failure loses all the work.
                                            rs.checkpoint_interval_s >= result.reliability->elapsed_s
                                                ? "; longer than the run: no checkpoint completes"
@@ -1055,6 +1059,9 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       for (const auto& [cause, e] : rs.lost_gpu_hours) lost += e.mean;
       row("lost_gpu_hours", lost, "GPU-h");
       if (std::isfinite(rs.checkpoint_interval_s)) row("checkpoint_interval_s", rs.checkpoint_interval_s, "s");
+      if (std::isfinite(rs.checkpoint_interval_asked_s)) {
+        row("checkpoint_interval_asked_s", rs.checkpoint_interval_asked_s, "s");
+      }
       if (std::isfinite(rs.queue_wait_s.mean)) row("queue_wait_s", rs.queue_wait_s.mean, "s");
       if (std::isfinite(rs.start_s.mean)) row("start_s", rs.start_s.mean, "s");
       if (std::isfinite(rs.end_s.mean)) row("end_s", rs.end_s.mean, "s");
