@@ -90,9 +90,15 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         fmt::format("tp: {}", nearest_divisor(ffn, p.tp)));
   }
   const std::int64_t seq = sequence_length(job, model);
+  // The sequence lengths that split as the checks below ask: multiples of 2 cp (cp > 1) and,
+  // with sequence parallelism, of cp x tp. A hint rounds seq_len up to one: changing a
+  // degree instead would change the job's GPU count.
+  const std::int64_t seq_unit = std::lcm(p.cp > 1 ? 2 * p.cp : std::int64_t{1},
+                                         p.sequence_parallel && p.tp > 1 ? p.cp * p.tp : std::int64_t{1});
+  const std::string seq_hint = fmt::format("seq_len: {}", (seq + seq_unit - 1) / seq_unit * seq_unit);
   if (seq % p.cp != 0) {
     add("parallelism.cp", fmt::format("seq_len {} does not divide among {} CP ranks", seq, p.cp),
-        fmt::format("cp: {}", nearest_divisor(seq, p.cp)));
+        p.cp > seq ? fmt::format("cp: {}", nearest_divisor(seq, p.cp)) : seq_hint);
   } else if (p.cp > 1 && seq % (2 * p.cp) != 0) {
     // Causal attention is balanced over the CP ranks by cutting the sequence into 2 cp
     // chunks, rank r holding chunks r and 2cp-1-r (Megatron-LM, get_batch_on_this_cp_rank:
@@ -101,15 +107,14 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         fmt::format("seq_len {} does not cut into 2 x cp = {} chunks (each CP rank holds two, one from each end, "
                     "to balance causal attention)",
                     seq, 2 * p.cp),
-        seq % 2 == 0 ? fmt::format("cp: {}", nearest_divisor(seq / 2, p.cp))
-                     : fmt::format("seq_len: {}", (seq + 2 * p.cp - 1) / (2 * p.cp) * 2 * p.cp));
+        seq_hint);
   } else if (p.sequence_parallel && p.tp > 1 && (seq / p.cp) % p.tp != 0) {
     // Megatron-LM's sequence parallelism scatters the sequence over the TP group
     // (mappings.py: "First dimension of the tensor should be divisible by tensor parallel size").
     add("parallelism.sequence_parallel",
         fmt::format("the sequence of {} tokens{} does not divide among {} TP ranks", seq / p.cp,
                     p.cp > 1 ? fmt::format(" per CP rank (seq_len / cp = {} / {})", seq, p.cp) : std::string(), p.tp),
-        fmt::format("seq_len: {}", (seq + p.cp * p.tp - 1) / (p.cp * p.tp) * p.cp * p.tp));
+        seq_hint);
   }
   if (p.ep > 1 && model.experts == 0) {
     add("parallelism.ep", "expert parallelism needs a mixture-of-experts model (experts > 0)", "ep: 1");
