@@ -778,7 +778,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     row("throughput", fmt::format("{} tokens/s", sim::human(sim::Count::of(st.tokens_per_s))));
     row("per GPU", fmt::format("{:.1f} TFLOP/s (model FLOPs)", st.tflops_per_gpu));
     row("MFU", fmt::format("{:.1f}% (HFU {:.1f}%, {}){}", 100 * st.mfu, 100 * st.hfu, mfu_peak_text(job, loaded),
-                           st.mfu > 1.0 ? "; above 100% because model FLOPs count causal attention in full, as "
+                           st.mfu >= 1.0005 ? "; above 100% because model FLOPs count causal attention in full, as "
                                           "PaLM's MFU does, while the attention kernels skip its masked half"
                                         : ""));
     const auto& m = st.memory;
