@@ -561,7 +561,18 @@ void check_sweep(const Scenario& sc, LoadState& state) {
 /// inert only if the key that makes it so was not written after it (a file that extends
 /// another, or --set, may turn off what its base set up: kind: none over a base's Pareto
 /// parameters). `files`: the chain, base first.
-void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, bool sets_shared, LoadState& state) {
+/// Whether `path` (assigned at `at`) was set by one of compare's shared overrides: on the
+/// command line, at or under one of `shared` (LoadOptions::shared_keys).
+bool set_shared(const std::string& path, const Location& at, const std::vector<std::string>& shared) {
+  if (at.file != "<command line>") return false;
+  return std::any_of(shared.begin(), shared.end(), [&](const std::string& key) {
+    return path.compare(0, key.size(), key) == 0 &&
+           (path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[');
+  });
+}
+
+void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, const std::vector<std::string>& shared,
+                      LoadState& state, config::Diagnostics& shared_inert) {
   const auto given = [&](const std::string& path) { return state.assigned.count(path) > 0; };
   const auto rank = [&](const std::string& path) {  // the file order of where `path` was written
     const std::string& file = state.assigned.at(path).file;
@@ -573,14 +584,13 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   // with sequence parallelism is a point of the grid, not a mistake).
   // compare's --set applies to every scenario compared: a key that matters in one and not
   // in another is not judged there.
-  const auto judged = [&](const std::string& key) { return given(key) && !(sets_shared && rank(key) >= files.size()); };
   const auto stale = [&](const std::string& key, const std::string& because) {
-    return judged(key) && (!given(because) || (rank(because) <= rank(key) && rank(because) < files.size()));
+    return given(key) && (!given(because) || (rank(because) <= rank(key) && rank(because) < files.size()));
   };
   // The same, where what makes `key` inert is anything under `section` (the failure
   // components, whose keys --set and sweeps may change one by one).
   const auto stale_under = [&](const std::string& key, const std::string& section) {
-    if (!judged(key)) return false;
+    if (!given(key)) return false;
     return std::none_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
       const std::string& path = kv.first;
       const bool under = path != key && path.compare(0, section.size(), section) == 0 &&
@@ -588,8 +598,10 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
       return under && (rank(path) > rank(key) || rank(path) >= files.size());
     });
   };
+  // compare's shared --set: inert here, maybe not in another scenario compared.
   const auto inert = [&](const std::string& path, std::string why, std::string hint) {
-    state.diagnostics.add(state.where(path), path, "does not apply: " + why, std::move(hint));
+    const Location at = state.where(path);
+    (set_shared(path, at, shared) ? shared_inert : state.diagnostics).add(at, path, "does not apply: " + why, std::move(hint));
   };
   if (!sc.failures && sc.workload.jobs.empty()) {
     for (const char* key : {"checkpoint.interval", "simulation.horizon"}) {
@@ -740,15 +752,15 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
 /// keys (check_inert_keys), a key is judged only if none of the keys that decide the long
 /// run was written after it (in a later file, or on the command line, where sweep and plan
 /// set their grid's values): a file that turns the long run off does not have to undo the
-/// storage keys of the one it extends. Not for compare's shared --set.
-void check_inert_checkpoint(const LoadedScenario& loaded, const std::vector<std::string>& files, bool sets_shared,
+/// storage keys of the one it extends. compare's shared --set is set aside (shared_inert).
+void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::string>& files,
+                            const std::vector<std::string>& shared,
                             LoadState& state) {
   if (long_run(loaded)) {
     // Only an asynchronous checkpoint copies to host memory first.
     const auto snapshot = state.assigned.find("checkpoint.snapshot_bandwidth");
     const auto async = state.assigned.find("checkpoint.async");
-    if (!loaded.config.checkpoint.async && snapshot != state.assigned.end() &&
-        !(sets_shared && snapshot->second.file == "<command line>")) {
+    if (!loaded.config.checkpoint.async && snapshot != state.assigned.end()) {
       const auto order = [&](const Location& at) {
         const auto it = std::find(files.begin(), files.end(), at.file);
         return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
@@ -757,7 +769,9 @@ void check_inert_checkpoint(const LoadedScenario& loaded, const std::vector<std:
       // line (where sweep and plan set their grid's values), as for check_inert_keys.
       if (async == state.assigned.end() ||
           (order(async->second) <= order(snapshot->second) && order(async->second) < files.size())) {
-        state.diagnostics.add(snapshot->second, "checkpoint.snapshot_bandwidth",
+        (set_shared("checkpoint.snapshot_bandwidth", snapshot->second, shared) ? loaded.shared_inert
+                                                                                : state.diagnostics)
+            .add(snapshot->second, "checkpoint.snapshot_bandwidth",
                               "does not apply: checkpoint.async is false, so the job writes its checkpoint to "
                               "storage itself, with no copy to host memory",
                               "async: true, or remove it");
@@ -784,12 +798,11 @@ void check_inert_checkpoint(const LoadedScenario& loaded, const std::vector<std:
     const auto written = state.assigned.find(path);
     if (written == state.assigned.end()) continue;
     const std::size_t when = rank(written->second);
-    if (sets_shared && when == files.size()) continue;
     const bool overtaken = std::any_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
       return decides(kv.first) && (rank(kv.second) > when || (when == files.size() && rank(kv.second) == when));
     });
     if (overtaken) continue;
-    state.diagnostics.add(written->second, path,
+    (set_shared(path, written->second, shared) ? loaded.shared_inert : state.diagnostics).add(written->second, path,
                           loaded.jobs.empty()
                               ? "does not apply: the scenario has no job, so nothing checkpoints"
                               : "does not apply: without failures, a queue, a fixed checkpoint.interval or a "
@@ -1006,7 +1019,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (options.check_inert) {
     std::vector<std::string> files;
     for (const Document& doc : chain) files.push_back(doc.file);
-    check_inert_keys(out.config, files, options.sets_shared, state);
+    check_inert_keys(out.config, files, options.shared_keys, state, out.shared_inert);
   }
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
@@ -1045,7 +1058,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (options.check_inert) {
     std::vector<std::string> files;
     for (const Document& doc : chain) files.push_back(doc.file);
-    check_inert_checkpoint(out, files, options.sets_shared, state);
+    check_inert_checkpoint(out, files, options.shared_keys, state);
   }
   check_reliability(out, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));

@@ -164,9 +164,10 @@ struct LoadOptions {
   /// A key that changes nothing where it is written is an error. Off for the base of a grid
   /// (plan, sweep), whose points set the key that decides (tp 1 beside sequence_parallel).
   bool check_inert = true;
-  /// The overrides apply to several scenarios at once (compare): a --set that is inert in one
-  /// of them (simulation.replications where nothing fails) is not an error there.
-  bool sets_shared = false;
+  /// Keys whose overrides apply to several scenarios at once (compare's --set, with more
+  /// than one scenario): a key at or under one of these that is inert in one scenario
+  /// (simulation.replications where nothing fails) is not an error there.
+  std::vector<std::string> shared_keys = {};
 };
 
 /// A job resolved against the catalogs and placed on the cluster.
@@ -184,6 +185,9 @@ struct ResolvedJob {
 /// A scenario fully resolved against its catalogs: what the models are built from.
 struct LoadedScenario {
   Scenario config;
+  /// Inert keys set by compare's shared --set (LoadOptions::shared_keys), not errors here:
+  /// compare refuses one that is inert in every scenario it compares.
+  config::Diagnostics shared_inert;
   hardware::Catalog catalog;
   cluster::ResolvedNode node;
   std::optional<fabric::Fabric> fabric;  ///< built when the scenario has a fabric section

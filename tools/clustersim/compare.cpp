@@ -149,6 +149,19 @@ namespace {
 
 /// The designs of one file: the scenario, or each point of its `sweep:` block (named by the
 /// point's `name` if the block sets it, else by its parameters).
+/// A shared --set that changes nothing in any scenario compared is an error, as in one
+/// scenario (each load sets aside the shared keys inert there: LoadedScenario::shared_inert).
+void refuse_inert_everywhere(const std::vector<scenario::LoadedScenario>& loaded, config::Diagnostics& out) {
+  if (loaded.empty()) return;
+  for (const config::Diagnostic& d : loaded.front().shared_inert.items()) {
+    const bool everywhere = std::all_of(loaded.begin() + 1, loaded.end(), [&](const scenario::LoadedScenario& l) {
+      const auto& items = l.shared_inert.items();
+      return std::any_of(items.begin(), items.end(), [&](const config::Diagnostic& e) { return e.path == d.path; });
+    });
+    if (everywhere) out.add(d.where, d.path, d.message + " (in every scenario compared)", d.hint);
+  }
+}
+
 void load_designs(const std::string& file, const CompareArgs& args, std::vector<scenario::LoadedScenario>& loaded,
                   std::vector<std::string>& labels) {
   const scenario::LoadedScenario base = scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, false, false});
@@ -162,9 +175,14 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
     check_sets_against_params(spec, bad);
     if (!bad.ok()) throw config::InputError(std::move(bad));
   }
+  // With other files the --set applies to them too: a key inert here may matter there.
+  std::vector<std::string> shared;
+  if (args.files.size() > 1) {
+    for (const std::string& set : args.sets) shared.push_back(set.substr(0, set.find('=')));
+  }
   if (spec.params.empty()) {
     scenario::LoadOptions o{args.sets, args.seed, true};
-    o.sets_shared = true;
+    o.shared_keys = shared;
     loaded.push_back(scenario::load_scenario(file, o));
     labels.emplace_back();
     return;
@@ -190,7 +208,7 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
     const std::string label = fmt::format("{}", fmt::join(parts, " "));
     try {
       scenario::LoadOptions o = spec.options_of(i);
-      o.sets_shared = true;
+      o.shared_keys = shared;
       loaded.push_back(scenario::load_scenario(file, o));
       const std::string& name = loaded.back().config.name;
       labels.push_back(!named         ? label
@@ -222,6 +240,8 @@ Comparison compare(const CompareArgs& args) {
       for (const config::Diagnostic& d : e.diagnostics().items()) all.add(d.where, d.path, d.message, d.hint);
     }
   }
+  if (!all.ok()) throw config::InputError(std::move(all));
+  refuse_inert_everywhere(loaded, all);
   if (!all.ok()) throw config::InputError(std::move(all));
 
   // One thread per scenario: the runs share nothing.
