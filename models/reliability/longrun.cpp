@@ -1163,12 +1163,16 @@ class Model {
       const double cycle = j.tau + j.delta;
       const double k = std::floor((now - j.run_start) / cycle);
       const double phase = now - j.run_start - k * cycle;
-      j.committed = std::min(j.work, j.committed + k * j.tau * j.rate);
+      // An asynchronous cycle whose background write still runs is not committed yet: it
+      // stays in the new phase (committed_cycles), to be committed when its write ends.
+      const double committed = committed_cycles(j, now);
+      const double keep = (k - committed) * cycle;
+      j.committed = std::min(j.work, j.committed + committed * j.tau * j.rate);
       if (phase < j.tau || j.delta <= 0.0) {
-        j.run_start = now - phase;
+        j.run_start = now - phase - keep;
       } else {
         const double done = (phase - j.tau) / j.delta;  // share of the blocking part behind
-        j.run_start = now + (1.0 - done) * delta - (j.tau + delta);
+        j.run_start = now + (1.0 - done) * delta - (j.tau + delta) - keep;
       }
     }
     j.write = write;
@@ -1293,7 +1297,8 @@ class Model {
     // all it trained since its last committed checkpoint is committed (with asynchronous
     // checkpoints that can be a whole interval more, whose background write was under way).
     // Its nodes wait for that write: the rest of a blocking write under way, else a whole
-    // write (asynchronous too: the copy must reach storage before the nodes go). Nothing has
+    // write (asynchronous too: the copy must reach storage before the nodes go; it replaces
+    // a background write still under way, which is not waited for as well). Nothing has
     // to be detected or diagnosed: the stop is known. (A failure during that write joins
     // the stop, as one during detection joins a failure.)
     double final_write = 0.0;
