@@ -95,10 +95,16 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
   // degree instead would change the job's GPU count.
   const std::int64_t seq_unit = std::lcm(p.cp > 1 ? 2 * p.cp : std::int64_t{1},
                                          p.sequence_parallel && p.tp > 1 ? p.cp * p.tp : std::int64_t{1});
-  const std::string seq_hint = fmt::format("seq_len: {}", (seq + seq_unit - 1) / seq_unit * seq_unit);
+  // Up, unless past seq_len's largest (then down); where no multiple fits, smaller degrees.
+  constexpr std::int64_t kMaxSeqLen = 100'000'000;  // JobConfig's seq_len bound
+  const std::int64_t seq_up = (seq + seq_unit - 1) / seq_unit * seq_unit;
+  const std::int64_t seq_down = seq / seq_unit * seq_unit;
+  const std::string seq_hint = seq_up <= kMaxSeqLen ? fmt::format("seq_len: {}", seq_up)
+                               : seq_down > 0       ? fmt::format("seq_len: {}", seq_down)
+                                                    : std::string("a smaller cp, or tp");
   if (seq % p.cp != 0) {
     add("parallelism.cp", fmt::format("seq_len {} does not divide among {} CP ranks", seq, p.cp),
-        p.cp > seq ? fmt::format("cp: {}", nearest_divisor(seq, p.cp)) : seq_hint);
+        seq_hint);
   } else if (p.cp > 1 && seq % (2 * p.cp) != 0) {
     // Causal attention is balanced over the CP ranks by cutting the sequence into 2 cp
     // chunks, rank r holding chunks r and 2cp-1-r (Megatron-LM, get_batch_on_this_cp_rank:
