@@ -101,7 +101,7 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
   const std::int64_t seq_down = seq / seq_unit * seq_unit;
   const std::string seq_hint = seq_up <= kMaxSeqLen ? fmt::format("seq_len: {}", seq_up)
                                : seq_down > 0       ? fmt::format("seq_len: {}", seq_down)
-                                                    : std::string("a smaller cp, or tp");
+                                                    : fmt::format("cp: {}", nearest_divisor(seq, p.cp));
   if (seq % p.cp != 0) {
     add("parallelism.cp", fmt::format("seq_len {} does not divide among {} CP ranks", seq, p.cp),
         seq_hint);
