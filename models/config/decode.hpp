@@ -51,6 +51,13 @@
 
 namespace clustersim::config {
 
+/// Key path `inner` names a key inside `outer` (cluster.nodes inside cluster;
+/// workload.jobs[0] inside workload.jobs); a path is not inside itself.
+inline bool key_inside(std::string_view outer, std::string_view inner) {
+  return inner.size() > outer.size() && inner.substr(0, outer.size()) == outer &&
+         (inner[outer.size()] == '.' || inner[outer.size()] == '[');
+}
+
 using Json = nlohmann::ordered_json;
 
 /// What one load (a scenario with its extends chain and --set overrides) has learnt so far.

@@ -565,10 +565,8 @@ void check_sweep(const Scenario& sc, LoadState& state) {
 /// command line, at or under one of `shared` (LoadOptions::shared_keys).
 bool set_shared(const std::string& path, const Location& at, const std::vector<std::string>& shared) {
   if (at.file != "<command line>") return false;
-  return std::any_of(shared.begin(), shared.end(), [&](const std::string& key) {
-    return path.compare(0, key.size(), key) == 0 &&
-           (path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[');
-  });
+  return std::any_of(shared.begin(), shared.end(),
+                     [&](const std::string& key) { return path == key || config::key_inside(key, path); });
 }
 
 void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, const std::vector<std::string>& shared,
@@ -593,8 +591,7 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
     if (!given(key)) return false;
     return std::none_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
       const std::string& path = kv.first;
-      const bool under = path != key && path.compare(0, section.size(), section) == 0 &&
-                         (path.size() == section.size() || path[section.size()] == '.');
+      const bool under = path != key && (path == section || config::key_inside(section, path));
       return under && (rank(path) > rank(key) || rank(path) >= files.size());
     });
   };
@@ -756,19 +753,19 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
 void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::string>& files,
                             const std::vector<std::string>& shared,
                             LoadState& state) {
+  const auto rank = [&](const Location& at) {  // the file order; the command line last
+    const auto it = std::find(files.begin(), files.end(), at.file);
+    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
+  };
   if (long_run(loaded)) {
     // Only an asynchronous checkpoint copies to host memory first.
     const auto snapshot = state.assigned.find("checkpoint.snapshot_bandwidth");
     const auto async = state.assigned.find("checkpoint.async");
     if (!loaded.config.checkpoint.async && snapshot != state.assigned.end()) {
-      const auto order = [&](const Location& at) {
-        const auto it = std::find(files.begin(), files.end(), at.file);
-        return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
-      };
       // Not when async was turned off after it (a file extending another), nor on the command
       // line (where sweep and plan set their grid's values), as for check_inert_keys.
       if (async == state.assigned.end() ||
-          (order(async->second) <= order(snapshot->second) && order(async->second) < files.size())) {
+          (rank(async->second) <= rank(snapshot->second) && rank(async->second) < files.size())) {
         (set_shared("checkpoint.snapshot_bandwidth", snapshot->second, shared) ? loaded.shared_inert
                                                                                 : state.diagnostics)
             .add(snapshot->second, "checkpoint.snapshot_bandwidth",
@@ -779,17 +776,10 @@ void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::strin
     }
     return;
   }
-  const auto rank = [&](const Location& at) {  // the file order; the command line last
-    const auto it = std::find(files.begin(), files.end(), at.file);
-    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
-  };
   const auto decides = [](const std::string& path) {
     for (const std::string_view key : {"failures", "checkpoint.interval", "simulation.horizon", "workload", "cluster",
                                        "scheduler"}) {
-      if (path.size() >= key.size() && path.compare(0, key.size(), key) == 0 &&
-          (path.size() == key.size() || path[key.size()] == '.' || path[key.size()] == '[')) {
-        return true;
-      }
+      if (path == key || config::key_inside(key, path)) return true;
     }
     return false;
   };

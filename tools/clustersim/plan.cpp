@@ -171,10 +171,8 @@ void check_sets_against_search(const PlanArgs& args) {
     for (const Searched& s : searched) {
       if (!s.searched) continue;
       const std::string_view k = s.key;
-      const bool inside = key.size() > k.size() && key.compare(0, k.size(), k) == 0 &&
-                          (key[k.size()] == '.' || key[k.size()] == '[');
-      const bool holds = k.size() > key.size() && k.compare(0, key.size(), key) == 0 &&
-                         (k[key.size()] == '.' || k[key.size()] == '[') &&
+      const bool inside = config::key_inside(k, key);
+      const bool holds = config::key_inside(key, k) &&
                          value_writes(value, k.substr(key.size() + (k[key.size()] == '.' ? 1 : 0)), false);
       if (key != k && !inside && !holds) continue;
       refuse(set, key, k, s.hint);

@@ -447,13 +447,6 @@ void write_in_point_order(Prepared& p, std::vector<std::pair<std::string, std::s
   }
 }
 
-/// `inner` names a key inside `outer` (cluster.nodes inside cluster; workload.jobs[0] inside
-/// workload.jobs).
-bool key_inside(const std::string& outer, const std::string& inner) {
-  return inner.size() > outer.size() && inner.compare(0, outer.size(), outer) == 0 &&
-         (inner[outer.size()] == '.' || inner[outer.size()] == '[');
-}
-
 /// Whether a value of `outer` writes `inner`, a key inside it (whole values merge into their
 /// section, so a key they leave out keeps what was set before).
 bool param_writes(const SweepParam& outer, const std::string& inner) {
@@ -492,7 +485,7 @@ void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) 
   for (const auto& [given, key] : sets) {
     for (const SweepParam& p : spec.params) {
       // The same key, or one inside a grid key whose values write it.
-      if (key != p.key && !(key_inside(p.key, key) && param_writes(p, key))) continue;
+      if (key != p.key && !(config::key_inside(p.key, key) && param_writes(p, key))) continue;
       bad.add(config::Location{std::string(kCommandLine), 0, 0}, key,
               fmt::format("{}: the {} {} also sets it at every point, and one of the two would be lost", given,
                           p.origin, p.key),
@@ -551,10 +544,10 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
       return it == spec.params.end() || param_writes(*it, inner);
     };
     const auto other = std::find_if(keys.begin(), keys.end(), [&](const std::string& k) {
-      return k != p.key && ((key_inside(k, p.key) && writes(k, p.key)) || (key_inside(p.key, k) && writes(p.key, k)));
+      return k != p.key && ((config::key_inside(k, p.key) && writes(k, p.key)) || (config::key_inside(p.key, k) && writes(p.key, k)));
     });
     if (other != keys.end()) {
-      const bool outer = key_inside(p.key, *other);
+      const bool outer = config::key_inside(p.key, *other);
       bad.add(at, "",
               fmt::format("{} {}: overlaps {} ({} holds {}): both would set it", p.origin, p.key, *other,
                           outer ? p.key : *other, outer ? *other : p.key),
@@ -857,8 +850,7 @@ config::Diagnostics locate_point_errors(const SweepSpec& spec, std::int64_t inde
     if (d.where.file == kCommandLine) {
       for (std::size_t i = 0; i < spec.params.size(); ++i) {
         const std::string& key = spec.params[i].key;
-        const bool under = d.path == key || (d.path.size() > key.size() && d.path.compare(0, key.size(), key) == 0 &&
-                                             (d.path[key.size()] == '.' || d.path[key.size()] == '['));
+        const bool under = d.path == key || config::key_inside(key, d.path);
         if (under && (!owner || key.size() > owner->key.size())) {
           owner = &spec.params[i];
           owner_index = i;
