@@ -554,13 +554,6 @@ void check_sweep(const Scenario& sc, LoadState& state) {
   }
 }
 
-/// Keys written where they change nothing are errors, as the fabric's are ("does not
-/// apply"): a Weibull shape on an exponential law, Pareto parameters without heterogeneity
-/// (or both of its ways of setting it at once), a parameter gather's overlap without the
-/// ZeRO stages that have one, sequence parallelism without tensor parallelism. A key is
-/// inert only if the key that makes it so was not written after it (a file that extends
-/// another, or --set, may turn off what its base set up: kind: none over a base's Pareto
-/// parameters). `files`: the chain, base first.
 /// Whether `path` (assigned at `at`) was set by one of compare's shared overrides: on the
 /// command line, at or under one of `shared` (LoadOptions::shared_keys).
 bool set_shared(const std::string& path, const Location& at, const std::vector<std::string>& shared) {
@@ -569,6 +562,13 @@ bool set_shared(const std::string& path, const Location& at, const std::vector<s
                      [&](const std::string& key) { return path == key || config::key_inside(key, path); });
 }
 
+/// Keys written where they change nothing are errors, as the fabric's are ("does not
+/// apply"): a Weibull shape on an exponential law, Pareto parameters without heterogeneity
+/// (or both of its ways of setting it at once), a parameter gather's overlap without the
+/// ZeRO stages that have one, sequence parallelism without tensor parallelism. A key is
+/// inert only if the key that makes it so was not written after it (a file that extends
+/// another, or --set, may turn off what its base set up: kind: none over a base's Pareto
+/// parameters). `files`: the chain, base first.
 void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, const std::vector<std::string>& shared,
                       LoadState& state, config::Diagnostics& shared_inert) {
   const auto given = [&](const std::string& path) { return state.assigned.count(path) > 0; };
@@ -580,8 +580,6 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   // `key` written, and `because` (the key that makes it inert) not written after it, nor on
   // the command line (where plan and sweep set their grid's values: tp 1 for a scenario
   // with sequence parallelism is a point of the grid, not a mistake).
-  // compare's --set applies to every scenario compared: a key that matters in one and not
-  // in another is not judged there.
   const auto stale = [&](const std::string& key, const std::string& because) {
     return given(key) && (!given(because) || (rank(because) <= rank(key) && rank(because) < files.size()));
   };
@@ -595,7 +593,8 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
       return under && (rank(path) > rank(key) || rank(path) >= files.size());
     });
   };
-  // compare's shared --set: inert here, maybe not in another scenario compared.
+  // compare's shared --set applies to every scenario compared: inert here, it may matter in
+  // another, and is set aside (compare refuses one inert in all of them).
   const auto inert = [&](const std::string& path, std::string why, std::string hint) {
     const Location at = state.where(path);
     (set_shared(path, at, shared) ? shared_inert : state.diagnostics).add(at, path, "does not apply: " + why, std::move(hint));
@@ -766,12 +765,12 @@ void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::strin
       // line (where sweep and plan set their grid's values), as for check_inert_keys.
       if (async == state.assigned.end() ||
           (rank(async->second) <= rank(snapshot->second) && rank(async->second) < files.size())) {
-        (set_shared("checkpoint.snapshot_bandwidth", snapshot->second, shared) ? loaded.shared_inert
-                                                                                : state.diagnostics)
-            .add(snapshot->second, "checkpoint.snapshot_bandwidth",
-                              "does not apply: checkpoint.async is false, so the job writes its checkpoint to "
-                              "storage itself, with no copy to host memory",
-                              "async: true, or remove it");
+        config::Diagnostics& to =
+            set_shared("checkpoint.snapshot_bandwidth", snapshot->second, shared) ? loaded.shared_inert : state.diagnostics;
+        to.add(snapshot->second, "checkpoint.snapshot_bandwidth",
+               "does not apply: checkpoint.async is false, so the job writes its checkpoint to storage itself, with no "
+               "copy to host memory",
+               "async: true, or remove it");
       }
     }
     return;
@@ -792,7 +791,8 @@ void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::strin
       return decides(kv.first) && (rank(kv.second) > when || (when == files.size() && rank(kv.second) == when));
     });
     if (overtaken) continue;
-    (set_shared(path, written->second, shared) ? loaded.shared_inert : state.diagnostics).add(written->second, path,
+    config::Diagnostics& to = set_shared(path, written->second, shared) ? loaded.shared_inert : state.diagnostics;
+    to.add(written->second, path,
                           loaded.jobs.empty()
                               ? "does not apply: the scenario has no job, so nothing checkpoints"
                               : "does not apply: without failures, a queue, a fixed checkpoint.interval or a "
