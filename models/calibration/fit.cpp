@@ -167,6 +167,58 @@ std::string shape_label(const GemmPoint& g) {
                             : fmt::format("{}x{}x{}x{}", g.shape.batch, g.shape.m, g.shape.n, g.shape.k);
 }
 
+/// The depth past which deeper GEMMs ran no closer to peak (compute.k_saturation), from a
+/// depth sweep: the GEMMs of one datatype and m x n x batch at three or more k (bf16 first,
+/// else the sweep with most depths). The smallest k within 0.5% of the sweep's best share of
+/// peak, if a deeper k was measured; 0 when the share still rose at the deepest k.
+struct Saturation {
+  double k = 0.0;
+  std::string sweep;  ///< "bf16 8192x8192xk, k 128..8192", for the note; empty: no sweep
+};
+
+Saturation saturation_depth(const std::vector<GemmPoint>& points, const compute::ComputeProfile& p) {
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t>, std::vector<const GemmPoint*>> sweeps;
+  for (const GemmPoint& g : points) {
+    sweeps[{g.dtype == Dtype::bf16 ? 0 : 1 + static_cast<int>(g.dtype), g.shape.m, g.shape.n, g.shape.batch}].push_back(&g);
+  }
+  const std::vector<const GemmPoint*>* chosen = nullptr;
+  for (const auto& [key, sweep] : sweeps) {
+    std::vector<std::int64_t> ks;
+    for (const GemmPoint* g : sweep) ks.push_back(g->shape.k);
+    std::sort(ks.begin(), ks.end());
+    if (std::unique(ks.begin(), ks.end()) - ks.begin() < 3) continue;
+    const bool bf16 = std::get<0>(key) == 0;
+    if (!chosen || (bf16 && (*chosen)[0]->dtype != Dtype::bf16) ||
+        (bf16 == ((*chosen)[0]->dtype == Dtype::bf16) && sweep.size() > chosen->size())) {
+      chosen = &sweep;
+    }
+  }
+  if (!chosen) return {};
+  // The share of peak of the kernel's own time (the launch overhead, fitted before, apart).
+  const double launch = p.launch_overhead.seconds();
+  const auto share = [&](const GemmPoint* g) {
+    const double flops = 2.0 * static_cast<double>(g->shape.batch) * static_cast<double>(g->shape.m) *
+                         static_cast<double>(g->shape.n) * static_cast<double>(g->shape.k);
+    return flops / std::max(g->seconds - launch, 0.5 * g->seconds) / compute::peak_flops(g->dtype, p);
+  };
+  double best = 0.0;
+  std::int64_t deepest = 0, shallowest = std::numeric_limits<std::int64_t>::max();
+  for (const GemmPoint* g : *chosen) {
+    best = std::max(best, share(g));
+    deepest = std::max(deepest, g->shape.k);
+    shallowest = std::min(shallowest, g->shape.k);
+  }
+  std::int64_t at = deepest;
+  for (const GemmPoint* g : *chosen) {
+    if (share(g) >= best * (1.0 - 0.005)) at = std::min(at, g->shape.k);
+  }
+  const GemmPoint& g0 = *(*chosen)[0];
+  Saturation out;
+  out.sweep = fmt::format("{} {}x{}xk, k {}..{}", config::enum_name(g0.dtype), g0.shape.m, g0.shape.n, shallowest, deepest);
+  if (at < deepest) out.k = static_cast<double>(at);
+  return out;
+}
+
 /// Squared log error of the GEMM points under `p`, after fitting each datatype's
 /// efficiency in closed form (written into p).
 double fit_gemm_efficiencies(const std::vector<GemmPoint>& points, compute::ComputeProfile& p) {
@@ -278,9 +330,10 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     if (compute::peak_flops(g.dtype, p) > 0.0) gemm.push_back(g);
   }
   if (!gemm.empty()) {
-    // The measured shapes set the k term themselves: the built-in profile's saturation
-    // depth (from a published scan of shapes) is not carried into the fit.
-    p.k_saturation = 0.0;
+    // The measured shapes set the k term themselves, its saturation depth included (the
+    // built-in profile's comes from a published scan of shapes, not from these).
+    const Saturation saturation = saturation_depth(gemm, p);
+    p.k_saturation = saturation.k;
     const std::pair<std::int64_t, std::int64_t> tiles[] = {{64, 64},   {64, 128},  {128, 64}, {128, 128},
                                                            {128, 256}, {256, 128}, {64, 256}, {256, 64}};
     double best_sse = std::numeric_limits<double>::infinity();
@@ -334,9 +387,12 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
                                              : ""));
     }
     if (bf16) p.gemm_efficiency = *bf16;
-    report.notes.push_back(fmt::format("gemm shape terms: tile {}x{}, k_half {:.4g}, on {} SMs; k_saturation 0 (not "
-                                       "fitted: the k term rises past the deepest measured k)",
-                                       p.tile_m, p.tile_n, p.k_half, p.sms));
+    report.notes.push_back(fmt::format(
+        "gemm shape terms: tile {}x{}, k_half {:.4g}, on {} SMs; {}", p.tile_m, p.tile_n, p.k_half, p.sms,
+        saturation.sweep.empty() ? std::string("k_saturation 0 (no depth sweep: three k or more at one m x n)")
+        : saturation.k > 0.0
+            ? fmt::format("k_saturation {:g} (depth sweep {}: deeper ran no closer to peak)", saturation.k, saturation.sweep)
+            : fmt::format("k_saturation 0 (depth sweep {}: still rising at its deepest)", saturation.sweep)));
     for (const GemmPoint& g : gemm) {
       report.points.push_back(FitPoint{fmt::format("gemm/{}", config::enum_name(g.dtype)), shape_label(g), g.seconds,
                                        compute::gemm_seconds(g.shape, g.dtype, p), true, 0.0});

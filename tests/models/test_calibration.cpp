@@ -95,7 +95,7 @@ TEST_CASE("compute fit recovers the parameters that generated synthetic results 
   CHECK(fit.tile_n == 64);
   CHECK(fit.sms == 132);
   CHECK(fit.k_half == Rel(200).epsilon(0.01));
-  CHECK(fit.k_saturation == 0.0);  // the built-in profile's is not carried into the fit
+  CHECK(fit.k_saturation == 0.0);  // the depth sweep still rises at its deepest k
   CHECK(fit.gemm_efficiency == Rel(0.81).epsilon(0.01));
   CHECK(*fit.gemm_efficiency_by_dtype.fp32 == Rel(0.9).epsilon(0.01));
   CHECK(*fit.gemm_efficiency_by_dtype.tf32 == Rel(0.7).epsilon(0.01));
@@ -106,6 +106,29 @@ TEST_CASE("compute fit recovers the parameters that generated synthetic results 
   const ErrorSummary s = summarize(report.points);
   CHECK(s.count > 100);
   CHECK(s.worst < 0.01);
+}
+
+TEST_CASE("compute fit finds the depth past which deeper GEMMs ran no closer to peak") {
+  // Results generated with k_saturation 2048: the depth sweep at 8192 x 8192 stops rising
+  // there, and the fit sets it (an efficiency past it would sit above every deeper shape).
+  const hardware::GpuSpec gpu = catalog_gpu("h100-sxm");
+  compute::ComputeProfile truth = compute::default_profile("h100-sxm", gpu);
+  truth.tile_m = 128;
+  truth.tile_n = 64;
+  truth.k_half = 200;
+  truth.k_saturation = 2048;
+  truth.gemm_efficiency = 0.81;
+  truth.gemm_efficiency_by_dtype = {0.9, 0.7, 0.81, 0.78, 0.62};
+  truth.launch_overhead = sim::Time::from_ns(4'500);
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_results("synthetic.jsonl", synthetic_results(truth), m, errors));
+  FitReport report;
+  const compute::ComputeProfile fit = fit_compute(m, compute::default_profile("h100-sxm", gpu), report);
+  CHECK(fit.k_saturation == 2048);
+  CHECK(fit.k_half == Rel(200).epsilon(0.01));
+  CHECK(fit.gemm_efficiency == Rel(0.81).epsilon(0.01));
+  CHECK(summarize(report.points).worst < 0.01);
 }
 
 TEST_CASE("the HBM bandwidth is fitted on copies too large for the cache") {
