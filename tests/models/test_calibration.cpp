@@ -68,19 +68,27 @@ std::string synthetic_results(const compute::ComputeProfile& truth) {
   return out;
 }
 
-}  // namespace
-
-TEST_CASE("compute fit recovers the parameters that generated synthetic results (within 1%)") {
-  const hardware::GpuSpec gpu = catalog_gpu("h100-sxm");
+/// The H100 profile the synthetic results are generated from: shape terms and efficiencies
+/// unlike the built-in ones, which the fit starts from.
+compute::ComputeProfile synthetic_truth(const hardware::GpuSpec& gpu, double k_saturation) {
   compute::ComputeProfile truth = compute::default_profile("h100-sxm", gpu);
   truth.tile_m = 128;
   truth.tile_n = 64;
   truth.k_half = 200;
-  truth.k_saturation = 0;  // the fit does not fit a saturation depth (it sets none)
+  truth.k_saturation = k_saturation;
   truth.gemm_efficiency = 0.81;
   truth.gemm_efficiency_by_dtype = {0.9, 0.7, 0.81, 0.78, 0.62};
   truth.hbm_bandwidth = sim::Bandwidth::of(3.05e12);
   truth.launch_overhead = sim::Time::from_ns(4'500);
+  return truth;
+}
+
+}  // namespace
+
+TEST_CASE("compute fit recovers the parameters that generated synthetic results (within 1%)") {
+  const hardware::GpuSpec gpu = catalog_gpu("h100-sxm");
+  // No saturation depth: the depth sweep still rises at its deepest k.
+  const compute::ComputeProfile truth = synthetic_truth(gpu, 0);
 
   Measurements m;
   config::Diagnostics errors;
@@ -112,14 +120,7 @@ TEST_CASE("compute fit finds the depth past which deeper GEMMs ran no closer to 
   // Results generated with k_saturation 2048: the depth sweep at 8192 x 8192 stops rising
   // there, and the fit sets it (an efficiency past it would sit above every deeper shape).
   const hardware::GpuSpec gpu = catalog_gpu("h100-sxm");
-  compute::ComputeProfile truth = compute::default_profile("h100-sxm", gpu);
-  truth.tile_m = 128;
-  truth.tile_n = 64;
-  truth.k_half = 200;
-  truth.k_saturation = 2048;
-  truth.gemm_efficiency = 0.81;
-  truth.gemm_efficiency_by_dtype = {0.9, 0.7, 0.81, 0.78, 0.62};
-  truth.launch_overhead = sim::Time::from_ns(4'500);
+  const compute::ComputeProfile truth = synthetic_truth(gpu, 2048);
   Measurements m;
   config::Diagnostics errors;
   REQUIRE(read_results("synthetic.jsonl", synthetic_results(truth), m, errors));
