@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/yaml.h>
 
 #include "sim/check.hpp"
 
@@ -33,6 +34,32 @@ void overlay(S& base, const S& src, const std::string& prefix, const std::vector
       base.*(f.member) = src.*(f.member);
     }
   });
+}
+
+/// The range and order checks of a network section (a profile's, or a built-in entry's):
+/// efficiencies from 0.01 to 1, size-factor tables by increasing size. Key paths under `prefix`.
+void check_network(const NetworkCalibration& n, const std::string& prefix, config::LoadState& state) {
+  const auto check = [&](const char* key, const std::optional<double>& v) {
+    if (v && (*v < 0.01 || *v > 1.0)) {
+      const std::string at = prefix + "." + key;
+      state.diagnostics.add(state.where(at), at, fmt::format("must be from 0.01 to 1, got {}", *v));
+    }
+  };
+  check("scaleup_efficiency", n.scaleup_efficiency);
+  check("scaleout_efficiency", n.scaleout_efficiency);
+  check("nvls_efficiency", n.nvls_efficiency);
+  check("sharp_efficiency", n.sharp_efficiency);
+  const auto sorted = [&](const char* key, const std::optional<std::vector<network::SizeFactor>>& table) {
+    if (!table) return;
+    const std::size_t i = network::first_unsorted(*table);
+    if (i == 0) return;
+    const std::string at = fmt::format("{}.{}[{}].size", prefix, key, i);
+    state.diagnostics.add(state.where(at), at,
+                          fmt::format("sizes must increase from point to point: {} follows {}",
+                                      sim::format_bytes((*table)[i].size), sim::format_bytes((*table)[i - 1].size)));
+  };
+  sorted("scaleup_size_factors", n.scaleup_size_factors);
+  sorted("scaleout_size_factors", n.scaleout_size_factors);
 }
 
 /// The line and column of byte `offset` of `text`.
@@ -120,30 +147,7 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
                                fmt::format("must be 0 (none) or at least 1, got {}", p.compute->k_saturation),
                                "k_saturation: 2816, a depth in elements of k; or 0");
   }
-  if (p.network) {
-    const auto check = [&](const char* key, const std::optional<double>& v) {
-      if (v && (*v < 0.01 || *v > 1.0)) {
-        const std::string at = std::string("network.") + key;
-        file_state.diagnostics.add(file_state.where(at), at, fmt::format("must be from 0.01 to 1, got {}", *v));
-      }
-    };
-    check("scaleup_efficiency", p.network->scaleup_efficiency);
-    check("scaleout_efficiency", p.network->scaleout_efficiency);
-    check("nvls_efficiency", p.network->nvls_efficiency);
-    check("sharp_efficiency", p.network->sharp_efficiency);
-    const auto sorted = [&](const char* key, const std::optional<std::vector<network::SizeFactor>>& table) {
-      if (!table) return;
-      const std::size_t i = network::first_unsorted(*table);
-      if (i == 0) return;
-      const std::string at = fmt::format("network.{}[{}].size", key, i);
-      file_state.diagnostics.add(file_state.where(at), at,
-                                 fmt::format("sizes must increase from point to point: {} follows {}",
-                                             sim::format_bytes((*table)[i].size),
-                                             sim::format_bytes((*table)[i - 1].size)));
-    };
-    sorted("scaleup_size_factors", p.network->scaleup_size_factors);
-    sorted("scaleout_size_factors", p.network->scaleout_size_factors);
-  }
+  if (p.network) check_network(*p.network, "network", file_state);
   for (std::size_t i = 0; i < p.collectives.size(); ++i) {
     for (std::size_t r = 0; r < p.collectives[i].regimes.size(); ++r) {
       if (p.collectives[i].regimes[r].busbw.value() <= 0.0) {
@@ -182,6 +186,23 @@ void apply_network(const NetworkCalibration& n, network::NetworkConfig& cfg, con
   if (n.sharp_efficiency && !kept("sharp_efficiency")) cfg.sharp_efficiency = *n.sharp_efficiency;
   if (n.scaleup_size_factors && !kept("scaleup_size_factors")) cfg.scaleup_size_factors = *n.scaleup_size_factors;
   if (n.scaleout_size_factors && !kept("scaleout_size_factors")) cfg.scaleout_size_factors = *n.scaleout_size_factors;
+}
+
+std::optional<BuiltinNetwork> builtin_network(std::string_view gpu_name) {
+  // Decoded once, the whole file (an unknown key anywhere in it is a bug: the check fails).
+  static const BuiltinNetworkCatalog catalog = [] {
+    config::LoadState state;
+    BuiltinNetworkCatalog c;
+    const YAML::Node root = YAML::Load(std::string(builtin_network_text()));
+    config::Codec<BuiltinNetworkCatalog>::decode(root, c, config::Context(state, std::string(kBuiltinNetworkFile)));
+    if (state.diagnostics.ok()) config::check_required(c, "", state);
+    for (const auto& [gpu, entry] : c.profiles) check_network(entry.network, "profiles." + gpu + ".network", state);
+    CLUSTERSIM_CHECK(state.diagnostics.ok(), state.diagnostics.format());
+    return c;
+  }();
+  const auto it = catalog.profiles.find(std::string(gpu_name));
+  if (it == catalog.profiles.end()) return std::nullopt;
+  return it->second;
 }
 
 config::Json to_json(const CalibrationProfile& p) { return config::Codec<CalibrationProfile>::encode(p); }

@@ -3,8 +3,10 @@
 // A scenario names one with `calibration: path/to/profile.json` (relative to the scenario
 // file); its `compute` section replaces the GPU type's built-in compute profile
 // (models/compute/profiles.yaml) for the jobs, and its `network` section, when present,
-// replaces the network model's calibration parameters (scenario keys written explicitly
-// under `network:` or with --set still win). Format (every key optional but `gpu`):
+// replaces the network model's calibration parameters: those of the GPU type's built-in
+// network calibration (models/calibration/network.yaml, which a scenario without a profile
+// runs on), else the generic defaults (scenario keys written explicitly under `network:` or
+// with --set still win). Format (every key optional but `gpu`):
 //
 //   {
 //     "format": 1,
@@ -40,6 +42,7 @@
 // scaleout otherwise.
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <tuple>
@@ -175,6 +178,38 @@ compute::ComputeProfile compute_profile(const CalibrationProfile& profile, std::
 /// Overlays the profile's network parameters on `cfg`, except those named in `keep`
 /// (e.g. "call_overhead": set explicitly by the scenario).
 void apply_network(const NetworkCalibration& n, network::NetworkConfig& cfg, const std::vector<std::string>& keep);
+
+/// One GPU type's built-in network calibration (models/calibration/network.yaml): what a
+/// scenario on that GPU type starts from, before its `calibration:` profile and its own
+/// `network:` keys.
+struct BuiltinNetwork {
+  NetworkCalibration network;
+  std::string source;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{field("network", &BuiltinNetwork::network, "the network model's calibration parameters"),
+                      field("source", &BuiltinNetwork::source, "where the numbers come from").require()};
+  }
+};
+
+struct BuiltinNetworkCatalog {
+  std::map<std::string, BuiltinNetwork> profiles;
+
+  static auto fields() {
+    using config::field;
+    return std::tuple{field("profiles", &BuiltinNetworkCatalog::profiles, "network calibrations by catalog GPU name")};
+  }
+};
+
+/// The built-in network calibrations' text (models/calibration/network.yaml, compiled in).
+std::string_view builtin_network_text();
+/// Its file name, as diagnostics print it.
+inline constexpr std::string_view kBuiltinNetworkFile = "models/calibration/network.yaml";
+
+/// The built-in network calibration of catalog GPU `gpu_name`; nothing where the file has
+/// no entry for it (the network model's generic defaults then stand).
+std::optional<BuiltinNetwork> builtin_network(std::string_view gpu_name);
 
 /// The profile as JSON (the format above).
 config::Json to_json(const CalibrationProfile& p);

@@ -1,7 +1,10 @@
 // The network model's configuration (scenario section `network`): which level of detail,
 // and the calibration parameters that turn line rates into achieved rates.
 //
-// Defaults and their sources (until calibration profiles replace them):
+// Defaults and their sources. These are generic: a GPU type with an entry in the built-in
+// network calibrations (models/calibration/network.yaml: A100, H100, H200, B200, GB200)
+// starts from that entry instead, a calibration profile named by the scenario overlays it,
+// and keys the scenario writes win over both (models/scenario/scenario.cpp).
 // - scaleout_efficiency 0.94: NCCL reaches 46-48 GB/s per 400 Gb/s (50 GB/s) InfiniBand NDR
 //   NIC (NVIDIA maintainers, NVIDIA/nccl-tests issue #290): 47 / 50.
 // - scaleup_efficiency 0.93: one 8-GPU B200 node reaches an all-reduce bus bandwidth of
@@ -114,7 +117,9 @@ struct NetworkConfig {
     return std::tuple{
         field("model", &NetworkConfig::model, "level of detail: analytical (alpha-beta) or flow (max-min flows)"),
         field("scaleup_efficiency", &NetworkConfig::scaleup_efficiency,
-              "share of NVLink / scale-up line rate a collective achieves (0.93: B200 node, 839 of 900 GB/s)")
+              "share of NVLink / scale-up line rate a collective achieves; default: the GPU type's built-in "
+              "calibration (models/calibration/network.yaml: H100, H200 0.822; A100 0.7788), else 0.93 (B200 node, "
+              "839 of 900 GB/s)")
             .at_least(0.01)
             .at_most(1.0),
         field("scaleout_efficiency", &NetworkConfig::scaleout_efficiency,
@@ -122,7 +127,8 @@ struct NetworkConfig {
             .at_least(0.01)
             .at_most(1.0),
         field("call_overhead", &NetworkConfig::call_overhead,
-              "fixed cost of one collective call (8.4us: NCCL ring/Simple base latency)"),
+              "fixed cost of one collective call (8.4us: NCCL ring/Simple base latency; A100: 28.3us, fitted by the "
+              "built-in calibration)"),
         field("step_latency", &NetworkConfig::step_latency,
               "software latency of each algorithm step, on top of the links' latency"),
         field("nvls", &NetworkConfig::nvls,
@@ -143,7 +149,8 @@ struct NetworkConfig {
             .at_least(0.0)
             .at_most(1.0),
         field("scaleup_size_factors", &NetworkConfig::scaleup_size_factors,
-              "share of scaleup_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate)"),
+              "share of scaleup_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate; "
+              "the A100's built-in calibration has one)"),
         field("scaleout_size_factors", &NetworkConfig::scaleout_size_factors,
               "share of scaleout_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate)"),
     };

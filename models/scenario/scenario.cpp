@@ -942,6 +942,24 @@ void check_in_network(const LoadedScenario& out, LoadState& state) {
   }
 }
 
+/// The network keys the scenario wrote (under `network:` or with --set), without the
+/// prefix: a calibration, built-in or named, leaves them as written.
+std::vector<std::string> network_keys_written(const LoadState& state) {
+  std::vector<std::string> keys;
+  for (const auto& [key, where] : state.assigned) {
+    if (key.rfind("network.", 0) == 0) keys.push_back(key.substr(8));
+  }
+  return keys;
+}
+
+/// Overlays the GPU type's built-in network calibration (models/calibration/network.yaml)
+/// on the network model's generic defaults, except the keys the scenario wrote.
+void apply_builtin_network(LoadedScenario& out, const LoadState& state) {
+  if (const auto builtin = calibration::builtin_network(out.node.gpu_name)) {
+    calibration::apply_network(builtin->network, out.config.network, network_keys_written(state));
+  }
+}
+
 /// Reads the profile named by `calibration:` (relative to the file that named it), checks
 /// that it is for the cluster's GPU type, and overlays its network parameters on the
 /// scenario's, except those the scenario set explicitly.
@@ -963,13 +981,7 @@ void load_calibration(LoadedScenario& out, const std::vector<Document>& chain, c
                           "use a profile for that GPU, e.g. validation/calibration/" + out.node.gpu_name + ".json");
     return;
   }
-  if (profile->network) {
-    std::vector<std::string> keep;
-    for (const auto& [key, where] : state.assigned) {
-      if (key.rfind("network.", 0) == 0) keep.push_back(key.substr(8));
-    }
-    calibration::apply_network(*profile->network, out.config.network, keep);
-  }
+  if (profile->network) calibration::apply_network(*profile->network, out.config.network, network_keys_written(state));
   out.calibration = std::move(profile);
 }
 
@@ -1026,6 +1038,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   check_in_network(out, state);
 
+  apply_builtin_network(out, state);
   if (!out.config.calibration.empty()) load_calibration(out, chain, top_dir, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 

@@ -643,6 +643,94 @@ TEST_CASE("the shipped A100-40GB profile reproduces the nccl-tests log it was fi
   const scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o);
   REQUIRE(!s.config.network.scaleup_size_factors.empty());
   reproduces_log(s, read_log("all_reduce_perf_1x8_a100.log"));
+  // The same fit is the A100's built-in network calibration: a scenario naming no profile.
+  scenario::LoadOptions builtin;
+  builtin.sets = {"cluster.node=dgx-a100-40gb", "cluster.nodes=1"};
+  const scenario::LoadedScenario b = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", builtin);
+  REQUIRE(!b.calibration);
+  REQUIRE(!b.config.network.scaleup_size_factors.empty());
+  reproduces_log(b, read_log("all_reduce_perf_1x8_a100.log"));
+}
+
+TEST_CASE("a scenario naming no profile runs on its GPU type's built-in network calibration") {
+  const auto load = [](std::vector<std::string> sets) {
+    scenario::LoadOptions o;
+    o.sets = std::move(sets);
+    return scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o);
+  };
+  const network::NetworkConfig generic;
+  // H100: 370 of 450 GB/s (nccl-tests #212); the keys its entry leaves out stay generic.
+  const scenario::LoadedScenario h100 = load({"cluster.node=dgx-h100"});
+  CHECK(h100.config.network.scaleup_efficiency == Rel(0.822));
+  CHECK(h100.config.network.scaleout_efficiency == generic.scaleout_efficiency);
+  CHECK(h100.config.network.call_overhead == generic.call_overhead);
+  // A100: the nccl-tests fit, latency and size factors too.
+  const scenario::LoadedScenario a100 = load({"cluster.node=dgx-a100"});
+  CHECK(a100.config.network.scaleup_efficiency == Rel(0.7788));
+  CHECK(a100.config.network.call_overhead == sim::Time::from_ns(28'347));
+  CHECK(a100.config.network.scaleup_size_factors.size() == 16);
+  // MI300X has no entry: the generic defaults.
+  const scenario::LoadedScenario mi300x = load({"cluster.node=mi300x-platform"});
+  CHECK(mi300x.config.network.scaleup_efficiency == generic.scaleup_efficiency);
+  // A key the scenario writes wins over the built-in value.
+  const scenario::LoadedScenario set = load({"cluster.node=dgx-h100", "network.scaleup_efficiency=0.5"});
+  CHECK(set.config.network.scaleup_efficiency == Rel(0.5));
+  // A profile's network section overlays the built-in one: calibrated.yaml's sets 0.8.
+  const scenario::LoadedScenario named = scenario::load_scenario(kSource + "/tests/scenarios/calibrated.yaml", {});
+  CHECK(named.config.network.scaleup_efficiency == Rel(0.8));
+  // The slower NVLink makes an H100 job's tensor-parallel time longer than on the generic
+  // default, by the efficiencies' ratio where the bandwidth term decides.
+  // (sweep_small: Llama 3 8B at TP 2 on DGX H100 nodes.)
+  scenario::LoadOptions o;
+  const scenario::LoadedScenario job = scenario::load_scenario(kSource + "/tests/scenarios/sweep_small.yaml", o);
+  o.sets = {fmt::format("network.scaleup_efficiency={}", generic.scaleup_efficiency)};
+  const scenario::LoadedScenario at_generic = scenario::load_scenario(kSource + "/tests/scenarios/sweep_small.yaml", o);
+  REQUIRE(job.node.gpu_name == "h100-sxm");
+  const auto step = [](const scenario::LoadedScenario& s) {
+    REQUIRE(s.jobs.size() == 1);
+    workload::StepInputs in;
+    in.job = &s.jobs[0].config;
+    in.model = &s.jobs[0].model;
+    in.profile = &s.jobs[0].profile;
+    in.fabric = &*s.fabric;
+    in.network = &s.config.network;
+    return workload::simulate_step(in);
+  };
+  const workload::StepResult slow = step(job);
+  const workload::StepResult fast = step(at_generic);
+  CHECK(slow.breakdown.tp > fast.breakdown.tp);
+  CHECK(slow.breakdown.tp <= fast.breakdown.tp * generic.scaleup_efficiency / 0.822 * (1 + 1e-9));
+}
+
+TEST_CASE("the shipped derived profiles carry their GPU type's built-in network calibration") {
+  // validation/calibration/GPU.json export the built-in figures: the same network config
+  // results from either (the training cases name the files, the collective cases do not).
+  for (const char* gpu : {"a100-sxm-40gb", "a100-sxm-80gb", "h100-sxm", "h200-sxm", "b200", "gb200", "mi300x"}) {
+    CAPTURE(gpu);
+    config::LoadState st;
+    const auto shipped = load_profile(kSource + "/validation/calibration/" + gpu + ".json", st);
+    REQUIRE(shipped);
+    REQUIRE(shipped->network);
+    network::NetworkConfig from_file, from_builtin;
+    apply_network(*shipped->network, from_file, {});
+    if (const auto builtin = builtin_network(gpu)) {
+      CHECK(!builtin->source.empty());
+      apply_network(builtin->network, from_builtin, {});
+    }
+    CHECK(from_file.scaleup_efficiency == from_builtin.scaleup_efficiency);
+    CHECK(from_file.scaleout_efficiency == from_builtin.scaleout_efficiency);
+    CHECK(from_file.call_overhead == from_builtin.call_overhead);
+    CHECK(from_file.step_latency == from_builtin.step_latency);
+    CHECK(from_file.nvls_efficiency == from_builtin.nvls_efficiency);
+    CHECK(from_file.sharp_efficiency == from_builtin.sharp_efficiency);
+    REQUIRE(from_file.scaleup_size_factors.size() == from_builtin.scaleup_size_factors.size());
+    for (std::size_t i = 0; i < from_file.scaleup_size_factors.size(); ++i) {
+      CHECK(from_file.scaleup_size_factors[i].size == from_builtin.scaleup_size_factors[i].size);
+      CHECK(from_file.scaleup_size_factors[i].factor == from_builtin.scaleup_size_factors[i].factor);
+    }
+    CHECK(from_file.scaleout_size_factors.size() == from_builtin.scaleout_size_factors.size());
+  }
+  CHECK(!builtin_network("no-such-gpu"));
 }
 
 TEST_CASE("a scenario's calibration profile replaces the compute profile and the network parameters") {

@@ -117,6 +117,21 @@ TEST_CASE("validate: the collective table and JSON keep their own median, apart 
   CHECK(only_table.find("Training throughput") == std::string::npos);
   CHECK(only_table.rfind("Collective bus bandwidth", 0) == 0);
   CHECK(only_table.find("sources and assumptions: my-cases.yaml") != std::string::npos);
+
+  // A case a calibration was fitted on (in_sample) is listed, marked, and left out of the
+  // median: of 0.1 and 0.2 the median is 0.15; with every case in sample there is none.
+  coll[1].spec.in_sample = true;
+  CHECK(tools::median_abs_error(coll) == Rel(0.15));
+  const std::string marked = tools::validation_table({}, coll);
+  CHECK(marked.find("in sample\n") != std::string::npos);
+  CHECK(marked.find("median absolute error 15.0% over 2 collective cases") != std::string::npos);
+  CHECK(marked.find("1 in sample, a calibration fitted on it, left out") != std::string::npos);
+  const config::Json marked_json = tools::validation_json({}, coll);
+  CHECK(marked_json.at("collectives").at("cases").at(1).at("in_sample") == true);
+  CHECK(marked_json.at("collectives").at("median_abs_error").get<double>() == Rel(0.15));
+  for (auto& c : coll) c.spec.in_sample = true;
+  CHECK(tools::validation_json({}, coll).at("collectives").at("median_abs_error").is_null());
+  CHECK(tools::validation_table({}, coll).find("no collective case out of sample") != std::string::npos);
 }
 
 TEST_CASE("validate: scenarios that do not load are all reported, each with its case, before any case runs") {

@@ -88,6 +88,8 @@ struct CollectiveCase {
   std::string source;
   std::string hardware;
   std::string notes;
+  /// The measurement a built-in calibration was fitted on: reported, left out of the median.
+  bool in_sample = false;
 
   static auto fields() {
     using config::field;
@@ -107,6 +109,9 @@ struct CollectiveCase {
         field("source", &CollectiveCase::source, "where the measurement is published").require(),
         field("hardware", &CollectiveCase::hardware, "the machines the measurement ran on"),
         field("notes", &CollectiveCase::notes, "what had to be assumed"),
+        field("in_sample", &CollectiveCase::in_sample,
+              "true when the GPU type's calibration was fitted on this measurement: reported, but left out of "
+              "the median (it checks the fit, not a prediction)"),
     };
   }
 };
