@@ -507,6 +507,24 @@ config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult&
           {"otherData", {{"scenario", loaded.file}, {"note", "one training step; times in microseconds"}}}};
 }
 
+namespace {
+
+/// The calibration the scenario runs on: the profile it names, else the GPU type's built-in one.
+std::string calibration_name(const scenario::LoadedScenario& loaded) {
+  return loaded.calibration ? loaded.config.calibration : "built-in";
+}
+
+/// Which calibration, and what it makes of the links (the run table's line).
+std::string calibration_summary(const scenario::LoadedScenario& loaded) {
+  const network::NetworkConfig& n = loaded.config.network;
+  const std::string which = loaded.calibration ? fmt::format("{} ({})", loaded.config.calibration, loaded.calibration->kind)
+                                               : fmt::format("built-in for {}", loaded.node.gpu_name);
+  return fmt::format("{}: collectives reach {:.1f}% of the scale-up and {:.1f}% of the scale-out line rate, {} per call", which,
+                     100.0 * n.scaleup_efficiency, 100.0 * n.scaleout_efficiency, sim::human(n.call_overhead));
+}
+
+}  // namespace
+
 config::Json result_document(const scenario::LoadedScenario& loaded, const RunResult& result) {
   const RunInfo& info = result.info;
   config::Json doc;
@@ -515,6 +533,12 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   doc["seed"] = loaded.config.simulation.seed;
   doc["scenario"] = config::to_json(loaded.config);
   doc["inventory"] = cluster::to_json(result.inventory);
+  // The values in force are under scenario.network; this says where they come from.
+  doc["calibration"] = {{"profile", calibration_name(loaded)},
+                        {"kind", loaded.calibration ? loaded.calibration->kind : std::string("built-in")},
+                        {"scaleup_efficiency", loaded.config.network.scaleup_efficiency},
+                        {"scaleout_efficiency", loaded.config.network.scaleout_efficiency},
+                        {"call_overhead_s", loaded.config.network.call_overhead.seconds()}};
   if (result.fabric) doc["fabric"] = fabric::to_json(*result.fabric);
   config::Json jobs = config::Json::array();
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
@@ -738,6 +762,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
   }
   row("node power, full load", fmt::format("{} (GPUs {}, hosts {}; the network below)", sim::human(inv.it_power), sim::human(inv.gpu_power),
                                            sim::human(inv.host_power)));
+  row("calibration", calibration_summary(loaded));
   if (result.fabric) {
     const fabric::FabricMetrics& m = *result.fabric;
     out += "\nFabric (clustersim topology for details)\n";
@@ -998,6 +1023,11 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
   row("gpu_power", inv.gpu_power.value(), "W");
   row("host_power", inv.host_power.value(), "W");
   row("it_power", inv.it_power.value(), "W");
+  section = "calibration";
+  row("profile", calibration_name(loaded), "");
+  row("scaleup_efficiency", loaded.config.network.scaleup_efficiency, "fraction");
+  row("scaleout_efficiency", loaded.config.network.scaleout_efficiency, "fraction");
+  row("call_overhead", loaded.config.network.call_overhead.seconds(), "s");
   if (result.fabric) {
     const fabric::FabricMetrics& m = *result.fabric;
     section = "fabric";
