@@ -623,6 +623,15 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
       if (stale(at, "failures")) inert(at, "nothing fails: the scenario has no failures section", "add failures, or remove it");
     }
   }
+  // Backfill lets a later job start before one that waits for nodes: one job has no other.
+  std::int64_t jobs = 0;
+  for (const auto& job : sc.workload.jobs) jobs += job.count;
+  if (sc.scheduler.policy == reliability::QueuePolicy::backfill && jobs <= 1 &&
+      stale("scheduler.policy", "workload.jobs")) {
+    inert("scheduler.policy",
+          fmt::format("backfill reorders a queue of jobs, and the scenario has {}", jobs == 0 ? "none" : "one"),
+          "policy: fifo (the default), or add jobs");
+  }
   if (sc.failures && sc.scheduler.retire_after == 0 && stale("scheduler.retire_window", "scheduler.retire_after")) {
     inert("scheduler.retire_window", "retire_after is 0: no node is retired, so no failures are counted",
           "retire_after: 3, or remove it");
