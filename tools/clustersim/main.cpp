@@ -465,8 +465,10 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   const char* model_name = cfg.model == network::Model::flow ? "flow" : "analytical";
   std::string table = fmt::format(
       "# clustersim collective: {} on {} GPUs ({} node{} of {}), {} model, scenario {}\n"
+      "# calibration: {}\n"
       "# {:>12} {:>12} {:>6} {:>17} {:>12} {:>12} {:>12}\n",
       c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, n > fab.gpus_per_node ? "s" : "", loaded.node.name, model_name, loaded.file,
+      tools::calibration_summary(loaded),
       "size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
   std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps\n";
   network::LinkLoad last_load;

@@ -514,7 +514,8 @@ std::string calibration_name(const scenario::LoadedScenario& loaded) {
   return loaded.calibration ? loaded.config.calibration : "built-in";
 }
 
-/// Which calibration, and what it makes of the links (the run table's line).
+}  // namespace
+
 std::string calibration_summary(const scenario::LoadedScenario& loaded) {
   const network::NetworkConfig& n = loaded.config.network;
   const std::string which = loaded.calibration ? fmt::format("{} ({})", loaded.config.calibration, loaded.calibration->kind)
@@ -522,8 +523,6 @@ std::string calibration_summary(const scenario::LoadedScenario& loaded) {
   return fmt::format("{}: collectives reach {:.1f}% of the scale-up and {:.1f}% of the scale-out line rate, {} per call", which,
                      100.0 * n.scaleup_efficiency, 100.0 * n.scaleout_efficiency, sim::human(n.call_overhead));
 }
-
-}  // namespace
 
 config::Json result_document(const scenario::LoadedScenario& loaded, const RunResult& result) {
   const RunInfo& info = result.info;

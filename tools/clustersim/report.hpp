@@ -132,4 +132,9 @@ std::string write_files_atomically(const std::vector<std::pair<std::string, std:
 std::string reference_text(const std::vector<config::FieldDoc>& docs);
 std::string reference_markdown(const std::vector<config::FieldDoc>& docs, const std::vector<config::FieldDoc>& catalog);
 
+/// Which calibration the scenario runs on (the profile it names, or its GPU type's built-in
+/// one) and what it makes of the links: "built-in for h100-sxm: collectives reach 82.2% of
+/// the scale-up and 94.0% of the scale-out line rate, 8.4us per call".
+std::string calibration_summary(const scenario::LoadedScenario& loaded);
+
 }  // namespace clustersim::tools
