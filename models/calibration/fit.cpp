@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "models/calibration/profile.hpp"
 #include "models/fabric/fabric.hpp"
 #include "models/network/network.hpp"
 #include "sim/check.hpp"
@@ -727,7 +728,7 @@ NetworkModel network_model_on(const cluster::ResolvedNode& node) {
 }
 
 NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
-                                  const NetworkModel& model, FitReport& report) {
+                                  const NetworkModel& model, FitReport& report, const network::NetworkConfig& base) {
   // Per level, the series to invert: an all-reduce if there is one (the collective whose
   // configuration NCCL's tuning and the model know best), else a reduce-scatter, an
   // all-gather, an all-to-all, a broadcast; the most ranks among those.
@@ -755,7 +756,7 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
     double large_from = 0.0;
     bool scaleup = true;
   };
-  network::NetworkConfig cfg;  // the defaults, replaced as the fit goes
+  network::NetworkConfig cfg = base;  // what the profile runs over, replaced as the fit goes
   std::vector<Series> series;
   for (const CollectiveFit* f : {up, out}) {
     if (!f) continue;
@@ -792,6 +793,9 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
   }
   NetworkCalibration n;
   if (series.empty()) return n;
+  // A level that is fitted starts without a size table: the efficiency is fitted on the
+  // largest sizes at factor 1, and the table, if any, comes from this log.
+  for (const Series& s : series) (s.scaleup ? cfg.scaleup_size_factors : cfg.scaleout_size_factors).clear();
 
   const auto worst = [&](const Series& s, const std::vector<const CollectivePoint*>& ps,
                          const network::NetworkConfig& c) {
@@ -884,8 +888,7 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
           100 * worst(s, s.large, cfg),
           e >= 0.999 ? " (at the bound: the model's links at full line rate are still slower than the log)" : ""));
     } else {
-      efficiency(cfg, s.scaleup) = s.scaleup ? network::NetworkConfig{}.scaleup_efficiency
-                                             : network::NetworkConfig{}.scaleout_efficiency;
+      efficiency(cfg, s.scaleup) = s.scaleup ? base.scaleup_efficiency : base.scaleout_efficiency;
       report.notes.push_back(fmt::format("{}: not determined by the {} series, whose largest sizes the model bounds "
                                          "by another link; not set",
                                          name, series_group("network", *s.fit)));
@@ -897,7 +900,13 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
   // time, where the bandwidth term decides enough of it to be told from the latency.
   for (const Series& s : series) {
     std::vector<network::SizeFactor> table = fit_size_factors(s.fit, s.all, s.scaleup, cfg, model);
-    if (table.empty()) continue;
+    if (table.empty()) {
+      // Fitted without one: the base's table must not come back under the profile.
+      if (!(s.scaleup ? base.scaleup_size_factors : base.scaleout_size_factors).empty()) {
+        (s.scaleup ? n.scaleup_size_factors : n.scaleout_size_factors) = std::vector<network::SizeFactor>{};
+      }
+      continue;
+    }
     // Held out: every other point dropped, how far the interpolation between the others is
     // from the measured times there (the points themselves are matched by construction).
     std::vector<network::SizeFactor> even;
@@ -980,8 +989,17 @@ CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, F
   }
   if (!m.collectives.empty()) {
     p.collectives = fit_collectives(m.collectives, report);
-    NetworkCalibration n = target.node ? invert_network(m.collectives, p.collectives, network_model_on(*target.node), report)
-                                       : network_from(p.collectives, target, report);
+    // Fitted over what the profile will run on: the GPU type's built-in network calibration.
+    network::NetworkConfig over;
+    if (const auto builtin = builtin_network(target.gpu_name)) {
+      apply_network(builtin->network, over, {});
+      report.notes.push_back(fmt::format("network: fitted over the built-in calibration of {} ({}); what this log "
+                                         "does not set keeps its values",
+                                         target.gpu_name, kBuiltinNetworkFile));
+    }
+    NetworkCalibration n = target.node
+                               ? invert_network(m.collectives, p.collectives, network_model_on(*target.node), report, over)
+                               : network_from(p.collectives, target, report);
     if (n.scaleup_efficiency || n.scaleout_efficiency || n.call_overhead) p.network = n;
   }
   return p;

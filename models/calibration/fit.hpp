@@ -163,8 +163,13 @@ NetworkModel network_model_on(const cluster::ResolvedNode& node);
 /// scaleout_efficiency from the largest multi-node one, call_overhead (and, with both
 /// kinds of series, step_latency) from their smallest sizes. Adds each point's model
 /// prediction to `report` (group network/all_reduce/NxG) and notes what was fitted.
+/// `base`: the configuration the profile will run over (the GPU type's built-in network
+/// calibration on the generic defaults): what the fit does not set keeps its values, and a
+/// level whose series is fitted starts without a size table (the profile then sets that
+/// level's table, empty if none was fitted, where the base had one).
 NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
-                                  const NetworkModel& model, FitReport& report);
+                                  const NetworkModel& model, FitReport& report,
+                                  const network::NetworkConfig& base = {});
 
 /// The size factors of a series' level (see the header) from its `points`, with the other
 /// parameters as in `cfg` and no table for that level. Sizes increasing; empty when no size

@@ -634,6 +634,52 @@ TEST_CASE("a profile fitted from an nccl-tests log makes a scenario's collective
   reproduces_log(s, m);
 }
 
+TEST_CASE("calibrate fits over the GPU type's built-in network calibration: the profile runs as its report says") {
+  // A two-node log fitted for A100 nodes (the H100 log stands in for one): the fit sets the
+  // scale-out keys only, so the scenario runs them over the A100's built-in scale-up
+  // calibration (0.7788 and a size table). The fit must have run over the same, or the
+  // report's predictions are not what a scenario naming the profile gets (35% apart at 8 GiB
+  // when the fit ran over the generic defaults).
+  const Measurements m = read_log("all_reduce_perf_2x8_h100.log");
+  FitTarget target;
+  const cluster::ResolvedNode node = catalog_node("dgx-a100");
+  target.gpu_name = node.gpu_name;
+  target.gpu = node.gpu;
+  target.node = node;
+  FitReport report;
+  const CalibrationProfile profile = fit_profile(m, target, report);
+  REQUIRE(profile.network);
+  CHECK(!profile.network->scaleup_efficiency);
+  const std::string path = (std::filesystem::temp_directory_path() / "clustersim_test_a100_2x8.json").string();
+  {
+    std::ofstream out(path);
+    out << to_json(profile).dump(2);
+  }
+  scenario::LoadOptions o;
+  o.sets = {"cluster.node=dgx-a100", "cluster.nodes=2", "calibration=" + path};
+  const scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o);
+  std::filesystem::remove(path);
+  REQUIRE(s.fabric);
+  CHECK(s.config.network.scaleup_efficiency == Rel(0.7788));
+  std::size_t checked = 0;
+  for (const FitPoint& p : report.points) {
+    if (p.group.rfind("network/all_reduce/2x8", 0) != 0 || p.bytes < (1 << 20)) continue;
+    std::vector<std::int64_t> ranks(16);
+    for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<std::int64_t>(i);
+    const sim::Bytes size = sim::Bytes::of(p.bytes);
+    const network::NetworkConfig& cfg = s.config.network;
+    const network::Algorithm a = network::choose_algorithm(*s.fabric, cfg, network::Op::all_reduce, ranks, size);
+    network::Schedule schedule;
+    std::string why;
+    REQUIRE(network::plan(network::Op::all_reduce, a, ranks, size, s.fabric->gpus_per_node,
+                          network::in_network(*s.fabric, cfg), schedule, why));
+    CAPTURE(p.bytes);
+    CHECK(network::analytical_time(*s.fabric, cfg, schedule).seconds() == Rel(p.predicted).epsilon(0.01));
+    ++checked;
+  }
+  CHECK(checked == 28);
+}
+
 TEST_CASE("the shipped A100-40GB profile reproduces the nccl-tests log it was fitted from") {
   // validation/calibration/a100-sxm-40gb.json holds calibrate's scale-up fit of this log:
   // when the network model changes, this says the profile must be fitted again.

@@ -509,17 +509,22 @@ config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult&
 
 namespace {
 
-/// The calibration the scenario runs on: the profile it names, else the GPU type's built-in one.
+/// The calibration the scenario runs on: the profile it names, else the GPU type's built-in
+/// one, else (a GPU type without one) the network model's generic defaults.
 std::string calibration_name(const scenario::LoadedScenario& loaded) {
-  return loaded.calibration ? loaded.config.calibration : "built-in";
+  if (loaded.calibration) return loaded.config.calibration;
+  return calibration::builtin_network(loaded.node.gpu_name) ? "built-in" : "generic";
 }
 
 }  // namespace
 
 std::string calibration_summary(const scenario::LoadedScenario& loaded) {
   const network::NetworkConfig& n = loaded.config.network;
-  const std::string which = loaded.calibration ? fmt::format("{} ({})", loaded.config.calibration, loaded.calibration->kind)
-                                               : fmt::format("built-in for {}", loaded.node.gpu_name);
+  const std::string which =
+      loaded.calibration ? fmt::format("{} ({})", loaded.config.calibration, loaded.calibration->kind)
+      : calibration::builtin_network(loaded.node.gpu_name)
+          ? fmt::format("built-in for {}", loaded.node.gpu_name)
+          : fmt::format("generic network defaults (no built-in calibration for {})", loaded.node.gpu_name);
   return fmt::format("{}: collectives reach {:.1f}% of the scale-up and {:.1f}% of the scale-out line rate, {} per call", which,
                      100.0 * n.scaleup_efficiency, 100.0 * n.scaleout_efficiency, sim::human(n.call_overhead));
 }
@@ -534,7 +539,7 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   doc["inventory"] = cluster::to_json(result.inventory);
   // The values in force are under scenario.network; this says where they come from.
   doc["calibration"] = {{"profile", calibration_name(loaded)},
-                        {"kind", loaded.calibration ? loaded.calibration->kind : std::string("built-in")},
+                        {"kind", loaded.calibration ? loaded.calibration->kind : calibration_name(loaded)},
                         {"scaleup_efficiency", loaded.config.network.scaleup_efficiency},
                         {"scaleout_efficiency", loaded.config.network.scaleout_efficiency},
                         {"call_overhead_s", loaded.config.network.call_overhead.seconds()}};
