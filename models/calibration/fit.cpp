@@ -991,16 +991,19 @@ CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, F
     p.collectives = fit_collectives(m.collectives, report);
     // Fitted over what the profile will run on: the GPU type's built-in network calibration.
     network::NetworkConfig over;
-    if (const auto builtin = builtin_network(target.gpu_name)) {
-      apply_network(builtin->network, over, {});
-      report.notes.push_back(fmt::format("network: fitted over the built-in calibration of {} ({}); what this log "
-                                         "does not set keeps its values",
-                                         target.gpu_name, kBuiltinNetworkFile));
-    }
+    const auto builtin = builtin_network(target.gpu_name);
+    if (builtin) apply_network(builtin->network, over, {});
     NetworkCalibration n = target.node
                                ? invert_network(m.collectives, p.collectives, network_model_on(*target.node), report, over)
                                : network_from(p.collectives, target, report);
-    if (n.scaleup_efficiency || n.scaleout_efficiency || n.call_overhead) p.network = n;
+    if (n.scaleup_efficiency || n.scaleout_efficiency || n.call_overhead) {
+      p.network = n;
+      if (builtin && target.node) {
+        report.notes.push_back(fmt::format("network: fitted over the built-in calibration of {} ({}); what this log "
+                                           "does not set keeps its values",
+                                           target.gpu_name, kBuiltinNetworkFile));
+      }
+    }
   }
   return p;
 }

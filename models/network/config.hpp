@@ -111,6 +111,7 @@ struct NetworkConfig {
   double overlap_slowdown = 0.189;
   std::vector<SizeFactor> scaleup_size_factors;
   std::vector<SizeFactor> scaleout_size_factors;
+  std::int64_t qps_per_connection = 1;
 
   static auto fields() {
     using config::field;
@@ -151,6 +152,12 @@ struct NetworkConfig {
         field("scaleup_size_factors", &NetworkConfig::scaleup_size_factors,
               "share of scaleup_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate; "
               "the A100's built-in calibration has one)"),
+        field("qps_per_connection", &NetworkConfig::qps_per_connection,
+              "ECMP flows per GPU-to-GPU connection across nodes: each transfer is split evenly over this "
+              "many queue pairs, each hashed to its own uplinks (NCCL_IB_QPS_PER_CONNECTION, default 1; "
+              "Meta's Llama 3 collectives open 16 per GPU pair, arXiv:2407.21783 section 3.3.1)")
+            .at_least(1)
+            .at_most(256),
         field("scaleout_size_factors", &NetworkConfig::scaleout_size_factors,
               "share of scaleout_efficiency reached by collectives of each size, sizes increasing (fitted by calibrate)"),
     };

@@ -129,12 +129,6 @@ void route_append(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow
   }
 }
 
-void route_or_fail(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow, std::vector<fabric::LinkId>& out,
-                   fabric::LoadView load = {}) {
-  out.clear();
-  route_append(f, t, flow, out, load);
-}
-
 // Latency of transfer t over `path` (its links): a hop into the aggregation tree climbs the
 // tree and comes down again, which the route to its `dst` (a GPU on a far node) stands for.
 sim::Time transfer_latency(const fabric::Fabric& f, const Transfer& t, Path path) {
@@ -161,6 +155,13 @@ double rate_bound(const fabric::Fabric& f, const NetworkConfig& cfg, const Trans
   return std::numeric_limits<double>::infinity();
 }
 
+// The flows transfer t is spread over (network.qps_per_connection): its queue pairs, each
+// hashed to its own path, when it crosses the fabric between two nodes; else one.
+std::uint64_t flows_of(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t) {
+  if (cfg.qps_per_connection <= 1 || t.hop != Hop::gpu || f.gpus_per_node <= 0) return 1;
+  return t.src / f.gpus_per_node == t.dst / f.gpus_per_node ? 1 : static_cast<std::uint64_t>(cfg.qps_per_connection);
+}
+
 // Load seen by adaptive routing (UGAL): transfers already on each link.
 template <class Count>
 double count_load(const void* counts, fabric::LinkId l) {
@@ -174,7 +175,7 @@ AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig&
       fabric_links_(f.links.size()),
       scaleup_factors_(cfg.scaleup_size_factors),
       scaleout_factors_(cfg.scaleout_size_factors) {
-  std::vector<std::uint32_t> count(f.links.size(), 0);
+  std::vector<double> count(f.links.size(), 0.0);
   build(f, cfg, s, count);
 }
 
@@ -189,7 +190,7 @@ AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig&
 }
 
 void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
-                             std::vector<std::uint32_t>& count) {
+                             std::vector<double>& count) {
   std::size_t transfers = 0;
   for (const Phase& phase : s.phases) transfers += phase.transfers.size();
   phase_first_.reserve(s.phases.size() + 1);
@@ -199,11 +200,11 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
   std::size_t phase_links = 0;
   // Counts are cleared after each phase; a route that throws clears the phase's too.
   struct Clear {
-    std::vector<std::uint32_t>& count;
+    std::vector<double>& count;
     const std::vector<fabric::LinkId>& links;
     const std::size_t& from;
     ~Clear() {
-      for (std::size_t k = from; k < links.size(); ++k) count[links[k].value] = 0;
+      for (std::size_t k = from; k < links.size(); ++k) count[links[k].value] = 0.0;
     }
   } const clear{count, links_, phase_links};
   for (const Phase& phase : s.phases) {
@@ -213,12 +214,23 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
       const Transfer& t = phase.transfers[i];
       const std::size_t start = links_.size();
-      route_append(f, t, i, links_, fabric::LoadView{&count_load<std::uint32_t>, &count});
-      CLUSTERSIM_CHECK(links_.size() < std::numeric_limits<std::uint32_t>::max(), "too many links in one schedule");
-      for (std::size_t k = start; k < links_.size(); ++k) ++count[links_[k].value];
+      // Each of its flows on its own path, carrying an equal share; a link counts the flows
+      // on it weighted by their share (one for a transfer of one flow).
+      const std::uint64_t flows = flows_of(f, cfg, t);
+      const double share = 1.0 / static_cast<double>(flows);
+      sim::Time latency = sim::Time::zero();  // of its slowest path (Valiant's differ)
+      for (std::uint64_t q = 0; q < flows; ++q) {
+        const std::size_t from = links_.size();
+        route_append(f, t, i * flows + q, links_, fabric::LoadView{&count_load<double>, &count});
+        CLUSTERSIM_CHECK(links_.size() < std::numeric_limits<std::uint32_t>::max(), "too many links in one schedule");
+        for (std::size_t k = from; k < links_.size(); ++k) count[links_[k].value] += share;
+        latency = std::max(latency, path_latency(f, Path(links_.data() + from, links_.size() - from)));
+      }
       Route r;
+      r.latency = latency;
       r.first_link = static_cast<std::uint32_t>(start);
       r.link_count = static_cast<std::uint32_t>(links_.size() - start);
+      r.share = share;
       r.src = t.src;
       r.dst = t.dst;
       r.hop = t.hop;
@@ -235,14 +247,12 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
       r.bound = path.empty() ? kNone : rate_bound(f, cfg, t, path);
       r.scaleup = kNone;
       r.scaleout = kNone;
-      sim::Time latency = sim::Time::zero();
       for (fabric::LinkId l : path) {
         const fabric::Link& link = f.links[l.value];
         double& level = link.kind == fabric::LinkKind::nvlink ? r.scaleup : r.scaleout;
         level = std::min(level, link_capacity(link, cfg) / count[l.value]);
-        latency += link.latency;
       }
-      if (t.hop == Hop::fabric_in) latency = transfer_latency(f, t, path);
+      const sim::Time latency = t.hop == Hop::fabric_in ? transfer_latency(f, t, path) : r.latency;
       r.fixed = step_latency + fed + latency.seconds();
       fed = t.feeds_next ? latency.seconds() : 0.0;
     }
@@ -304,7 +314,7 @@ void AnalyticalRoutes::add_load(const Schedule& s, LinkLoad& load) const {
     const Route* r = routes_.data() + phase_first_[p];
     for (const Transfer& t : phase.transfers) {
       for (std::uint32_t k = 0; k < r->link_count; ++k) {
-        load.bytes[links_[r->first_link + k].value] += t.bytes * static_cast<double>(phase.repeat);
+        load.bytes[links_[r->first_link + k].value] += t.bytes * r->share * static_cast<double>(phase.repeat);
       }
       ++r;
     }
@@ -406,17 +416,31 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   sim::Time fed = sim::Time::zero();  // the path latency of a transfer that feeds this one (a relay)
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
-    route_or_fail(fabric_, t, i, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
-    const sim::Time path = transfer_latency(fabric_, t, scratch_);
+    // One max-min variable per transfer: its flows (network.qps_per_connection) carry equal
+    // shares, each on its own path, so it uses a link with the share of its flows there.
+    const std::uint64_t flows = flows_of(fabric_, cfg_, t);
+    const double share = 1.0 / static_cast<double>(flows);
+    scratch_.clear();
+    path_ends_.clear();
+    sim::Time path = sim::Time::zero();  // of its slowest path
+    for (std::uint64_t q = 0; q < flows; ++q) {
+      const std::size_t from = scratch_.size();
+      route_append(fabric_, t, i * flows + q, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
+      for (std::size_t j = from; j < scratch_.size(); ++j) ++link_flows_[scratch_[j].value];
+      path_ends_.push_back(scratch_.size());
+      const Path one(scratch_.data() + from, scratch_.size() - from);
+      path = std::max(path, flows == 1 ? transfer_latency(fabric_, t, one) : path_latency(fabric_, one));
+    }
     // A streamed step's latency hides behind the chunks in flight (Phase::streamed).
     const sim::Time latency =
         r.rep >= phase.repeat - phase.streamed ? sim::Time::zero() : cfg_.step_latency + fed + path;
     fed = t.feeds_next ? path : sim::Time::zero();
-    for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes;
+    for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes * share;
     if (r.alone) {
-      for (fabric::LinkId l : scratch_) alone_step_.emplace_back(l, t.bytes);
+      for (fabric::LinkId l : scratch_) alone_step_.emplace_back(l, t.bytes * share);
     }
     if (scratch_.empty() || t.bytes <= 0.0) {
+      for (fabric::LinkId l : scratch_) --link_flows_[l.value];
       engine_.schedule_after(latency, arrival_id_, owner);
       continue;
     }
@@ -435,18 +459,22 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     flow_of_var_[flow.var.index] = slot;
     flow.first_link = static_cast<std::uint32_t>(flow_links_.size());
     flow.link_count = static_cast<std::uint32_t>(scratch_.size());
-    fabric::LinkId previous{~0U};
-    for (fabric::LinkId l : scratch_) {
-      // Merged links (constraint_link()) are consecutive on a route: one use of their
-      // constraint, not two.
-      const fabric::LinkId rep = constraint_link(fabric_, l);
-      if (rep != previous) {
-        const bool scaleup = fabric_.links[rep.value].kind == fabric::LinkKind::nvlink;
-        solver_.expand(flow.var, constraint_for(l), 1.0 / (scaleup ? k.scaleup : k.scaleout));
+    std::size_t from = 0;
+    for (const std::size_t end : path_ends_) {
+      fabric::LinkId previous{~0U};
+      for (std::size_t q = from; q < end; ++q) {
+        const fabric::LinkId l = scratch_[q];
+        // Merged links (constraint_link()) are consecutive on a route: one use of their
+        // constraint, not two. The uses of one constraint by several flows add up.
+        const fabric::LinkId rep = constraint_link(fabric_, l);
+        if (rep != previous) {
+          const bool scaleup = fabric_.links[rep.value].kind == fabric::LinkKind::nvlink;
+          solver_.expand(flow.var, constraint_for(l), share / (scaleup ? k.scaleup : k.scaleout));
+        }
+        previous = rep;
+        flow_links_.push_back(l);
       }
-      previous = rep;
-      ++link_flows_[l.value];
-      flow_links_.push_back(l);
+      from = end;
     }
     flow.remaining = t.bytes;
     flow.rate = 0.0;  // until the solve below

@@ -117,7 +117,7 @@ class RouteScratch {
 
  private:
   friend class AnalyticalRoutes;
-  std::vector<std::uint32_t> count_;
+  std::vector<double> count_;
 };
 
 /// The analytical model's routes of one schedule, worked out once: each transfer's path,
@@ -162,13 +162,15 @@ class AnalyticalRoutes {
     double bound = 0.0;     // rate bound of an in-network hop (bytes/s), +inf for none
     double scaleup = 0.0;   // min over its NVLink links of c_l / n_l (bytes/s)
     double scaleout = 0.0;  // min over its other links of c_l / n_l (bytes/s)
-    std::uint32_t first_link = 0;  // into links_
+    std::uint32_t first_link = 0;  // into links_: its flows' paths, back to back
     std::uint32_t link_count = 0;
+    double share = 1.0;            // of its bytes on each path: 1 / its flows (qps_per_connection)
+    sim::Time latency;             // of its slowest path
     std::int64_t src = 0, dst = 0;
     Hop hop = Hop::gpu;
     bool feeds_next = false;
   };
-  void build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, std::vector<std::uint32_t>& count);
+  void build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, std::vector<double>& count);
   void check_counts(const Schedule& s) const;
 
   double call_overhead_ = 0.0;  // s
@@ -276,6 +278,7 @@ class FlowNetwork {
   std::vector<Finish> finishes_;             // min-heap on `at`, lazy
   std::vector<std::uint32_t> drained_;       // scratch of on_drain()
   std::vector<fabric::LinkId> flow_links_;  // paths of the flows, cleared when none is left
+  std::vector<std::size_t> path_ends_;       // scratch: where each of a transfer's paths ends
   std::vector<std::uint32_t> link_flows_;   // flows on each link (UGAL's load)
   std::uint64_t steps_started_ = 0;
   std::vector<Running> running_;

@@ -623,6 +623,25 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
       if (stale(at, "failures")) inert(at, "nothing fails: the scenario has no failures section", "add failures, or remove it");
     }
   }
+  // Queue pairs spread a connection over paths only where paths are hashed.
+  if (sc.network.qps_per_connection > 1) {
+    const bool clos = sc.fabric && (sc.fabric->topology == fabric::Topology::fat_tree ||
+                                    sc.fabric->topology == fabric::Topology::rail_clos);
+    const bool minimal = sc.fabric && sc.fabric->topology == fabric::Topology::dragonfly &&
+                         sc.fabric->routing == fabric::Routing::minimal;
+    if (!sc.fabric && stale("network.qps_per_connection", "fabric")) {
+      inert("network.qps_per_connection", "the scenario has no fabric: no connection crosses one",
+            "add a fabric, or remove it");
+    } else if (clos && sc.fabric->path_selection == fabric::PathSelection::destination &&
+               stale("network.qps_per_connection", "fabric.path_selection")) {
+      inert("network.qps_per_connection",
+            "fabric.path_selection is destination: every queue pair of a connection takes the same path",
+            "path_selection: hash (ECMP), or remove it");
+    } else if (minimal && stale("network.qps_per_connection", "fabric.routing")) {
+      inert("network.qps_per_connection", "minimal routing gives each pair of GPUs one path",
+            "routing: valiant or ugal, or remove it");
+    }
+  }
   // Backfill lets a later job start before one that waits for nodes: one job has no other.
   std::int64_t jobs = 0;
   for (const auto& job : sc.workload.jobs) jobs += job.count;

@@ -857,6 +857,69 @@ TEST_CASE("ECMP collisions: the data-parallel rings' time on an oversubscribed C
   CHECK(time_by_busiest.size() >= 2);
 }
 
+TEST_CASE("queue pairs per connection: a transfer's flows hashed apart, the busiest link's share sets the step") {
+  // The ECMP case above with network.qps_per_connection = q: transfer i's flows are
+  // i q .. i q + q - 1, each with 1/q of its bytes on its own hashed path. A link carrying m
+  // of them counts m/q; the step lasts (its heaviest link's count) x chunk / B.
+  Schedule merged;
+  for (std::int64_t r = 0; r < 6; ++r) {
+    const Schedule ring = planned(Op::all_reduce, Algorithm::ring, {r, 6 + r, 12 + r, 18 + r}, 96e6, 1);
+    if (r == 0) {
+      merged = ring;
+      continue;
+    }
+    for (std::size_t p = 0; p < ring.phases.size(); ++p) {
+      for (const Transfer& t : ring.phases[p].transfers) merged.phases[p].transfers.push_back(t);
+    }
+  }
+  REQUIRE(merged.phases.size() == 1);
+  const Phase& phase = merged.phases[0];
+  const double chunk = 96e6 / 4;
+  const double B = 50e9 * 0.94;
+  const fabric::Fabric f = build(clos(8, 2, fabric::Ratio{1, 3}), 24, 1, 1);
+  const auto heaviest = [&](std::uint64_t q) {
+    std::map<std::uint32_t, double> weight;
+    std::vector<fabric::LinkId> path;
+    for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
+      for (std::uint64_t j = 0; j < q; ++j) {
+        path.clear();
+        REQUIRE(f.route(phase.transfers[i].src, phase.transfers[i].dst, i * q + j, path));
+        for (fabric::LinkId l : path) weight[l.value] += 1.0 / static_cast<double>(q);
+      }
+    }
+    double w = 0.0;
+    for (const auto& [link, x] : weight) w = std::max(w, x);
+    return w;
+  };
+  std::map<std::uint64_t, double> times;
+  for (const std::uint64_t q : {1ULL, 2ULL, 4ULL, 64ULL}) {
+    CAPTURE(q);
+    NetworkConfig cfg = bare();
+    cfg.qps_per_connection = static_cast<std::int64_t>(q);
+    const double w = heaviest(q);
+    CHECK(w >= 3.0 - 1e-9);  // 6 flows' worth over a leaf's 2 uplinks
+    const double expected = static_cast<double>(phase.repeat) * (w * chunk / B + 4 * 700e-9);
+    LinkLoad load;
+    const double analytical = analytical_time(f, cfg, merged, &load).seconds();
+    CHECK(analytical == Rel(expected).epsilon(0).margin(1e-9));
+    CHECK(flow_time(f, cfg, merged).seconds() == Rel(analytical).epsilon(1e-6));
+    // Bytes are conserved whatever the split: every transfer's bytes on each of its hops.
+    double total = 0.0;
+    for (const double b : load.bytes) total += b;
+    CHECK(total == Rel(static_cast<double>(phase.transfers.size()) * chunk * static_cast<double>(phase.repeat) * 6));
+    times[q] = analytical;
+  }
+  // With many queue pairs the uplinks even out: within 10% of the balanced 3.
+  CHECK(heaviest(64) < 3.3);
+  CHECK(times[64] < times[1]);
+  // A transfer inside a node is not split: one 8-GPU node's ring takes the same time.
+  const fabric::Fabric one = build(clos(16, 2), 1, 8, 8);
+  const Schedule inside = planned(Op::all_reduce, Algorithm::ring, iota(8), 1e9, 8);
+  NetworkConfig many = bare();
+  many.qps_per_connection = 16;
+  CHECK(analytical_time(one, many, inside).seconds() == analytical_time(one, bare(), inside).seconds());
+}
+
 TEST_CASE("size factors: linear in log2(size) between points, constant beyond, 1 without a table") {
   const auto at = [](double bytes) { return sim::Bytes::of(bytes); };
   CHECK(size_factor({}, 1e6) == 1.0);
