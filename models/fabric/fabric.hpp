@@ -66,8 +66,9 @@
 // takes 1.4x minimal routing's time; between two groups, 0.99x Valiant's); and blind to
 // size, so a small collective whose flows share a global link pays Valiant's latency
 // (real UGAL sees no queue and stays minimal);
-// ECMP hashes each flow to one path (no flowlet or packet spraying), with one seed for the
-// whole fabric rather than one per switch.
+// ECMP hashes each flow to one path (no flowlet or packet spraying; a connection may be
+// several flows, network.qps_per_connection), with one seed for the whole fabric rather
+// than one per switch.
 #pragma once
 
 #include <cstdint>

@@ -27,6 +27,15 @@
 //   The CoreWeave H100 SHARP run (all_reduce_perf, 96 ranks, busbw 386.6 GB/s at 8 GiB,
 //   coreweave/nccl-tests README) is NVLink-bound in this model (its SHARP stream needs
 //   only 24.4 GB/s per NIC), so it bounds e_sharp from below (>= 0.49), not more.
+// - qps_per_connection 1: NCCL's default NCCL_IB_QPS_PER_CONNECTION. A transfer between two
+//   nodes is split evenly over this many queue pairs, each its own ECMP flow (flow ids
+//   i q .. i q + q - 1 for the phase's transfer i), so that a connection's bytes spread over
+//   the uplinks as RoCE's per-QP source ports make them. The analytical model counts a
+//   link's flows by their share (a transfer with m of its q flows on it counts m / q; its
+//   rate is min over its links of capacity / count); the flow model keeps one max-min
+//   variable per transfer, using each link with coefficient m / q, so the transfer moves at
+//   the pace of its busiest path. Meta's Llama 3 collectives open 16 flows per GPU pair
+//   ("The Llama 3 Herd of Models", 2024, section 3.3.1, load balancing with E-ECMP).
 // - scaleup_size_factors, scaleout_size_factors: empty (every size reaches the level's
 //   efficiency). A calibration table, fitted by `clustersim calibrate` from nccl-tests logs
 //   (see below); no published default.

@@ -120,10 +120,11 @@ class RouteScratch {
   std::vector<double> count_;
 };
 
-/// The analytical model's routes of one schedule, worked out once: each transfer's path,
-/// its rate (the bottleneck share min(rate bound, min_{l in path} c_l / n_l), bytes/s, kept
+/// The analytical model's routes of one schedule, worked out once: each transfer's paths
+/// (one per queue pair, network.qps_per_connection; n_l counts a link's flows by their
+/// share), its rate (the bottleneck share min(rate bound, min_{l in path} c_l / n_l), bytes/s, kept
 /// per level so that time() applies the size factors of the schedule's size) and
-/// its fixed time (step_latency + path latency, s). None of these depends on the transfers'
+/// its fixed time (step_latency + its slowest path's latency, s). None of these depends on the transfers'
 /// bytes or on the phases' repeats: routes depend on (src, dst, hop) and the transfer's index
 /// in its phase (the ECMP seed; UGAL's load is the count of earlier transfers on a link), so
 /// a collective planned on the same ranks at another size, which differs only in bytes and
