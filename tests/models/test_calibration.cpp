@@ -579,25 +579,54 @@ namespace {
 // Checks that `s` (a scenario naming a calibration profile) times the all-reduce of every
 // point of `log` at 1 MiB and above within 5%, as `clustersim collective` times it (auto
 // algorithm, the first ranks of the log's count, on the scenario's own fabric).
-void reproduces_log(const scenario::LoadedScenario& s, const Measurements& log) {
+/// The all-reduce of `bytes` on the first `ranks` GPUs, as `clustersim collective` times it
+/// on the scenario (analytical model, algorithm auto).
+double all_reduce_seconds(const scenario::LoadedScenario& s, std::int64_t ranks, double bytes) {
   REQUIRE(s.fabric);
+  std::vector<std::int64_t> first(static_cast<std::size_t>(ranks));
+  for (std::size_t i = 0; i < first.size(); ++i) first[i] = static_cast<std::int64_t>(i);
+  const sim::Bytes size = sim::Bytes::of(bytes);
+  const network::NetworkConfig& cfg = s.config.network;
+  const network::Algorithm a = network::choose_algorithm(*s.fabric, cfg, network::Op::all_reduce, first, size);
+  network::Schedule schedule;
+  std::string why;
+  REQUIRE(network::plan(network::Op::all_reduce, a, first, size, s.fabric->gpus_per_node,
+                        network::in_network(*s.fabric, cfg), schedule, why));
+  return network::analytical_time(*s.fabric, cfg, schedule).seconds();
+}
+
+void reproduces_log(const scenario::LoadedScenario& s, const Measurements& log) {
   std::size_t checked = 0;
   for (const CollectivePoint& p : log.collectives) {
     if (p.bytes < (1 << 20)) continue;
-    std::vector<std::int64_t> ranks(static_cast<std::size_t>(p.ranks));
-    for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<std::int64_t>(i);
-    const sim::Bytes size = sim::Bytes::of(p.bytes);
-    const network::NetworkConfig& cfg = s.config.network;
-    const network::Algorithm a = network::choose_algorithm(*s.fabric, cfg, network::Op::all_reduce, ranks, size);
-    network::Schedule schedule;
-    std::string why;
-    REQUIRE(network::plan(network::Op::all_reduce, a, ranks, size, s.fabric->gpus_per_node,
-                          network::in_network(*s.fabric, cfg), schedule, why));
     CAPTURE(p.bytes);
-    CHECK(network::analytical_time(*s.fabric, cfg, schedule).seconds() == Rel(p.seconds).epsilon(0.05));
+    CHECK(all_reduce_seconds(s, p.ranks, p.bytes) == Rel(p.seconds).epsilon(0.05));
     ++checked;
   }
   CHECK(checked == 28);  // 1 MiB to 8 GiB, out-of-place and in-place
+}
+
+/// calibrate's whole path: `log` fitted for two nodes of `node_name`, the profile written as
+/// JSON, and training_small on two such nodes naming it.
+scenario::LoadedScenario fitted_scenario(const Measurements& log, const std::string& node_name, FitReport& report,
+                                         CalibrationProfile& profile) {
+  FitTarget target;
+  const cluster::ResolvedNode node = catalog_node(node_name);
+  target.gpu_name = node.gpu_name;
+  target.gpu = node.gpu;
+  target.node = node;
+  profile = fit_profile(log, target, report);
+  const std::string path =
+      (std::filesystem::temp_directory_path() / ("clustersim_test_" + node_name + "_profile.json")).string();
+  {
+    std::ofstream out(path);
+    out << to_json(profile).dump(2);
+  }
+  scenario::LoadOptions o;
+  o.sets = {"cluster.node=" + node_name, "cluster.nodes=2", "calibration=" + path};
+  scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o);
+  std::filesystem::remove(path);
+  return s;
 }
 
 Measurements read_log(const std::string& name) {
@@ -614,22 +643,9 @@ TEST_CASE("a profile fitted from an nccl-tests log makes a scenario's collective
   // calibrate's whole path: the log, the fitted profile written as JSON, a scenario of two
   // A3 Mega nodes naming it, and the collective timed on the scenario's own fabric.
   const Measurements m = read_log("all_reduce_perf_2x8_h100.log");
-  FitTarget target;
-  const cluster::ResolvedNode node = catalog_node("a3-mega");
-  target.gpu_name = node.gpu_name;
-  target.gpu = node.gpu;
-  target.node = node;
   FitReport report;
-  const CalibrationProfile profile = fit_profile(m, target, report);
-  const std::string path = (std::filesystem::temp_directory_path() / "clustersim_test_a3_profile.json").string();
-  {
-    std::ofstream out(path);
-    out << to_json(profile).dump(2);
-  }
-  scenario::LoadOptions o;
-  o.sets = {"cluster.node=a3-mega", "cluster.nodes=2", "calibration=" + path};
-  const scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o);
-  std::filesystem::remove(path);
+  CalibrationProfile profile;
+  const scenario::LoadedScenario s = fitted_scenario(m, "a3-mega", report, profile);
   REQUIRE(!s.config.network.scaleout_size_factors.empty());
   reproduces_log(s, m);
 }
@@ -640,41 +656,17 @@ TEST_CASE("calibrate fits over the GPU type's built-in network calibration: the 
   // calibration (0.7788 and a size table). The fit must have run over the same, or the
   // report's predictions are not what a scenario naming the profile gets (35% apart at 8 GiB
   // when the fit ran over the generic defaults).
-  const Measurements m = read_log("all_reduce_perf_2x8_h100.log");
-  FitTarget target;
-  const cluster::ResolvedNode node = catalog_node("dgx-a100");
-  target.gpu_name = node.gpu_name;
-  target.gpu = node.gpu;
-  target.node = node;
   FitReport report;
-  const CalibrationProfile profile = fit_profile(m, target, report);
+  CalibrationProfile profile;
+  const scenario::LoadedScenario s = fitted_scenario(read_log("all_reduce_perf_2x8_h100.log"), "dgx-a100", report, profile);
   REQUIRE(profile.network);
   CHECK(!profile.network->scaleup_efficiency);
-  const std::string path = (std::filesystem::temp_directory_path() / "clustersim_test_a100_2x8.json").string();
-  {
-    std::ofstream out(path);
-    out << to_json(profile).dump(2);
-  }
-  scenario::LoadOptions o;
-  o.sets = {"cluster.node=dgx-a100", "cluster.nodes=2", "calibration=" + path};
-  const scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", o);
-  std::filesystem::remove(path);
-  REQUIRE(s.fabric);
   CHECK(s.config.network.scaleup_efficiency == Rel(0.7788));
   std::size_t checked = 0;
   for (const FitPoint& p : report.points) {
     if (p.group.rfind("network/all_reduce/2x8", 0) != 0 || p.bytes < (1 << 20)) continue;
-    std::vector<std::int64_t> ranks(16);
-    for (std::size_t i = 0; i < ranks.size(); ++i) ranks[i] = static_cast<std::int64_t>(i);
-    const sim::Bytes size = sim::Bytes::of(p.bytes);
-    const network::NetworkConfig& cfg = s.config.network;
-    const network::Algorithm a = network::choose_algorithm(*s.fabric, cfg, network::Op::all_reduce, ranks, size);
-    network::Schedule schedule;
-    std::string why;
-    REQUIRE(network::plan(network::Op::all_reduce, a, ranks, size, s.fabric->gpus_per_node,
-                          network::in_network(*s.fabric, cfg), schedule, why));
     CAPTURE(p.bytes);
-    CHECK(network::analytical_time(*s.fabric, cfg, schedule).seconds() == Rel(p.predicted).epsilon(0.01));
+    CHECK(all_reduce_seconds(s, 16, p.bytes) == Rel(p.predicted).epsilon(0.01));
     ++checked;
   }
   CHECK(checked == 28);
