@@ -188,8 +188,11 @@ void apply_network(const NetworkCalibration& n, network::NetworkConfig& cfg, con
   if (n.scaleout_size_factors && !kept("scaleout_size_factors")) cfg.scaleout_size_factors = *n.scaleout_size_factors;
 }
 
-std::optional<BuiltinNetwork> builtin_network(std::string_view gpu_name) {
-  // Decoded once, the whole file (an unknown key anywhere in it is a bug: the check fails).
+namespace {
+
+/// models/calibration/network.yaml, decoded once (an unknown key anywhere in it is a bug:
+/// the check fails).
+const BuiltinNetworkCatalog& builtin_network_catalog() {
   static const BuiltinNetworkCatalog catalog = [] {
     config::LoadState state;
     BuiltinNetworkCatalog c;
@@ -200,6 +203,26 @@ std::optional<BuiltinNetwork> builtin_network(std::string_view gpu_name) {
     CLUSTERSIM_CHECK(state.diagnostics.ok(), state.diagnostics.format());
     return c;
   }();
+  return catalog;
+}
+
+}  // namespace
+
+std::vector<std::string> builtin_network_keys() {
+  std::vector<std::string> keys;
+  config::for_each_field(NetworkCalibration::fields(), [&](const auto& f) {
+    for (const auto& [gpu, entry] : builtin_network_catalog().profiles) {
+      if ((entry.network.*(f.member)).has_value()) {
+        keys.emplace_back(f.key);
+        return;
+      }
+    }
+  });
+  return keys;
+}
+
+std::optional<BuiltinNetwork> builtin_network(std::string_view gpu_name) {
+  const BuiltinNetworkCatalog& catalog = builtin_network_catalog();
   const auto it = catalog.profiles.find(std::string(gpu_name));
   if (it == catalog.profiles.end()) return std::nullopt;
   return it->second;

@@ -211,6 +211,9 @@ inline constexpr std::string_view kBuiltinNetworkFile = "models/calibration/netw
 /// no entry for it (the network model's generic defaults then stand).
 std::optional<BuiltinNetwork> builtin_network(std::string_view gpu_name);
 
+/// The network keys some GPU type's built-in calibration sets ("scaleup_efficiency", ...).
+std::vector<std::string> builtin_network_keys();
+
 /// The profile as JSON (the format above).
 config::Json to_json(const CalibrationProfile& p);
 

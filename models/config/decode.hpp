@@ -688,6 +688,7 @@ struct FieldDoc {
   bool required = false;
   bool section = false;
   std::string help;
+  std::string default_note = {};  ///< where the default differs by case ("per GPU type in ..."); often empty
 };
 
 template <class T>

@@ -1148,6 +1148,14 @@ bool describe(std::string_view section, std::vector<config::FieldDoc>& out) {
     return true;
   }
   std::vector<config::FieldDoc> all = config::describe<Scenario>();
+  // The network keys a GPU type's built-in calibration sets have that as their default.
+  const std::vector<std::string> per_gpu = calibration::builtin_network_keys();
+  for (config::FieldDoc& doc : all) {
+    if (doc.path.rfind("network.", 0) == 0 &&
+        std::find(per_gpu.begin(), per_gpu.end(), doc.path.substr(8)) != per_gpu.end()) {
+      doc.default_note = fmt::format("generic; per GPU type in {}", calibration::kBuiltinNetworkFile);
+    }
+  }
   if (section.empty()) {
     out = std::move(all);
     return true;

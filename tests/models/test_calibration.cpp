@@ -769,6 +769,9 @@ TEST_CASE("the shipped derived profiles carry their GPU type's built-in network 
     CHECK(from_file.scaleout_size_factors.size() == from_builtin.scaleout_size_factors.size());
   }
   CHECK(!builtin_network("no-such-gpu"));
+  // The keys some entry sets: the reference marks their defaults as per GPU type.
+  const std::vector<std::string> keys = builtin_network_keys();
+  CHECK(keys == std::vector<std::string>{"scaleup_efficiency", "call_overhead", "scaleup_size_factors"});
 }
 
 TEST_CASE("a scenario's calibration profile replaces the compute profile and the network parameters") {

@@ -1216,7 +1216,9 @@ std::string reference_text(const std::vector<config::FieldDoc>& docs) {
       continue;
     }
     out += fmt::format("{}  {}{}\n    {}", d.path, d.type, d.required ? "  (required)" : "", d.help);
-    if (!d.required) out += fmt::format(" [default: {}]", d.default_value);
+    if (!d.required) {
+      out += fmt::format(" [default: {}{}]", d.default_value, d.default_note.empty() ? "" : ", " + d.default_note);
+    }
     out += "\n";
   }
   return out;
@@ -1227,7 +1229,9 @@ namespace {
 void markdown_table(std::string& out, const std::vector<config::FieldDoc>& docs) {
   out += "| key | type | default | description |\n|---|---|---|---|\n";
   for (const config::FieldDoc& d : docs) {
-    const std::string def = d.section ? "" : d.required ? "**required**" : "`" + d.default_value + "`";
+    const std::string def = d.section    ? ""
+                            : d.required ? "**required**"
+                                         : "`" + d.default_value + "`" + (d.default_note.empty() ? "" : ", " + d.default_note);
     std::string type = d.section ? "section" : d.type;
     std::string help = d.help;
     for (std::string* s : {&type, &help}) {
