@@ -162,6 +162,43 @@ std::uint64_t flows_of(const fabric::Fabric& f, const NetworkConfig& cfg, const 
   return t.src / f.gpus_per_node == t.dst / f.gpus_per_node ? 1 : static_cast<std::uint64_t>(cfg.qps_per_connection);
 }
 
+// A transfer's queue pairs, routed one by one into `paths` (back to back) against the load
+// of the other transfers only: a transfer's own pairs are no load to each other (UGAL would
+// send all but the first Valiant on an idle network). Each of its links once in `merged`,
+// with the number of its pairs crossing it; a transfer of one pair keeps its path's order.
+// `ends`: where each path ends in `paths`. Returns its slowest path's latency (Valiant's
+// paths differ in length).
+sim::Time route_pairs(const fabric::Fabric& f, const Transfer& t, std::uint64_t first_flow, std::uint64_t pairs,
+                      fabric::LoadView load, std::vector<fabric::LinkId>& paths, std::vector<std::size_t>& ends,
+                      std::vector<std::pair<fabric::LinkId, std::uint32_t>>& merged) {
+  paths.clear();
+  ends.clear();
+  merged.clear();
+  sim::Time slowest = sim::Time::zero();
+  for (std::uint64_t q = 0; q < pairs; ++q) {
+    const std::size_t from = paths.size();
+    route_append(f, t, first_flow + q, paths, load);
+    ends.push_back(paths.size());
+    slowest = std::max(slowest, path_latency(f, Path(paths.data() + from, paths.size() - from)));
+  }
+  if (pairs == 1) {
+    for (fabric::LinkId l : paths) merged.emplace_back(l, 1);
+    return slowest;
+  }
+  for (fabric::LinkId l : paths) merged.emplace_back(l, 1);
+  std::sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
+  std::size_t out = 0;
+  for (std::size_t k = 0; k < merged.size(); ++k) {
+    if (out > 0 && merged[out - 1].first == merged[k].first) {
+      ++merged[out - 1].second;
+    } else {
+      merged[out++] = merged[k];
+    }
+  }
+  merged.resize(out);
+  return slowest;
+}
+
 // Load seen by adaptive routing (UGAL): transfers already on each link.
 template <class Count>
 double count_load(const void* counts, fabric::LinkId l) {
@@ -196,7 +233,12 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
   phase_first_.reserve(s.phases.size() + 1);
   routes_.reserve(transfers);
   links_.reserve(transfers * 6);  // a Clos route across pods: 8 links; inside a leaf: 4
+  weights_.reserve(transfers * 6);
   const double step_latency = cfg.step_latency.seconds();
+  check_paths(s, cfg);
+  std::vector<fabric::LinkId> paths;                                 // a transfer's pairs' paths
+  std::vector<std::size_t> ends;                                     // where each ends
+  std::vector<std::pair<fabric::LinkId, std::uint32_t>> merged;      // its links, pairs on each
   std::size_t phase_links = 0;
   // Counts are cleared after each phase; a route that throws clears the phase's too.
   struct Clear {
@@ -214,23 +256,24 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
       const Transfer& t = phase.transfers[i];
       const std::size_t start = links_.size();
-      // Each of its flows on its own path, carrying an equal share; a link counts the flows
-      // on it weighted by their share (one for a transfer of one flow).
+      // Each of its queue pairs on its own path with an equal share of its bytes; a link
+      // counts the transfers on it by their share (one for a transfer of one pair).
       const std::uint64_t flows = flows_of(f, cfg, t);
       const double share = 1.0 / static_cast<double>(flows);
-      sim::Time latency = sim::Time::zero();  // of its slowest path (Valiant's differ)
-      for (std::uint64_t q = 0; q < flows; ++q) {
-        const std::size_t from = links_.size();
-        route_append(f, t, i * flows + q, links_, fabric::LoadView{&count_load<double>, &count});
-        CLUSTERSIM_CHECK(links_.size() < std::numeric_limits<std::uint32_t>::max(), "too many links in one schedule");
-        for (std::size_t k = from; k < links_.size(); ++k) count[links_[k].value] += share;
-        latency = std::max(latency, path_latency(f, Path(links_.data() + from, links_.size() - from)));
+      const sim::Time latency = route_pairs(f, t, i * flows, flows, fabric::LoadView{&count_load<double>, &count},
+                                            paths, ends, merged);
+      CLUSTERSIM_CHECK(links_.size() + merged.size() < std::numeric_limits<std::uint32_t>::max(),
+                       "too many links in one schedule");
+      for (const auto& [l, pairs] : merged) {
+        const double weight = share * static_cast<double>(pairs);
+        links_.push_back(l);
+        weights_.push_back(weight);
+        count[l.value] += weight;
       }
       Route r;
       r.latency = latency;
       r.first_link = static_cast<std::uint32_t>(start);
       r.link_count = static_cast<std::uint32_t>(links_.size() - start);
-      r.share = share;
       r.src = t.src;
       r.dst = t.dst;
       r.hop = t.hop;
@@ -314,7 +357,8 @@ void AnalyticalRoutes::add_load(const Schedule& s, LinkLoad& load) const {
     const Route* r = routes_.data() + phase_first_[p];
     for (const Transfer& t : phase.transfers) {
       for (std::uint32_t k = 0; k < r->link_count; ++k) {
-        load.bytes[links_[r->first_link + k].value] += t.bytes * r->share * static_cast<double>(phase.repeat);
+        load.bytes[links_[r->first_link + k].value] +=
+            t.bytes * weights_[r->first_link + k] * static_cast<double>(phase.repeat);
       }
       ++r;
     }
@@ -416,31 +460,23 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   sim::Time fed = sim::Time::zero();  // the path latency of a transfer that feeds this one (a relay)
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
-    // One max-min variable per transfer: its flows (network.qps_per_connection) carry equal
-    // shares, each on its own path, so it uses a link with the share of its flows there.
+    // One max-min variable per transfer: its queue pairs (network.qps_per_connection) carry
+    // equal shares, each on its own path, so it uses a link with the share of its pairs there.
     const std::uint64_t flows = flows_of(fabric_, cfg_, t);
     const double share = 1.0 / static_cast<double>(flows);
-    scratch_.clear();
-    path_ends_.clear();
-    sim::Time path = sim::Time::zero();  // of its slowest path
-    for (std::uint64_t q = 0; q < flows; ++q) {
-      const std::size_t from = scratch_.size();
-      route_append(fabric_, t, i * flows + q, scratch_, fabric::LoadView{&count_load<std::uint32_t>, &link_flows_});
-      for (std::size_t j = from; j < scratch_.size(); ++j) ++link_flows_[scratch_[j].value];
-      path_ends_.push_back(scratch_.size());
-      const Path one(scratch_.data() + from, scratch_.size() - from);
-      path = std::max(path, flows == 1 ? transfer_latency(fabric_, t, one) : path_latency(fabric_, one));
-    }
+    const sim::Time slowest = route_pairs(fabric_, t, i * flows, flows,
+                                          fabric::LoadView{&count_load<std::uint32_t>, &link_flows_}, scratch_,
+                                          path_ends_, merged_);
+    const sim::Time path = flows == 1 ? transfer_latency(fabric_, t, scratch_) : slowest;
     // A streamed step's latency hides behind the chunks in flight (Phase::streamed).
     const sim::Time latency =
         r.rep >= phase.repeat - phase.streamed ? sim::Time::zero() : cfg_.step_latency + fed + path;
     fed = t.feeds_next ? path : sim::Time::zero();
-    for (fabric::LinkId l : scratch_) load_.bytes[l.value] += t.bytes * share;
+    for (const auto& [l, pairs] : merged_) load_.bytes[l.value] += t.bytes * share * static_cast<double>(pairs);
     if (r.alone) {
-      for (fabric::LinkId l : scratch_) alone_step_.emplace_back(l, t.bytes * share);
+      for (const auto& [l, pairs] : merged_) alone_step_.emplace_back(l, t.bytes * share * static_cast<double>(pairs));
     }
     if (scratch_.empty() || t.bytes <= 0.0) {
-      for (fabric::LinkId l : scratch_) --link_flows_[l.value];
       engine_.schedule_after(latency, arrival_id_, owner);
       continue;
     }
@@ -458,23 +494,44 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     if (flow.var.index >= flow_of_var_.size()) flow_of_var_.resize(flow.var.index + 1);
     flow_of_var_[flow.var.index] = slot;
     flow.first_link = static_cast<std::uint32_t>(flow_links_.size());
-    flow.link_count = static_cast<std::uint32_t>(scratch_.size());
-    std::size_t from = 0;
-    for (const std::size_t end : path_ends_) {
-      fabric::LinkId previous{~0U};
-      for (std::size_t q = from; q < end; ++q) {
-        const fabric::LinkId l = scratch_[q];
-        // Merged links (constraint_link()) are consecutive on a route: one use of their
-        // constraint, not two. The uses of one constraint by several flows add up.
+    flow.link_count = static_cast<std::uint32_t>(merged_.size());
+    for (const auto& entry : merged_) {
+      link_flows_[entry.first.value] += entry.second;
+      flow_links_.push_back(entry);
+    }
+    // Merged links (constraint_link()) are consecutive on a route: one use of their
+    // constraint per path, not two; the uses of one constraint by several pairs add up.
+    const auto expand = [&](fabric::LinkId rep, double pairs) {
+      const bool scaleup = fabric_.links[rep.value].kind == fabric::LinkKind::nvlink;
+      solver_.expand(flow.var, constraint_for(rep), pairs * share / (scaleup ? k.scaleup : k.scaleout));
+    };
+    fabric::LinkId previous{~0U};
+    if (flows == 1) {
+      for (fabric::LinkId l : scratch_) {
         const fabric::LinkId rep = constraint_link(fabric_, l);
-        if (rep != previous) {
-          const bool scaleup = fabric_.links[rep.value].kind == fabric::LinkKind::nvlink;
-          solver_.expand(flow.var, constraint_for(l), share / (scaleup ? k.scaleup : k.scaleout));
-        }
+        if (rep != previous) expand(rep, 1.0);
         previous = rep;
-        flow_links_.push_back(l);
       }
-      from = end;
+    } else {
+      // Each path's constraints once, then one use per constraint with its pairs' count.
+      reps_.clear();
+      std::size_t from = 0;
+      for (const std::size_t end : path_ends_) {
+        previous = fabric::LinkId{~0U};
+        for (std::size_t q = from; q < end; ++q) {
+          const fabric::LinkId rep = constraint_link(fabric_, scratch_[q]);
+          if (rep != previous) reps_.push_back(rep);
+          previous = rep;
+        }
+        from = end;
+      }
+      std::sort(reps_.begin(), reps_.end(), [](fabric::LinkId a, fabric::LinkId b) { return a.value < b.value; });
+      for (std::size_t q = 0; q < reps_.size();) {
+        std::size_t same = q;
+        while (same < reps_.size() && reps_[same] == reps_[q]) ++same;
+        expand(reps_[q], static_cast<double>(same - q));
+        q = same;
+      }
     }
     flow.remaining = t.bytes;
     flow.rate = 0.0;  // until the solve below
@@ -562,7 +619,10 @@ void FlowNetwork::on_drain(sim::Engine& e, std::uint64_t) {
   for (const std::uint32_t slot : drained_) {
     Flow& f = flows_[slot];
     solver_.remove_variable(f.var);
-    for (std::uint32_t k = 0; k < f.link_count; ++k) --link_flows_[flow_links_[f.first_link + k].value];
+    for (std::uint32_t k = 0; k < f.link_count; ++k) {
+      const auto& [link, pairs] = flow_links_[f.first_link + k];
+      link_flows_[link.value] -= pairs;
+    }
     e.schedule_after(f.latency, arrival_id_, f.owner);
     f.alive = false;
     free_flows_.push_back(slot);
@@ -601,6 +661,18 @@ void FlowNetwork::on_arrival(sim::Engine& e, std::uint64_t owner_arg) {
   start_step(owner);
 }
 
+void check_paths(const Schedule& s, const NetworkConfig& cfg) {
+  const std::size_t most = most_transfers(s);
+  const auto pairs = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.qps_per_connection));
+  if (pairs > 1 && most * pairs > kMaxRoutedPaths) {
+    throw sim::LimitError(fmt::format("its {} {} puts {} transfers of {} queue pairs each on the fabric at once, {} "
+                                      "paths to route; clustersim routes at most {} in one step (lower "
+                                      "network.qps_per_connection)",
+                                      config::enum_name(s.algorithm), config::enum_name(s.op), most, pairs,
+                                      most * pairs, kMaxRoutedPaths));
+  }
+}
+
 std::size_t most_transfers(const Schedule& s) {
   std::size_t most = 0;
   for (const Phase& p : s.phases) most = std::max(most, p.transfers.size());
@@ -614,6 +686,7 @@ sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Sch
                                       "flow and holds at most {}",
                                       config::enum_name(s.algorithm), config::enum_name(s.op), most, kMaxFlowTransfers));
   }
+  check_paths(s, cfg);
   sim::Engine engine;
   FlowNetwork net(engine, f, cfg);
   struct Done {

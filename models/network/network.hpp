@@ -165,7 +165,6 @@ class AnalyticalRoutes {
     double scaleout = 0.0;  // min over its other links of c_l / n_l (bytes/s)
     std::uint32_t first_link = 0;  // into links_: its flows' paths, back to back
     std::uint32_t link_count = 0;
-    double share = 1.0;            // of its bytes on each path: 1 / its flows (qps_per_connection)
     sim::Time latency;             // of its slowest path
     std::int64_t src = 0, dst = 0;
     Hop hop = Hop::gpu;
@@ -180,7 +179,8 @@ class AnalyticalRoutes {
   std::vector<SizeFactor> scaleout_factors_;
   std::vector<std::size_t> phase_first_;     // per phase + 1: first route of the phase
   std::vector<Route> routes_;
-  std::vector<fabric::LinkId> links_;        // paths, back to back
+  std::vector<fabric::LinkId> links_;        // each transfer's links, back to back
+  std::vector<double> weights_;              // per entry of links_: its pairs there / its pairs
 };
 
 /// Analytical times of many schedules on one fabric, each shape routed once: a schedule
@@ -278,8 +278,11 @@ class FlowNetwork {
   std::vector<std::uint32_t> flow_of_var_;   // solver variable index -> slot
   std::vector<Finish> finishes_;             // min-heap on `at`, lazy
   std::vector<std::uint32_t> drained_;       // scratch of on_drain()
-  std::vector<fabric::LinkId> flow_links_;  // paths of the flows, cleared when none is left
-  std::vector<std::size_t> path_ends_;       // scratch: where each of a transfer's paths ends
+  // The links of the flows, each once with the queue pairs crossing it; cleared when none is left.
+  std::vector<std::pair<fabric::LinkId, std::uint32_t>> flow_links_;
+  std::vector<std::pair<fabric::LinkId, std::uint32_t>> merged_;  // scratch: a transfer's links
+  std::vector<fabric::LinkId> reps_;                                // scratch: its constraints' links
+  std::vector<std::size_t> path_ends_;                              // scratch: where each pair's path ends
   std::vector<std::uint32_t> link_flows_;   // flows on each link (UGAL's load)
   std::uint64_t steps_started_ = 0;
   std::vector<Running> running_;
@@ -300,6 +303,14 @@ class FlowNetwork {
 /// together (a direct all-to-all over 2,048 ranks, 4.2 million flows, took 1.9 GB; over
 /// 3,072 it ran out of memory). A 1,024-rank all-to-all fits: about 2 s (bench_network).
 inline constexpr std::size_t kMaxFlowTransfers = std::size_t{1} << 20;
+
+/// The most paths one phase may route (transfers x network.qps_per_connection, in either
+/// model): a 1,024-rank all-to-all at 16 queue pairs (16.8 million) fits; at 256 it took
+/// 77 s and 7 GB in the analytical model alone.
+inline constexpr std::size_t kMaxRoutedPaths = std::size_t{1} << 25;
+
+/// Throws sim::LimitError when a phase of `s` would route more than kMaxRoutedPaths paths.
+void check_paths(const Schedule& s, const NetworkConfig& cfg);
 
 /// The largest number of transfers in one phase of `s`.
 std::size_t most_transfers(const Schedule& s);

@@ -632,6 +632,9 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
     if (!sc.fabric && stale("network.qps_per_connection", "fabric")) {
       inert("network.qps_per_connection", "the scenario has no fabric: no connection crosses one",
             "add a fabric, or remove it");
+    } else if (sc.cluster.nodes <= 1 && stale("network.qps_per_connection", "cluster.nodes")) {
+      inert("network.qps_per_connection", "the cluster is one node: no connection crosses the fabric",
+            "add nodes, or remove it");
     } else if (clos && sc.fabric->path_selection == fabric::PathSelection::destination &&
                stale("network.qps_per_connection", "fabric.path_selection")) {
       inert("network.qps_per_connection",

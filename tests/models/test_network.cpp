@@ -918,6 +918,22 @@ TEST_CASE("queue pairs per connection: a transfer's flows hashed apart, the busi
   NetworkConfig many = bare();
   many.qps_per_connection = 16;
   CHECK(analytical_time(one, many, inside).seconds() == analytical_time(one, bare(), inside).seconds());
+  // A transfer's own queue pairs are no load to each other: alone on a UGAL dragonfly, every
+  // one stays minimal, as one pair does (counted as load, all but the first went Valiant).
+  const fabric::Fabric df = build(dragonfly(4, 2, 2, fabric::Routing::ugal), 36, 2, 2);
+  const Schedule pair = planned(Op::send_recv, Algorithm::direct, {0, 70}, 1e6, 2);
+  CHECK(analytical_time(df, many, pair).seconds() == Rel(analytical_time(df, bare(), pair).seconds()));
+  CHECK(flow_time(df, many, pair).seconds() == Rel(flow_time(df, bare(), pair).seconds()));
+  // Past kMaxRoutedPaths (2^25) a step is refused, not routed for minutes: 2^18 transfers
+  // of 256 queue pairs; at 128, exactly the limit, it is routed.
+  Schedule wide;
+  wide.phases.resize(1);
+  wide.phases[0].transfers.resize(std::size_t{1} << 18);
+  NetworkConfig most = bare();
+  most.qps_per_connection = 256;
+  CHECK_THROWS_AS(check_paths(wide, most), sim::LimitError);
+  most.qps_per_connection = 128;
+  CHECK_NOTHROW(check_paths(wide, most));
 }
 
 TEST_CASE("size factors: linear in log2(size) between points, constant beyond, 1 without a table") {

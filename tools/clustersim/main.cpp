@@ -483,8 +483,10 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
       timed = tools::time_collective(fab, cfg, op, ranks, size, algo, timing, why);
     } catch (const sim::LimitError& e) {
       shown.erase();
-      std::cerr << fmt::format("error: --model flow: {} of {:.0f} B on {} GPUs: {} (use --model analytical)\n", c.op,
-                               size.value(), n, e.what());
+      // The flow model's flow count, or either model's routed paths (queue pairs).
+      const bool paths = std::string_view(e.what()).find("queue pairs") != std::string_view::npos;
+      std::cerr << fmt::format("error: --model {}: {} of {:.0f} B on {} GPUs: {}{}\n", model_name, c.op, size.value(),
+                               n, e.what(), paths ? "" : " (use --model analytical)");
       return kExitInput;
     } catch (const sim::TimeRangeError& e) {  // said with the size it happened at
       shown.erase();
