@@ -665,7 +665,7 @@ void check_paths(const Schedule& s, const NetworkConfig& cfg) {
   const std::size_t most = most_transfers(s);
   const auto pairs = static_cast<std::size_t>(std::max<std::int64_t>(1, cfg.qps_per_connection));
   if (pairs > 1 && most * pairs > kMaxRoutedPaths) {
-    throw sim::LimitError(fmt::format("its {} {} puts {} transfers of {} queue pairs each on the fabric at once, {} "
+    throw PathLimitError(fmt::format("its {} {} puts {} transfers of {} queue pairs each on the fabric at once, {} "
                                       "paths to route; clustersim routes at most {} in one step (lower "
                                       "network.qps_per_connection)",
                                       config::enum_name(s.algorithm), config::enum_name(s.op), most, pairs,

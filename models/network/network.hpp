@@ -51,6 +51,7 @@
 #include "models/fabric/fabric.hpp"
 #include "models/network/collective.hpp"
 #include "models/network/config.hpp"
+#include "sim/check.hpp"
 #include "sim/engine.hpp"
 #include "sim/maxmin.hpp"
 
@@ -309,7 +310,13 @@ inline constexpr std::size_t kMaxFlowTransfers = std::size_t{1} << 20;
 /// 77 s and 7 GB in the analytical model alone.
 inline constexpr std::size_t kMaxRoutedPaths = std::size_t{1} << 25;
 
-/// Throws sim::LimitError when a phase of `s` would route more than kMaxRoutedPaths paths.
+/// A step with more paths to route than kMaxRoutedPaths, in either network model.
+class PathLimitError : public sim::LimitError {
+ public:
+  using sim::LimitError::LimitError;
+};
+
+/// Throws PathLimitError when a phase of `s` would route more than kMaxRoutedPaths paths.
 void check_paths(const Schedule& s, const NetworkConfig& cfg);
 
 /// The largest number of transfers in one phase of `s`.

@@ -931,7 +931,7 @@ TEST_CASE("queue pairs per connection: a transfer's flows hashed apart, the busi
   wide.phases[0].transfers.resize(std::size_t{1} << 18);
   NetworkConfig most = bare();
   most.qps_per_connection = 256;
-  CHECK_THROWS_AS(check_paths(wide, most), sim::LimitError);
+  CHECK_THROWS_AS(check_paths(wide, most), PathLimitError);
   most.qps_per_connection = 128;
   CHECK_NOTHROW(check_paths(wide, most));
 }

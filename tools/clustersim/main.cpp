@@ -484,7 +484,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     } catch (const sim::LimitError& e) {
       shown.erase();
       // The flow model's flow count, or either model's routed paths (queue pairs).
-      const bool paths = std::string_view(e.what()).find("queue pairs") != std::string_view::npos;
+      const bool paths = dynamic_cast<const network::PathLimitError*>(&e) != nullptr;
       std::cerr << fmt::format("error: --model {}: {} of {:.0f} B on {} GPUs: {}{}\n", model_name, c.op, size.value(),
                                n, e.what(), paths ? "" : " (use --model analytical)");
       return kExitInput;
