@@ -181,11 +181,8 @@ sim::Time route_pairs(const fabric::Fabric& f, const Transfer& t, std::uint64_t 
     ends.push_back(paths.size());
     slowest = std::max(slowest, path_latency(f, Path(paths.data() + from, paths.size() - from)));
   }
-  if (pairs == 1) {
-    for (fabric::LinkId l : paths) merged.emplace_back(l, 1);
-    return slowest;
-  }
   for (fabric::LinkId l : paths) merged.emplace_back(l, 1);
+  if (pairs == 1) return slowest;
   std::sort(merged.begin(), merged.end(), [](const auto& a, const auto& b) { return a.first.value < b.first.value; });
   std::size_t out = 0;
   for (std::size_t k = 0; k < merged.size(); ++k) {
@@ -467,7 +464,8 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     const sim::Time slowest = route_pairs(fabric_, t, i * flows, flows,
                                           fabric::LoadView{&count_load<std::uint32_t>, &link_flows_}, scratch_,
                                           path_ends_, merged_);
-    const sim::Time path = flows == 1 ? transfer_latency(fabric_, t, scratch_) : slowest;
+    // As the analytical model: a hop into the aggregation tree climbs it (one path, never split).
+    const sim::Time path = t.hop == Hop::fabric_in ? transfer_latency(fabric_, t, scratch_) : slowest;
     // A streamed step's latency hides behind the chunks in flight (Phase::streamed).
     const sim::Time latency =
         r.rep >= phase.repeat - phase.streamed ? sim::Time::zero() : cfg_.step_latency + fed + path;
@@ -499,39 +497,30 @@ void FlowNetwork::start_step(std::uint32_t owner) {
       link_flows_[entry.first.value] += entry.second;
       flow_links_.push_back(entry);
     }
-    // Merged links (constraint_link()) are consecutive on a route: one use of their
-    // constraint per path, not two; the uses of one constraint by several pairs add up.
-    const auto expand = [&](fabric::LinkId rep, double pairs) {
-      const bool scaleup = fabric_.links[rep.value].kind == fabric::LinkKind::nvlink;
-      solver_.expand(flow.var, constraint_for(rep), pairs * share / (scaleup ? k.scaleup : k.scaleout));
-    };
-    fabric::LinkId previous{~0U};
-    if (flows == 1) {
-      for (fabric::LinkId l : scratch_) {
-        const fabric::LinkId rep = constraint_link(fabric_, l);
-        if (rep != previous) expand(rep, 1.0);
+    // Each path's constraints once (merged links, constraint_link(), are consecutive on a
+    // route: one use, not two); then one use per constraint with the count of its pairs
+    // there (a transfer of one pair: its path's constraints in order, one each).
+    reps_.clear();
+    std::size_t from = 0;
+    for (const std::size_t end : path_ends_) {
+      fabric::LinkId previous{~0U};
+      for (std::size_t q = from; q < end; ++q) {
+        const fabric::LinkId rep = constraint_link(fabric_, scratch_[q]);
+        if (rep != previous) reps_.push_back(rep);
         previous = rep;
       }
-    } else {
-      // Each path's constraints once, then one use per constraint with its pairs' count.
-      reps_.clear();
-      std::size_t from = 0;
-      for (const std::size_t end : path_ends_) {
-        previous = fabric::LinkId{~0U};
-        for (std::size_t q = from; q < end; ++q) {
-          const fabric::LinkId rep = constraint_link(fabric_, scratch_[q]);
-          if (rep != previous) reps_.push_back(rep);
-          previous = rep;
-        }
-        from = end;
-      }
+      from = end;
+    }
+    if (flows > 1) {
       std::sort(reps_.begin(), reps_.end(), [](fabric::LinkId a, fabric::LinkId b) { return a.value < b.value; });
-      for (std::size_t q = 0; q < reps_.size();) {
-        std::size_t same = q;
-        while (same < reps_.size() && reps_[same] == reps_[q]) ++same;
-        expand(reps_[q], static_cast<double>(same - q));
-        q = same;
-      }
+    }
+    for (std::size_t q = 0; q < reps_.size();) {
+      std::size_t same = q;
+      while (same < reps_.size() && reps_[same] == reps_[q]) ++same;
+      const bool scaleup = fabric_.links[reps_[q].value].kind == fabric::LinkKind::nvlink;
+      solver_.expand(flow.var, constraint_for(reps_[q]),
+                     static_cast<double>(same - q) * share / (scaleup ? k.scaleup : k.scaleout));
+      q = same;
     }
     flow.remaining = t.bytes;
     flow.rate = 0.0;  // until the solve below
