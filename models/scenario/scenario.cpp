@@ -1,5 +1,6 @@
 #include "models/scenario/scenario.hpp"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstring>
@@ -513,10 +514,21 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
   return out;
 }
 
-/// The failure model's relations that field tables cannot check (and those of a queue,
-/// which runs through the same model).
-// The zipped lists of a sweep block vary together: they must have one length. A key is
-// either zipped or a grid axis.
+/// The size tables a calibration supplies (network.yaml, a profile): a --set that indexes
+/// into one ("network.scaleup_size_factors[3].factor=0.9") addresses the table in force, so
+/// it is applied after the calibration, once the node (hence the GPU type) is known.
+bool indexes_size_table(const std::string& set) {
+  const std::string key = set.substr(0, set.find('='));
+  for (const char* list : {"network.scaleup_size_factors[", "network.scaleout_size_factors["}) {
+    if (key.rfind(list, 0) == 0) return true;
+  }
+  return false;
+}
+
+void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state);
+
+/// The zipped lists of a sweep block vary together: they must have one length. A key is
+/// either zipped or a grid axis.
 void check_sweep(const Scenario& sc, LoadState& state) {
   if (!sc.sweep) return;
   const std::vector<SweepAxis>& zip = sc.sweep->zip.axes;
@@ -533,12 +545,19 @@ void check_sweep(const Scenario& sc, LoadState& state) {
     const std::string at = "sweep.grid." + axis.key;
     state.diagnostics.add(state.where(at), at, "this key is also under sweep.zip", "keep it in one of the two");
   }
-  // Every value must be one the key takes: each is applied, as `--set KEY=VALUE` would be,
-  // to a copy of the scenario (a key that does not exist, a value of the wrong type or out
-  // of range). What only a whole point can tell (a fabric too small) is that point's error
-  // row in the sweep.
-  for (const auto& [section, axes] : {std::pair{"zip", &zip}, {"grid", &sc.sweep->grid.axes}}) {
+  check_sweep_values(sc, false, state);
+}
+
+/// Every value of the sweep's axes must be one the key takes: each is applied, as `--set
+/// KEY=VALUE` would be, to a copy of the scenario (a key that does not exist, a value of the
+/// wrong type or out of range). What only a whole point can tell (a fabric too small) is
+/// that point's error row in the sweep. `size_tables`: the axes that index into a size table
+/// (indexes_size_table), checked once the calibration has supplied it; else the others.
+void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state) {
+  if (!sc.sweep) return;
+  for (const auto& [section, axes] : {std::pair{"zip", &sc.sweep->zip.axes}, {"grid", &sc.sweep->grid.axes}}) {
     for (const SweepAxis& axis : *axes) {
+      if (indexes_size_table(axis.key + "=") != size_tables) continue;
       for (std::size_t i = 0; i < axis.values.size(); ++i) {
         Scenario copy = sc;
         copy.sweep.reset();
@@ -931,7 +950,17 @@ void check_network(const Scenario& sc, LoadState& state) {
     const std::size_t i = network::first_unsorted(table);
     if (i == 0) return;
     const std::string at = fmt::format("network.{}[{}].size", key, i);
-    state.diagnostics.add(state.where(at), at,
+    // A --set may have moved the point before it in a calibration's table: point at the
+    // one the scenario wrote.
+    const auto written = [&](std::size_t k) {
+      const std::string prefix = fmt::format("network.{}[{}]", key, k);
+      const auto it = state.assigned.lower_bound(prefix);
+      return it != state.assigned.end() && it->first.rfind(prefix, 0) == 0 ? std::optional(it->second) : std::nullopt;
+    };
+    const auto exact = state.assigned.find(at);
+    const std::optional<Location> here = exact != state.assigned.end() ? std::optional(exact->second) : written(i);
+    const std::optional<Location> before = here ? here : written(i - 1);
+    state.diagnostics.add(before ? *before : state.where(at), at,
                           fmt::format("sizes must increase from point to point: {} follows {}",
                                       sim::format_bytes(table[i].size), sim::format_bytes(table[i - 1].size)),
                           "list the points by increasing size");
@@ -1017,6 +1046,22 @@ void load_calibration(LoadedScenario& out, const std::vector<Document>& chain, c
   out.calibration = std::move(profile);
 }
 
+/// The calibration keys among the network keys the scenario wrote: "scaleup_size_factors"
+/// for "scaleup_size_factors[3].factor".
+std::vector<std::string> calibration_overrides(const LoadState& state) {
+  std::vector<std::string> keys;
+  for (const std::string& written : network_keys_written(state)) {
+    const std::string key = written.substr(0, written.find_first_of(".["));
+    bool is_calibration = false;
+    config::for_each_field(calibration::NetworkCalibration::fields(),
+                           [&](const auto& f) { is_calibration = is_calibration || f.key == key; });
+    if (is_calibration) keys.push_back(key);
+  }
+  std::sort(keys.begin(), keys.end());
+  keys.erase(std::unique(keys.begin(), keys.end()), keys.end());
+  return keys;
+}
+
 LoadedScenario load_from(Document top, const LoadOptions& options) {
   LoadState state;
   LoadedScenario out;
@@ -1030,7 +1075,12 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   // An empty file (or one of comments only) records no mapping: errors about its missing
   // keys point at its first line rather than at no file at all.
   state.mappings.try_emplace("", Location{out.file, 1, 1});
+  std::vector<std::string> table_sets;
   for (const std::string& set : options.sets) {
+    if (indexes_size_table(set)) {
+      table_sets.push_back(set);
+      continue;
+    }
     // The chain of files is read before the overrides: a new `extends` would be ignored.
     if (set.substr(0, set.find('=')) == "extends") {
       state.diagnostics.add(Location{"<command line>", 1, 1}, "extends",
@@ -1072,6 +1122,29 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
 
   apply_builtin_network(out, state);
   if (!out.config.calibration.empty()) load_calibration(out, chain, top_dir, state);
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  for (const std::string& set : table_sets) {
+    const bool scaleup = set.rfind("network.scaleup_size_factors[", 0) == 0;
+    const char* key = scaleup ? "scaleup_size_factors" : "scaleout_size_factors";
+    if ((scaleup ? out.config.network.scaleup_size_factors : out.config.network.scaleout_size_factors).empty()) {
+      state.diagnostics.add(
+          Location{"<command line>", 1, 1}, fmt::format("network.{}", key),
+          fmt::format("is empty: neither the scenario nor its calibration ({}) has a size table, so there is no "
+                      "point to index",
+                      out.calibration ? out.config.calibration
+                      : calibration::builtin_network(out.node.gpu_name)
+                          ? "built-in for " + out.node.gpu_name
+                          : "generic network defaults"),
+          fmt::format("set the whole table, e.g. --set 'network.{}=[{{size: 1MiB, factor: 0.5}}, {{size: 64MiB, "
+                      "factor: 1.0}}]'",
+                      key));
+      continue;
+    }
+    config::apply_set(out.config, set, state);
+  }
+  if (!table_sets.empty()) check_network(out.config, state);
+  check_sweep_values(out.config, true, state);
+  out.calibration_overrides = calibration_overrides(state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   out.pricing = load_pricing(state);

@@ -194,6 +194,10 @@ struct LoadedScenario {
   fabric::PricingTable pricing;
   std::vector<ResolvedJob> jobs;
   std::optional<calibration::CalibrationProfile> calibration;  ///< the profile named by `calibration:`
+  /// The calibration keys (network.scaleup_efficiency, ...: those of a profile's network
+  /// section, without the prefix) the scenario writes itself, in files or with --set: they
+  /// win over the calibration, built-in or named. Sorted, unique.
+  std::vector<std::string> calibration_overrides;
   std::string file;  ///< the scenario's path, or the built-in's name
   std::vector<std::string> sets;  ///< the --set overrides applied (KEY=VALUE), in order
 };

@@ -774,6 +774,50 @@ TEST_CASE("the shipped derived profiles carry their GPU type's built-in network 
   CHECK(keys == std::vector<std::string>{"scaleup_efficiency", "call_overhead", "scaleup_size_factors"});
 }
 
+TEST_CASE("a --set into a size table addresses the calibration's table; the keys a scenario writes are listed") {
+  // The A100's built-in calibration has a 16-point NVLink size table. The scenario writes
+  // none: an index into it edits the built-in table, applied after the node is known.
+  const std::string a100 = kSource + "/validation/cases/oci-bm-gpu4-8-1x8.yaml";
+  const auto builtin = builtin_network("a100-sxm-40gb");
+  REQUIRE(builtin);
+  const std::vector<network::SizeFactor>& table = *builtin->network.scaleup_size_factors;
+  REQUIRE(table.size() == 16);
+  const scenario::LoadedScenario plain = scenario::load_scenario(a100, {});
+  CHECK(plain.calibration_overrides.empty());
+  CHECK(plain.config.network.scaleup_size_factors.size() == 16);
+
+  scenario::LoadOptions sets;
+  sets.sets = {"network.scaleup_size_factors[15].factor=0.5", "network.scaleup_efficiency=0.9"};
+  const scenario::LoadedScenario edited = scenario::load_scenario(a100, sets);
+  REQUIRE(edited.config.network.scaleup_size_factors.size() == 16);
+  CHECK(edited.config.network.scaleup_size_factors[15].factor == 0.5);
+  CHECK(edited.config.network.scaleup_size_factors[14].factor == table[14].factor);
+  CHECK(edited.config.network.scaleup_size_factors[15].size == table[15].size);
+  CHECK(edited.config.network.scaleup_efficiency == 0.9);
+  CHECK(edited.config.network.call_overhead == *builtin->network.call_overhead);
+  CHECK(edited.calibration_overrides == std::vector<std::string>{"scaleup_efficiency", "scaleup_size_factors"});
+
+  // Past the table's end, or out of order: the errors name the table in force.
+  const auto error_of = [&](const std::string& path, const std::string& set) {
+    try {
+      scenario::LoadOptions o;
+      o.sets = {set};
+      scenario::load_scenario(path, o);
+    } catch (const config::InputError& e) {
+      return e.diagnostics().format();
+    }
+    return std::string("no error");
+  };
+  CHECK(error_of(a100, "network.scaleup_size_factors[16].factor=0.5").find("has 16 entries; there is no index 16") !=
+        std::string::npos);
+  CHECK(error_of(a100, "network.scaleup_size_factors[2].size=100MiB")
+            .find("<command line>:1:38: network.scaleup_size_factors[3].size: sizes must increase") != std::string::npos);
+  // H100's built-in calibration has no table: nothing to index, and the way to set one.
+  CHECK(error_of(kSource + "/tests/scenarios/training_small.yaml", "network.scaleup_size_factors[0].factor=0.5")
+            .find("is empty: neither the scenario nor its calibration (built-in for h100-sxm) has a size table") !=
+        std::string::npos);
+}
+
 TEST_CASE("a scenario's calibration profile replaces the compute profile and the network parameters") {
   const scenario::LoadedScenario base = scenario::load_scenario(kSource + "/tests/scenarios/training_small.yaml", {});
   const scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/calibrated.yaml", {});

@@ -525,7 +525,11 @@ std::string calibration_summary(const scenario::LoadedScenario& loaded) {
       : calibration::builtin_network(loaded.node.gpu_name)
           ? fmt::format("built-in for {}", loaded.node.gpu_name)
           : fmt::format("generic network defaults (no built-in calibration for {})", loaded.node.gpu_name);
-  return fmt::format("{}: collectives reach {:.1f}% of the scale-up and {:.1f}% of the scale-out line rate, {} per call", which,
+  const std::string overrides =
+      loaded.calibration_overrides.empty()
+          ? std::string()
+          : fmt::format(", with {} set by the scenario", fmt::join(loaded.calibration_overrides, ", "));
+  return fmt::format("{}{}: collectives reach {:.1f}% of the scale-up and {:.1f}% of the scale-out line rate, {} per call", which, overrides,
                      100.0 * n.scaleup_efficiency, 100.0 * n.scaleout_efficiency, sim::human(n.call_overhead));
 }
 
@@ -542,7 +546,8 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
                         {"kind", loaded.calibration ? loaded.calibration->kind : calibration_name(loaded)},
                         {"scaleup_efficiency", loaded.config.network.scaleup_efficiency},
                         {"scaleout_efficiency", loaded.config.network.scaleout_efficiency},
-                        {"call_overhead_s", loaded.config.network.call_overhead.seconds()}};
+                        {"call_overhead_s", loaded.config.network.call_overhead.seconds()},
+                        {"overrides", loaded.calibration_overrides}};
   if (result.fabric) doc["fabric"] = fabric::to_json(*result.fabric);
   config::Json jobs = config::Json::array();
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
@@ -1032,6 +1037,8 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
   row("scaleup_efficiency", loaded.config.network.scaleup_efficiency, "fraction");
   row("scaleout_efficiency", loaded.config.network.scaleout_efficiency, "fraction");
   row("call_overhead", loaded.config.network.call_overhead.seconds(), "s");
+  // The calibration keys the scenario writes itself (they win over the calibration).
+  if (!loaded.calibration_overrides.empty()) row("overrides", fmt::format("{}", fmt::join(loaded.calibration_overrides, " ")), "");
   if (result.fabric) {
     const fabric::FabricMetrics& m = *result.fabric;
     section = "fabric";
