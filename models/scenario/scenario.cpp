@@ -852,6 +852,50 @@ void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::strin
   }
 }
 
+/// Queue pairs spread a connection over paths only where the fabric gives a pair of GPUs
+/// more than one; what decides it here is known once the fabric is built (the dragonfly's
+/// groups, when they follow from the nodes): a torus whose dimensions are all odd (a tie,
+/// the destination half way round, is the only choice it hashes), a dragonfly of at most two
+/// groups (Valiant has no intermediate group, so every route is minimal). The rest is
+/// check_inert_keys'.
+void check_inert_qps(LoadedScenario& loaded, const std::vector<std::string>& files,
+                     const std::vector<std::string>& shared, LoadState& state) {
+  const auto written = state.assigned.find("network.qps_per_connection");
+  if (!loaded.fabric || loaded.config.network.qps_per_connection <= 1 || written == state.assigned.end()) return;
+  std::string why;
+  std::string hint;
+  if (const auto* t = std::get_if<fabric::TorusLayout>(&loaded.fabric->layout)) {
+    if (std::all_of(t->dims.begin(), t->dims.end(), [](std::int64_t k) { return k % 2 == 1; })) {
+      why = "the torus's dimensions are all odd: dimension-order routing gives each pair of GPUs one shortest path";
+      hint = "make a dimension even, where a tie goes either way round, or remove it";
+    }
+  } else if (const auto* d = std::get_if<fabric::DragonflyLayout>(&loaded.fabric->layout)) {
+    if (d->g <= 2 && d->routing != fabric::Routing::minimal) {
+      why = fmt::format("the dragonfly has {} group{}: Valiant has no intermediate group, so every route is minimal and "
+                        "each pair of GPUs has one path",
+                        d->g, d->g == 1 ? "" : "s");
+      hint = "more groups, or remove it";
+    }
+  }
+  if (why.empty()) return;
+  // Not when the fabric or the cluster was set after it (a file extending another, or the
+  // command line, where sweep and plan set their points), as for check_inert_checkpoint.
+  const auto rank = [&](const Location& at) {
+    const auto it = std::find(files.begin(), files.end(), at.file);
+    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
+  };
+  const std::size_t when = rank(written->second);
+  const bool overtaken = std::any_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
+    const bool decides = kv.first == "fabric" || config::key_inside("fabric", kv.first) || kv.first == "cluster" ||
+                         config::key_inside("cluster", kv.first);
+    return decides && (rank(kv.second) > when || (when == files.size() && rank(kv.second) == when));
+  });
+  if (overtaken) return;
+  config::Diagnostics& to =
+      set_shared("network.qps_per_connection", written->second, shared) ? loaded.shared_inert : state.diagnostics;
+  to.add(written->second, "network.qps_per_connection", "does not apply: " + why, hint);
+}
+
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   const Scenario& sc = loaded.config;
   if (!long_run(loaded)) return;
@@ -1167,6 +1211,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     std::vector<std::string> files;
     for (const Document& doc : chain) files.push_back(doc.file);
     check_inert_checkpoint(out, files, options.shared_keys, state);
+    check_inert_qps(out, files, options.shared_keys, state);
   }
   check_reliability(out, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
