@@ -147,21 +147,37 @@ void mark_best(CompareRow& row) {
 
 namespace {
 
-/// The designs of one file: the scenario, or each point of its `sweep:` block (named by the
-/// point's `name` if the block sets it, else by its parameters).
 /// A shared --set that changes nothing in any scenario compared is an error, as in one
 /// scenario (each load sets aside the shared keys inert there: LoadedScenario::shared_inert).
+/// Where the scenarios give different reasons, the error gives each, with the scenarios'
+/// names.
 void refuse_inert_everywhere(const std::vector<scenario::LoadedScenario>& loaded, config::Diagnostics& out) {
   if (loaded.empty()) return;
   for (const config::Diagnostic& d : loaded.front().shared_inert.items()) {
-    const bool everywhere = std::all_of(loaded.begin() + 1, loaded.end(), [&](const scenario::LoadedScenario& l) {
+    std::vector<std::pair<std::string, std::vector<std::string>>> reasons;  // message -> scenarios, first seen first
+    const bool everywhere = std::all_of(loaded.begin(), loaded.end(), [&](const scenario::LoadedScenario& l) {
       const auto& items = l.shared_inert.items();
-      return std::any_of(items.begin(), items.end(), [&](const config::Diagnostic& e) { return e.path == d.path; });
+      const auto it = std::find_if(items.begin(), items.end(), [&](const config::Diagnostic& e) { return e.path == d.path; });
+      if (it == items.end()) return false;
+      auto r = std::find_if(reasons.begin(), reasons.end(), [&](const auto& kv) { return kv.first == it->message; });
+      if (r == reasons.end()) r = reasons.insert(reasons.end(), {it->message, {}});
+      r->second.push_back(l.config.name.empty() ? l.file : l.config.name);
+      return true;
     });
-    if (everywhere) out.add(d.where, d.path, d.message + " (in every scenario compared)", d.hint);
+    if (!everywhere) continue;
+    if (reasons.size() == 1) {
+      out.add(d.where, d.path, d.message + " (in every scenario compared)", d.hint);
+      continue;
+    }
+    std::vector<std::string> each;
+    for (const auto& [message, names] : reasons) each.push_back(fmt::format("in {}: {}", fmt::join(names, ", "), message));
+    out.add(d.where, d.path, fmt::format("changes nothing in any scenario compared ({})", fmt::join(each, "; ")),
+            "remove it");
   }
 }
 
+/// The designs of one file: the scenario, or each point of its `sweep:` block (named by the
+/// point's `name` if the block sets it, else by its parameters).
 void load_designs(const std::string& file, const CompareArgs& args, std::vector<scenario::LoadedScenario>& loaded,
                   std::vector<std::string>& labels) {
   const scenario::LoadedScenario base = scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, false, false});
