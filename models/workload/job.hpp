@@ -10,7 +10,10 @@
 // (tp_i, cp_i, pp_i, dp_i) with the first name in `order` varying fastest:
 //     r = tp_i + tp (cp_i + cp (pp_i + pp dp_i))        for order [tp, cp, pp, dp]
 // and runs on the job's r-th GPU, so TP stays inside a node (when tp divides the node's
-// GPUs), then CP, then PP, then DP span nodes.
+// GPUs), then CP, then PP, then DP span nodes. That default is the order of Llama 3's
+// training (Llama Team, arXiv 2407.21783, section 3.3.2: [TP, CP, PP, DP]); Megatron-Core
+// defaults to "tp-cp-ep-dp-pp" (parallel_state.initialize_model_parallel), pipeline
+// outermost, which puts an expert group (ep ranks within dp) on fewer nodes.
 //
 // A step processes `global_batch` sequences of `seq_len` tokens: each data-parallel replica
 // runs global_batch / (dp x micro_batch) micro-batches through its pipeline.
@@ -103,7 +106,10 @@ struct Parallelism {
             .at_most(3),
         field("sequence_parallel", &Parallelism::sequence_parallel,
               "shard norms and dropout across the TP group (all-gather / reduce-scatter instead of all-reduce)"),
-        field("order", &Parallelism::order, "rank-to-GPU order, fastest-varying first"),
+        field("order", &Parallelism::order,
+              "rank-to-GPU order, fastest-varying first; the default is Llama 3's (Meta, 2024); "
+              "Megatron-Core's is [tp, cp, dp, pp], which keeps data- and expert-parallel groups (ep within dp) "
+              "on fewer nodes: try it for MoE jobs"),
     };
   }
 };

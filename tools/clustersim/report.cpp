@@ -852,7 +852,15 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                      {"optimizer", w.optimizer}}) {
         if (v > 0.0005 * st.step_time_s) parts.push_back(fmt::format("{} {:.4f} s", label, v));
       }
+      // The last stage's bubble beyond the busiest one's is not fill and drain: it waits for
+      // the work of busier stages (layers of unequal cost, such as MoE beside dense ones).
+      const double waits = (b.bubble + b.pp) - (w.bubble + w.pp);
       out += fmt::format("  busiest stage {} (least waiting): {}\n", st.busiest_stage, fmt::join(parts, ", "));
+      if (waits > 0.05 * st.step_time_s) {
+        out += fmt::format("  unbalanced stages: stage {} waits {:.4f} s ({:.1f}% of the step) more than stage {}, for "
+                           "the work of the busier stages\n",
+                           st.critical_stage, waits, 100.0 * waits / st.step_time_s, st.busiest_stage);
+      }
     }
     if (result.reliability) {
       const reliability::JobSummary& rs = result.reliability->jobs[i];
