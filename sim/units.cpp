@@ -41,11 +41,12 @@ constexpr std::array kByteUnits{
     Unit{"MiB", 1048576.0}, Unit{"KiB", 1024.0}, Unit{"kB", 1e3}};
 
 constexpr std::array kBandwidthUnits{
-    Unit{"TB/s", 1e12}, Unit{"GB/s", 1e9}, Unit{"MB/s", 1e6}, Unit{"KB/s", 1e3}, Unit{"B/s", 1.0},
-    Unit{"Tbps", 1e12 / 8}, Unit{"Gbps", 1e9 / 8}, Unit{"Mbps", 1e6 / 8}, Unit{"Kbps", 1e3 / 8},
+    Unit{"PB/s", 1e15}, Unit{"TB/s", 1e12}, Unit{"GB/s", 1e9}, Unit{"MB/s", 1e6}, Unit{"KB/s", 1e3},
+    Unit{"B/s", 1.0},
+    Unit{"Pbps", 1e15 / 8}, Unit{"Tbps", 1e12 / 8}, Unit{"Gbps", 1e9 / 8}, Unit{"Mbps", 1e6 / 8}, Unit{"Kbps", 1e3 / 8},
     Unit{"bps", 1.0 / 8},
-    Unit{"Tb/s", 1e12 / 8}, Unit{"Gb/s", 1e9 / 8}, Unit{"Mb/s", 1e6 / 8}, Unit{"Kb/s", 1e3 / 8},
-    Unit{"TiB/s", 1099511627776.0}, Unit{"GiB/s", 1073741824.0}, Unit{"MiB/s", 1048576.0},
+    Unit{"Pb/s", 1e15 / 8}, Unit{"Tb/s", 1e12 / 8}, Unit{"Gb/s", 1e9 / 8}, Unit{"Mb/s", 1e6 / 8}, Unit{"Kb/s", 1e3 / 8},
+    Unit{"PiB/s", 1125899906842624.0}, Unit{"TiB/s", 1099511627776.0}, Unit{"GiB/s", 1073741824.0}, Unit{"MiB/s", 1048576.0},
     Unit{"KiB/s", 1024.0}, Unit{"kB/s", 1e3}};
 
 constexpr std::array kFlopUnits{
@@ -74,7 +75,7 @@ constexpr std::array kTimeUnits{Unit{"d", 86400e9}, Unit{"h", 3600e9}, Unit{"min
                                 Unit{"ns", 1.0},    Unit{"µs", 1e3},   Unit{"y", 365.25 * 86400e9}};
 
 constexpr UnitFamily kBytes{"a size", "80GiB or 1.5TB", kByteUnits, 6, true, "B"};
-constexpr UnitFamily kBandwidth{"a bandwidth", "400Gbps or 50GB/s", kBandwidthUnits, 5, false,
+constexpr UnitFamily kBandwidth{"a bandwidth", "400Gbps or 50GB/s", kBandwidthUnits, 6, false,
                                 "B/s"};
 constexpr UnitFamily kFlops{"a FLOP rate", "989TFLOPS", kFlopUnits, 6, false, "FLOPS"};
 constexpr UnitFamily kPower{"a power", "700W or 10.2kW", kPowerUnits, 4, false, "W"};

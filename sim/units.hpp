@@ -8,7 +8,7 @@
 //   Time        ns (int64)  ns us µs ms s min h d y      e.g. 700ns 1.5us 10min 54d 4y
 //                           (y, input only, is the Julian year of 365.25 d)
 //   Bytes       B           B KB MB GB TB PB KiB MiB GiB TiB PiB; a bare number is bytes
-//   Bandwidth   B/s         bps Kbps Mbps Gbps Tbps (bits/s; also Gb/s ...), B/s KB/s ... TB/s, KiB/s ... GiB/s
+//   Bandwidth   B/s         bps Kbps Mbps Gbps Tbps Pbps (bits/s; also Gb/s ...), B/s KB/s ... PB/s, KiB/s ... PiB/s
 //   FlopRate    FLOP/s      FLOPS GFLOPS TFLOPS PFLOPS EFLOPS (also TFLOP/s ...)
 //   Power       W           W kW MW GW
 //   Money       USD         USD kUSD MUSD BUSD

@@ -95,6 +95,10 @@ TEST_CASE("bandwidth: bits and bytes per second") {
   CHECK(parse_bandwidth("400Gb/s").value->value() == 50e9);
   CHECK(parse_bandwidth("3.35TB/s").value->value() == 3.35e12);
   CHECK(format_bandwidth(Bandwidth::of(50e9)) == "50GB/s");
+  // A 16k-GPU cluster's HBM bandwidth, 54.9 PB/s, prints in PB/s, not as 54886TB/s.
+  CHECK(human(Bandwidth::of(54.886e15)) == "54.89PB/s");
+  CHECK(parse_bandwidth("1.6Pbps").value->value() == Rel(0.2e15));
+  CHECK(parse_bandwidth("2PB/s").value->value() == 2e15);
   CHECK(parse_bandwidth("400").error == "'400' has no unit: expected a bandwidth such as 400Gbps or 50GB/s");
   CHECK(parse_bandwidth("400GB").error.find("did you mean '400GB/s'") != std::string::npos);
   // Spellings whose nearest unit by edit distance would be 8 or 1,440 times off.
