@@ -13,11 +13,11 @@
 namespace clustersim::fabric {
 
 const std::pair<const std::string, SwitchPrice>* cheapest_switch(const PricingTable& t, std::int64_t ports,
-                                                                 sim::Bandwidth rate) {
+                                                                 sim::Bandwidth rate, bool sharp) {
   const std::pair<const std::string, SwitchPrice>* best = nullptr;
   for (const auto& entry : t.switches) {
     const SwitchPrice& s = entry.second;
-    if (s.ports < ports || s.port_bandwidth < rate) continue;
+    if (s.ports < ports || s.port_bandwidth < rate || (sharp && !s.sharp)) continue;
     if (!best || s.price < best->second.price) best = &entry;
   }
   return best;
@@ -502,7 +502,7 @@ void bisection_halves(const Fabric& f, std::vector<std::int64_t>& a, std::vector
   bisection(f, &a, &b);
 }
 
-FabricMetrics measure(const Fabric& f, const PricingTable& prices) {
+FabricMetrics measure(const Fabric& f, const PricingTable& prices, bool sharp) {
   FabricMetrics m;
   m.endpoints = f.endpoints();
   m.gpus = f.gpus();
@@ -562,11 +562,13 @@ FabricMetrics measure(const Fabric& f, const PricingTable& prices) {
   // need 800G leaf ports). Spines and cores could be of the slower class; they are priced
   // with the leaves.
   const sim::Bandwidth switch_rate = std::max(f.link_bandwidth, f.links[f.access_base].bandwidth);
-  if (const auto* s = cheapest_switch(prices, switch_ports(f), switch_rate)) {
+  // SHARP reduces in the switches: only an InfiniBand class (NVIDIA Quantum) does.
+  if (const auto* s = cheapest_switch(prices, switch_ports(f), switch_rate, sharp)) {
     add_line("switches", s->first, m.switches, s->second.price, s->second.power);
   } else {
     priced = false;
-    m.unpriced.push_back(fmt::format("no priced switch has {} ports at {}", switch_ports(f), sim::human(switch_rate)));
+    m.unpriced.push_back(fmt::format("no priced switch{} has {} ports at {}", sharp ? " with SHARP (sharp: true)" : "",
+                                     switch_ports(f), sim::human(switch_rate)));
   }
   const sim::Bandwidth nic_rate = f.links[f.access_base].bandwidth;
   if (const auto* n = cheapest_part(prices.nics, nic_rate)) {

@@ -22,7 +22,7 @@
 //   metrics.cpp). A torus that the nodes fill only partly can have unequal halves (by up to
 //   a slice of its largest dimension).
 // - capex and power: switches priced by the cheapest class with enough ports at the link
-//   rate, one NIC per endpoint, a transceiver at each end of an optical link and a cable per
+//   rate (one that reduces in the network, InfiniBand SHARP, where network.sharp is on), one NIC per endpoint, a transceiver at each end of an optical link and a cable per
 //   link (fibre or copper). Scale-up (NVLink) hardware is part of the node, not the fabric.
 //   Which links are optical is the build's (fabric.cpp): every Clos cable (leaves are not
 //   taken to sit in the nodes' racks; a rail leaf serves many racks) and every dragonfly
@@ -76,7 +76,9 @@ struct FabricMetrics {
   std::string sizing;
 };
 
-FabricMetrics measure(const Fabric& f, const PricingTable& prices);
+/// `sharp`: the fabric reduces in its switches (network.sharp), so it is priced with a
+/// switch class that can (SwitchPrice::sharp).
+FabricMetrics measure(const Fabric& f, const PricingTable& prices, bool sharp = false);
 
 /// The endpoints on each side of the natural bisection (see above).
 void bisection_halves(const Fabric& f, std::vector<std::int64_t>& a, std::vector<std::int64_t>& b);

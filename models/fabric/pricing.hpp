@@ -23,6 +23,7 @@ struct SwitchPrice {
   sim::Bandwidth port_bandwidth;
   sim::Money price;
   sim::Power power;
+  bool sharp = false;  ///< reduces in the network (InfiniBand SHARP: NVIDIA Quantum switches)
   std::string date;
   std::string source;
   std::string notes;
@@ -33,6 +34,9 @@ struct SwitchPrice {
                       field("port_bandwidth", &SwitchPrice::port_bandwidth, "line rate of each port").require(),
                       field("price", &SwitchPrice::price, "price of one switch, without optics").require(),
                       field("power", &SwitchPrice::power, "power of one switch, without transceivers").require(),
+                      field("sharp", &SwitchPrice::sharp,
+                            "reduces all-reduce traffic in the switch (InfiniBand SHARP, NVIDIA Quantum): a fabric "
+                            "with network.sharp is priced with such a class"),
                       field("date", &SwitchPrice::date, "when the price applies"),
                       field("source", &SwitchPrice::source, "where the figures come from"),
                       field("notes", &SwitchPrice::notes, "derivations and caveats")};
@@ -129,9 +133,10 @@ struct PricingTable {
 std::string_view builtin_pricing_text();
 inline constexpr std::string_view kBuiltinPricingFile = "models/fabric/pricing.yaml";
 
-/// The cheapest switch class with at least `ports` ports at `rate` or faster; nullptr if none.
+/// The cheapest switch class with at least `ports` ports at `rate` or faster (and SHARP when
+/// `sharp`); nullptr if none.
 const std::pair<const std::string, SwitchPrice>* cheapest_switch(const PricingTable& t, std::int64_t ports,
-                                                                 sim::Bandwidth rate);
+                                                                 sim::Bandwidth rate, bool sharp = false);
 /// Of the parts whose name starts with `prefix` (e.g. "dac", "fiber"), the cheapest of the
 /// slowest class at `rate` or faster; nullptr if none. A link end takes the optic (cable,
 /// NIC) of its own speed: a faster part does not plug into a slower port, and a cheaper

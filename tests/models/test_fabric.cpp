@@ -165,6 +165,30 @@ TEST_CASE("two-tier fat tree of 64-port switches holds 2,048 endpoints, and not 
   CHECK(std::get<ClosLayout>(bigger.layout).tiers == 3);
 }
 
+TEST_CASE("a fabric that reduces in its switches (SHARP) is priced with an InfiniBand class") {
+  // 64-port 400G switches: the Ethernet class is the cheapest, but only Quantum-2 (NDR)
+  // does SHARP.
+  const Fabric f = build(clos(Topology::fat_tree, 64, 2), 256);
+  const auto switch_line = [](const FabricMetrics& m) {
+    const auto it = std::find_if(m.costs.begin(), m.costs.end(), [](const CostLine& l) { return l.part == "switches"; });
+    REQUIRE(it != m.costs.end());
+    return *it;
+  };
+  const CostLine plain = switch_line(measure(f, prices()));
+  const CostLine sharp = switch_line(measure(f, prices(), true));
+  CHECK(plain.model == "eth-400g-64x400g");
+  CHECK(sharp.model == "ib-ndr-64x400g");
+  CHECK(sharp.count == plain.count);
+  CHECK(sharp.capex.value() == Rel(96 * 36000.0));
+  // A table without a SHARP class at that radix and rate leaves the fabric unpriced, and says why.
+  PricingTable ethernet = prices();
+  std::erase_if(ethernet.switches, [](const auto& kv) { return kv.second.sharp; });
+  const FabricMetrics unpriced = measure(f, ethernet, true);
+  CHECK(!unpriced.capex);
+  REQUIRE(unpriced.unpriced.size() == 1);
+  CHECK(unpriced.unpriced[0] == "no priced switch with SHARP (sharp: true) has 64 ports at 50GB/s");
+}
+
 TEST_CASE("oversubscription 1:7 at the top tier: 56 down and 8 up ports, bisection / 7") {
   FabricConfig cfg = clos(Topology::rail_clos, 64, 3);
   cfg.oversubscription.top = Ratio{1, 7};

@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
       return 2;
     }
     const workload::StepResult step = workload::simulate_step(tools::step_inputs(loaded, loaded.jobs.front()));
-    const std::optional<fabric::FabricMetrics> metrics = fabric::measure(*loaded.fabric, loaded.pricing);
+    const std::optional<fabric::FabricMetrics> metrics = fabric::measure(*loaded.fabric, loaded.pricing, loaded.config.network.sharp);
     reliability::LongRunInputs in = tools::long_run_inputs(loaded, {step}, metrics);
     in.replications = replications;
     const auto t0 = std::chrono::steady_clock::now();

@@ -329,7 +329,7 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
     std::cout << fabric::to_dot(*loaded.fabric);
     return 0;
   }
-  const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing);
+  const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing, loaded.config.network.sharp);
   if (format == "json") {
     config::Json j = fabric::to_json(m);
     j["nodes_per_rack"] = tools::nodes_per_rack(loaded);

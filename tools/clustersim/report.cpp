@@ -177,7 +177,7 @@ void TerminalProgress::operator()(double done) {
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool progress) {
   RunResult r;
   r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
-  if (loaded.fabric) r.fabric = fabric::measure(*loaded.fabric, loaded.pricing);
+  if (loaded.fabric) r.fabric = fabric::measure(*loaded.fabric, loaded.pricing, loaded.config.network.sharp);
   for (const scenario::ResolvedJob& job : loaded.jobs) {
     if (job.copy > 0) {  // the copies of a `count` job share the first copy's step
       r.jobs.push_back(r.jobs.back());
