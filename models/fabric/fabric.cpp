@@ -327,28 +327,31 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   const auto cabled = [](std::int64_t used, std::int64_t up, std::int64_t down) { return (used * up + down - 1) / down; };
   const std::int64_t leaf_used = std::min(c.d1, c.rail ? f.nodes : E);
   const double leaf_rate = nic.value() / bw.value();  // a down port's rate in uplinks
-  const std::int64_t leaf_needs =
-      c.leaves == 1 ? 0
+  // A double until checked: links far slower than the NICs need more uplinks than an
+  // integer holds.
+  const double leaf_needs_exact =
+      c.leaves == 1 ? 0.0
       : leaf_rate == 1.0
-          ? cabled(leaf_used, s1.up, s1.down)
+          ? static_cast<double>(cabled(leaf_used, s1.up, s1.down))
           // At least one (a leaf's traffic must leave it, however fast the link); the
           // rounding's slack is relative, so a ratio that is whole up to rounding stays whole.
-          : std::max<std::int64_t>(
-                1, static_cast<std::int64_t>(std::ceil(static_cast<double>(leaf_used) * leaf_rate *
-                                                       static_cast<double>(s1.up) / static_cast<double>(s1.down) *
-                                                       (1.0 - 1e-12))));
-  if (leaf_needs > s1.up) {
+          : std::max(1.0, std::ceil(static_cast<double>(leaf_used) * leaf_rate * static_cast<double>(s1.up) /
+                                    static_cast<double>(s1.down) * (1.0 - 1e-12)));
+  if (leaf_needs_exact > static_cast<double>(s1.up)) {
     const Ratio r = tier_ratio(cfg.oversubscription, 0, tiers);
     errors.push_back({"fabric.link_bandwidth",
                       fmt::format("at {} a leaf's {} ports down to NICs of {} need {} uplinks of {}, more than its {} "
                                   "up ports",
-                                  config::Codec<Ratio>::text(r), leaf_used, sim::human(nic), leaf_needs, sim::human(bw),
-                                  s1.up),
+                                  config::Codec<Ratio>::text(r), leaf_used, sim::human(nic),
+                                  leaf_needs_exact < 1e9 ? fmt::format("{:.0f}", leaf_needs_exact)
+                                                         : fmt::format("{:.3g}", leaf_needs_exact),
+                                  sim::human(bw), s1.up),
                       fmt::format("links at least as fast as the NICs (link_bandwidth: {}), or a ratio with fewer "
                                   "uplinks (oversubscription)",
                                   sim::human(nic))});
     return false;
   }
+  const auto leaf_needs = static_cast<std::int64_t>(leaf_needs_exact);
   Split s2;  // aggregation ports (3 tiers)
   if (tiers == 3) {
     split_ports(k, tier_ratio(cfg.oversubscription, 1, tiers), s2);

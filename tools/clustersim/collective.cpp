@@ -13,6 +13,11 @@ std::vector<std::int64_t> first_ranks(std::int64_t n) {
   return ranks;
 }
 
+double float_unit(network::Op op, std::int64_t ranks) {
+  const bool per_rank = op == network::Op::all_gather || op == network::Op::reduce_scatter || op == network::Op::all_to_all;
+  return 4.0 * (per_rank ? static_cast<double>(ranks) : 1.0);
+}
+
 namespace {
 std::string too_many_flows(network::Op op, network::Algorithm algo, std::size_t ranks, std::size_t transfers) {
   return fmt::format("{} {} on {} ranks puts {} transfers on the fabric at once; the flow model (--model flow) runs "

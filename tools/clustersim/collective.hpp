@@ -44,6 +44,12 @@ struct CollectiveTiming {
 /// Ranks 0 to n-1: the first n GPUs in node order.
 std::vector<std::int64_t> first_ranks(std::int64_t n);
 
+/// The bytes of one whole element step of `op` on `ranks` ranks, as nccl-tests counts them
+/// (common.cu, getCollByteCount: count = size / 4, split among the ranks for all-gather,
+/// reduce-scatter and all-to-all): 4 B, or 4 B per rank for those. A size is timed in whole
+/// multiples of it.
+double float_unit(network::Op op, std::int64_t ranks);
+
 /// Times `op` of `size` bytes over `ranks` on `fab` under `cfg` (cfg.model: analytical or
 /// flow), with `algo` (automatic: the fastest of NCCL's algorithms by the analytical model for this size).
 /// Returns false, with the planner's reason in `why`, when the algorithm cannot run the

@@ -428,8 +428,8 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   // split among the ranks for all-gather, reduce-scatter and all-to-all): a size rounds down
   // to a multiple of 4 B, of 4 B per rank for those. Before, 6 B was timed as 1.5 floats
   // and 1 B as none. (Recent nccl-tests also align the per-rank count to 16 B.)
-  const bool per_rank = op == network::Op::all_gather || op == network::Op::reduce_scatter || op == network::Op::all_to_all;
-  const double unit = 4.0 * (per_rank ? static_cast<double>(n) : 1.0);
+  const double unit = tools::float_unit(op, n);
+  const bool per_rank = unit > 4.0;  // n >= 2 ranks here
   std::vector<sim::Bytes> whole_sizes;
   std::vector<std::string> changed, dropped;
   for (const sim::Bytes& size : sizes) {

@@ -285,6 +285,16 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
              fmt::format("choose 2 to {}, or more nodes in {}", fab.gpus(), loaded.file));
       return;
     }
+    // Whole floats, as nccl-tests times them (and `collective` rounds to): a published size
+    // is one, and 1 B of all-reduce is none (it was timed as nothing and reported -100%).
+    const double unit = float_unit(c.op, c.gpus);
+    if (std::fmod(c.size.value(), unit) != 0.0) {
+      report(at + ".size",
+             fmt::format("{:.0f} B is not a whole number of floats for {} on {} ranks (steps of {:.0f} B{})",
+                         c.size.value(), config::enum_name(c.op), c.gpus, unit, unit > 4.0 ? ", 4 B per rank" : ""),
+             fmt::format("the size nccl-tests printed, a multiple of {:.0f} B", unit));
+      return;
+    }
     if (c.algo == network::Algorithm::automatic) return;
     network::NetworkConfig cfg = loaded.config.network;
     cfg.model = c.model;
