@@ -4,6 +4,7 @@
 #include <cctype>
 #include <cmath>
 #include <cstdlib>
+#include <map>
 #include <set>
 #include <sstream>
 #include <string_view>
@@ -12,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "sim/time.hpp"
+#include "sim/units.hpp"
 
 namespace clustersim::calibration {
 namespace {
@@ -133,6 +135,36 @@ class Line {
   config::Diagnostics& errors_;
 };
 
+/// The keys tools/microbench writes in each record (the values fitted, and those printed for
+/// people: tflops, gbps, the timing's spread), and `note`. Any other key is an error rather
+/// than ignored: "bacth": 8 had fitted a batched GEMM as one of batch 1.
+bool known_keys(const nlohmann::json& j, const std::string& record, Line& l) {
+  static const std::map<std::string, std::set<std::string>> kKeys = {
+      {"device",
+       {"bench", "name", "sm_count", "compute_capability", "sm_clock_mhz", "mem_clock_mhz", "mem_bus_bits",
+        "memory_bytes", "driver_version", "cuda_version", "device_count"}},
+      {"gemm", {"dtype", "shape", "m", "n", "k", "batch", "tflops"}},
+      {"memory", {"kind", "bytes", "moved_bytes", "gbps"}},
+      {"elementwise", {"kind", "rows", "cols", "bytes", "gbps"}},
+      {"launch", {"kind", "kernels"}},
+      {"collective", {"op", "ranks", "ranks_per_node", "nodes", "bytes", "algbw_gbps", "busbw_gbps"}},
+      {"skipped", {"bench", "reason", "dtype", "m", "n", "k"}}};
+  static const std::set<std::string> kEvery = {"record", "note", "time_s", "min_s", "max_s", "repeats", "calls"};
+  const auto keys = kKeys.find(record);
+  if (keys == kKeys.end()) return true;  // an unknown record is reported as such
+  bool ok = true;
+  for (const auto& [key, value] : j.items()) {
+    if (kEvery.count(key) || keys->second.count(key)) continue;
+    std::vector<std::string_view> expected(keys->second.begin(), keys->second.end());
+    expected.insert(expected.end(), kEvery.begin(), kEvery.end());
+    const auto near = sim::closest_match(key, expected);
+    l.fail(fmt::format("'{}' record: unknown key '{}'{}", record, key,
+                       near ? fmt::format(" (did you mean '{}'?)", *near) : std::string()));
+    ok = false;
+  }
+  return ok;
+}
+
 template <class E>
 bool enum_from(const std::string& name, E& out) {
   for (const auto& [v, n] : enum_names(E{})) {
@@ -225,6 +257,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     Line l(j, at, errors);
     const std::string record = j["record"].get<std::string>();
     ++records;
+    if (!known_keys(j, record, l)) continue;
     if (record == "device") {
       DeviceInfo d;
       double clock = 0.0;
