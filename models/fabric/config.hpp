@@ -101,7 +101,10 @@ struct FabricConfig {
   static auto fields() {
     using config::field;
     return std::tuple{
-        field("topology", &FabricConfig::topology, "network topology").require(),
+        field("topology", &FabricConfig::topology,
+              "network topology; set over an extended scenario's (or with --set), it drops the earlier "
+              "layers' keys of other topologies (radix under a torus)")
+            .require(),
         field("radix", &FabricConfig::radix, "switch ports (fat_tree, rail_clos)").at_least(0).at_most(4096),
         field("tiers", &FabricConfig::tiers, "switch tiers, 2 or 3 (fat_tree, rail_clos); 0: the fewest that fit")
             .at_least(0)

@@ -131,7 +131,8 @@ struct Scenario {
                       "a scenario this one starts from (path relative to this file, or a built-in such as "
                       "quickstart.yaml)"),
         config::field("catalogs", &Scenario::catalogs,
-                      "extra catalog files (GPU and node types), relative to this file"),
+                      "extra catalog files (GPU and node types), relative to this file; an entry replaces the "
+                      "built-in one of the same name, or one from a file earlier in the list"),
         config::field("calibration", &Scenario::calibration,
                       "a calibration profile (JSON, relative to this file; validation/calibration/): replaces the "
                       "GPU type's built-in compute profile and, if it has them, the network calibration parameters"),

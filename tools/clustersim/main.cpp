@@ -84,7 +84,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
                                            : "scenario YAML file");
   opt->check(check_path);
   if (!file_optional) opt->required();
-  cmd.add_option("--set", args.sets, "override a key: --set cluster.nodes=128 (repeatable)")
+  cmd.add_option("--set", args.sets, "override a key: --set cluster.nodes=128 (repeatable; a key set twice takes the last value)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")->check(check_seed);
@@ -896,7 +896,7 @@ int run_main(int argc, char** argv) {
   CLI::App* compare_cmd =
       app.add_subcommand("compare", "run scenarios and compare their cost, power, bandwidth and training figures");
   compare_cmd->add_option("scenarios", compare_args.files, "scenario YAML files")->required()->check(check_path);
-  compare_cmd->add_option("--set", compare_args.sets, "override a key in every scenario (repeatable)")
+  compare_cmd->add_option("--set", compare_args.sets, "override a key in every scenario (repeatable; a key set twice takes the last value)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed")->check(check_seed);
