@@ -98,6 +98,42 @@ std::vector<std::string_view> unit_names(const UnitFamily& family) {
   return names;
 }
 
+// Edits (insertions, deletions, substitutions) from `a` to `b`, counting case or not.
+std::size_t edits(std::string_view a, std::string_view b, bool fold_case) {
+  const auto same = [&](char x, char y) {
+    return fold_case ? std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y))
+                     : x == y;
+  };
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      const std::size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (same(a[i - 1], b[j - 1]) ? 0 : 1)});
+      diagonal = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// The candidate at the fewest edits from `unit` regardless of case, at most 2 ("tflops" is
+// TFLOPS); among those, the fewest counting case (b is a bit, B a byte: "Gb" is Gbps, two
+// edits, rather than GB/s, three); then the earliest.
+std::optional<std::string_view> nearest_unit(std::string_view unit, const std::vector<std::string_view>& candidates) {
+  std::optional<std::string_view> best;
+  std::pair<std::size_t, std::size_t> best_distance{3, 0};
+  for (const std::string_view c : candidates) {
+    const std::pair<std::size_t, std::size_t> d{edits(unit, c, true), edits(unit, c, false)};
+    if (d.first <= 2 && (!best || d < best_distance)) {
+      best_distance = d;
+      best = c;
+    }
+  }
+  return best;
+}
+
 // Parses "<number>[ ]<unit>" into base units. Negative values are rejected: no quantity
 // in a scenario is negative.
 Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
@@ -155,10 +191,23 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
       if (u.name == to) alias = to;
     }
   }
+  // Weeks, which no family has: the number of days they make.
+  const bool weeks = family.base == "s" && (unit == "w" || unit == "wk" || unit == "week" || unit == "weeks");
+  // Otherwise the nearest unit that starts with the same letter, either case: the first
+  // letter is the magnitude ("80G" is 80GB, not 80B; "400Gb" 400Gbps, not 400GB/s; "1w"
+  // is no unit of time that one letter away stands for, and gets no suggestion).
+  std::vector<std::string_view> same_prefix;
+  for (const std::string_view name : unit_names(family)) {
+    if (std::tolower(static_cast<unsigned char>(name.front())) == std::tolower(static_cast<unsigned char>(unit.front()))) {
+      same_prefix.push_back(name);
+    }
+  }
   if (alias) {
     message += fmt::format(" (did you mean '{}{}'?)", std::string_view(first, static_cast<std::size_t>(end - first)),
                            *alias);
-  } else if (auto near = closest_match(unit, unit_names(family), 2)) {
+  } else if (weeks) {
+    message += fmt::format(" (did you mean '{:g}d'?)", number * 7.0);
+  } else if (auto near = nearest_unit(unit, same_prefix)) {
     message += fmt::format(" (did you mean '{}{}'?)",
                            std::string_view(first, static_cast<std::size_t>(end - first)), *near);
   }

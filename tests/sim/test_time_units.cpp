@@ -105,6 +105,14 @@ TEST_CASE("bandwidth: bits and bytes per second") {
   CHECK(parse_bandwidth("10GBps").error.find("did you mean '10GB/s'") != std::string::npos);
   CHECK(parse_time("5m").error.find("did you mean '5min'") != std::string::npos);
   CHECK(parse_time("3hours").error.find("did you mean '3h'") != std::string::npos);
+  // A suggestion keeps the magnitude: the prefix letter, bits or bytes by case, weeks in days.
+  CHECK(parse_bandwidth("400Gb").error.find("did you mean '400Gbps'") != std::string::npos);
+  CHECK(parse_bandwidth("400Gbit/s").error.find("did you mean '400Gb/s'") != std::string::npos);
+  CHECK(parse_bandwidth("400Mb").error.find("did you mean '400Mbps'") != std::string::npos);
+  CHECK(parse_bytes("80G").error.find("did you mean '80GB'") != std::string::npos);
+  CHECK(parse_time("2w").error.find("did you mean '14d'") != std::string::npos);
+  CHECK(parse_flop_rate("989tflops").error.find("did you mean '989TFLOPS'") != std::string::npos);
+  CHECK(parse_time("5q").error.find("did you mean") == std::string::npos);
 }
 
 TEST_CASE("FLOP rates, power, money and counts") {
