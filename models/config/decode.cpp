@@ -113,7 +113,15 @@ std::string describe_node(const YAML::Node& node) {
   switch (node.Type()) {
     case YAML::NodeType::Map: return "a mapping";
     case YAML::NodeType::Sequence: return "a list";
-    case YAML::NodeType::Scalar: return fmt::format("'{}'", node.Scalar());
+    case YAML::NodeType::Scalar: {
+      // A long text (a file that is not YAML, read as one scalar) is quoted by its start.
+      constexpr std::size_t kQuoted = 60;
+      const std::string& text = node.Scalar();
+      if (text.size() <= kQuoted) return fmt::format("'{}'", text);
+      std::size_t cut = kQuoted;
+      while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;  // not inside a UTF-8 character
+      return fmt::format("'{}...' ({} bytes)", text.substr(0, cut), text.size());
+    }
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined: break;
   }

@@ -356,8 +356,12 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
   };
   const auto colon = text.find(':');
   if (colon != std::string::npos) {
+    // a:b doubles; a:b:xF multiplies by F, a:b:+S adds S (nccl-tests' -f and -i).
+    const auto second = text.find(':', colon + 1);
+    const std::string step = second == std::string::npos ? "x2" : text.substr(second + 1);
     const auto lo = sim::parse_bytes(text.substr(0, colon));
-    const auto hi = sim::parse_bytes(text.substr(colon + 1));
+    const auto hi = sim::parse_bytes(text.substr(colon + 1, second == std::string::npos ? std::string::npos
+                                                                                        : second - colon - 1));
     if (!lo || !hi) {
       why = !lo ? lo.error : hi.error;
       return false;
@@ -367,7 +371,36 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
       why = fmt::format("'{}': expected a range a:b with a <= b", text);
       return false;
     }
-    for (double s = lo.value->value(); s <= hi.value->value(); s *= 2) out.push_back(sim::Bytes::of(s));
+    double factor = 0.0;
+    std::optional<sim::Bytes> increment;
+    if (step.size() > 1 && step[0] == 'x') {
+      const auto f = sim::parse_count(step.substr(1));
+      if (!f || !(f.value->value() > 1.0) || f.value->value() != std::floor(f.value->value())) {
+        why = fmt::format("'{}': a step xF multiplies by a whole F of at least 2, got '{}'", text, step);
+        return false;
+      }
+      factor = f.value->value();
+    } else if (step.size() > 1 && step[0] == '+') {
+      const auto by = sim::parse_bytes(step.substr(1));
+      if (!by || !(by.value->value() >= 1.0) || !whole(*by.value)) {
+        why = fmt::format("'{}': a step +S adds a whole size of at least 1 B, got '{}'", text, step);
+        return false;
+      }
+      increment = *by.value;
+    } else {
+      why = fmt::format("'{}': expected a step xF (multiply, as x2) or +S (add, as +1MiB) after the range, got '{}'",
+                        text, step);
+      return false;
+    }
+    constexpr std::size_t kMaxSizes = 10'000;
+    for (double s = lo.value->value(); s <= hi.value->value();
+         s = increment ? s + increment->value() : s * factor) {
+      if (out.size() == kMaxSizes) {
+        why = fmt::format("'{}': more than {} sizes; take a larger step", text, kMaxSizes);
+        return false;
+      }
+      out.push_back(sim::Bytes::of(s));
+    }
     return true;
   }
   std::size_t start = 0;
@@ -798,7 +831,8 @@ int run_main(int argc, char** argv) {
   for (const auto& entry : enum_names(network::Algorithm{})) algos.emplace_back(entry.second);
   collective->add_option("--op", coll.op, "the collective")->check(CLI::IsMember(ops));
   collective->add_option("--gpus", coll.gpus, "ranks: the first N GPUs in node order (default: all)");
-  collective->add_option("--sizes", coll.sizes, "a:b (doubling) or a comma list; units optional (bytes)");
+  collective->add_option("--sizes", coll.sizes,
+                         "a:b (doubling), a:b:xF (times F), a:b:+S (plus S) or a comma list; units optional (bytes)");
   collective->add_option("--algo", coll.algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model)")
       ->check(CLI::IsMember(algos));
   collective->add_option("--model", coll.model, "network model (default: the scenario's network.model)")
