@@ -113,6 +113,11 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
       ++line;
       start = i + 1;
     }
+    // Else, a key indented deeper than its neighbours, or an unquoted value holding ': '.
+    if (hint.empty() && e.msg == "illegal map value") {
+      hint = fmt::format("check line {}'s indentation: the keys of one mapping line up; quote a value that holds ': '",
+                         e.mark.line + 1);
+    }
     state.diagnostics.add(Location{file, e.mark.line + 1, e.mark.column + 1}, "",
                           fmt::format("YAML syntax error: {}", e.msg), hint);
     return std::nullopt;
