@@ -298,6 +298,13 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
       });
       std::vector<std::string> near;
       for (std::size_t i = 0; i < std::min<std::size_t>(2, downs.size()); ++i) near.push_back(fmt::format("\"1:{}\"", downs[i]));
+      // No ratio written (1:1 throughout): the radix is what does not split.
+      if (cfg.oversubscription == Oversubscription{}) {
+        errors.push_back({"fabric.radix", fmt::format("the fabric cannot be built: {}", why),
+                          fmt::format("an even radix such as {}, or an oversubscription whose up + down divide {}: e.g. {}",
+                                      k + 1, k, fmt::join(near, " or "))});
+        return false;
+      }
       errors.push_back({"fabric.oversubscription", fmt::format("the fabric cannot be built: {}", why),
                         fmt::format("up + down must divide the radix {}: e.g. {}", k, fmt::join(near, " or "))});
       return false;
