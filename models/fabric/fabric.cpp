@@ -644,7 +644,11 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
     const std::int64_t h = cfg.global_links_per_router;
     const std::int64_t g = cfg.groups ? cfg.groups : a * h + 1;
     if (a * h > kMaxGpus || g > kMaxGpus || a * g > kMaxGpus) {
-      errors.push_back({"fabric.routers_per_group", "the dragonfly has more routers or global links than supported"});
+      errors.push_back({"fabric.routers_per_group",
+                        fmt::format("the dragonfly has more routers or global links than supported: a = {}, h = {} and "
+                                    "g = {} give {} global ports per group and {} routers; each must be at most {}",
+                                    a, h, g, a * h, a * g, kMaxGpus),
+                        "fewer routers per group or global links per router"});
       return std::nullopt;
     }
     fabric_links = g * (a * (a - 1) / 2 + a * h);
