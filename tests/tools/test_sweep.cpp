@@ -2,11 +2,15 @@
 // the CSV layout, and compare's choice of the best value of a row.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "models/scenario/scenario.hpp"
 #include "tools/clustersim/compare.hpp"
+#include "tools/clustersim/report.hpp"
 #include "tools/clustersim/sweep.hpp"
 
 using namespace clustersim;
@@ -180,4 +184,45 @@ TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616}, {}};
   tools::mark_best(close);
   CHECK(close.best == std::vector<bool>{true, true, false});
+}
+
+TEST_CASE("compare --ecmp-seeds: each hashed design shows its run of median step time, and the spread") {
+  // Llama 3 405B on 16,384 GPUs over a hashed 3-tier Clos: the step depends on the draw of
+  // ECMP collisions. The same scenario routed by destination has no draw to make.
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-16k.yaml";
+  std::vector<double> steps;
+  for (int k = 0; k < 3; ++k) {
+    scenario::LoadOptions o;
+    o.sets = {"network.model=analytical", fmt::format("fabric.ecmp_seed={}", k)};
+    steps.push_back(tools::compute_run(scenario::load_scenario(file, o)).jobs.at(0).step_time_s);
+  }
+  std::vector<double> sorted = steps;
+  std::sort(sorted.begin(), sorted.end());
+  REQUIRE(sorted.front() < sorted.back());  // the draws differ, or the test shows nothing
+
+  tools::CompareArgs args;
+  args.files = {file};
+  args.sets = {"network.model=analytical"};
+  args.ecmp_seeds = 3;
+  const tools::Comparison c = tools::compare(args);
+  const auto row = [&](std::string_view key) {
+    const auto it = std::find_if(c.rows.begin(), c.rows.end(), [&](const tools::CompareRow& r) { return r.key == key; });
+    REQUIRE(it != c.rows.end());
+    return *it;
+  };
+  CHECK(*row("step_time_s").values[0] == sorted[1]);
+  CHECK(*row("step_time_min_s").values[0] == sorted[0]);
+  CHECK(*row("step_time_max_s").values[0] == sorted[2]);
+  REQUIRE(c.ecmp_seed.at(0));
+  CHECK(steps.at(static_cast<std::size_t>(*c.ecmp_seed[0])) == sorted[1]);
+
+  // Routed by destination: one run, no seed, no spread.
+  args.sets.push_back("fabric.path_selection=destination");
+  const tools::Comparison d = tools::compare(args);
+  CHECK(!d.ecmp_seed.at(0));
+  const auto drow = [&](std::string_view key) {
+    return *std::find_if(d.rows.begin(), d.rows.end(), [&](const tools::CompareRow& r) { return r.key == key; });
+  };
+  CHECK(*drow("step_time_min_s").values[0] == *drow("step_time_s").values[0]);
+  CHECK(*drow("step_time_max_s").values[0] == *drow("step_time_s").values[0]);
 }

@@ -40,6 +40,8 @@ constexpr RowSpec kRows[] = {
     {"cost per GPU-hour", "usd_per_gpu_hour", "USD/GPU-h", Better::lower},
     {"bisection bandwidth", "bisection_bandwidth_Bps", "B/s", Better::higher},
     {"step time", "step_time_s", "s", Better::lower},
+    {"step time, fastest ECMP seed", "step_time_min_s", "s", Better::none},
+    {"step time, slowest ECMP seed", "step_time_max_s", "s", Better::none},
     {"throughput", "tokens_per_s", "tokens/s", Better::higher},
     {"MFU", "mfu", "fraction", Better::higher},
     {"memory per GPU", "memory_per_gpu_bytes", "B", Better::none},
@@ -146,6 +148,19 @@ void mark_best(CompareRow& row) {
 }
 
 namespace {
+
+/// Whether the design's routes depend on the flow hash (fabric.ecmp_seed): a Clos that
+/// hashes its uplinks, a dragonfly that picks Valiant groups.
+bool hashed_routes(const scenario::LoadedScenario& l) {
+  if (!l.config.fabric || !l.fabric) return false;
+  const fabric::FabricConfig& f = *l.config.fabric;
+  switch (f.topology) {
+    case fabric::Topology::fat_tree:
+    case fabric::Topology::rail_clos: return f.path_selection == fabric::PathSelection::hash;
+    case fabric::Topology::dragonfly: return f.routing != fabric::Routing::minimal;
+    default: return false;
+  }
+}
 
 /// A shared --set that changes nothing in any scenario compared is an error, as in one
 /// scenario (each load sets aside the shared keys inert there: LoadedScenario::shared_inert).
@@ -260,15 +275,41 @@ Comparison compare(const CompareArgs& args) {
   refuse_inert_everywhere(loaded, all);
   if (!all.ok()) throw config::InputError(std::move(all));
 
-  // One thread per scenario: the runs share nothing.
+  // One thread per scenario: the runs share nothing. With several ECMP seeds, a design
+  // whose routes are hashed runs once per seed, and keeps the run of median step time.
   std::vector<RunResult> results(loaded.size());
   std::vector<std::exception_ptr> errors(loaded.size());
+  std::vector<std::optional<std::pair<double, double>>> spread(loaded.size());  // fastest, slowest step
+  c.ecmp_seed.assign(loaded.size(), std::nullopt);
+  c.ecmp_seeds = args.ecmp_seeds;
   {
     std::vector<std::jthread> threads;
     for (std::size_t i = 0; i < loaded.size(); ++i) {
       threads.emplace_back([&, i] {
         try {
-          results[i] = compute_run(loaded[i]);
+          if (args.ecmp_seeds <= 1 || !hashed_routes(loaded[i])) {
+            results[i] = compute_run(loaded[i]);
+            if (args.ecmp_seeds > 1 && !results[i].jobs.empty()) {
+              spread[i] = {results[i].jobs[0].step_time_s, results[i].jobs[0].step_time_s};
+            }
+            return;
+          }
+          std::vector<std::pair<std::int64_t, RunResult>> runs;
+          for (std::int64_t k = 0; k < args.ecmp_seeds; ++k) {
+            scenario::LoadedScenario draw = loaded[i];
+            const std::int64_t seed = loaded[i].config.fabric->ecmp_seed + k;
+            draw.config.fabric->ecmp_seed = seed;
+            draw.fabric->ecmp_seed = static_cast<std::uint64_t>(seed);
+            runs.emplace_back(seed, compute_run(draw));
+          }
+          const auto step = [](const RunResult& r) { return r.jobs.empty() ? 0.0 : r.jobs[0].step_time_s; };
+          // By step time, then seed: the lower median of an even count.
+          std::stable_sort(runs.begin(), runs.end(),
+                           [&](const auto& a, const auto& b) { return step(a.second) < step(b.second); });
+          if (!runs.front().second.jobs.empty()) spread[i] = {step(runs.front().second), step(runs.back().second)};
+          auto& median = runs[(runs.size() - 1) / 2];
+          c.ecmp_seed[i] = median.first;
+          results[i] = std::move(median.second);
         } catch (...) {
           errors[i] = std::current_exception();
         }
@@ -294,7 +335,13 @@ Comparison compare(const CompareArgs& args) {
     c.several_jobs = c.several_jobs || loaded[i].jobs.size() > 1;
   }
   std::vector<Figures> figs;
-  for (std::size_t i = 0; i < loaded.size(); ++i) figs.push_back(figures(loaded[i], results[i]));
+  for (std::size_t i = 0; i < loaded.size(); ++i) {
+    figs.push_back(figures(loaded[i], results[i]));
+    if (spread[i]) {
+      figs.back().values[row_of("step_time_min_s")] = spread[i]->first;
+      figs.back().values[row_of("step_time_max_s")] = spread[i]->second;
+    }
+  }
   for (std::size_t r = 0; r < std::size(kRows); ++r) {
     CompareRow row{kRows[r].metric, kRows[r].key, kRows[r].unit, kRows[r].better, {}, {}};
     for (const Figures& f : figs) row.values.push_back(f.values[r]);
@@ -324,6 +371,11 @@ std::string compare_table(const Comparison& c) {
     for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
   }
   std::string out = "Comparison (* marks the best of each row)\n";
+  if (c.ecmp_seeds > 1) {
+    out += fmt::format("  ({} ECMP seeds per design whose routes are hashed: each column is the run of median step "
+                       "time, fastest and slowest beside it)\n",
+                       c.ecmp_seeds);
+  }
   for (const auto& line : cells) {
     std::string text = fmt::format("  {:<{}}", line[0], width[0]);
     for (std::size_t k = 1; k + 1 < line.size(); ++k) text += fmt::format("  {:>{}}", line[k], width[k]);
@@ -341,8 +393,13 @@ std::string compare_table(const Comparison& c) {
 config::Json compare_json(const Comparison& c) {
   config::Json doc;
   config::Json scenarios = config::Json::array();
-  for (std::size_t i = 0; i < c.names.size(); ++i) scenarios.push_back({{"name", c.names[i]}, {"file", c.files[i]}});
+  for (std::size_t i = 0; i < c.names.size(); ++i) {
+    config::Json s = {{"name", c.names[i]}, {"file", c.files[i]}};
+    if (c.ecmp_seeds > 1) s["ecmp_seed"] = i < c.ecmp_seed.size() && c.ecmp_seed[i] ? config::Json(*c.ecmp_seed[i]) : config::Json();
+    scenarios.push_back(std::move(s));
+  }
   doc["scenarios"] = std::move(scenarios);
+  doc["ecmp_seeds"] = c.ecmp_seeds;
   config::Json rows = config::Json::array();
   for (const CompareRow& row : c.rows) {
     config::Json values = config::Json::array();

@@ -17,6 +17,12 @@
 // A row whose better direction is known marks its best value(s) (ties within 1e-9
 // relative are all best); a row no scenario has a value for is left out.
 //
+// With --ecmp-seeds N, each design whose routes are hashed runs N times, one flow-hash draw
+// (fabric.ecmp_seed) each: its column holds the run of median step time, and two rows the
+// fastest and slowest step, so that a difference between designs smaller than one design's
+// spread over draws is seen as such (one draw can rank an oversubscribed Clos ahead of a
+// less oversubscribed one).
+//
 // LIMITATIONS: only the first job is compared.
 #pragma once
 
@@ -37,6 +43,10 @@ struct CompareArgs {
   std::vector<std::string> sets;   ///< applied to every scenario
   std::optional<std::uint64_t> seed;
   std::string format = "table";  ///< table, json or csv
+  /// Flow-hash draws per design whose routes are hashed (ECMP on a Clos, Valiant groups on
+  /// a dragonfly): each is run with fabric.ecmp_seed = its own + 0 .. ecmp_seeds - 1, and its
+  /// column shows the run of median step time, with the fastest and slowest step beside it.
+  std::int64_t ecmp_seeds = 1;
 };
 
 enum class Better { none, lower, higher };
@@ -55,6 +65,10 @@ struct Comparison {
   std::vector<std::string> files;
   std::vector<CompareRow> rows;
   bool several_jobs = false;  ///< a scenario has more than one job: the job rows are its first's
+  std::int64_t ecmp_seeds = 1;  ///< CompareArgs::ecmp_seeds
+  /// Per design, the fabric.ecmp_seed of the run shown (median step time of ecmp_seeds);
+  /// none where routes are not hashed or one seed was run.
+  std::vector<std::optional<std::int64_t>> ecmp_seed;
 };
 
 /// Loads and runs every scenario. Throws config::InputError with the diagnostics of all of

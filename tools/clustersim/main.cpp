@@ -934,6 +934,10 @@ int run_main(int argc, char** argv) {
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
   compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed")->check(check_seed);
+  compare_cmd->add_option("--ecmp-seeds", compare_args.ecmp_seeds,
+                          "run each design whose routes are hashed (ECMP, Valiant) with this many flow-hash draws "
+                          "(fabric.ecmp_seed and the next ones); show the median step's run and the spread")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{64}));
   compare_cmd->add_option("--format", compare_args.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   std::string compare_plot_dir;
