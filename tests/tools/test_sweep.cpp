@@ -226,3 +226,21 @@ TEST_CASE("compare --ecmp-seeds: each hashed design shows its run of median step
   CHECK(*drow("step_time_min_s").values[0] == *drow("step_time_s").values[0]);
   CHECK(*drow("step_time_max_s").values[0] == *drow("step_time_s").values[0]);
 }
+
+TEST_CASE("compare: the breakdown plot's data has one row per design, a sweep block's points included") {
+  // Eight designs from one file: the plot's rows had been one per file, the base scenario's
+  // step under the first point's name.
+  tools::CompareArgs args;
+  args.files = {std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_block.yaml"};
+  const tools::Comparison c = tools::compare(args);
+  REQUIRE(c.names.size() == 8);
+  const std::string csv = tools::compare_breakdown_csv(c);
+  CHECK(std::count(csv.begin(), csv.end(), '\n') == 9);  // the header and 8 designs
+  const auto step = std::find_if(c.rows.begin(), c.rows.end(), [](const tools::CompareRow& r) { return r.key == "step_time_s"; });
+  REQUIRE(step != c.rows.end());
+  for (std::size_t i = 0; i < c.names.size(); ++i) {
+    REQUIRE(c.steps.at(i));
+    CHECK(c.steps[i]->step_time_s == *step->values[i]);
+    CHECK(csv.find(fmt::format("{},train,{},", c.names[i], c.steps[i]->step_time_s)) != std::string::npos);
+  }
+}

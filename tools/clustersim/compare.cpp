@@ -336,6 +336,14 @@ Comparison compare(const CompareArgs& args) {
   }
   std::vector<Figures> figs;
   for (std::size_t i = 0; i < loaded.size(); ++i) {
+    std::optional<DesignStep> step;
+    if (!results[i].jobs.empty()) {
+      const workload::StepResult& st = results[i].jobs[0];
+      const workload::Breakdown& b = st.breakdown;
+      step = DesignStep{loaded[i].jobs.front().config.name, st.step_time_s, b.compute, b.tp, b.cp, b.ep, b.pp,
+                        b.dp, b.bubble, b.optimizer, b.contention};
+    }
+    c.steps.push_back(std::move(step));
     figs.push_back(figures(loaded[i], results[i]));
     if (spread[i]) {
       figs.back().values[row_of("step_time_min_s")] = spread[i]->first;
@@ -417,6 +425,17 @@ config::Json compare_json(const Comparison& c) {
   }
   doc["rows"] = std::move(rows);
   return doc;
+}
+
+std::string compare_breakdown_csv(const Comparison& c) {
+  std::string out = "design,job,step_time_s,compute_s,tp_s,cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s,contention_s\n";
+  for (std::size_t i = 0; i < c.names.size(); ++i) {
+    if (i >= c.steps.size() || !c.steps[i]) continue;
+    const DesignStep& s = *c.steps[i];
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", csv_quote(c.names[i]), csv_quote(s.job), s.step_time_s,
+                       s.compute, s.tp, s.cp, s.ep, s.pp, s.dp, s.bubble, s.optimizer, s.contention);
+  }
+  return out;
 }
 
 std::string compare_csv(const Comparison& c) {

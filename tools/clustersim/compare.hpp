@@ -60,6 +60,14 @@ struct CompareRow {
   std::vector<bool> best;                     ///< one per scenario
 };
 
+/// The first job's step of one design, by activity (seconds), for the breakdown plot.
+struct DesignStep {
+  std::string job;
+  double step_time_s = 0.0;
+  double compute = 0.0, tp = 0.0, cp = 0.0, ep = 0.0, pp = 0.0, dp = 0.0, bubble = 0.0, optimizer = 0.0,
+         contention = 0.0;
+};
+
 struct Comparison {
   std::vector<std::string> names;  ///< column titles: each scenario's name (or file), unique
   std::vector<std::string> files;
@@ -69,6 +77,8 @@ struct Comparison {
   /// Per design, the fabric.ecmp_seed of the run shown (median step time of ecmp_seeds);
   /// none where routes are not hashed or one seed was run.
   std::vector<std::optional<std::int64_t>> ecmp_seed;
+  /// Per design, its first job's step as run (the median seed's): none without a job.
+  std::vector<std::optional<DesignStep>> steps;
 };
 
 /// Loads and runs every scenario. Throws config::InputError with the diagnostics of all of
@@ -83,5 +93,8 @@ void mark_best(CompareRow& row);
 std::string compare_table(const Comparison& c);
 config::Json compare_json(const Comparison& c);
 std::string compare_csv(const Comparison& c);
+/// The designs' first-job breakdowns as plot.py breakdown reads them:
+/// design,job,step_time_s,compute_s,...,optimizer_s,contention_s.
+std::string compare_breakdown_csv(const Comparison& c);
 
 }  // namespace clustersim::tools

@@ -649,23 +649,6 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   return 0;
 }
 
-/// The first job's step-time breakdown of each design (what compare compares), as the CSV
-/// plot.py breakdown reads: design,job,step_time_s,compute_s,...,optimizer_s,contention_s.
-std::string compare_breakdown_csv(const tools::CompareArgs& args, const tools::Comparison& c) {
-  std::string out = "design,job,step_time_s,compute_s,tp_s,cp_s,ep_s,pp_s,dp_s,bubble_s,optimizer_s,contention_s\n";
-  for (std::size_t i = 0; i < args.files.size(); ++i) {
-    const scenario::LoadedScenario loaded =
-        scenario::load_scenario(args.files[i], scenario::LoadOptions{args.sets, args.seed, true});
-    if (loaded.jobs.empty()) continue;
-    const workload::StepResult st = workload::simulate_step(tools::step_inputs(loaded, loaded.jobs.front()));
-    const workload::Breakdown& b = st.breakdown;
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", tools::csv_quote(c.names[i]),
-                       tools::csv_quote(loaded.jobs.front().config.name), st.step_time_s, b.compute, b.tp, b.cp, b.ep, b.pp,
-                       b.dp, b.bubble, b.optimizer, b.contention);
-  }
-  return out;
-}
-
 int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   std::optional<std::string> python;
   if (!plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
@@ -673,7 +656,7 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   // The plot data first: a --plot folder that cannot be written fails before any output.
   std::string breakdown;
   if (python) {
-    breakdown = compare_breakdown_csv(args, c);
+    breakdown = tools::compare_breakdown_csv(c);
     const std::string err = tools::write_files_atomically(
         {{plot_dir + "/compare.csv", tools::compare_csv(c)}, {plot_dir + "/breakdown.csv", breakdown}});
     if (!err.empty()) {
