@@ -94,3 +94,37 @@ TEST_CASE("No feasible point: the most common reasons, or plan.csv's when --out 
   CHECK(fabric < hbm);  // the most common first
   CHECK(plan_table(p, true).find("see plan.csv for the reasons") != std::string::npos);
 }
+
+TEST_CASE("plan --ecmp-seeds: each hashed point takes its median draw's step") {
+  // Llama 3 405B on 2,048 hashed Clos nodes: seeds 0 to 4 give two step times (one draw
+  // puts 6 flows on the busiest link, the others 5); the median is the faster one, where
+  // seed 0 alone gave the slower.
+  PlanArgs args;
+  args.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/llama3-405b-16k.yaml";
+  args.deadline = clustersim::sim::Time::from_ns(90LL * 86400 * 1'000'000'000);
+  args.nodes = "2048";
+  args.topologies = {"rail_clos"};
+  const Plan one = plan(args);
+  args.ecmp_seeds = 5;
+  const Plan five = plan(args);
+  REQUIRE(one.points.size() == five.points.size());
+  std::size_t hashed = 0;
+  for (std::size_t i = 0; i < five.points.size(); ++i) {
+    if (!five.points[i].feasible) continue;
+    REQUIRE(five.points[i].ecmp_seed);
+    CHECK(*five.points[i].ecmp_seed >= 0);
+    CHECK(*five.points[i].ecmp_seed < 5);
+    CHECK(!one.points[i].ecmp_seed);
+    ++hashed;
+  }
+  CHECK(hashed > 0);
+  // The point Meta ran (tp 8, pp 16): seed 0 is its slow draw, the median a faster one.
+  const auto meta = [](const Plan& p) {
+    for (const PlanPoint& pt : p.points) {
+      if (pt.feasible && pt.tp == 8 && pt.pp == 16) return pt;
+    }
+    FAIL("no tp 8 pp 16 point");
+    return PlanPoint{};
+  };
+  CHECK(meta(five).step_time_s < meta(one).step_time_s);
+}

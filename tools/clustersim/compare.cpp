@@ -149,19 +149,6 @@ void mark_best(CompareRow& row) {
 
 namespace {
 
-/// Whether the design's routes depend on the flow hash (fabric.ecmp_seed): a Clos that
-/// hashes its uplinks, a dragonfly that picks Valiant groups.
-bool hashed_routes(const scenario::LoadedScenario& l) {
-  if (!l.config.fabric || !l.fabric) return false;
-  const fabric::FabricConfig& f = *l.config.fabric;
-  switch (f.topology) {
-    case fabric::Topology::fat_tree:
-    case fabric::Topology::rail_clos: return f.path_selection == fabric::PathSelection::hash;
-    case fabric::Topology::dragonfly: return f.routing != fabric::Routing::minimal;
-    default: return false;
-  }
-}
-
 /// A shared --set that changes nothing in any scenario compared is an error, as in one
 /// scenario (each load sets aside the shared keys inert there: LoadedScenario::shared_inert).
 /// Where the scenarios give different reasons, the error gives each, with the scenarios'
@@ -287,29 +274,10 @@ Comparison compare(const CompareArgs& args) {
     for (std::size_t i = 0; i < loaded.size(); ++i) {
       threads.emplace_back([&, i] {
         try {
-          if (args.ecmp_seeds <= 1 || !hashed_routes(loaded[i])) {
-            results[i] = compute_run(loaded[i]);
-            if (args.ecmp_seeds > 1 && !results[i].jobs.empty()) {
-              spread[i] = {results[i].jobs[0].step_time_s, results[i].jobs[0].step_time_s};
-            }
-            return;
-          }
-          std::vector<std::pair<std::int64_t, RunResult>> runs;
-          for (std::int64_t k = 0; k < args.ecmp_seeds; ++k) {
-            scenario::LoadedScenario draw = loaded[i];
-            const std::int64_t seed = loaded[i].config.fabric->ecmp_seed + k;
-            draw.config.fabric->ecmp_seed = seed;
-            draw.fabric->ecmp_seed = static_cast<std::uint64_t>(seed);
-            runs.emplace_back(seed, compute_run(draw));
-          }
-          const auto step = [](const RunResult& r) { return r.jobs.empty() ? 0.0 : r.jobs[0].step_time_s; };
-          // By step time, then seed: the lower median of an even count.
-          std::stable_sort(runs.begin(), runs.end(),
-                           [&](const auto& a, const auto& b) { return step(a.second) < step(b.second); });
-          if (!runs.front().second.jobs.empty()) spread[i] = {step(runs.front().second), step(runs.back().second)};
-          auto& median = runs[(runs.size() - 1) / 2];
-          c.ecmp_seed[i] = median.first;
-          results[i] = std::move(median.second);
+          EcmpDraws draws = run_ecmp_draws(loaded[i], args.ecmp_seeds);
+          results[i] = std::move(draws.run);
+          c.ecmp_seed[i] = draws.seed;
+          if (args.ecmp_seeds > 1) spread[i] = draws.steps;
         } catch (...) {
           errors[i] = std::current_exception();
         }

@@ -965,6 +965,10 @@ int run_main(int argc, char** argv) {
                        "scenario's simulation.replications when above 1, else 5)")
       ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000}));
   plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->check(CLI::Range(1, 4096));
+  plan_cmd->add_option("--ecmp-seeds", plan_opts.ecmp_seeds,
+                       "run each point whose routes are hashed (ECMP, Valiant) with this many flow-hash draws "
+                       "(fabric.ecmp_seed and the next ones) and keep its median step")
+      ->check(CLI::Range(std::int64_t{1}, std::int64_t{64}));
   plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")
       ->check(check_path)
       ->type_name("DIR");

@@ -72,7 +72,9 @@ void evaluate(const PlanArgs& args, const std::vector<std::string>& sets, PlanPo
   try {
     const scenario::LoadedScenario loaded =
         scenario::load_scenario(args.scenario, scenario::LoadOptions{sets, args.seed, true});
-    const RunResult r = compute_run(loaded);
+    EcmpDraws draws = run_ecmp_draws(loaded, args.ecmp_seeds);
+    const RunResult& r = draws.run;
+    pt.ecmp_seed = draws.seed;
     if (r.jobs.empty()) {
       pt.reason = "no job";
       return;
@@ -270,6 +272,7 @@ Plan plan(const PlanArgs& args) {
                                         ? args.replications
                                         : base.config.simulation.replications;
   p.replications = base.config.failures ? replications : 0;
+  p.ecmp_seeds = args.ecmp_seeds;
 
   // The points and their --set overrides, in search order.
   std::vector<std::vector<std::string>> sets;
@@ -449,8 +452,11 @@ std::string plan_table(const Plan& p, bool files_written) {
                      "analytical network{}\n",
                      fmt::join(p.node_counts, ", "), fmt::join(p.topologies, ", "), fmt::join(p.tps, ", "),
                      fmt::join(p.pps, ", "),
-                     p.replications > 0 ? fmt::format(", {} failure replications per point", p.replications)
-                                        : std::string());
+                     (p.replications > 0 ? fmt::format(", {} failure replications per point", p.replications)
+                                         : std::string()) +
+                         (p.ecmp_seeds > 1 ? fmt::format(", the median step of {} ECMP seeds per hashed design",
+                                                         p.ecmp_seeds)
+                                           : std::string()));
   out += fmt::format("{} points, {} feasible ({} do not fit or do not divide), {:.2f} s\n", p.points.size(), feasible,
                      p.points.size() - feasible, p.wall_s);
   out += "\nPareto front of time to train against total cost (> meets the deadline and the budget, * the cheapest "
@@ -529,6 +535,7 @@ config::Json plan_json(const Plan& p) {
                       {"status", pt.feasible ? "ok" : "infeasible"}};
     if (pt.feasible) {
       j["step_time_s"] = pt.step_time_s;
+      if (p.ecmp_seeds > 1) j["ecmp_seed"] = pt.ecmp_seed ? config::Json(*pt.ecmp_seed) : config::Json(nullptr);
       j["mfu"] = pt.mfu;
       j["ettr"] = opt_json(pt.ettr);
       j["time_to_train_s"] = pt.time_to_train_s;

@@ -67,6 +67,9 @@ struct PlanArgs {
   std::int64_t replications = 5;        ///< of the failure model, per point (unless given: the scenario's when > 1)
   bool replications_given = false;      ///< --replications written: refused without failures
   int jobs = 0;                         ///< threads; 0: the hardware's
+  /// Flow-hash draws per point whose routes are hashed: the point takes the run of median
+  /// step time (run_ecmp_draws), so that one draw's collisions do not order the designs.
+  std::int64_t ecmp_seeds = 1;
 };
 
 struct PlanPoint {
@@ -77,6 +80,7 @@ struct PlanPoint {
   bool feasible = false;
   std::string reason;  ///< why not feasible
   double step_time_s = 0.0;
+  std::optional<std::int64_t> ecmp_seed;  ///< the median draw's fabric.ecmp_seed (PlanArgs::ecmp_seeds > 1, hashed routes)
   double mfu = 0.0;
   std::optional<double> ettr;
   double time_to_train_s = 0.0;
@@ -105,6 +109,7 @@ struct Plan {
   std::vector<std::int64_t> tps;
   std::vector<std::int64_t> pps;
   std::int64_t replications = 0;  ///< 0: the scenario has no failures
+  std::int64_t ecmp_seeds = 1;    ///< PlanArgs::ecmp_seeds
   std::int64_t sweep_points = 0;  ///< points of the scenario's sweep block (not applied by plan)
   std::vector<PlanPoint> points;  ///< in search order
   std::optional<std::size_t> best;  ///< cheapest meeting the deadline and the budget

@@ -66,6 +66,21 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
 /// progress on stderr, when stderr is a terminal (one line, rewritten, erased at the end).
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false, bool progress = false);
 
+/// Whether the scenario's routes depend on the flow hash (fabric.ecmp_seed): a Clos that
+/// hashes its uplinks, a dragonfly that picks Valiant groups.
+bool routes_hashed(const scenario::LoadedScenario& loaded);
+
+/// A run over several draws of the flow hash: the run of median first-job step time.
+struct EcmpDraws {
+  RunResult run;                                   ///< the median draw's (the lower median of an even count)
+  std::optional<std::int64_t> seed;                ///< its fabric.ecmp_seed; none when one run was made
+  std::optional<std::pair<double, double>> steps;  ///< fastest and slowest first-job step; none without a job
+};
+
+/// Runs `loaded` with fabric.ecmp_seed = its own + 0 .. draws - 1 when its routes are
+/// hashed (routes_hashed) and draws > 1, else once.
+EcmpDraws run_ecmp_draws(const scenario::LoadedScenario& loaded, std::int64_t draws);
+
 /// One job's step as JSON (the keys under "jobs" in the result document).
 config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResult& step);
 
