@@ -180,8 +180,8 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
                                     family.what, family.example);
   // Spellings whose nearest unit by edit distance is the wrong one ("GBps" is a gigabyte per
   // second, not "Gbps"; "m" is a minute here, not "d"); said first.
-  static constexpr std::array<std::pair<std::string_view, std::string_view>, 17> kAliases{{
-      {"GBps", "GB/s"}, {"MBps", "MB/s"}, {"TBps", "TB/s"}, {"kBps", "kB/s"}, {"KBps", "kB/s"},
+  static constexpr std::array<std::pair<std::string_view, std::string_view>, 18> kAliases{{
+      {"GBps", "GB/s"}, {"MBps", "MB/s"}, {"TBps", "TB/s"}, {"PBps", "PB/s"}, {"kBps", "kB/s"}, {"KBps", "kB/s"},
       {"m", "min"}, {"mins", "min"}, {"minute", "min"}, {"minutes", "min"}, {"sec", "s"}, {"secs", "s"},
       {"hr", "h"}, {"hrs", "h"}, {"hour", "h"}, {"hours", "h"}, {"day", "d"}, {"days", "d"}}};
   std::optional<std::string_view> alias;
@@ -193,6 +193,8 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   }
   // Weeks, which no family has: the number of days they make.
   const bool weeks = family.base == "s" && (unit == "w" || unit == "wk" || unit == "week" || unit == "weeks");
+  // Months, which have no fixed length: no suggestion ("3mo" is not 3ms, nor "5mon" 5min).
+  const bool months = family.base == "s" && (unit == "mo" || unit == "mon" || unit == "month" || unit == "months");
   // Otherwise the nearest unit that starts with the same letter, either case: the first
   // letter is the magnitude ("80G" is 80GB, not 80B; "400Gb" 400Gbps, not 400GB/s; "1w"
   // is no unit of time that one letter away stands for, and gets no suggestion).
@@ -207,6 +209,8 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
                            *alias);
   } else if (weeks) {
     message += fmt::format(" (did you mean '{:g}d'?)", number * 7.0);
+  } else if (months) {
+    message += " (a month has no fixed length: give days, e.g. 30d)";
   } else if (auto near = nearest_unit(unit, same_prefix)) {
     message += fmt::format(" (did you mean '{}{}'?)",
                            std::string_view(first, static_cast<std::size_t>(end - first)), *near);

@@ -135,8 +135,10 @@ struct FabricConfig {
               "salt of the flow hash that picks each flow's ECMP uplinks (fat_tree, rail_clos with "
               "path_selection: hash) and Valiant "
               "group (dragonfly valiant, ugal); 0: the unsalted hash. Each seed is another draw of flow "
-              "collisions on shared links: sweep it to see the spread of a collective or step time")
-            .at_least(0),
+              "collisions on shared links: sweep it to see the spread of a collective or step time (or "
+              "compare/plan --ecmp-seeds)")
+            .at_least(0)
+            .at_most(std::int64_t{1'000'000'000'000'000}),  // room for --ecmp-seeds' next seeds
     };
   }
 };

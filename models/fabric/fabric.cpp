@@ -642,7 +642,17 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   } else if (cfg.topology == Topology::dragonfly) {
     const std::int64_t a = cfg.routers_per_group;
     const std::int64_t h = cfg.global_links_per_router;
-    const std::int64_t g = cfg.groups ? cfg.groups : a * h + 1;
+    const std::int64_t g = cfg.groups ? cfg.groups : a * h + 1;  // a, h <= 4096 (field bounds): no overflow
+    // Groups as written can be any count: more than a h + 1 is the builder's error, said
+    // there with its remedy; beyond the limit it is said here, on the key, before a g overflows.
+    if (cfg.groups > kMaxGpus) {
+      errors.push_back({"fabric.groups",
+                        fmt::format("{} groups is more than the {} supported (and than a h + 1 = {}, the most a "
+                                    "dragonfly of a = {}, h = {} joins)",
+                                    cfg.groups, kMaxGpus, a * h + 1, a, h),
+                        fmt::format("groups: 0, the groups the nodes fill, or at most {}", a * h + 1)});
+      return std::nullopt;
+    }
     if (a * h > kMaxGpus || g > kMaxGpus || a * g > kMaxGpus) {
       errors.push_back({"fabric.routers_per_group",
                         fmt::format("the dragonfly has more routers or global links than supported: a = {}, h = {} and "

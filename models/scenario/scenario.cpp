@@ -530,6 +530,17 @@ bool indexes_size_table(const std::string& set) {
   return false;
 }
 
+/// Whether a --set of `sets` writes the whole table that `set` indexes into: the point then
+/// edits that table, in the order given (the last --set wins), not the calibration's.
+bool table_set_whole(const std::string& set, const std::vector<std::string>& sets) {
+  const std::string table = set.substr(0, set.find('['));  // "network.scaleup_size_factors"
+  return std::any_of(sets.begin(), sets.end(), [&](const std::string& other) {
+    std::string key = other.substr(0, other.find('='));
+    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+    return key == table || key == "network";
+  });
+}
+
 void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state);
 
 /// The zipped lists of a sweep block vary together: they must have one length. A key is
@@ -867,6 +878,12 @@ void check_inert_qps(LoadedScenario& loaded, const std::vector<std::string>& fil
                      const std::vector<std::string>& shared, LoadState& state) {
   const auto written = state.assigned.find("network.qps_per_connection");
   if (!loaded.fabric || loaded.config.network.qps_per_connection <= 1 || written == state.assigned.end()) return;
+  // Said already (check_inert_keys: one node, say), for this key.
+  for (const config::Diagnostics* said : {&state.diagnostics, &loaded.shared_inert}) {
+    for (const config::Diagnostic& d : said->items()) {
+      if (d.path == "network.qps_per_connection") return;
+    }
+  }
   std::string why;
   std::string hint;
   if (const auto* t = std::get_if<fabric::TorusLayout>(&loaded.fabric->layout)) {
@@ -1126,7 +1143,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   state.mappings.try_emplace("", Location{out.file, 1, 1});
   std::vector<std::string> table_sets;
   for (const std::string& set : options.sets) {
-    if (indexes_size_table(set)) {
+    if (indexes_size_table(set) && !table_set_whole(set, options.sets)) {
       table_sets.push_back(set);
       continue;
     }
@@ -1178,8 +1195,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     if ((scaleup ? out.config.network.scaleup_size_factors : out.config.network.scaleout_size_factors).empty()) {
       state.diagnostics.add(
           Location{"<command line>", 1, 1}, fmt::format("network.{}", key),
-          fmt::format("is empty: neither the scenario nor its calibration ({}) has a size table, so there is no "
-                      "point to index",
+          fmt::format("is empty in {}: neither the scenario nor its calibration ({}) has a size table, so there "
+                      "is no point to index",
+                      out.file,
                       out.calibration ? out.config.calibration
                       : calibration::builtin_network(out.node.gpu_name)
                           ? "built-in for " + out.node.gpu_name

@@ -797,6 +797,14 @@ TEST_CASE("a --set into a size table addresses the calibration's table; the keys
   CHECK(edited.config.network.call_overhead == *builtin->network.call_overhead);
   CHECK(edited.calibration_overrides == std::vector<std::string>{"scaleup_efficiency", "scaleup_size_factors"});
 
+  // A whole table on the command line replaces the calibration's; a point set after it
+  // edits it, in order (the last --set wins).
+  scenario::LoadOptions whole;
+  whole.sets = {"network.scaleup_size_factors=[{size: 1GiB, factor: 0.25}]", "network.scaleup_size_factors[0].factor=0.5"};
+  const scenario::LoadedScenario replaced = scenario::load_scenario(a100, whole);
+  REQUIRE(replaced.config.network.scaleup_size_factors.size() == 1);
+  CHECK(replaced.config.network.scaleup_size_factors[0].factor == 0.5);
+
   // Past the table's end, or out of order: the errors name the table in force.
   const auto error_of = [&](const std::string& path, const std::string& set) {
     try {
@@ -814,7 +822,7 @@ TEST_CASE("a --set into a size table addresses the calibration's table; the keys
             .find("<command line>:1:38: network.scaleup_size_factors[3].size: sizes must increase") != std::string::npos);
   // H100's built-in calibration has no table: nothing to index, and the way to set one.
   CHECK(error_of(kSource + "/tests/scenarios/training_small.yaml", "network.scaleup_size_factors[0].factor=0.5")
-            .find("is empty: neither the scenario nor its calibration (built-in for h100-sxm) has a size table") !=
+            .find("training_small.yaml: neither the scenario nor its calibration (built-in for h100-sxm) has a size table") !=
         std::string::npos);
 }
 

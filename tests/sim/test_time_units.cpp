@@ -113,6 +113,8 @@ TEST_CASE("bandwidth: bits and bytes per second") {
   CHECK(parse_time("2w").error.find("did you mean '14d'") != std::string::npos);
   CHECK(parse_flop_rate("989tflops").error.find("did you mean '989TFLOPS'") != std::string::npos);
   CHECK(parse_time("5q").error.find("did you mean") == std::string::npos);
+  CHECK(parse_bandwidth("2PBps").error.find("did you mean '2PB/s'") != std::string::npos);
+  CHECK(parse_time("3mo").error.find("a month has no fixed length") != std::string::npos);
 }
 
 TEST_CASE("FLOP rates, power, money and counts") {
