@@ -573,6 +573,7 @@ struct Node {
   std::int64_t home_job = -1;          ///< the job it last entered the service of: the one it returns to
   double burn_in_start = 0.0;
   std::vector<std::pair<double, std::size_t>> caught;  ///< failures caught in the burn-in under way: time, class
+  bool paused = false;  ///< its job waits for nodes: its units' clocks are stopped (remaining_ holds what they had left)
 };
 
 struct JobState {
@@ -589,6 +590,11 @@ struct JobState {
   bool queued = false, started = false, running = false, finished = false, waiting = false;
   bool restarting = false;          ///< between begin_restart and on_restarted
   std::uint32_t restart_gen = 0;    ///< bumped when a failure aborts a restart in progress
+  /// The job's own units (software): their generation, bumped when it waits for nodes (their
+  /// pending failures go stale), and per class the due time of the next failure (NaN: none)
+  /// or, while it waits, the time that was left.
+  std::uint32_t unit_gen = 0;
+  std::vector<double> unit_due, unit_left;
   double run_start = 0.0, down_since = 0.0;
   double start_time = 0.0;  ///< first start
   double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
@@ -927,6 +933,12 @@ class Model {
     const double life = in_service ? draw_residual(k.law, k.mean_s, k.shape, streams_[c])
                                    : draw_law(k.law, k.mean_s, k.shape, streams_[c]);
     const double t = from + life / mult;
+    if (k.per == Per::job) {  // the job's own units stop while it waits for nodes (pause_job)
+      JobState& j = r_.jobs[static_cast<std::size_t>(index)];
+      if (j.unit_due.size() < classes_.size()) j.unit_due.resize(classes_.size(), kFresh);
+      j.unit_due[c] = t;
+      gen = j.unit_gen & 0xFFFFFFu;
+    }
     if (t < end_) engine_.schedule_at(sim::Time::from_seconds(t), fail_id_, pack(c, gen, index));
   }
 
@@ -939,7 +951,17 @@ class Model {
     node.job = job;
     node.home_job = job;
     r_.jobs[static_cast<std::size_t>(job)].slots[static_cast<std::size_t>(slot)] = n;
-    const double now = engine_.now().seconds();
+    // A job waiting for nodes runs nothing: the node joins it with its clocks stopped.
+    if (r_.jobs[static_cast<std::size_t>(job)].waiting) {
+      node.paused = true;
+      return;
+    }
+    start_units(n, engine_.now().seconds());
+  }
+
+  /// Starts (or resumes) the clocks of node n's GPU and node units.
+  void start_units(std::int64_t n, double now) {
+    const Node& node = nodes_[static_cast<std::size_t>(n)];
     for (std::size_t c = 0; c < classes_.size(); ++c) {
       const Klass& k = classes_[c];
       if (k.per == Per::gpu) {
@@ -949,6 +971,64 @@ class Model {
       } else if (k.per == Per::node) {
         resume_unit(c, n, node.gen, 1.0, now);
       }
+    }
+  }
+
+  /// Stops the clocks of node n's GPU and node units with the time they have left; their
+  /// pending failures go stale with the generation the caller bumps.
+  void stop_units(std::int64_t n, double now) {
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      const Per per = classes_[c].per;
+      if (per != Per::gpu && per != Per::node) continue;
+      const std::int64_t first = per == Per::gpu ? n * gpn_ : n;
+      const std::int64_t count = per == Per::gpu ? gpn_ : 1;
+      for (std::int64_t u = first; u < first + count; ++u) {
+        double& left = remaining_[c][static_cast<std::size_t>(u)];
+        if (!std::isnan(left)) left = std::max(0.0, due_[c][static_cast<std::size_t>(u)] - now);
+      }
+    }
+  }
+
+  /// A job waiting for nodes (no spare for a failed one) runs nothing: its nodes' GPU and
+  /// node units and its own (software) units stop with the time they had left, as a spare's
+  /// do, until it restarts (resume_job). Before, they kept failing while it waited: with few
+  /// spares, failures piled up on a job that was not running and its ETTR read far too low.
+  void pause_job(JobState& j) {
+    const double now = engine_.now().seconds();
+    for (const std::int64_t n : j.slots) {
+      if (n < 0) continue;
+      Node& node = nodes_[static_cast<std::size_t>(n)];
+      if (node.paused || node.job < 0) continue;
+      stop_units(n, now);
+      ++node.gen;
+      node.paused = true;
+    }
+    if (j.unit_due.size() < classes_.size()) j.unit_due.resize(classes_.size(), kFresh);
+    j.unit_left.assign(classes_.size(), kFresh);
+    for (std::size_t c = 0; c < classes_.size(); ++c) {
+      if (classes_[c].per != Per::job || std::isnan(j.unit_due[c])) continue;
+      j.unit_left[c] = std::max(0.0, j.unit_due[c] - now);
+      j.unit_due[c] = kFresh;
+    }
+    ++j.unit_gen;
+  }
+
+  /// Restarts the clocks pause_job stopped.
+  void resume_job(JobState& j, std::int64_t index) {
+    const double now = engine_.now().seconds();
+    for (const std::int64_t n : j.slots) {
+      if (n < 0) continue;
+      Node& node = nodes_[static_cast<std::size_t>(n)];
+      if (!node.paused) continue;
+      node.paused = false;
+      start_units(n, now);
+    }
+    for (std::size_t c = 0; c < j.unit_left.size(); ++c) {
+      if (std::isnan(j.unit_left[c])) continue;
+      const double t = now + j.unit_left[c];
+      j.unit_due[c] = t;
+      j.unit_left[c] = kFresh;
+      if (t < end_) engine_.schedule_at(sim::Time::from_seconds(t), fail_id_, pack(c, j.unit_gen & 0xFFFFFFu, index));
     }
   }
 
@@ -967,20 +1047,10 @@ class Model {
   /// Takes a node out of service: its units' clocks stop with the time they had left.
   void leave_service(std::int64_t n, std::int64_t state) {
     Node& node = nodes_[static_cast<std::size_t>(n)];
-    const double now = engine_.now().seconds();
-    if (node.job >= 0) {
-      for (std::size_t c = 0; c < classes_.size(); ++c) {
-        const Per per = classes_[c].per;
-        if (per != Per::gpu && per != Per::node) continue;
-        const std::int64_t first = per == Per::gpu ? n * gpn_ : n;
-        const std::int64_t count = per == Per::gpu ? gpn_ : 1;
-        for (std::int64_t u = first; u < first + count; ++u) {
-          double& left = remaining_[c][static_cast<std::size_t>(u)];
-          if (!std::isnan(left)) left = std::max(0.0, due_[c][static_cast<std::size_t>(u)] - now);
-        }
-      }
-    }
+    // A paused node's clocks stopped already, with what they had left.
+    if (node.job >= 0 && !node.paused) stop_units(n, engine_.now().seconds());
     ++node.gen;
+    node.paused = false;
     node.job = state;
   }
 
@@ -1398,6 +1468,7 @@ class Model {
   }
 
   void begin_restart(JobState& j, std::int64_t index) {
+    if (j.waiting) resume_job(j, index);
     j.waiting = false;
     j.restarting = true;
     after(draw_duration(in_.failures->repair.restart, stop_rng_) + j.read, restarted_id_,
@@ -1606,6 +1677,8 @@ class Model {
       return;
     }
     if (k.per == Per::job && r_.jobs[static_cast<std::size_t>(index)].finished) return;  // the job is gone
+    // Stale: the job has waited for nodes since (pause_job), its clock stopped.
+    if (k.per == Per::job && gen != (r_.jobs[static_cast<std::size_t>(index)].unit_gen & 0xFFFFFFu)) return;
     ++r_.failures_by_cause[k.name];
     record("failure", k.name, k.per == Per::job ? index : -1, -1, -1);
     if (k.restarts) {
@@ -1761,6 +1834,7 @@ class Model {
     if (j.finished || j.running) return;
     if (!can_restart(j)) {
       j.waiting = true;
+      pause_job(j);
       return;
     }
     begin_restart(j, static_cast<std::int64_t>(arg));
@@ -1774,6 +1848,7 @@ class Model {
     if (j.finished || j.running) return;
     if (!can_restart(j)) {  // a node failed during the restart
       j.waiting = true;
+      pause_job(j);
       return;
     }
     const double now = engine_.now().seconds();

@@ -8,7 +8,9 @@
 // of a life (the stationary excess law), so the fleet fails at the configured rate from the
 // start whatever the law; with fleet_age new they start at age 0 (infant mortality shows).
 // A replaced part, a job's software, a retired node's replacement start new. GPU and node units fail only while
-// their node serves a job; switches and cables always. Failures are engine events; nothing
+// their node serves a job, and not while that job waits for a node (no spare for a failed
+// one): its nodes' units and its own (software) stop with the time they have left, as a
+// spare's do, and go on when it restarts; switches and cables always fail. Failures are engine events; nothing
 // happens between them, so a job's progress is advanced in closed form: running since s
 // with checkpoint interval tau and blocking checkpoint time delta, at time t it has
 // committed floor((t - s) / (tau + delta)) tau more seconds of training and would lose the

@@ -328,6 +328,37 @@ TEST_CASE("hardware failures: without spares the job waits for repairs; spares k
   CHECK(some.failures_by_cause.at("gpu").mean == Rel(0.64 * 200).epsilon(0.15));
 }
 
+TEST_CASE("a job waiting for a repair runs nothing: its GPUs and its software do not fail meanwhile") {
+  // 64 GPUs at 0.01 a day (0.64 a day for the job while it runs), no spares, 2-day repairs:
+  // each cycle is a run of mean 1/0.64 d and a 2 d wait, so over 200 d there are
+  // 200 / (1/0.64 + 2) = 56 GPU failures, not the 128 of GPUs failing through the waits; the
+  // job's software (1 a day) fails only in the running share, 0.44, of the 200 days.
+  FailuresConfig failures;
+  ComponentConfig gpu;
+  gpu.rate = FailureRate{0.01, Per::gpu};
+  failures.components["gpu"] = gpu;
+  ComponentConfig software;
+  software.rate = FailureRate{1.0, Per::job};
+  software.per = Per::job;
+  failures.components["software"] = software;
+  failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(2 * kDay), 1.0};
+  LongRunInputs in;
+  in.failures = &failures;
+  in.nodes = 8;
+  in.gpus_per_node = 8;
+  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  in.jobs.push_back({"job", 0, 8, 64, 8, 1e6, std::nullopt, 1e12});
+  in.horizon_s = 200 * kDay;
+  in.replications = 10;
+  const LongRunResult r = simulate_long_run(in);
+  const double cycles = 200.0 / (1.0 / 0.64 + 2.0);
+  CHECK(r.failures_by_cause.at("gpu").mean == Rel(cycles).epsilon(0.15));
+  const double running_share = (1.0 / 0.64) / (1.0 / 0.64 + 2.0);
+  CHECK(r.failures_by_cause.at("software").mean == Rel(200.0 * running_share).epsilon(0.15));
+  CHECK(r.jobs[0].ettr.mean < running_share);
+  CHECK(r.jobs[0].ettr.mean > 0.8 * running_share);
+}
+
 TEST_CASE("heterogeneity concentrates failures on a few GPUs; retirement removes the worst nodes") {
   const auto run = [](HeterogeneityKind kind, std::int64_t retire_after) {
     FailuresConfig failures;
