@@ -1517,7 +1517,19 @@ class Model {
       const JobState& j = r_.jobs[i];
       const auto held = static_cast<std::int64_t>(std::count_if(j.slots.begin(), j.slots.end(),
                                                                 [](std::int64_t n) { return n >= 0; }));
-      ends_.emplace_back(expected_end(j, now), held);
+      // A job missing nodes takes its own back from repair: they free with it.
+      ends_.emplace_back(expected_end(j, now), held + j.missing);
+    }
+    // A node in repair comes back after the mean replace time (a scheduler knows the repair
+    // is under way, not when it ends); one whose job waits for it goes back to that job
+    // (counted above). Without them a head job that needs the node had no reservation, and
+    // any later job could start before it, however long (EASY's guarantee broken).
+    const double back_after = in_.failures ? in_.failures->repair.replace.mean.seconds() : 0.0;
+    for (const Node& node : nodes_) {
+      if (node.job != kInRepair || node.failure_times.empty()) continue;
+      const bool to_its_job = node.home_job >= 0 && active_.count(static_cast<std::size_t>(node.home_job)) > 0 &&
+                              r_.jobs[static_cast<std::size_t>(node.home_job)].missing > 0;
+      if (!to_its_job) ends_.emplace_back(std::max(now, node.failure_times.back() + back_after), 1);
     }
     std::sort(ends_.begin(), ends_.end());
     double shadow = std::numeric_limits<double>::infinity();

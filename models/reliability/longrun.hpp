@@ -55,7 +55,8 @@
 // queue order; `backfill` is EASY backfilling (Lifka, "The ANL/IBM SP scheduling system",
 // JSSPP 1995; Mu'alem and Feitelson, IEEE TPDS 2001): when the head job does not fit, it gets
 // a reservation at the earliest time enough nodes free up, counted from the running jobs'
-// failure-free end times (a down job's from a restart now); a later job may start at once if
+// failure-free end times (a down job's from a restart now; with the nodes it waits for from
+// repair) and the other nodes in repair, back after the mean replace time; a later job may start at once if
 // it fits in the free nodes and either ends (failure-free) before that reservation or uses
 // only nodes the head job will not need then. A failure can still delay a job past its
 // estimate and so the head job past its reservation, as a user's wall-time estimate can. A
