@@ -1004,7 +1004,7 @@ class Model {
       node.paused = true;
     }
     if (j.unit_due.size() < classes_.size()) j.unit_due.resize(classes_.size(), kFresh);
-    j.unit_left.assign(classes_.size(), kFresh);
+    if (j.unit_left.size() < classes_.size()) j.unit_left.resize(classes_.size(), kFresh);
     for (std::size_t c = 0; c < classes_.size(); ++c) {
       if (classes_[c].per != Per::job || std::isnan(j.unit_due[c])) continue;
       j.unit_left[c] = std::max(0.0, j.unit_due[c] - now);
