@@ -530,15 +530,27 @@ bool indexes_size_table(const std::string& set) {
   return false;
 }
 
-/// Whether a --set of `sets` writes the whole table that `set` indexes into: the point then
-/// edits that table, in the order given (the last --set wins), not the calibration's.
-bool table_set_whole(const std::string& set, const std::vector<std::string>& sets) {
+/// Whether `other` (a --set) writes the whole table that `set` indexes into.
+bool writes_whole_table(const std::string& set, const std::string& other) {
   const std::string table = set.substr(0, set.find('['));  // "network.scaleup_size_factors"
-  return std::any_of(sets.begin(), sets.end(), [&](const std::string& other) {
-    std::string key = other.substr(0, other.find('='));
-    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
-    return key == table || key == "network";
-  });
+  std::string key = other.substr(0, other.find('='));
+  key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+  return key == table || key == "network";
+}
+
+/// What becomes of the point edit sets[i] of a size table. The last --set wins: after a
+/// --set of the whole table it edits that table, in order; before one, the later table
+/// replaces it; with none, it edits the table in force once the calibration is known.
+enum class TablePoint { in_order, replaced, after_calibration };
+
+TablePoint table_point(std::size_t i, const std::vector<std::string>& sets) {
+  for (std::size_t k = i + 1; k < sets.size(); ++k) {
+    if (writes_whole_table(sets[i], sets[k])) return TablePoint::replaced;
+  }
+  for (std::size_t k = 0; k < i; ++k) {
+    if (writes_whole_table(sets[i], sets[k])) return TablePoint::in_order;
+  }
+  return TablePoint::after_calibration;
 }
 
 void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state);
@@ -1142,10 +1154,15 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   // keys point at its first line rather than at no file at all.
   state.mappings.try_emplace("", Location{out.file, 1, 1});
   std::vector<std::string> table_sets;
-  for (const std::string& set : options.sets) {
-    if (indexes_size_table(set) && !table_set_whole(set, options.sets)) {
-      table_sets.push_back(set);
-      continue;
+  for (std::size_t i = 0; i < options.sets.size(); ++i) {
+    const std::string& set = options.sets[i];
+    if (indexes_size_table(set)) {
+      const TablePoint point = table_point(i, options.sets);
+      if (point == TablePoint::replaced) continue;
+      if (point == TablePoint::after_calibration) {
+        table_sets.push_back(set);
+        continue;
+      }
     }
     // The chain of files is read before the overrides: a new `extends` would be ignored.
     if (set.substr(0, set.find('=')) == "extends") {

@@ -804,6 +804,14 @@ TEST_CASE("a --set into a size table addresses the calibration's table; the keys
   const scenario::LoadedScenario replaced = scenario::load_scenario(a100, whole);
   REQUIRE(replaced.config.network.scaleup_size_factors.size() == 1);
   CHECK(replaced.config.network.scaleup_size_factors[0].factor == 0.5);
+  // A point set before a whole table is replaced by it, as any earlier --set of the key.
+  scenario::LoadOptions point_first;
+  point_first.sets = {"network.scaleup_size_factors[15].factor=0.5",
+                      "network.scaleup_size_factors=[{size: 1GiB, factor: 0.25}]"};
+  const scenario::LoadedScenario later = scenario::load_scenario(a100, point_first);
+  REQUIRE(later.config.network.scaleup_size_factors.size() == 1);
+  CHECK(later.config.network.scaleup_size_factors[0].factor == 0.25);
+  CHECK(later.calibration_overrides == std::vector<std::string>{"scaleup_size_factors"});
 
   // Past the table's end, or out of order: the errors name the table in force.
   const auto error_of = [&](const std::string& path, const std::string& set) {
