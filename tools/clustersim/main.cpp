@@ -73,6 +73,20 @@ std::string check_path(const std::string& v) {
   return v.empty() ? std::string("expected a file or folder name, got an empty string") : std::string();
 }
 
+/// A count option (threads, replications, seeds): a whole number from lo to hi. CLI11's
+/// Range says "Value 1.5 not in range 1 to 64", which reads as if 1.5 were too small.
+CLI::Validator whole_in(std::int64_t lo, std::int64_t hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        std::int64_t x = 0;
+        const char* end = v.data() + v.size();
+        const auto [stop, ec] = std::from_chars(v.data(), end, x);
+        if (!v.empty() && ec == std::errc() && stop == end && x >= lo && x <= hi) return {};
+        return fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, v);
+      },
+      fmt::format("INT in [{} - {}]", lo, hi));
+}
+
 /// A list option given an empty string ("") fell back to its default without a word.
 std::string check_list(const std::string& v) {
   return v.empty() ? std::string("expected a comma list, got an empty string") : std::string();
@@ -894,9 +908,9 @@ int run_main(int argc, char** argv) {
       ->allow_extra_args(false);
   sweep->add_option("--replications", sweep_opts.replications,
                     "set simulation.replications of every point (failure replications)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1'000'000}));
+      ->check(whole_in(1, 1'000'000));
   sweep->add_option("--jobs,-j", sweep_opts.jobs, "worker threads (default: the hardware's; 1 per MPI rank)")
-      ->check(CLI::Range(1, 4096));
+      ->check(whole_in(1, 4096));
   sweep->add_option("--out", sweep_opts.out_dir,
                     "folder of sweep.csv and sweep.jsonl (default: sweep-out); run again to resume")
       ->check(check_path)
@@ -920,7 +934,7 @@ int run_main(int argc, char** argv) {
   compare_cmd->add_option("--ecmp-seeds", compare_args.ecmp_seeds,
                           "run each design whose routes are hashed (ECMP, Valiant) with this many flow-hash draws "
                           "(fabric.ecmp_seed and the next ones); show the median step's run and the spread")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{64}));
+      ->check(whole_in(1, 64));
   compare_cmd->add_option("--format", compare_args.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   std::string compare_plot_dir;
@@ -963,12 +977,12 @@ int run_main(int argc, char** argv) {
   plan_cmd->add_option("--replications", plan_opts.replications,
                        "failure replications per point, when the scenario has failures (default: the "
                        "scenario's simulation.replications when above 1, else 5)")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{1000}));
-  plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->check(CLI::Range(1, 4096));
+      ->check(whole_in(1, 1000));
+  plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->check(whole_in(1, 4096));
   plan_cmd->add_option("--ecmp-seeds", plan_opts.ecmp_seeds,
                        "run each point whose routes are hashed (ECMP, Valiant) with this many flow-hash draws "
                        "(fabric.ecmp_seed and the next ones) and keep its median step")
-      ->check(CLI::Range(std::int64_t{1}, std::int64_t{64}));
+      ->check(whole_in(1, 64));
   plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")
       ->check(check_path)
       ->type_name("DIR");
@@ -1024,6 +1038,27 @@ int run_main(int argc, char** argv) {
   }
   try {
     app.parse(argc, argv);
+  } catch (const CLI::ConversionError& e) {
+    // CLI11 says "Could not convert: --gpus = abc": name what the option takes.
+    const std::string_view what = e.what();
+    constexpr std::string_view kPrefix = "Could not convert: ";
+    const std::size_t eq = what.find(" = ");
+    if (what.substr(0, kPrefix.size()) != kPrefix || eq == std::string_view::npos) return app.exit(e) == 0 ? 0 : kExitInput;
+    const std::string name(what.substr(kPrefix.size(), eq - kPrefix.size()));
+    const std::string value(what.substr(eq + 3));
+    std::string type;
+    const CLI::App* in = &app;
+    for (const CLI::App* sub : app.get_subcommands()) in = sub;
+    for (const CLI::Option* o : in->get_options()) {
+      if (o->get_name() == name || o->check_name(name)) type = o->get_type_name();
+    }
+    const std::string expected = type == "INT"    ? "an integer"
+                                 : type == "UINT"  ? "a non-negative integer"
+                                 : type == "FLOAT" ? "a number"
+                                                   : "a value of type " + (type.empty() ? std::string("?") : type);
+    std::cerr << fmt::format("error: {}: expected {}, got '{}'; see clustersim {}--help\n", name, expected, value,
+                             in == &app ? std::string() : in->get_name() + " ");
+    return kExitInput;
   } catch (const CLI::ParseError& e) {
     const int code = app.exit(e);
     return code == 0 ? 0 : kExitInput;
