@@ -397,14 +397,18 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         break;
       }
       // All-reduce as NCCL's tree runs it on whole nodes, pipelined in chunks: inside each
-      // node a reduce-scatter and an all-gather over NVLink (every GPU sends its node-ring
-      // successor 2(g-1)/g S), and across nodes, rail by rail, NCCL's double binary tree over
+      // node a chain of its GPUs over NVLink, which every byte climbs (reduce) and comes back
+      // down (broadcast), so that a GPU inside the chain sends S to its parent and S to its
+      // child: 2S (NCCL's src/graph/tuning.cc converts a tree's bus bandwidth to algorithm
+      // bandwidth by 0.5 for that reason; a reduce-scatter and all-gather inside the node,
+      // 2(g-1)/g S, had put 2 x 8 H100 above the NVLink rate that a one-node ring reaches);
+      // and across nodes, rail by rail, NCCL's double binary tree over
       // the nodes (nccl_tree_parent) on the rail's shard S/g, each tree carrying half:
       // every tree edge S/2g up (reduce) and S/2g down (broadcast). One phase whose R steps
       // spread those bytes evenly: R = 2(g-1) + 2d + C - 1, the intra-node ring's steps,
       // the trees' depth d up and down, and the pipeline's C - 1 further chunks
       // (C = chunks_for(S/2g)). The stages overlap on their different links: time
-      // R alpha + max(2(g-1)/g S / B_nvlink, (NIC bytes of the busiest node) / B_nic). A
+      // R alpha + max(2S / B_nvlink, (NIC bytes of the busiest node) / B_nic). A
       // node sends S/g per GPU through its NIC on 2 nodes (as a ring would: 2(N-1)/N S/g),
       // the busiest one 2 S/g from 4 on (an inner node of one tree, sending its parent and two
       // children, and a leaf of the other), so beyond 2 nodes the ring is faster at large
@@ -426,7 +430,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
       for (std::int64_t node = 0; node < nodes; ++node) {
         for (std::int64_t i = 0; i < g; ++i) {
-          p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), 2 * (gd - 1) / gd * S / rd});
+          p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), 2 * S / rd});
         }
       }
       const double edge = S / gd / 2 / rd;

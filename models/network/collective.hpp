@@ -48,15 +48,17 @@
 //                            fabric's core: 7x slower over 16,384 GPUs behind a 1:7 taper)
 //   halving_doubling         recursive halving reduce-scatter then doubling all-gather,
 //                            2 log2(n) steps (n a power of two)
-//   hierarchical all-reduce  NCCL's tree on whole nodes: reduce-scatter and all-gather
-//                            inside each node (NVLink ring), and across nodes, rail by rail,
+//   hierarchical all-reduce  NCCL's tree on whole nodes: a chain through each node's GPUs
+//                            (NVLink), which every byte climbs and comes back down (a GPU
+//                            sends 2S: NCCL's tuning.cc halves a tree's bus bandwidth for
+//                            it), and across nodes, rail by rail,
 //                            NCCL's double binary tree over the nodes (src/graph/trees.cc:
 //                            in-order trees, root with one child, the second mirrored or
 //                            shifted) on the rail's shard S/g,
 //                            the three pipelined in chunks as NCCL runs them: one phase of
 //                            R = 2(g-1) + 2d + C - 1 steps (d the trees' depth, C =
 //                            chunks(S/2g)), the last C-1 streamed: time
-//                            (2(g-1) + 2d) alpha + max(2(g-1)/g S / B_nvlink,
+//                            (2(g-1) + 2d) alpha + max(2S / B_nvlink,
 //                            NIC bytes / B_nic). Through the NICs a node sends S/g per GPU on
 //                            2 nodes (twice the ring's busbw), 2 S/g on the busiest node
 //                            from 4 on (an inner node of one tree and a leaf of the other:

@@ -247,7 +247,8 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
       CHECK(received.at(r) == Rel(c.per_rank));
     }
   }
-  // Hierarchical all-reduce on 4 nodes of 4: every GPU sends 2(g-1)/g S inside its node;
+  // Hierarchical all-reduce on 4 nodes of 4: every GPU sends 2S inside its node (the chain
+  // every byte climbs and comes back down);
   // across nodes NCCL's trees 0 -> 2 -> {1, 3} and 3 -> 1 -> {2, 0} make nodes 1 and 2 send
   // (and receive) 4 x S/2g per GPU, nodes 0 and 3 2 x S/2g.
   {
@@ -256,7 +257,7 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
     const double units[] = {2, 4, 4, 2};
     for (std::int64_t r : ranks) {
       CAPTURE(r);
-      const double expected = 2 * 3.0 / 4 * S + units[r / 4] * S / 8;
+      const double expected = 2 * S + units[r / 4] * S / 8;
       CHECK(sent.at(r) == Rel(expected));
       CHECK(received.at(r) == Rel(expected));
     }
@@ -702,7 +703,7 @@ TEST_CASE("SHARP all-reduce on 4 nodes: the slower of NVLink and the SHARP strea
 
 TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink and the NICs sets the time") {
   // Without latencies the R steps of the one pipelined phase sum to the bytes over the rates:
-  //   time = max(2(g-1)/g S / B_nvlink, NIC bytes per GPU / B_nic per GPU)
+  //   time = max(2S / B_nvlink, NIC bytes per GPU / B_nic per GPU)
   // not the sequential reduce-scatter + inter-node stage + all-gather. Through its NIC a
   // GPU sends, in units of S/2g (each tree edge carries S/2g each way): on 2 nodes, 1 up in
   // one tree and 1 down in the other = S/g; on 4 nodes NCCL's trees are 0 -> 2 -> {1, 3}
@@ -731,7 +732,7 @@ TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink an
     const NetworkConfig cfg = bare();
     const double nvlink = 450e9 * cfg.scaleup_efficiency;
     const double nic_per_gpu = 50e9 * cfg.scaleout_efficiency * static_cast<double>(k.nics) / g;
-    const double stage_nvlink = 2 * (g - 1) / g * S / nvlink;
+    const double stage_nvlink = 2 * S / nvlink;
     const double stage_nic = k.nic_bytes / nic_per_gpu;
     const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(8 * k.nodes), S, 8);
     REQUIRE(s.phases.size() == 1);
