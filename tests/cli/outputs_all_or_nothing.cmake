@@ -15,3 +15,16 @@ endif()
 if(EXISTS "${OUT}/results/results.json")
   message(FATAL_ERROR "results.json was written although the run failed")
 endif()
+
+# Standard output that cannot be written (a full disk): exit 2 and say so, not exit 0 with a
+# truncated file.
+if(EXISTS /dev/full)
+  execute_process(COMMAND "${EXE}" run --format json WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc
+                  OUTPUT_FILE /dev/full ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "stdout on /dev/full: expected exit 2, got ${rc}: ${err}")
+  endif()
+  if(NOT err MATCHES "cannot write the output to standard output")
+    message(FATAL_ERROR "stdout on /dev/full: expected an error naming standard output in: ${err}")
+  endif()
+endif()

@@ -3,11 +3,13 @@
 // Exit codes: 0 success; 2 bad input (scenario errors, bad options, unwritable output),
 // reported as diagnostics with nothing written; 3 an internal error (a bug: please report it).
 #include <algorithm>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <optional>
@@ -1127,7 +1129,20 @@ int main(int argc, char** argv) {
   mallopt(M_TRIM_THRESHOLD, 256 << 20);
 #endif
   try {
-    return run_main(argc, argv);
+    const int code = run_main(argc, argv);
+    // What went to stdout must have arrived: a full disk or a closed pipe behind '>' would
+    // otherwise leave a truncated file and exit 0 (as --out, the error is exit status 2).
+    errno = 0;
+    std::cout.flush();
+    const bool flushed = std::fflush(stdout) == 0;
+    if (!std::cout || !flushed || std::ferror(stdout) != 0) {
+      const int error = errno;
+      std::cerr << fmt::format("error: cannot write the output to standard output{}\n",
+                               error != 0 ? fmt::format(": {}", std::strerror(error))
+                                          : std::string(" (a full disk? the output is incomplete)"));
+      return code == 0 ? 2 : code;
+    }
+    return code;
   } catch (const clustersim::sim::InternalError& e) {
     std::cerr << e.what() << "\nThis is a bug in clustersim; please report it with the scenario.\n";
   } catch (const std::exception& e) {
