@@ -5,6 +5,8 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -19,9 +21,36 @@ std::string quoted_in(std::string_view what) {
   return std::string(what.substr(open + 1, close - open - 1));
 }
 
+namespace {
+
+std::mutex inputs_mutex;
+std::set<std::filesystem::path>& inputs_read() {
+  static std::set<std::filesystem::path> inputs;
+  return inputs;
+}
+
+std::filesystem::path canonical_name(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path p = std::filesystem::weakly_canonical(path, ec);
+  return ec ? std::filesystem::path(path) : p;
+}
+
+}  // namespace
+
+bool is_input_file(const std::string& path) {
+  const std::filesystem::path p = canonical_name(path);
+  const std::lock_guard<std::mutex> lock(inputs_mutex);
+  return inputs_read().count(p) > 0;
+}
+
 bool read_input_file(const std::string& path, std::string& out, std::string& why) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  {
+    const fs::path p = canonical_name(path);
+    const std::lock_guard<std::mutex> lock(inputs_mutex);
+    inputs_read().insert(p);
+  }
   const fs::file_status st = fs::status(path, ec);
   if (ec || !fs::exists(st)) {
     why = ec ? ec.message() : std::strerror(ENOENT);

@@ -39,6 +39,11 @@ inline constexpr long long kMaxInputBytes = 256LL << 20;
 /// it cannot.
 bool read_input_file(const std::string& path, std::string& out, std::string& why);
 
+/// Whether read_input_file has read `path` (or the file it links to) in this
+/// process: an output must not overwrite an input of its own run (--trace onto the
+/// scenario, calibrate -o onto its measurements). Thread-safe.
+bool is_input_file(const std::string& path);
+
 /// The first text between single quotes in `what` (nlohmann::json's messages quote the
 /// token at fault: "number overflow parsing '1e400'"); empty when there is none.
 std::string quoted_in(std::string_view what);

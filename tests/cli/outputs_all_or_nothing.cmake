@@ -28,3 +28,17 @@ if(EXISTS /dev/full)
     message(FATAL_ERROR "stdout on /dev/full: expected an error naming standard output in: ${err}")
   endif()
 endif()
+
+# An output onto an input of the same command (--trace onto the scenario): refused, and the
+# input kept.
+file(COPY "${WORKDIR}/tests/scenarios/sweep_small.yaml" DESTINATION "${OUT}/inputs")
+file(READ "${OUT}/inputs/sweep_small.yaml" before)
+execute_process(COMMAND "${EXE}" run "${OUT}/inputs/sweep_small.yaml" --trace "${OUT}/inputs/sweep_small.yaml"
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "it is an input of this command")
+  message(FATAL_ERROR "--trace onto the scenario: expected exit 2 naming the input, got ${rc}: ${err}")
+endif()
+file(READ "${OUT}/inputs/sweep_small.yaml" after)
+if(NOT before STREQUAL after)
+  message(FATAL_ERROR "--trace onto the scenario overwrote it")
+endif()

@@ -1239,6 +1239,11 @@ std::string write_files_atomically(const std::vector<std::pair<std::string, std:
     if (std::find(targets.begin(), targets.end(), target) != targets.end()) {
       return fmt::format("cannot write '{}' twice: two outputs name it", path);
     }
+    if (config::is_input_file(path)) {
+      return fmt::format("cannot write '{}': it is an input of this command, which the output would overwrite; "
+                         "choose another file name",
+                         path);
+    }
     targets.push_back(target);
   }
   for (std::size_t i = 0; i < files.size(); ++i) {
