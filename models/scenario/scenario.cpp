@@ -1175,7 +1175,20 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     config::apply_set(out.config, set, state);
   }
   out.sets = options.sets;
-  if (options.seed) out.config.simulation.seed = *options.seed;
+  if (options.seed) {
+    // --seed is an override of simulation.seed: with a --set of it too, one would be lost.
+    for (const std::string& set : options.sets) {
+      std::string key = set.substr(0, set.find('='));
+      key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+      if (key != "simulation.seed") continue;
+      state.diagnostics.add(Location{"<command line>", 1, 1}, "simulation.seed",
+                            fmt::format("set twice, by --seed {} and by --set {}: one of the two would be lost",
+                                        *options.seed, set),
+                            "give one of --seed and --set simulation.seed");
+      break;
+    }
+    out.config.simulation.seed = *options.seed;
+  }
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   reconcile_fabric(out.config, state);

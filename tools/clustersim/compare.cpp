@@ -255,7 +255,14 @@ Comparison compare(const CompareArgs& args) {
     try {
       load_designs(file, args, loaded, labels);
     } catch (const config::InputError& e) {
-      for (const config::Diagnostic& d : e.diagnostics().items()) all.add(d.where, d.path, d.message, d.hint);
+      // An error of the command line (--seed beside --set simulation.seed) is every
+      // scenario's: said once.
+      for (const config::Diagnostic& d : e.diagnostics().items()) {
+        const bool said = std::any_of(all.items().begin(), all.items().end(), [&](const config::Diagnostic& o) {
+          return o.format() == d.format();
+        });
+        if (!said) all.add(d.where, d.path, d.message, d.hint);
+      }
     }
   }
   if (!all.ok()) throw config::InputError(std::move(all));

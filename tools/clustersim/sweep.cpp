@@ -482,6 +482,18 @@ void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) 
   for (const std::string& set : spec.sets) sets.emplace_back("--set " + set, set.substr(0, set.find('=')));
   if (spec.seed) sets.emplace_back(fmt::format("--seed {}", *spec.seed), "simulation.seed");
   if (spec.replications) sets.emplace_back(fmt::format("--replications {}", *spec.replications), "simulation.replications");
+  // An option and a --set of the same key: the option wins without a word.
+  for (std::size_t i = spec.sets.size(); i < sets.size(); ++i) {
+    for (std::size_t k = 0; k < spec.sets.size(); ++k) {
+      std::string key = sets[k].second;
+      key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+      if (key != sets[i].second) continue;
+      bad.add(config::Location{std::string(kCommandLine), 0, 0}, key,
+              fmt::format("set twice, by {} and by {}: one of the two would be lost", sets[i].first, sets[k].first),
+              fmt::format("give one of {} and --set {}", sets[i].first.substr(0, sets[i].first.find(' ')), key));
+      break;
+    }
+  }
   for (const auto& [given, key] : sets) {
     for (const SweepParam& p : spec.params) {
       // The same key, or one inside a grid key whose values write it.
