@@ -421,6 +421,21 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       }
       continue;
     }
+    // nccl-tests counts the elements its data check found wrong (-c 1): a row with any is
+    // the timing of a broken run. (Older versions print the largest error instead, a
+    // rounding-level fraction well below 1.)
+    bool checked = true;
+    for (int half = 0; half < 2 && checked; ++half) {
+      const std::size_t wrong_at = base + 3 + 4 * static_cast<std::size_t>(half);
+      if (t[wrong_at] == "N/A" || v[3 + 4 * half] < 1.0) continue;
+      errors.add(at_token(wrong_at), "",
+                 fmt::format("the {} run failed nccl-tests' data check: #wrong {} (elements with a wrong result), so "
+                             "its time is not one of a correct {}",
+                             half == 0 ? "out-of-place" : "in-place", t[wrong_at], config::enum_name(op)),
+                 "fix the run (driver, NCCL, network) and measure again, or delete the row");
+      checked = false;
+    }
+    if (!checked) continue;
     const double factor = network::bus_factor(op, ranks);
     bool consistent = true;
     for (int half = 0; half < 2 && consistent; ++half) {
