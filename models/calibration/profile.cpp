@@ -183,6 +183,7 @@ void apply_network(const NetworkCalibration& n, network::NetworkConfig& cfg, con
   if (n.call_overhead && !kept("call_overhead")) cfg.call_overhead = *n.call_overhead;
   if (n.step_latency && !kept("step_latency")) cfg.step_latency = *n.step_latency;
   if (n.nvls_efficiency && !kept("nvls_efficiency")) cfg.nvls_efficiency = *n.nvls_efficiency;
+  if (n.nvls_latency && !kept("nvls_latency")) cfg.nvls_latency = *n.nvls_latency;
   if (n.sharp_efficiency && !kept("sharp_efficiency")) cfg.sharp_efficiency = *n.sharp_efficiency;
   if (n.scaleup_size_factors && !kept("scaleup_size_factors")) cfg.scaleup_size_factors = *n.scaleup_size_factors;
   if (n.scaleout_size_factors && !kept("scaleout_size_factors")) cfg.scaleout_size_factors = *n.scaleout_size_factors;

@@ -102,6 +102,7 @@ struct NetworkCalibration {
   std::optional<sim::Time> call_overhead;
   std::optional<sim::Time> step_latency;
   std::optional<double> nvls_efficiency;
+  std::optional<sim::Time> nvls_latency;
   std::optional<double> sharp_efficiency;
   std::optional<std::vector<network::SizeFactor>> scaleup_size_factors;
   std::optional<std::vector<network::SizeFactor>> scaleout_size_factors;
@@ -114,6 +115,7 @@ struct NetworkCalibration {
         field("call_overhead", &NetworkCalibration::call_overhead, "network.call_overhead"),
         field("step_latency", &NetworkCalibration::step_latency, "network.step_latency"),
         field("nvls_efficiency", &NetworkCalibration::nvls_efficiency, "network.nvls_efficiency"),
+        field("nvls_latency", &NetworkCalibration::nvls_latency, "network.nvls_latency"),
         field("sharp_efficiency", &NetworkCalibration::sharp_efficiency, "network.sharp_efficiency"),
         field("scaleup_size_factors", &NetworkCalibration::scaleup_size_factors, "network.scaleup_size_factors"),
         field("scaleout_size_factors", &NetworkCalibration::scaleout_size_factors, "network.scaleout_size_factors")};

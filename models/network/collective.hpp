@@ -87,7 +87,8 @@
 //                            them). Each GPU's NVLink carries S per direction instead of the
 //                            ring's 2(n-1)/n S; the rate is bounded by the switch's
 //                            reduction rate (NetworkConfig::nvls_efficiency x the NVLink
-//                            line rate): time = alpha + S / (B_nvlink x e_nvls), busbw =
+//                            line rate): time = call overhead + nvls_latency (the pass
+//                            through the switch: 25 us, NCCL's) + S / (B_nvlink x e_nvls), busbw =
 //                            2(n-1)/n x B_nvlink x e_nvls.
 //   sharp all-reduce         InfiniBand SHARP on whole nodes (NCCL's CollNet Direct), one
 //                            pipelined phase: GPU (a, i) sends each GPU (a, j) of its node

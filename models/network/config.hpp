@@ -22,6 +22,12 @@
 //   NVLink per direction) against ~360-370 GB/s for the ring: 480 = 2 x 7/8 x 450 x e, so
 //   e = 480 / 787.5 = 0.61. (Figure as quoted in the NCCL 2.17 release material and NVIDIA's
 //   NCCL blog posts; refit from an nccl-tests log with NCCL_NVLS_ENABLE=1.)
+// - nvls_latency 25us: the latency of an NVLS all-reduce's pass through the NVSwitch, in
+//   place of its NVLink hop's: NCCL's cost model charges NVLS 25 us on NVLink (hwLat, NVLS,
+//   Simple, the only protocol NVLS runs; NVIDIA/nccl src/graph/tuning.cc, 2.19 and later)
+//   against 0.6 us per ring step with LL, so that NCCL takes NVLS for large all-reduces
+//   only. Without it, an NVLS all-reduce of 1 KiB on 8 x H100 took 8.7 us, faster than
+//   NCCL's own floor for it.
 // - sharp_efficiency 0.94: the rate of a SHARP stream per NIC and direction, as a share of
 //   the NIC's line rate; by default the NCCL-over-NDR figure (47 / 50, nccl-tests #290).
 //   The CoreWeave H100 SHARP run (all_reduce_perf, 96 ranks, busbw 386.6 GB/s at 8 GiB,
@@ -120,6 +126,7 @@ struct NetworkConfig {
   bool nvls = false;
   bool sharp = false;
   double nvls_efficiency = 0.61;
+  sim::Time nvls_latency = sim::Time::from_ns(25'000);
   double sharp_efficiency = 0.94;
   double overlap_slowdown = 0.189;
   std::vector<SizeFactor> scaleup_size_factors;
@@ -152,6 +159,9 @@ struct NetworkConfig {
               "NVLS all-reduce rate per GPU as a share of NVLink line rate (0.61: ~480 GB/s busbw on 8 x H100)")
             .at_least(0.01)
             .at_most(1.0),
+        field("nvls_latency", &NetworkConfig::nvls_latency,
+              "latency of an NVLS all-reduce's pass through the NVSwitch, in place of the NVLink hop's (25us: "
+              "NCCL's NVLS latency on NVLink, src/graph/tuning.cc)"),
         field("sharp_efficiency", &NetworkConfig::sharp_efficiency,
               "SHARP stream rate per NIC as a share of its line rate (0.94: as scaleout_efficiency)")
             .at_least(0.01)

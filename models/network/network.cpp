@@ -292,7 +292,9 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
         double& level = link.kind == fabric::LinkKind::nvlink ? r.scaleup : r.scaleout;
         level = std::min(level, link_capacity(link, cfg) / count[l.value]);
       }
-      const sim::Time latency = t.hop == Hop::fabric_in ? transfer_latency(f, t, path) : r.latency;
+      const sim::Time latency = t.hop == Hop::fabric_in     ? transfer_latency(f, t, path)
+                                : t.hop == Hop::scaleup_in ? cfg.nvls_latency
+                                                           : r.latency;
       r.fixed = step_latency + fed + latency.seconds();
       fed = t.feeds_next ? latency.seconds() : 0.0;
     }
@@ -465,7 +467,10 @@ void FlowNetwork::start_step(std::uint32_t owner) {
                                           fabric::LoadView{&count_load<std::uint32_t>, &link_flows_}, scratch_,
                                           path_ends_, merged_);
     // As the analytical model: a hop into the aggregation tree climbs it (one path, never split).
-    const sim::Time path = t.hop == Hop::fabric_in ? transfer_latency(fabric_, t, scratch_) : slowest;
+    // A pass through an NVLS switch costs the switch's latency (NetworkConfig::nvls_latency).
+    const sim::Time path = t.hop == Hop::fabric_in     ? transfer_latency(fabric_, t, scratch_)
+                           : t.hop == Hop::scaleup_in ? cfg_.nvls_latency
+                                                      : slowest;
     // A streamed step's latency hides behind the chunks in flight (Phase::streamed).
     const sim::Time latency =
         r.rep >= phase.repeat - phase.streamed ? sim::Time::zero() : cfg_.step_latency + fed + path;

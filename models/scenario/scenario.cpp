@@ -654,8 +654,8 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
       }
     }
   }
-  if (!sc.network.nvls && stale("network.nvls_efficiency", "network.nvls")) {
-    inert("network.nvls_efficiency", "network.nvls is off", "network.nvls: true, or remove it");
+  for (const char* key : {"network.nvls_efficiency", "network.nvls_latency"}) {
+    if (!sc.network.nvls && stale(key, "network.nvls")) inert(key, "network.nvls is off", "network.nvls: true, or remove it");
   }
   if (!sc.network.sharp && stale("network.sharp_efficiency", "network.sharp")) {
     inert("network.sharp_efficiency", "network.sharp is off", "network.sharp: true, or remove it");

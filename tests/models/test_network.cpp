@@ -653,9 +653,10 @@ TEST_CASE("NVLS all-reduce on one 8-GPU NVSwitch node: S / (B x e_nvls), busbw a
   const double S = 1073741824.0;
   const double B = 450e9;  // NVLink per direction
   const double e = cfg.nvls_efficiency;
-  const double lat = f.links[f.nvlink_base].latency.seconds();
+  const double lat = cfg.nvls_latency.seconds();  // the pass through the switch: 25 us
+  REQUIRE(lat > f.links[f.nvlink_base].latency.seconds());
   const Schedule nvls = planned_in(Algorithm::nvls, iota(8), S, 8, in_network(f, cfg));
-  // time = latency of the NVLink + S / (B x e_nvls): every GPU's link into the switch and
+  // time = the switch's latency + S / (B x e_nvls): every GPU's link into the switch and
   // out of it carries one transfer of S, bounded by the switch's reduction rate.
   const double expected = lat + S / (B * e);
   CHECK(analytical_time(f, cfg, nvls).seconds() == Rel(expected).epsilon(0).margin(1e-9));  // sim::Time: 1 ns
@@ -671,6 +672,13 @@ TEST_CASE("NVLS all-reduce on one 8-GPU NVSwitch node: S / (B x e_nvls), busbw a
   // auto takes NVLS when enabled and faster, never when disabled.
   CHECK(choose_algorithm(f, cfg, Op::all_reduce, iota(8), sim::Bytes::of(S)) == Algorithm::nvls);
   CHECK(choose_algorithm(f, bare(), Op::all_reduce, iota(8), sim::Bytes::of(S)) != Algorithm::nvls);
+  // Small all-reduces pay NVLS's 25 us and take the ring (0.6 us per NVLink step), as NCCL
+  // does; with the latency at 0 NVLS would win at every size.
+  NetworkConfig with_overheads;
+  with_overheads.nvls = true;
+  CHECK(choose_algorithm(f, with_overheads, Op::all_reduce, iota(8), sim::Bytes::of(1024)) != Algorithm::nvls);
+  with_overheads.nvls_latency = sim::Time::zero();
+  CHECK(choose_algorithm(f, with_overheads, Op::all_reduce, iota(8), sim::Bytes::of(1024)) == Algorithm::nvls);
 }
 
 TEST_CASE("SHARP all-reduce on 4 nodes: the slower of NVLink and the SHARP stream sets the time") {
