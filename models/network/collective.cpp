@@ -304,6 +304,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         ring_transfers(rings, members, gpus_per_node, S / nn / k, false, p);
         p.repeat = op == Op::all_reduce ? 2 * (sn - 1) : sn - 1;
       }
+      p.latency_along = true;
       out.phases.push_back(std::move(p));
       break;
     }

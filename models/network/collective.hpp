@@ -204,6 +204,14 @@ struct Phase {
   /// it costs its transfer time alone. The first repeat - streamed (the pipeline's fill)
   /// pay the per-step latency and the route's.
   std::int64_t streamed = 0;
+  /// The transfers form rings (or a chain) along which each step's data moves on from rank
+  /// to rank as soon as it arrives: the latency on a step's critical path is then the mean
+  /// of its hops' (the path around the ring; a relayed hop's latency is its second leg's,
+  /// which includes the first's), not the largest. NCCL's cost model charges
+  /// a ring (nsteps - nInterSteps) intraLat + nInterSteps interLat (src/graph/tuning.cc):
+  /// per step, the NVLink hops at their latency and only the node-crossing ones at the
+  /// network's. Other phases wait for their slowest transfer, latency included.
+  bool latency_along = false;
 };
 
 struct Schedule {

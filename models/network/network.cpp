@@ -335,13 +335,21 @@ sim::Time AnalyticalRoutes::time(const Schedule& s) const {
     const Route* r = routes_.data() + phase_first_[p];
     double step = 0.0;    // a step that pays its latency
     double stream = 0.0;  // a streamed one (Phase::streamed)
+    double latency = 0.0;  // the sum of the hops' (Phase::latency_along)
+    std::int64_t hops = 0;
     for (const Transfer& t : phase.transfers) {
       const double rate = std::min({r->bound, k.scaleup * r->scaleup, k.scaleout * r->scaleout});
       const double transfer = r->link_count == 0 ? 0.0 : t.bytes / rate;
-      step = std::max(step, r->fixed + transfer);
+      step = std::max(step, phase.latency_along ? transfer : r->fixed + transfer);
       stream = std::max(stream, transfer);
+      // A relay's first leg is in its second's latency (fed).
+      if (!t.feeds_next) {
+        latency += r->fixed;
+        ++hops;
+      }
       ++r;
     }
+    if (phase.latency_along && hops > 0) step += latency / static_cast<double>(hops);
     total += step * static_cast<double>(phase.repeat - phase.streamed) + stream * static_cast<double>(phase.streamed);
   }
   return sim::Time::from_seconds(total, "a collective");
@@ -457,6 +465,9 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   // A transfer uses 1 / factor of a link's capacity per byte/s (size factors, config.hpp).
   const LevelFactors k = size_factors(cfg_.scaleup_size_factors, cfg_.scaleout_size_factors, *r.schedule);
   sim::Time fed = sim::Time::zero();  // the path latency of a transfer that feeds this one (a relay)
+  sim::Time along_latency = sim::Time::zero();  // the sum of the hops' latencies
+  std::int64_t along_hops = 0;
+  along_.clear();
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
     // One max-min variable per transfer: its queue pairs (network.qps_per_connection) carry
@@ -479,8 +490,16 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     if (r.alone) {
       for (const auto& [l, pairs] : merged_) alone_step_.emplace_back(l, t.bytes * share * static_cast<double>(pairs));
     }
+    if (!t.feeds_next) {  // a relay's first leg is in its second's latency (fed)
+      along_latency += latency;
+      ++along_hops;
+    }
     if (scratch_.empty() || t.bytes <= 0.0) {
-      engine_.schedule_after(latency, arrival_id_, owner);
+      if (phase.latency_along) {
+        along_.push_back(kNoFlow);
+      } else {
+        engine_.schedule_after(latency, arrival_id_, owner);
+      }
       continue;
     }
     std::uint32_t slot = 0;
@@ -533,8 +552,20 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     flow.latency = latency;
     flow.owner = owner;
     flow.alive = true;
+    if (phase.latency_along) along_.push_back(slot);
     ++live_flows_;
     ++flows_started_;
+  }
+  if (phase.latency_along && along_hops > 0) {
+    // The step's latency follows the ring: the mean of its hops', for each transfer.
+    const sim::Time mean = sim::Time::from_ns((along_latency.ns() + along_hops / 2) / along_hops);
+    for (const std::uint32_t slot : along_) {
+      if (slot == kNoFlow) {
+        engine_.schedule_after(mean, arrival_id_, owner);
+      } else {
+        flows_[slot].latency = mean;
+      }
+    }
   }
   resolve_and_schedule();
 }

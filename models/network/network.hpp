@@ -294,6 +294,10 @@ class FlowNetwork {
   // The links and bytes of the last step started alone (Running::alone), in route order:
   // its repetitions add them again without re-routing (UGAL's choices depend on the load).
   std::vector<std::pair<fabric::LinkId, double>> alone_step_;
+  /// A latency_along step's flows (kNoFlow: a transfer without bytes), which all take the
+  /// mean of the step's latencies once the step is laid out (Phase::latency_along).
+  std::vector<std::uint32_t> along_;
+  static constexpr std::uint32_t kNoFlow = ~0U;
   std::uint64_t flows_started_ = 0;
   std::uint64_t solves_ = 0;
   double max_link_ratio_ = 0.0;
