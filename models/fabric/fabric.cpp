@@ -66,8 +66,10 @@ std::uint64_t flow_hash(std::uint64_t flow, std::int64_t src, std::int64_t dst, 
 }
 
 std::int64_t ClosLayout::leaf_of(std::int64_t node, std::int64_t nic, std::int64_t nics_per_node) const {
-  if (rail) return (node / d1) * nics_per_node + nic;
-  return (node * nics_per_node + nic) / d1;
+  // Rail unit u = endpoint / R (a node, or a tray of R NICs), on rail endpoint mod R.
+  const std::int64_t endpoint = node * nics_per_node + nic;
+  if (rail) return (endpoint / rails / d1) * rails + endpoint % rails;
+  return endpoint / d1;
 }
 
 std::int64_t Fabric::endpoint_of_gpu(std::int64_t global_gpu) const {
@@ -216,7 +218,10 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   c.rail = cfg.topology == Topology::rail_clos;
   c.radix = k;
   const std::int64_t E = f.endpoints();
-  const std::int64_t C = f.nics_per_node;
+  // Rail units (nodes, or their trays) of R NICs each: a rail leaf takes one rail of d1 units.
+  const std::int64_t R = f.rails > 0 ? f.rails : f.nics_per_node;
+  c.rails = R;
+  const std::int64_t units = R > 0 ? E / R : 0;
 
   // Tiers: as given, else the fewest that hold the endpoints.
   std::int64_t tiers = cfg.tiers;
@@ -227,7 +232,7 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
                         config::Codec<Ratio>::text(tier_ratio(cfg.oversubscription, 0, t)));
       return false;
     }
-    const std::int64_t leaves = c.rail ? (f.nodes + s1.down - 1) / s1.down * C : (E + s1.down - 1) / s1.down;
+    const std::int64_t leaves = c.rail ? (units + s1.down - 1) / s1.down * R : (E + s1.down - 1) / s1.down;
     if (t == 2) {
       if (leaves * 1 > k) {
         why = fmt::format("2 tiers of radix {} hold {} leaves of {} endpoints ({} endpoints); this cluster needs {} "
@@ -309,7 +314,7 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
                         fmt::format("up + down must divide the radix {}: e.g. {}", k, fmt::join(near, " or "))});
       return false;
     }
-    errors.push_back({"fabric.radix", fmt::format("the fabric is too small for {} nodes x {} NICs: {}", f.nodes, C, why),
+    errors.push_back({"fabric.radix", fmt::format("the fabric is too small for {} nodes x {} NICs: {}", f.nodes, f.nics_per_node, why),
                       tiers == 2 && cfg.tiers == 2 ? "try 'tiers: 3' or a larger radix" : "try a larger radix"});
     return false;
   }
@@ -317,7 +322,7 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   Split s1;
   split_ports(k, tier_ratio(cfg.oversubscription, 0, tiers), s1);
   c.d1 = s1.down;
-  c.leaves = c.rail ? (f.nodes + c.d1 - 1) / c.d1 * C : (E + c.d1 - 1) / c.d1;
+  c.leaves = c.rail ? (units + c.d1 - 1) / c.d1 * R : (E + c.d1 - 1) / c.d1;
   // Uplinks as cabled: a tier's switches get the uplinks its fullest switch needs at the
   // tier's ratio, ceil(used down ports x up / down), not all their up ports. A rail group
   // of 16 nodes on 32-port leaves cables 16 uplinks per leaf, as a planner would buy it;
@@ -332,7 +337,7 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   // at 1:1. (The uplinks had been counted as if every port ran at one rate: "1:1" over
   // faster NICs was blocking, and over slower NICs bought twice the uplinks it needed.)
   const auto cabled = [](std::int64_t used, std::int64_t up, std::int64_t down) { return (used * up + down - 1) / down; };
-  const std::int64_t leaf_used = std::min(c.d1, c.rail ? f.nodes : E);
+  const std::int64_t leaf_used = std::min(c.d1, c.rail ? units : E);
   const double leaf_rate = nic.value() / bw.value();  // a down port's rate in uplinks
   // A double until checked: links far slower than the NICs need more uplinks than an
   // integer holds.
@@ -385,6 +390,7 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
 
   // Access links: NIC e plugs into its leaf.
   f.access_base = to_u32(static_cast<std::int64_t>(f.links.size()));
+  const std::int64_t C = f.nics_per_node;
   for (std::int64_t n = 0; n < f.nodes; ++n) {
     for (std::int64_t j = 0; j < C; ++j) {
       const u32 leaf = c.leaf_base + to_u32(c.leaf_of(n, j, C));
@@ -689,6 +695,7 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   f.link_bandwidth = bw;
   f.gpus_per_node = node.spec.gpus;
   f.nics_per_node = node.spec.nics;
+  f.rails = node.spec.rails > 0 ? node.spec.rails : node.spec.nics;
   f.ecmp_seed = static_cast<std::uint64_t>(cfg.ecmp_seed);
   f.route_by_destination = cfg.path_selection == PathSelection::destination;
   Builder b(f);
@@ -765,7 +772,7 @@ void route_clos(const Fabric& f, const ClosLayout& c, std::int64_t src, std::int
     std::int64_t j = 0;
     std::int64_t k = 0;
     if (f.route_by_destination) {
-      const std::int64_t q = l2 * c.d1 + (c.rail ? (dst / C) % c.d1 : dst % c.d1);
+      const std::int64_t q = l2 * c.d1 + (c.rail ? (dst / c.rails) % c.d1 : dst % c.d1);
       j = q % c.u1;
       if (c.u2 > 0) k = (q / c.u1) % c.u2;
     } else {

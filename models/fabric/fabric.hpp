@@ -25,7 +25,10 @@
 //   link_bandwidth, so u1 is scaled by NIC rate / link rate (800G links over 400G NICs:
 //   half as many), and a ratio the up ports cannot carry is an error.
 // - rail_clos: the same Clos, but leaf ("rail switch") r of group g takes NIC r of each of
-//   the group's d1 nodes (NVIDIA's rail-optimized DGX SuperPOD design).
+//   the group's d1 nodes (NVIDIA's rail-optimized DGX SuperPOD design). A node whose NICs
+//   sit on several trays (the catalog's `rails`: GB200 NVL72's 18 compute trays of 4 NICs)
+//   counts as that many rail units: NIC i of tray t is on rail i mod R, and a rail leaf takes
+//   that rail of d1 trays (NVIDIA's NVL72 reference designs connect the trays rail by rail).
 // - torus: one router per vertex of an n-dimensional torus with wraparound; node n sits on
 //   vertex n (coordinates with the first dimension fastest) and all its NICs plug into it.
 // - dragonfly (Kim et al., ISCA'08): g groups of a routers, all-to-all local links inside a
@@ -116,6 +119,7 @@ struct Link {
 /// Closed-form structure of a (rail-optimized) folded Clos.
 struct ClosLayout {
   bool rail = false;
+  std::int64_t rails = 1;  ///< rail_clos: NICs per rail unit (a node's, or a tray's), R
   std::int64_t tiers = 2;
   std::int64_t radix = 0;
   std::int64_t d1 = 0, u1 = 0;  ///< leaf down ports / uplinks cabled (at most its up ports)
@@ -173,6 +177,8 @@ class Fabric {
   sim::Bandwidth link_bandwidth;  ///< switch-to-switch line rate
   std::int64_t gpus_per_node = 0;
   std::int64_t nics_per_node = 0;
+  /// rail_clos: the NICs of a rail unit (catalog `rails`; a node's NICs when it has no trays).
+  std::int64_t rails = 0;
   Topology topology = Topology::fat_tree;
   std::variant<ClosLayout, TorusLayout, DragonflyLayout> layout;
   std::vector<TierCount> tiers;  ///< switch counts by tier, in order

@@ -95,6 +95,7 @@ struct NodeSpec {
   sim::Time scaleup_latency;
   std::int64_t nics = 0;
   sim::Bandwidth nic_bandwidth;
+  std::int64_t rails = 0;  ///< 0: every NIC its own rail
   sim::Power host_power;
   std::string source;
   std::string notes;
@@ -109,6 +110,11 @@ struct NodeSpec {
         field("scaleup_latency", &NodeSpec::scaleup_latency, "one-way GPU-to-GPU latency inside the node"),
         field("nics", &NodeSpec::nics, "scale-out NICs").at_least(0).at_most(100'000),
         field("nic_bandwidth", &NodeSpec::nic_bandwidth, "line rate of each scale-out NIC"),
+        field("rails", &NodeSpec::rails,
+              "a rail-optimized fabric's rails: NIC i is on rail i mod rails, and the node counts as nics / rails "
+              "rail units (trays) of one NIC per rail (GB200 NVL72: 4, its compute trays; 0: every NIC its own rail)")
+            .at_least(0)
+            .at_most(100'000),
         field("host_power", &NodeSpec::host_power, "power of everything but the GPUs, at load"),
         field("source", &NodeSpec::source, "where the numbers come from"),
         field("notes", &NodeSpec::notes, "derivations and caveats"),

@@ -45,13 +45,20 @@ struct Footprint {
   bool leaves_leaves = false;
 };
 
+/// NICs per rail unit: a node's, or one of its trays' (FabricScope::rails).
+std::int64_t rail_width(const FabricScope& c) { return c.rails > 0 ? c.rails : c.nics_per_node; }
+
 /// Node n's leaves, as ClosLayout::leaf_of numbers them: a rail-optimized Clos puts NIC i of
-/// a leaf group's nodes on that group's rail-i leaf; otherwise the endpoints fill the
-/// leaves in order.
+/// a leaf group's rail units (nodes, or trays of R NICs) on that group's rail-i leaf; the
+/// node's units span one group or two neighbours, all R rails of each. Otherwise the
+/// endpoints fill the leaves in order.
 std::pair<std::int64_t, std::int64_t> leaves_of(const FabricScope& c, std::int64_t n) {
-  const std::int64_t lo = c.rail ? (n / c.leaf_down) * c.nics_per_node : n * c.nics_per_node / c.leaf_down;
-  const std::int64_t hi = c.rail ? lo + c.nics_per_node - 1 : (n * c.nics_per_node + c.nics_per_node - 1) / c.leaf_down;
-  return {lo, hi};
+  if (c.rail) {
+    const std::int64_t R = rail_width(c);
+    const std::int64_t units = c.nics_per_node / R;
+    return {(n * units / c.leaf_down) * R, ((n * units + units - 1) / c.leaf_down) * R + R - 1};
+  }
+  return {n * c.nics_per_node / c.leaf_down, (n * c.nics_per_node + c.nics_per_node - 1) / c.leaf_down};
 }
 
 Footprint footprint(const FabricScope& c, const std::vector<std::int64_t>& nodes) {
@@ -273,8 +280,10 @@ std::vector<bool> FabricScope::endpoint_flags(const std::vector<std::int64_t>& j
 std::int64_t FabricScope::nic_switch(std::int64_t endpoint) const {
   const std::int64_t n = endpoint / nics_per_node;
   switch (kind) {
-    case Kind::clos:  // as leaves_of(): rail i of the node's leaf group, else in order
-      return rail ? n / leaf_down * nics_per_node + endpoint % nics_per_node : endpoint / leaf_down;
+    case Kind::clos: {  // as leaves_of(): rail i of the rail unit's leaf group, else in order
+      const std::int64_t R = rail_width(*this);
+      return rail ? endpoint / R / leaf_down * R + endpoint % R : endpoint / leaf_down;
+    }
     case Kind::torus: return n;
     case Kind::dragonfly: return endpoint / hosts_per_router;
   }
@@ -294,8 +303,9 @@ std::vector<std::int64_t> FabricScope::nics_behind(bool is_switch, std::int64_t 
   switch (kind) {
     case Kind::clos:
       if (unit >= leaves) break;
-      if (rail) {  // rail (unit mod nics) of the leaf group's nodes
-        range((unit / nics_per_node * leaf_down) * nics_per_node + unit % nics_per_node, leaf_down, nics_per_node);
+      if (rail) {  // rail (unit mod R) of the leaf group's rail units
+        const std::int64_t R = rail_width(*this);
+        range((unit / R * leaf_down) * R + unit % R, leaf_down, R);
       } else {
         range(unit * leaf_down, leaf_down, 1);
       }

@@ -249,6 +249,7 @@ struct FabricScope {
   std::int64_t nics_per_node = 1;
   // Clos.
   bool rail = false;
+  std::int64_t rails = 0;  ///< NICs per rail unit (a node's or a tray's); 0: nics_per_node
   std::int64_t tiers = 2;
   std::int64_t leaf_down = 1;       ///< endpoints per leaf (d1)
   std::int64_t leaves = 0;

@@ -374,6 +374,15 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
                           "add e.g. 'nic_bandwidth: 400Gbps'");
     return std::nullopt;
   }
+  if (node.spec.rails > 0 && (node.spec.nics == 0 || node.spec.nics % node.spec.rails != 0)) {
+    const std::string at = cfg.node.inline_def ? "cluster.node" : "nodes." + node.name;
+    state.diagnostics.add(state.where(at + ".rails"), at + ".rails",
+                          fmt::format("{} rails do not divide the node's {} NICs: every tray (rail unit) must hold "
+                                      "one NIC of each rail",
+                                      node.spec.rails, node.spec.nics),
+                          "the NICs of one tray, 4 for GB200 NVL72's compute trays; or remove rails: one rail per NIC");
+    return std::nullopt;
+  }
   node.scaleup_bandwidth = node.spec.scaleup_bandwidth.value_or(node.gpu.scaleup_bandwidth);
   return node;
 }

@@ -224,6 +224,36 @@ TEST_CASE("rail-optimized Clos: NIC r of every node in a group plugs into rail s
   check_routes(f, 200, true);
 }
 
+TEST_CASE("rail-optimized Clos of trays: NIC i of every tray in a group plugs into rail switch i mod R") {
+  // 8 GB200 NVL72 racks: 72 NICs each, on 18 trays of 4 (catalog rails: 4). 144 trays, 32
+  // per leaf group: 5 groups x 4 rails = 20 leaves, 2 tiers at radix 64 (as 72 rails of 8
+  // racks each, it took 72 leaves of 8 ports and a third tier).
+  cluster::ResolvedNode n = make_node(72, 72);
+  n.spec.rails = 4;
+  std::vector<FabricError> errors;
+  const auto f = build_fabric(clos(Topology::rail_clos, 64, 0), n, 8, errors);
+  REQUIRE(f.has_value());
+  const auto& c = std::get<ClosLayout>(f->layout);
+  CHECK(c.tiers == 2);
+  CHECK(c.leaves == 20);
+  std::map<std::uint32_t, std::int64_t> on_leaf;
+  for (std::int64_t node = 0; node < 8; ++node) {
+    for (std::int64_t i = 0; i < 72; ++i) {
+      const std::int64_t tray = node * 18 + i / 4;
+      const std::uint32_t leaf = f->attachment(node * 72 + i).value;
+      CHECK(leaf == c.leaf_base + static_cast<std::uint32_t>((tray / 32) * 4 + i % 4));
+      ++on_leaf[leaf];
+    }
+  }
+  for (const auto& [leaf, nics] : on_leaf) CHECK(nics <= 32);
+  check_routes(*f, 300, true);
+  // Without trays, every NIC of the rack its own rail: the old layout.
+  const auto racks = build_fabric(clos(Topology::rail_clos, 64, 0), make_node(72, 72), 8, errors);
+  REQUIRE(racks.has_value());
+  CHECK(std::get<ClosLayout>(racks->layout).leaves == 72);
+  CHECK(std::get<ClosLayout>(racks->layout).tiers == 3);
+}
+
 TEST_CASE("a Clos cables the uplinks its fullest switch needs: a partial rail group, one leaf, one pod") {
   std::int64_t leaf_spine = 0;
   const auto count = [&](const Fabric& f) {

@@ -30,14 +30,20 @@ scenario::LoadedScenario load(const std::string& oversubscription) {
 struct Shape {
   const char* fabric;
   std::int64_t nodes;
+  /// The node: 2 GPUs and 2 NICs unless given.
+  const char* node = "{gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}";
 };
+
+/// A node of 3 trays of 2 NICs (catalog `rails`), as GB200 NVL72's 18 trays of 4: with 4
+/// trays per leaf group, a node's trays straddle two groups.
+constexpr const char* kTrays = "{gpu: h100-sxm, gpus: 6, nics: 6, rails: 2, nic_bandwidth: 400Gbps}";
 
 /// The shape's cluster of nodes with 2 GPUs and 2 NICs, so that small radixes make several
 /// leaves and pods.
 scenario::LoadedScenario load_shape(const Shape& shape) {
   scenario::LoadOptions o;
   o.sets = {"cluster.nodes=" + std::to_string(shape.nodes),
-            "cluster.node={gpu: h100-sxm, gpus: 2, nics: 2, nic_bandwidth: 400Gbps}",
+            std::string("cluster.node=") + shape.node,
             std::string("fabric=") + shape.fabric};
   return scenario::load_scenario(std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/base.yaml", o);
 }
@@ -155,8 +161,10 @@ TEST_CASE("Clos scope: every switch on a route between a job's NICs is one the j
   // and that crossed() counts at least as many switches as the routes meet.
   for (const Shape& shape : {Shape{"{topology: fat_tree, radix: 8, tiers: 2, link_latency: 700ns}", 8},
                              Shape{"{topology: rail_clos, radix: 8, tiers: 2, link_latency: 700ns}", 8},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 2, link_latency: 700ns}", 5, kTrays},
                              Shape{"{topology: fat_tree, radix: 8, tiers: 3, link_latency: 700ns}", 30},
                              Shape{"{topology: rail_clos, radix: 8, tiers: 3, link_latency: 700ns}", 30},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 3, link_latency: 700ns}", 15, kTrays},
                              Shape{"{topology: rail_clos, radix: 16, tiers: 3, oversubscription: \"1:3\", "
                                    "link_latency: 700ns}", 36}}) {
     const std::string name = shape.fabric;
@@ -223,8 +231,10 @@ TEST_CASE("fabric scope: a switch or a NIC's cable holds the NICs that plug into
   // nic_switch() and nics_behind() must say what the fabric's access cables join.
   for (const Shape& shape : {Shape{"{topology: fat_tree, radix: 8, tiers: 2, link_latency: 700ns}", 8},
                              Shape{"{topology: rail_clos, radix: 8, tiers: 2, link_latency: 700ns}", 8},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 2, link_latency: 700ns}", 5, kTrays},
                              Shape{"{topology: fat_tree, radix: 8, tiers: 3, link_latency: 700ns}", 30},
                              Shape{"{topology: rail_clos, radix: 8, tiers: 3, link_latency: 700ns}", 30},
+                             Shape{"{topology: rail_clos, radix: 8, tiers: 3, link_latency: 700ns}", 15, kTrays},
                              Shape{"{topology: fat_tree, radix: 6, tiers: 2, link_latency: 700ns}", 5},
                              Shape{"{topology: torus, dims: [5, 3, 3], link_latency: 100ns}", 40},
                              Shape{"{topology: dragonfly, routers_per_group: 4, hosts_per_router: 2, "

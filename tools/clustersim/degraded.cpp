@@ -52,6 +52,7 @@ std::optional<reliability::FabricScope> fabric_scope(const fabric::Fabric& f) {
   if (const auto* c = std::get_if<fabric::ClosLayout>(&f.layout)) {
     scope.kind = Kind::clos;
     scope.rail = c->rail;
+    scope.rails = c->rails;
     scope.tiers = c->tiers;
     scope.leaf_down = c->d1;
     scope.leaves = c->leaves;
