@@ -41,8 +41,10 @@ namespace clustersim::workload {
 
 /// Activation recomputation (Korthikanti et al., "Reducing Activation Recomputation in Large
 /// Transformer Models", MLSys 2023): none stores every activation; selective recomputes the
-/// cheap, large ones (the attention core when it is not fused, the norms and the MLP
-/// activation function, as Megatron-Core's --recompute-modules core_attn,layernorm,act);
+/// cheap, large ones: the attention core when it is not fused (Korthikanti's selective; with
+/// flash attention there is nothing to drop there), the norms and the MLP activation
+/// function (Megatron-Core's --recompute-modules core_attn,layernorm, plus the activation
+/// recomputation that Megatron-Core offers for expert MLPs as moe_act, here for every MLP);
 /// full stores only each layer's input and recomputes the layer's forward in backward.
 enum class Recompute { none, selective, full };
 
@@ -152,7 +154,11 @@ struct JobConfig {
         field("precision", &JobConfig::precision,
               "datatype of the matrix multiplies (bf16, fp16, fp8, tf32, fp32); with fp8 the attention core "
               "stays bf16 (Transformer Engine's default)"),
-        field("recompute", &JobConfig::recompute, "activation recomputation: none, selective or full"),
+        field("recompute", &JobConfig::recompute,
+              "activation recomputation: none; selective (the norms, the MLP activation function and, when not "
+              "fused, the attention core are recomputed: Megatron-Core's core_attn, layernorm and moe_act for every "
+              "MLP; its default, core_attn alone, saves nothing with flash attention, as none here); or full (each "
+              "layer's input kept, its forward recomputed)"),
         field("attention", &JobConfig::attention, "attention kernel: flash (fused) or unfused (batched GEMMs)"),
         field("grad_dtype", &JobConfig::grad_dtype,
               "datatype of accumulated and reduced gradients (fp32: Megatron's default with bf16)"),
