@@ -406,7 +406,10 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
   if (!loaded.fabric) {
     state.diagnostics.add(state.where("workload"), "workload",
                           "the jobs' collectives need a network: the scenario has no fabric section",
-                          "add one, e.g. fabric: {topology: rail_clos, radix: 64, link_latency: 700ns}");
+                          loaded.config.cluster.nodes == 1
+                              ? "add one: it holds the node's NVLink too, and on one node no traffic leaves it, e.g. "
+                                "fabric: {topology: rail_clos, radix: 64, link_latency: 700ns}"
+                              : "add one, e.g. fabric: {topology: rail_clos, radix: 64, link_latency: 700ns}");
     return out;
   }
   // Every copy of a `count` job is a job of its own in the long run and the results (~13 KB
