@@ -43,3 +43,17 @@ execute_process(COMMAND "${EXE}" run "${WORKDIR}/tests/scenarios/sweep_small.yam
 if(NOT rc EQUAL 0 OR NOT EXISTS "${TMP}/cwd/step.json")
   message(FATAL_ERROR "--trace step.json exited ${rc} and wrote nothing: ${err}")
 endif()
+# An earlier run's outputs that this run does not write go (a failures.csv beside a run
+# without failures was read as this run's).
+file(MAKE_DIRECTORY "${TMP}/reused")
+file(WRITE "${TMP}/reused/failures.csv" "stale\n")
+file(WRITE "${TMP}/reused/timeline.png" "stale\n")
+file(WRITE "${TMP}/reused/notes.txt" "the user's\n")
+execute_process(COMMAND "${EXE}" run tests/scenarios/sweep_small.yaml --out "${TMP}/reused"
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0 OR EXISTS "${TMP}/reused/failures.csv" OR EXISTS "${TMP}/reused/timeline.png")
+  message(FATAL_ERROR "a reused --out folder kept an earlier run's outputs (exit ${rc}): ${err}")
+endif()
+if(NOT EXISTS "${TMP}/reused/notes.txt" OR NOT err MATCHES "removed failures.csv, timeline.png")
+  message(FATAL_ERROR "a reused --out folder: the user's file went, or the removal was not said: ${err}")
+endif()

@@ -239,6 +239,25 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     std::cerr << "error: " << err << "\n";
     return kExitInput;
   }
+  if (!out_dir.empty()) {
+    // An earlier run's outputs that this one does not write (its failures.csv beside a run
+    // without failures, its plots beside new results) would be read as this run's.
+    std::vector<std::string> produced{"results.json"};
+    if (result.reliability) produced.insert(produced.end(), {"failures.csv", "gpu_failures.csv"});
+    if (python && !result.jobs.empty()) produced.insert(produced.end(), {"breakdown.csv", "breakdown.png"});
+    if (python && result.reliability) produced.insert(produced.end(), {"timeline.png", "gpu_health.png"});
+    std::vector<std::string> removed;
+    for (const char* name : {"failures.csv", "gpu_failures.csv", "breakdown.csv", "breakdown.png", "timeline.png",
+                             "gpu_health.png"}) {
+      if (std::find(produced.begin(), produced.end(), name) != produced.end()) continue;
+      std::error_code ec;
+      if (std::filesystem::remove(std::filesystem::path(out_dir) / name, ec)) removed.emplace_back(name);
+    }
+    if (!removed.empty()) {
+      std::cerr << fmt::format("note: removed {} from {}: an earlier run's, which this run does not write\n",
+                               fmt::join(removed, ", "), out_dir);
+    }
+  }
   if (!out_dir.empty() && result.reliability && result.reliability->timeline_dropped > 0) {
     std::cerr << fmt::format("note: failures.csv holds the first {} events of replication 0; {} later ones were "
                              "not kept\n",
