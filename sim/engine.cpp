@@ -3,6 +3,7 @@
 #include <bit>
 #include <memory>
 #include <utility>
+#include <vector>
 
 namespace clustersim::sim {
 
@@ -21,7 +22,27 @@ bool Engine::cancel(EventHandle handle) {
   if (t < last_time_ns_ || (t == last_time_ns_ && (handle.seq << 16) <= (last_key_ & ~std::uint64_t{0xFFFF}))) {
     return false;
   }
-  return cancelled_.insert(handle.seq);
+  if (!cancelled_.insert(handle.seq)) return false;
+  if (cancelled_.size() >= kCompactAt && 2 * cancelled_.size() >= queue_.size()) compact();
+  return true;
+}
+
+void Engine::compact() {
+  // Every event leaves the old queue in (time, key) order; the live ones enter a new one,
+  // which orders them the same way (the key holds the sequence number).
+  std::vector<Event> live;
+  live.reserve(queue_.size() - cancelled_.size());
+  Event ev;
+  while (queue_.pop_not_after(~std::uint64_t{0}, ev)) {
+    if (!cancelled_.erase(ev.key >> 16)) live.push_back(ev);
+  }
+  CLUSTERSIM_CHECK(cancelled_.empty(), "a cancelled event that was not in the queue");
+  // A fresh queue: the old one's clock has passed the events going back in (it takes none
+  // before its last pop).
+  std::destroy_at(&queue_);
+  std::construct_at(&queue_);
+  queue_.reserve(live.size());
+  for (const Event& e : live) queue_.push(e);
 }
 
 template <bool kBounded>

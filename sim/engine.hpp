@@ -26,7 +26,10 @@
 // Cancellation is lazy: `cancel(handle)` records the event's sequence number in a hash set,
 // and the event is dropped when it reaches the front of the queue. A model that cancels very
 // often (a timer re-armed on every step) can instead keep a generation counter in its payload
-// and ignore stale events; both are O(1) to issue.
+// and ignore stale events; both are O(1) to issue. Cancelled events far in the future would
+// sit in the queue without end (a job's completion re-armed at each of 10^8 interruptions
+// took GBs), so once they are at least kCompactAt and half the queue, the queue is rebuilt
+// from its live events: O(queue), at most once per kCompactAt cancels, O(1) amortized.
 //
 // LIMITATIONS: at most 65,536 handlers per engine and 2^48 (2.8e14) events per run; a
 // handler must not call run() or run_until() re-entrantly. One Engine per simulation, no
@@ -108,6 +111,10 @@ class Engine {
 
   [[nodiscard]] Time now() const { return now_; }
   [[nodiscard]] std::size_t pending() const { return queue_.size() - cancelled_.size(); }
+  /// Events in the queue, the cancelled ones not yet dropped included.
+  [[nodiscard]] std::size_t queued() const { return queue_.size(); }
+  /// Cancelled events that make the queue rebuild itself when they are half of it.
+  static constexpr std::size_t kCompactAt = std::size_t{1} << 16;
   [[nodiscard]] std::uint64_t events_processed() const { return processed_; }
   [[nodiscard]] std::uint64_t events_scheduled() const { return next_seq_ - 1; }
 
@@ -170,6 +177,8 @@ class Engine {
 
   template <bool kBounded>
   void run_loop(Time horizon);
+  /// Rebuilds the queue from its live events (see the header).
+  void compact();
 
   RadixQueue<Event, EventTime, EventLess> queue_;
   std::vector<Handler> handlers_;

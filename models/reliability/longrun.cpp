@@ -759,6 +759,7 @@ class Model {
     end_ = end;
     remaining_.assign(classes_.size(), {});
     due_.assign(classes_.size(), {});
+    armed_.assign(classes_.size(), {});
     const std::int64_t physical = in_.nodes + in_.scheduler.spare_nodes;
     // Room for the installed fleet at once: grown node by node, the records were copied
     // and their pages faulted in again at every doubling, in every replication.
@@ -769,6 +770,7 @@ class Model {
       const std::size_t units = classes_[c].per == Per::gpu ? fleet * static_cast<std::size_t>(gpn_) : fleet;
       remaining_[c].reserve(units);
       due_[c].reserve(units);
+      armed_[c].reserve(units);
     }
     for (std::int64_t n = 0; n < physical; ++n) new_node();
     // The installed GPUs' multipliers are scaled to average exactly 1, so that the fleet
@@ -917,6 +919,7 @@ class Model {
                                                                : 0;
       remaining_[c].resize(units, kFresh);
       due_[c].resize(units, 0.0);
+      armed_[c].resize(units);
     }
     return static_cast<std::int64_t>(nodes_.size()) - 1;
   }
@@ -985,7 +988,9 @@ class Model {
   }
 
   /// Stops the clocks of node n's GPU and node units with the time they have left; their
-  /// pending failures go stale with the generation the caller bumps.
+  /// pending failures are cancelled (and go stale with the generation the caller bumps).
+  /// Left in the queue, a long-lived unit's stopped failure stayed there until its time:
+  /// a job paused and resumed at every failure of a storm piled up GBs of them.
   void stop_units(std::int64_t n, double now) {
     for (std::size_t c = 0; c < classes_.size(); ++c) {
       const Per per = classes_[c].per;
@@ -995,6 +1000,9 @@ class Model {
       for (std::int64_t u = first; u < first + count; ++u) {
         double& left = remaining_[c][static_cast<std::size_t>(u)];
         if (!std::isnan(left)) left = std::max(0.0, due_[c][static_cast<std::size_t>(u)] - now);
+        sim::EventHandle& armed = armed_[c][static_cast<std::size_t>(u)];
+        if (armed.seq != 0) engine_.cancel(armed);
+        armed = {};
       }
     }
   }
@@ -1051,7 +1059,8 @@ class Model {
     if (std::isnan(left)) left = draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
     const double due = now + left;
     due_[c][static_cast<std::size_t>(u)] = due;
-    if (due < end_) engine_.schedule_at(sim::Time::from_seconds(due), fail_id_, pack(c, gen, u));
+    armed_[c][static_cast<std::size_t>(u)] =
+        due < end_ ? engine_.schedule_at(sim::Time::from_seconds(due), fail_id_, pack(c, gen, u)) : sim::EventHandle{};
   }
 
   /// Takes a node out of service: its units' clocks stop with the time they had left.
@@ -1681,6 +1690,11 @@ class Model {
         return;
       }
       if (k.hardware) {
+        // Only the failures the retirement window can still count, and the last (the repair's
+        // start): a node that failed without end grew the list without end (50 MB/s under a
+        // failure storm).
+        const double keep_from = in_.scheduler.retire_after > 0 ? now - in_.scheduler.retire_window.seconds() : now;
+        std::erase_if(node.failure_times, [&](double t) { return t < keep_from; });
         node.failure_times.push_back(now);
         JobState& j = r_.jobs[static_cast<std::size_t>(job)];
         const auto slot = std::find(j.slots.begin(), j.slots.end(), n);
@@ -1960,6 +1974,7 @@ class Model {
   static constexpr double kFresh = std::numeric_limits<double>::quiet_NaN();
   std::vector<std::vector<double>> remaining_;  ///< per class and unit: operating time left (NaN: draw)
   std::vector<std::vector<double>> due_;        ///< per class and unit in service: failure time
+  std::vector<std::vector<sim::EventHandle>> armed_;  ///< per class and unit: its pending failure
   Replication r_;
   sim::HandlerId fail_id_, element_back_id_, repaired_id_, ready_id_, restarted_id_, done_id_, submit_id_,
       burned_in_id_;

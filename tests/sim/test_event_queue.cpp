@@ -496,6 +496,45 @@ TEST_CASE("cancelling many events: exactly the others fire; pending() and refusa
   CHECK_FALSE(engine.cancel(handles[1]));
 }
 
+TEST_CASE("a completion re-armed at every step: cancelled events do not pile up, and order is kept") {
+  // A model re-arms a far-future event (a job's completion) at each of 300,000 steps, as a
+  // failure storm does: the cancelled ones are dropped when they are half the queue, and
+  // the events that stay (a completion, markers at spread times) fire in (time, insertion)
+  // order as if nothing had been rebuilt.
+  struct Model {
+    Engine* engine = nullptr;
+    HandlerId step_id, done_id;
+    EventHandle done;
+    std::int64_t steps = 0;
+    std::size_t most_queued = 0;
+    std::vector<std::pair<std::int64_t, std::uint64_t>> fired;
+    void on_step(Engine& e, std::uint64_t) {
+      if (done.seq != 0) CHECK(e.cancel(done));
+      done = e.schedule_at(Time::from_ns(1'000'000'000'000 + steps), done_id, static_cast<std::uint64_t>(steps));
+      most_queued = std::max(most_queued, e.queued());
+      if (++steps < 300'000) e.schedule_after(Time::from_ns(10), step_id, 0);
+    }
+    void on_done(Engine& e, std::uint64_t arg) { fired.push_back({e.now().ns(), arg}); }
+  } m;
+  Engine engine;
+  m.engine = &engine;
+  m.step_id = engine.add_handler<&Model::on_step>(m);
+  m.done_id = engine.add_handler<&Model::on_done>(m);
+  // Markers: two at one time (insertion order), others before and after the completion.
+  engine.schedule_at(Time::from_ns(2'000'000), m.done_id, 1'000'001);
+  engine.schedule_at(Time::from_ns(5'000'000'000'000), m.done_id, 1'000'002);
+  engine.schedule_at(Time::from_ns(5'000'000'000'000), m.done_id, 1'000'003);
+  engine.schedule_at(Time::zero(), m.step_id, 0);
+  engine.run();
+  CHECK(m.steps == 300'000);
+  CHECK(m.most_queued <= 2 * Engine::kCompactAt + 8);
+  const std::vector<std::pair<std::int64_t, std::uint64_t>> expected{
+      {2'000'000, 1'000'001}, {1'000'000'000'000 + 299'999, 299'999},
+      {5'000'000'000'000, 1'000'002}, {5'000'000'000'000, 1'000'003}};
+  CHECK(m.fired == expected);
+  CHECK(engine.pending() == 0);
+}
+
 TEST_CASE("run_until: events between the horizon and a later pending event, far future, Time::max") {
   Engine engine;
   Recorder rec;
