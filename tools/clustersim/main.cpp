@@ -300,6 +300,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
 }
 
 int cmd_validate(const std::string& cases_file, const std::string& format, double fail_above) {
+  if (fail_above == 0.0) fail_above = 0.0;  // -0 is 0 ("exceeds -0%")
   // Every case's scenario is loaded and checked once, before any case runs.
   const tools::LoadedValidation loaded = tools::load_validation(cases_file, fail_above >= 0.0);
   const std::vector<tools::CollectiveResult> collectives = tools::run_collective_validation(loaded);
@@ -1073,10 +1074,12 @@ int run_main(int argc, char** argv) {
     for (const CLI::Option* o : in->get_options()) {
       if (o->get_name() == name || o->check_name(name)) type = o->get_type_name();
     }
-    const std::string expected = type == "INT"    ? "an integer"
-                                 : type == "UINT"  ? "a non-negative integer"
-                                 : type == "FLOAT" ? "a number"
-                                                   : "a value of type " + (type.empty() ? std::string("?") : type);
+    type = type.substr(0, type.find(':'));  // "PERCENT:PERCENT": the option's and its check's
+    const std::string expected = type == "INT"       ? "an integer"
+                                 : type == "UINT"    ? "a non-negative integer"
+                                 : type == "FLOAT"   ? "a number"
+                                 : type == "PERCENT" ? "a number of percent, without '%'"
+                                                     : "a value of type " + (type.empty() ? std::string("?") : type);
     std::cerr << fmt::format("error: {}: expected {}, got '{}'; see clustersim {}--help\n", name, expected, value,
                              in == &app ? std::string() : in->get_name() + " ");
     return kExitInput;

@@ -236,6 +236,25 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
     }
   }
 
+  // Names: one case each (a case listed twice counted twice in the median).
+  {
+    std::map<std::string, std::string> seen;  // name -> where it was first given
+    const auto unique = [&](const std::string& name, const std::string& at) {
+      if (name.empty()) return;
+      const auto [it, fresh] = seen.emplace(name, at);
+      if (fresh) return;
+      problems.add(state.where(at + ".name"), at + ".name",
+                   fmt::format("'{}' names {} already: each case once, or the median counts it twice", name, it->second),
+                   "give each case its own name");
+    };
+    for (std::size_t i = 0; i < v.cases.cases.size(); ++i) {
+      unique(v.cases.cases[i].name, fmt::format("cases[{}]", i));
+    }
+    for (std::size_t i = 0; i < v.cases.collectives.size(); ++i) {
+      unique(v.cases.collectives[i].name, fmt::format("collectives[{}]", i));
+    }
+  }
+
   // Training cases: one job each; a failure metric needs the failures, and the component, it counts.
   scenario::LoadOptions training;
   training.check_memory = false;
