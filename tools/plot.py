@@ -607,6 +607,10 @@ all columns, in x order.""")
     except InputError as e:
         print(f"plot.py {args.command}: {e}", file=sys.stderr)
         return 2
+    except OSError as e:  # a full disk, a folder without write permission: said, not a traceback
+        where = f" '{e.filename}'" if getattr(e, "filename", None) else ""
+        print(f"plot.py {args.command}: cannot write{where}: {e.strerror or e}", file=sys.stderr)
+        return 1
     return 0
 
 

@@ -27,3 +27,20 @@ endif()
 if(EXISTS "${OUT}/made")
   message(FATAL_ERROR "the folders calibrate made are left")
 endif()
+
+# `clustersim run --out DIR --plot` whose plots fail writes nothing either: no results.json
+# (it stayed, with exit 2), no plot the script wrote, no folder the run made, nothing printed.
+file(WRITE "${OUT}/fakepy_run" "#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then exit 0; fi\ntouch \"$3/breakdown.png\"; exit 1\n")
+file(CHMOD "${OUT}/fakepy_run" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+execute_process(COMMAND ${CMAKE_COMMAND} -E env CLUSTERSIM_PYTHON=${OUT}/fakepy_run
+                        "${EXE}" run tests/scenarios/sweep_small.yaml --out "${OUT}/run/made" --plot
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+if(NOT rc EQUAL 2)
+  message(FATAL_ERROR "run --plot: expected exit 2, got ${rc}: ${err}")
+endif()
+if(EXISTS "${OUT}/run")
+  message(FATAL_ERROR "run --plot: a failed plot left ${OUT}/run behind")
+endif()
+if(NOT out STREQUAL "")
+  message(FATAL_ERROR "run --plot: a failed plot still printed the results: ${out}")
+endif()

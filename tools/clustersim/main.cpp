@@ -263,6 +263,26 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                              "not kept\n",
                              reliability::kMaxTimeline, result.reliability->timeline_dropped);
   }
+  // The plots before anything is printed: if they fail, nothing is written (the results
+  // they were drawn from go too, and the folders this run made, NewFolders).
+  std::vector<std::string> plotted;
+  if (python) {
+    // Each plot beside the data it draws: breakdown.csv is written by the script.
+    if (!result.jobs.empty()) plotted.emplace_back("breakdown.png");
+    if (result.reliability) {
+      plotted.emplace_back("timeline.png");
+      plotted.emplace_back("gpu_health.png");
+    }
+    if (!plotted.empty() && !plot(*python, {"run", out_dir})) {
+      std::error_code ec;
+      for (const auto& [path, text] : files) std::filesystem::remove(path, ec);
+      for (const char* name : {"breakdown.csv", "breakdown.png", "timeline.png", "gpu_health.png"}) {
+        std::filesystem::remove(std::filesystem::path(out_dir) / name, ec);
+      }
+      std::cerr << "nothing was written.\n";
+      return kExitInput;
+    }
+  }
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
   } else if (format == "csv") {
@@ -279,23 +299,10 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                                "compare {}` puts them side by side (this run is the scenario as written)\n",
                                points, loaded.file, loaded.file);
     }
+    if (python && plotted.empty()) std::cout << "--plot: nothing to plot (no workload jobs, no failures)\n";
+    if (!plotted.empty()) std::cout << fmt::format("plots written to {}/: {}\n", out_dir, fmt::join(plotted, ", "));
   }
   folders.keep();
-  if (python) {
-    // Each plot beside the data it draws: breakdown.csv is written by the script.
-    std::vector<std::string> written;
-    if (!result.jobs.empty()) written.emplace_back("breakdown.png");
-    if (result.reliability) {
-      written.emplace_back("timeline.png");
-      written.emplace_back("gpu_health.png");
-    }
-    if (written.empty()) {
-      if (format == "table") std::cout << "--plot: nothing to plot (no workload jobs, no failures)\n";
-    } else {
-      if (!plot(*python, {"run", out_dir})) return kExitInput;
-      if (format == "table") std::cout << fmt::format("plots written to {}/: {}\n", out_dir, fmt::join(written, ", "));
-    }
-  }
   return 0;
 }
 
