@@ -234,8 +234,25 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
     const Location at{file, static_cast<int>(i + 1), 1};
     nlohmann::json j;
+    // A key given twice in one object: nlohmann keeps the last without a word (a record's
+    // second time_s replaced its first), so the parse watches the keys of each object.
+    std::vector<std::vector<std::string>> keys;  // the open objects' keys, innermost last
+    std::string twice;
+    const nlohmann::json::parser_callback_t watch = [&](int, nlohmann::json::parse_event_t event,
+                                                        nlohmann::json& parsed) {
+      using Event = nlohmann::json::parse_event_t;
+      if (event == Event::object_start) keys.emplace_back();
+      if (event == Event::object_end && !keys.empty()) keys.pop_back();
+      if (event == Event::key && !keys.empty() && twice.empty()) {
+        const std::string key = parsed.get<std::string>();
+        std::vector<std::string>& seen = keys.back();
+        if (std::find(seen.begin(), seen.end(), key) != seen.end()) twice = key;
+        seen.push_back(key);
+      }
+      return true;
+    };
     try {
-      j = nlohmann::json::parse(raw);
+      j = nlohmann::json::parse(raw, watch);
     } catch (const nlohmann::json::parse_error& e) {
       const bool truncated = i + 1 == lines.size() || raw.find('}') == std::string::npos;
       errors.add(Location{file, static_cast<int>(i + 1), static_cast<int>(std::min<std::size_t>(e.byte, raw.size() + 1))},
@@ -247,6 +264,15 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       errors.add(Location{file, static_cast<int>(i + 1), col == std::string::npos ? 1 : static_cast<int>(col + 1)}, "",
                  fmt::format("a number past the range of a double (about 1.8e308): {}", number.empty() ? e.what() : number),
                  "write a finite number, in the unit the record's key names");
+      continue;
+    }
+    if (!twice.empty()) {
+      const std::string quoted = "\"" + twice + "\"";
+      const std::size_t first = raw.find(quoted);
+      const std::size_t second = first == std::string::npos ? first : raw.find(quoted, first + 1);
+      errors.add(Location{file, static_cast<int>(i + 1), second == std::string::npos ? 1 : static_cast<int>(second + 1)},
+                 "", fmt::format("the key \"{}\" is given twice in one object, and only one value can count", twice),
+                 "keep one of them");
       continue;
     }
     if (!j.is_object() || !j.contains("record") || !j["record"].is_string()) {
