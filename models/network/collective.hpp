@@ -105,8 +105,12 @@
 // from one that multicasts it: such a transfer is sent by a GPU (into) or received by one
 // (out of), not both.
 //
-// LIMITATIONS: steps are synchronous (a phase waits for its slowest transfer), which is
-// exact for rings on symmetric hardware and pessimistic when one link lags; no protocol
+// LIMITATIONS: steps are synchronous (a phase waits for its slowest transfer, and a ring's
+// latency is the mean of its hops', Phase::latency_along), which is exact for rings on
+// symmetric hardware and pessimistic when one link lags. A direct all-to-all is one step
+// whatever the ranks: NCCL runs it as n-1 grouped sends and receives per rank, whose
+// per-peer cost makes its small-message time grow with the ranks; that cost is not
+// modelled (no source gives it), so small all-to-alls over many ranks are optimistic. No protocol
 // (LL / LL128 / Simple) distinction beyond the efficiency and overhead parameters and the
 // size factors (models/network/config.hpp). NVLS
 // and SHARP are modelled for all-reduce only (not reduce-scatter / all-gather), NVLS
