@@ -775,7 +775,10 @@ bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why)
   const std::vector<std::string> parts = split_top_level(text.substr(eq + 1));
   if (parts.size() == 1) {
     bool is_range = false;
-    if (!expand_range(parts[0], out.values, why, is_range)) return false;
+    if (!expand_range(parts[0], out.values, why, is_range)) {
+      why = fmt::format("{}={}", key, why);  // "cluster.nodes='1:1e15:+1': more than ..." names its key
+      return false;
+    }
     if (is_range) return true;
   }
   for (const std::string& v : parts) {
