@@ -235,9 +235,12 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
     const std::int64_t leaves = c.rail ? (units + s1.down - 1) / s1.down * R : (E + s1.down - 1) / s1.down;
     if (t == 2) {
       if (leaves * 1 > k) {
-        why = fmt::format("2 tiers of radix {} hold {} leaves of {} endpoints ({} endpoints); this cluster needs {} "
+        // Rail leaves come in groups of R (one per rail): k spine ports take floor(k / R) groups.
+        const std::int64_t held = c.rail ? k / R * R : k;
+        why = fmt::format("2 tiers of radix {} hold {} leaves of {} endpoints ({} endpoints{}); this cluster needs {} "
                           "leaves for its {} endpoints",
-                          k, k, s1.down, k * s1.down, leaves, E);
+                          k, held, s1.down, held * s1.down,
+                          c.rail && held != k ? fmt::format(", rail leaves {} at a time", R) : std::string(), leaves, E);
         return false;
       }
       return true;
@@ -438,7 +441,7 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
           : fmt::format(", {} {} switch{} with {} parallel link{} to each switch below", c.top_switches,
                         tiers == 3 ? "core" : "spine", c.top_switches == 1 ? "" : "es", c.parallel,
                         c.parallel == 1 ? "" : "s"),
-      E, tiers == 3 ? k * c.d2 * c.d1 : k * c.d1);
+      E, tiers == 3 ? k * c.d2 * c.d1 : (c.rail ? k / R * R : k) * c.d1);
   f.layout = std::move(c);
   return true;
 }

@@ -374,7 +374,8 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
                           "add e.g. 'nic_bandwidth: 400Gbps'");
     return std::nullopt;
   }
-  if (node.spec.rails > 0 && (node.spec.nics == 0 || node.spec.nics % node.spec.rails != 0)) {
+  // (A node without NICs is said so where the fabric needs them.)
+  if (node.spec.rails > 0 && node.spec.nics > 0 && node.spec.nics % node.spec.rails != 0) {
     const std::string at = cfg.node.inline_def ? "cluster.node" : "nodes." + node.name;
     state.diagnostics.add(state.where(at + ".rails"), at + ".rails",
                           fmt::format("{} rails do not divide the node's {} NICs: every tray (rail unit) must hold "
