@@ -431,7 +431,8 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
       for (std::int64_t node = 0; node < nodes; ++node) {
         for (std::int64_t i = 0; i < g; ++i) {
-          p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), 2 * S / rd});
+          // A chain's inner GPUs send 2S; on 2 GPUs both are its ends and send S.
+          p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), (g > 2 ? 2 : 1) * S / rd});
         }
       }
       const double edge = S / gd / 2 / rd;

@@ -548,7 +548,10 @@ bool writes_whole_table(const std::string& set, const std::string& other) {
   const std::string table = set.substr(0, set.find('['));  // "network.scaleup_size_factors"
   std::string key = other.substr(0, other.find('='));
   key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
-  return key == table || key == "network";
+  // A whole network mapping writes the table only if it holds it.
+  const std::string name = table.substr(table.find('.') + 1);  // "scaleup_size_factors"
+  return key == table ||
+         (key == "network" && other.find(name, other.find('=') == std::string::npos ? 0 : other.find('=')) != std::string::npos);
 }
 
 /// What becomes of the point edit sets[i] of a size table. The last --set wins: after a

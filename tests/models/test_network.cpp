@@ -713,6 +713,21 @@ TEST_CASE("SHARP all-reduce on 4 nodes: the slower of NVLink and the SHARP strea
   CHECK(flow_time(f, cfg, s).seconds() == Rel(expected(cfg)).epsilon(1e-3));
 }
 
+TEST_CASE("NCCL's tree inside a node: a chain whose inner GPUs send 2S and whose ends send S") {
+  const double S = 1e9;
+  for (const std::int64_t g : {2, 4, 8}) {
+    CAPTURE(g);
+    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(2 * g), S, g);
+    std::map<std::int64_t, double> inside;  // bytes each GPU sends to GPUs of its node
+    for (const Phase& p : s.phases) {
+      for (const Transfer& t : p.transfers) {
+        if (t.src / g == t.dst / g) inside[t.src] += t.bytes * static_cast<double>(p.repeat);
+      }
+    }
+    for (std::int64_t r = 0; r < 2 * g; ++r) CHECK(inside[r] == Rel(g > 2 ? 2 * S : S));
+  }
+}
+
 TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink and the NICs sets the time") {
   // Without latencies the R steps of the one pipelined phase sum to the bytes over the rates:
   //   time = max(2S / B_nvlink, NIC bytes per GPU / B_nic per GPU)

@@ -236,23 +236,24 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
     }
   }
 
-  // Names: one case each (a case listed twice counted twice in the median).
+  // Names: one per case of each kind (the report and its JSON tell the cases apart by name; a
+  // case listed twice also counted twice in the median).
   {
-    std::map<std::string, std::string> seen;  // name -> where it was first given
-    const auto unique = [&](const std::string& name, const std::string& at) {
-      if (name.empty()) return;
-      const auto [it, fresh] = seen.emplace(name, at);
-      if (fresh) return;
-      problems.add(state.where(at + ".name"), at + ".name",
-                   fmt::format("'{}' names {} already: each case once, or the median counts it twice", name, it->second),
-                   "give each case its own name");
+    const auto unique_names = [&](const auto& list, const char* kind) {
+      std::map<std::string, std::string> seen;  // name -> where it was first given
+      for (std::size_t i = 0; i < list.size(); ++i) {
+        const std::string at = fmt::format("{}[{}]", kind, i);
+        if (list[i].name.empty()) continue;
+        const auto [it, fresh] = seen.emplace(list[i].name, at);
+        if (fresh) continue;
+        problems.add(state.where(at + ".name"), at + ".name",
+                     fmt::format("'{}' names {} already: the report and its JSON tell the cases apart by name",
+                                 list[i].name, it->second),
+                     "give each case its own name");
+      }
     };
-    for (std::size_t i = 0; i < v.cases.cases.size(); ++i) {
-      unique(v.cases.cases[i].name, fmt::format("cases[{}]", i));
-    }
-    for (std::size_t i = 0; i < v.cases.collectives.size(); ++i) {
-      unique(v.cases.collectives[i].name, fmt::format("collectives[{}]", i));
-    }
+    unique_names(v.cases.cases, "cases");
+    unique_names(v.cases.collectives, "collectives");
   }
 
   // Training cases: one job each; a failure metric needs the failures, and the component, it counts.
