@@ -812,6 +812,12 @@ TEST_CASE("a --set into a size table addresses the calibration's table; the keys
   REQUIRE(later.config.network.scaleup_size_factors.size() == 1);
   CHECK(later.config.network.scaleup_size_factors[0].factor == 0.25);
   CHECK(later.calibration_overrides == std::vector<std::string>{"scaleup_size_factors"});
+  // A --set of the whole network mapping without the table leaves the point edit in force.
+  scenario::LoadOptions other_keys;
+  other_keys.sets = {"network.scaleup_size_factors[15].factor=0.5", "network={model: analytical}"};
+  const scenario::LoadedScenario kept = scenario::load_scenario(a100, other_keys);
+  REQUIRE(kept.config.network.scaleup_size_factors.size() == 16);
+  CHECK(kept.config.network.scaleup_size_factors[15].factor == 0.5);
 
   // Past the table's end, or out of order: the errors name the table in force.
   const auto error_of = [&](const std::string& path, const std::string& set) {
