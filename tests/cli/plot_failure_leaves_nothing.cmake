@@ -44,3 +44,16 @@ endif()
 if(NOT out STREQUAL "")
   message(FATAL_ERROR "run --plot: a failed plot still printed the results: ${out}")
 endif()
+# ... and in a folder that held an earlier run's outputs, they stay as they were.
+file(MAKE_DIRECTORY "${OUT}/earlier")
+file(WRITE "${OUT}/earlier/results.json" "earlier\n")
+file(WRITE "${OUT}/earlier/timeline.png" "earlier\n")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env CLUSTERSIM_PYTHON=${OUT}/fakepy_run
+                        "${EXE}" run tests/scenarios/sweep_small.yaml --out "${OUT}/earlier" --plot
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+file(READ "${OUT}/earlier/results.json" results)
+file(GLOB left RELATIVE "${OUT}/earlier" "${OUT}/earlier/*" "${OUT}/earlier/.*")
+list(SORT left)
+if(NOT rc EQUAL 2 OR NOT results STREQUAL "earlier\n" OR NOT "${left}" STREQUAL "results.json;timeline.png")
+  message(FATAL_ERROR "run --plot into an earlier run's folder: exit ${rc}, results.json '${results}', left '${left}': ${err}")
+endif()

@@ -235,9 +235,50 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     }
   }
   if (!trace_file.empty()) files.emplace_back(trace_file, tools::trace_json(loaded, result).dump() + "\n");
+  // The plots first, in a staging folder inside --out from copies of the outputs: if they
+  // fail, nothing is written and what the folder held is untouched (results.json, an
+  // earlier run's plots); if they succeed, they move in beside the outputs.
+  std::vector<std::string> plotted;
+  const std::filesystem::path staging = std::filesystem::path(out_dir) / ".clustersim-plots";
+  if (python) {
+    // Each plot beside the data it draws: breakdown.csv is written by the script.
+    if (!result.jobs.empty()) plotted.emplace_back("breakdown.png");
+    if (result.reliability) {
+      plotted.emplace_back("timeline.png");
+      plotted.emplace_back("gpu_health.png");
+    }
+    if (!plotted.empty()) {
+      std::error_code ec;
+      std::filesystem::remove_all(staging, ec);
+      std::vector<std::pair<std::string, std::string>> copies;
+      for (const auto& [path, text] : files) {
+        if (path == trace_file) continue;
+        copies.emplace_back((staging / std::filesystem::path(path).filename()).string(), text);
+      }
+      const std::string err = tools::write_files_atomically(copies);
+      const bool drawn = err.empty() && plot(*python, {"run", staging.string()});
+      if (!drawn) {
+        if (!err.empty()) std::cerr << "error: " << err << "\n";
+        std::filesystem::remove_all(staging, ec);
+        std::cerr << "nothing was written.\n";
+        return kExitInput;
+      }
+    }
+  }
   if (const std::string err = tools::write_files_atomically(files); !err.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(staging, ec);
     std::cerr << "error: " << err << "\n";
     return kExitInput;
+  }
+  if (!plotted.empty()) {
+    std::error_code ec;
+    for (const char* name : {"breakdown.csv", "breakdown.png", "timeline.png", "gpu_health.png"}) {
+      if (std::filesystem::exists(staging / name, ec)) {
+        std::filesystem::rename(staging / name, std::filesystem::path(out_dir) / name, ec);
+      }
+    }
+    std::filesystem::remove_all(staging, ec);
   }
   if (!out_dir.empty()) {
     // An earlier run's outputs that this one does not write (its failures.csv beside a run
@@ -262,26 +303,6 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     std::cerr << fmt::format("note: failures.csv holds the first {} events of replication 0; {} later ones were "
                              "not kept\n",
                              reliability::kMaxTimeline, result.reliability->timeline_dropped);
-  }
-  // The plots before anything is printed: if they fail, nothing is written (the results
-  // they were drawn from go too, and the folders this run made, NewFolders).
-  std::vector<std::string> plotted;
-  if (python) {
-    // Each plot beside the data it draws: breakdown.csv is written by the script.
-    if (!result.jobs.empty()) plotted.emplace_back("breakdown.png");
-    if (result.reliability) {
-      plotted.emplace_back("timeline.png");
-      plotted.emplace_back("gpu_health.png");
-    }
-    if (!plotted.empty() && !plot(*python, {"run", out_dir})) {
-      std::error_code ec;
-      for (const auto& [path, text] : files) std::filesystem::remove(path, ec);
-      for (const char* name : {"breakdown.csv", "breakdown.png", "timeline.png", "gpu_health.png"}) {
-        std::filesystem::remove(std::filesystem::path(out_dir) / name, ec);
-      }
-      std::cerr << "nothing was written.\n";
-      return kExitInput;
-    }
   }
   if (format == "json") {
     std::cout << doc.dump(2) << "\n";
