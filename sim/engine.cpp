@@ -23,6 +23,8 @@ bool Engine::cancel(EventHandle handle) {
     return false;
   }
   if (!cancelled_.insert(handle.seq)) return false;
+  CLUSTERSIM_CHECK(cancelled_.size() <= queue_.size(),
+                   "an event cancelled again after the queue was rebuilt (a handle kept once cancelled)");
   if (cancelled_.size() >= kCompactAt && 2 * cancelled_.size() >= queue_.size()) compact();
   return true;
 }

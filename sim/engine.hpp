@@ -93,8 +93,10 @@ class Engine {
     return schedule_at(now_ + delay, handler, arg);
   }
 
-  /// Cancels a pending event. Returns false if it already fired or was already cancelled.
-  /// O(1) expected.
+  /// Cancels a pending event. Returns false if it already fired or was already cancelled,
+  /// as long as the queue has not been rebuilt since (kCompactAt cancels later, a cancelled
+  /// event is forgotten): a caller clears a handle once it has cancelled it. O(1) expected
+  /// (amortized, counting the rebuilds).
   bool cancel(EventHandle handle);
 
   /// Processes events until none is pending or stop() is called.

@@ -7,8 +7,10 @@
 // efficiency (scale-up efficiency on NVLink, scale-out efficiency elsewhere) x the size
 // factor of its level at the collective's size (config.hpp; 1 without a table). Then
 //     time(t) = step_latency + sum_{l in path} latency_l + bytes_t / min_{l in path} (c_l / n_l)
-// and the phase takes max_t time(t); a schedule takes call_overhead + sum of phase times x
-// repeats. Without contention (n_l = 1) this is the textbook alpha-beta cost. Only bytes_t
+// and the phase takes max_t time(t) (a ring's phase, Phase::latency_along, takes
+// max_t of the bytes' term plus the mean of its hops' latency terms: its steps chain from
+// rank to rank); a schedule takes call_overhead + sum of phase times x repeats. A transfer
+// into an NVLS switch takes network.nvls_latency for its path's latency. Without contention (n_l = 1) this is the textbook alpha-beta cost. Only bytes_t
 // depends on the size of the collective: AnalyticalRoutes keeps each transfer's rate and
 // fixed time so that one routing serves every size (AnalyticalTimer finds them by shape).
 //
@@ -132,7 +134,7 @@ class RouteScratch {
 /// repeats (a pipelined tree's step count grows with the size), or another collective over
 /// the same ring (a reduce-scatter and an all-gather), takes
 ///     time = call_overhead + sum_phases repeat x max_t (fixed_t + bytes_t / rate_t)
-/// from these numbers with no routing, in O(transfers). A value: no reference to the fabric
+/// (a ring's phase: max_t (bytes_t / rate_t) + the mean of its hops' fixed_t) from these numbers with no routing, in O(transfers). A value: no reference to the fabric
 /// is kept, and a const object may be used from several threads.
 class AnalyticalRoutes {
  public:

@@ -1267,6 +1267,7 @@ class Model {
     j.write = write;
     j.delta = delta;
     engine_.cancel(j.done_event);
+    j.done_event = {};
     schedule_done(j, index);
   }
 
@@ -1325,6 +1326,7 @@ class Model {
     j.degrade = degrade;
     if (std::isfinite(j.work)) {
       engine_.cancel(j.done_event);
+      j.done_event = {};
       schedule_done(j, index);
     }
   }
@@ -1410,6 +1412,7 @@ class Model {
     }
     j.lost_gpu_hours[k.name] += lost * static_cast<double>(j.p.gpus) / 3600.0;
     engine_.cancel(j.done_event);
+    j.done_event = {};
     j.done_at = std::numeric_limits<double>::infinity();
     set_running(j, index, false);
     go_down(j, index, k, now, final_write);
