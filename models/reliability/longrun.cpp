@@ -750,6 +750,11 @@ class Model {
     done_id_ = engine_.add_handler<&Model::on_done>(*this);
     submit_id_ = engine_.add_handler<&Model::on_submit>(*this);
     burned_in_id_ = engine_.add_handler<&Model::on_burned_in>(*this);
+    for (std::size_t n = 0; n < in.node_blocks.size(); ++n) {
+      if (n == 0 || in.node_blocks[n].first != in.node_blocks[n - 1].first) {
+        block_starts_.push_back(static_cast<std::int64_t>(n));
+      }
+    }
   }
 
   /// Called between slices of the run with the share of the horizon simulated.
@@ -1596,7 +1601,13 @@ class Model {
     if (j.p.first_node >= 0 && all_free(j.p.first_node)) start = j.p.first_node;
     if (start < 0) {
       const std::int64_t b = in_.block_nodes;
-      const auto extra_blocks = [&](std::int64_t s) {
+      const auto& blocks = in_.node_blocks;
+      // Blocks the range [s, s + n) touches beyond the fewest n nodes can (for one n, the
+      // order is the same as of the blocks touched).
+      const auto extra_blocks = [&](std::int64_t s) -> std::int64_t {
+        if (!blocks.empty() && s + n <= static_cast<std::int64_t>(blocks.size())) {
+          return blocks[static_cast<std::size_t>(s + n - 1)].second - blocks[static_cast<std::size_t>(s)].first + 1;
+        }
         return b > 0 ? ((s + n - 1) / b - s / b + 1) - (n + b - 1) / b : 0;
       };
       std::tuple<std::int64_t, std::int64_t, std::int64_t> best{std::numeric_limits<std::int64_t>::max(), 0, 0};
@@ -1622,7 +1633,13 @@ class Model {
         if (run >= n) {
           consider(a, run);
           consider(e - n, run);
-          if (b > 0) {
+          if (!block_starts_.empty()) {
+            // The nodes that begin a block (their first block is not the node before's).
+            for (auto it = std::lower_bound(block_starts_.begin(), block_starts_.end(), a);
+                 it != block_starts_.end() && *it + n <= e; ++it) {
+              consider(*it, run);
+            }
+          } else if (b > 0) {
             for (std::int64_t s = (a + b - 1) / b * b; s + n <= e; s += b) consider(s, run);
           }
         }
@@ -1971,6 +1988,7 @@ class Model {
   std::deque<std::int64_t> queue_;  ///< submitted jobs not started, in queue order
   // Scratch space, reused.
   std::vector<char> free_;
+  std::vector<std::int64_t> block_starts_;  ///< nodes whose first block the node before lacks (node_blocks)
   std::vector<std::pair<double, std::int64_t>> ends_;
   std::vector<std::size_t> writers_;
   std::vector<double> w_;

@@ -318,6 +318,11 @@ struct LongRunInputs {
   std::int64_t switches = 0;
   std::int64_t links = 0;  ///< cables between boxes (fabric::failure_cables), the link units
   std::int64_t block_nodes = 0;  ///< nodes per pod or group, for placement (0: none)
+  /// Per fabric node, the first and last block (pod or group below the top tier) its NICs
+  /// are in, non-decreasing with the node: what placement counts where a block boundary
+  /// falls inside a node (GB200 NVL72's trays: a pod of 14.2 racks). Empty: blocks of
+  /// block_nodes whole nodes.
+  std::vector<std::pair<std::int64_t, std::int64_t>> node_blocks;
   /// The fabric's layout: switch and cable failures stop only the jobs that cross the
   /// element, and a job's MTBF counts only those. None (no fabric, or a dragonfly with
   /// non-minimal routing): a switch or cable failure stops every job of more than one node.

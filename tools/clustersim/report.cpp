@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <functional>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -64,6 +65,30 @@ std::int64_t block_nodes(const fabric::Fabric& f, std::int64_t diameter) {
   return f.nodes;
 }
 
+/// Per node, the first and last block (as block_nodes counts them: a pod on a Clos of
+/// several pods, else a leaf, or a rail group of leaves; a dragonfly's group) its NICs are
+/// in. Empty on a torus.
+std::vector<std::pair<std::int64_t, std::int64_t>> node_blocks(const fabric::Fabric& f) {
+  std::vector<std::pair<std::int64_t, std::int64_t>> out;
+  const std::int64_t C = f.nics_per_node;
+  if (C <= 0) return out;
+  std::function<std::int64_t(std::int64_t)> block;
+  if (const auto* c = std::get_if<fabric::ClosLayout>(&f.layout)) {
+    block = [c, C](std::int64_t e) {
+      const std::int64_t leaf = c->leaf_of(e / C, e % C, C);
+      if (c->tiers == 3 && c->pods > 1) return leaf / c->d2;
+      return c->rail ? leaf / c->rails : leaf;
+    };
+  } else if (const auto* d = std::get_if<fabric::DragonflyLayout>(&f.layout)) {
+    block = [d](std::int64_t e) { return e / d->p / d->a; };
+  } else {
+    return out;
+  }
+  out.reserve(static_cast<std::size_t>(f.nodes));
+  for (std::int64_t n = 0; n < f.nodes; ++n) out.emplace_back(block(n * C), block(n * C + C - 1));
+  return out;
+}
+
 }  // namespace
 
 reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loaded,
@@ -81,6 +106,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     in.switches = fabric->switches;
     if (loaded.fabric) in.links = static_cast<std::int64_t>(fabric::failure_cables(*loaded.fabric).size());
     if (loaded.fabric) in.block_nodes = block_nodes(*loaded.fabric, fabric->diameter_hops);
+    if (loaded.fabric) in.node_blocks = node_blocks(*loaded.fabric);
     if (loaded.fabric) in.scope = fabric_scope(*loaded.fabric);
   }
   const bool reroutes =
