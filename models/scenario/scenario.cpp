@@ -543,15 +543,22 @@ bool indexes_size_table(const std::string& set) {
   return false;
 }
 
+/// The key a --set writes, spaces removed: "simulation.seed" for " simulation.seed = 7".
+std::string set_key(const std::string& set) {
+  std::string key = set.substr(0, set.find('='));
+  key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+  return key;
+}
+
 /// Whether `other` (a --set) writes the whole table that `set` indexes into.
 bool writes_whole_table(const std::string& set, const std::string& other) {
   const std::string table = set.substr(0, set.find('['));  // "network.scaleup_size_factors"
-  std::string key = other.substr(0, other.find('='));
-  key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+  const std::string key = set_key(other);
+  if (key == table) return true;
   // A whole network mapping writes the table only if it holds it.
-  const std::string name = table.substr(table.find('.') + 1);  // "scaleup_size_factors"
-  return key == table ||
-         (key == "network" && other.find(name, other.find('=') == std::string::npos ? 0 : other.find('=')) != std::string::npos);
+  const std::size_t eq = other.find('=');
+  return key == "network" && eq != std::string::npos &&
+         other.find(table.substr(table.find('.') + 1), eq) != std::string::npos;
 }
 
 /// What becomes of the point edit sets[i] of a size table. The last --set wins: after a
@@ -1194,9 +1201,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (options.seed) {
     // --seed is an override of simulation.seed: with a --set of it too, one would be lost.
     for (const std::string& set : options.sets) {
-      std::string key = set.substr(0, set.find('='));
-      key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
-      if (key != "simulation.seed") continue;
+      if (set_key(set) != "simulation.seed") continue;
       state.diagnostics.add(Location{"<command line>", 1, 1}, "simulation.seed",
                             fmt::format("set twice, by --seed {} and by --set {}: one of the two would be lost",
                                         *options.seed, set),

@@ -3,6 +3,7 @@
 // Exit codes: 0 success; 2 bad input (scenario errors, bad options, unwritable output),
 // reported as diagnostics with nothing written; 3 an internal error (a bug: please report it).
 #include <algorithm>
+#include <array>
 #include <cerrno>
 #include <charconv>
 #include <chrono>
@@ -238,6 +239,8 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   // The plots first, in a staging folder inside --out from copies of the outputs: if they
   // fail, nothing is written and what the folder held is untouched (results.json, an
   // earlier run's plots); if they succeed, they move in beside the outputs.
+  // What `plot.py run` writes, beside the outputs it draws from.
+  constexpr std::array<const char*, 4> kPlotFiles{"breakdown.csv", "breakdown.png", "timeline.png", "gpu_health.png"};
   std::vector<std::string> plotted;
   const std::filesystem::path staging = std::filesystem::path(out_dir) / ".clustersim-plots";
   if (python) {
@@ -273,7 +276,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   }
   if (!plotted.empty()) {
     std::error_code ec;
-    for (const char* name : {"breakdown.csv", "breakdown.png", "timeline.png", "gpu_health.png"}) {
+    for (const char* name : kPlotFiles) {
       if (std::filesystem::exists(staging / name, ec)) {
         std::filesystem::rename(staging / name, std::filesystem::path(out_dir) / name, ec);
       }
@@ -283,13 +286,15 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   if (!out_dir.empty()) {
     // An earlier run's outputs that this one does not write (its failures.csv beside a run
     // without failures, its plots beside new results) would be read as this run's.
-    std::vector<std::string> produced{"results.json"};
-    if (result.reliability) produced.insert(produced.end(), {"failures.csv", "gpu_failures.csv"});
-    if (python && !result.jobs.empty()) produced.insert(produced.end(), {"breakdown.csv", "breakdown.png"});
-    if (python && result.reliability) produced.insert(produced.end(), {"timeline.png", "gpu_health.png"});
+    std::vector<std::string> produced = plotted;
+    if (!plotted.empty()) produced.emplace_back("breakdown.csv");
+    for (const auto& [path, text] : files) {
+      if (path != trace_file) produced.push_back(std::filesystem::path(path).filename().string());
+    }
     std::vector<std::string> removed;
-    for (const char* name : {"failures.csv", "gpu_failures.csv", "breakdown.csv", "breakdown.png", "timeline.png",
-                             "gpu_health.png"}) {
+    std::vector<const char*> ours{"failures.csv", "gpu_failures.csv"};
+    ours.insert(ours.end(), kPlotFiles.begin(), kPlotFiles.end());
+    for (const char* name : ours) {
       if (std::find(produced.begin(), produced.end(), name) != produced.end()) continue;
       std::error_code ec;
       if (std::filesystem::remove(std::filesystem::path(out_dir) / name, ec)) removed.emplace_back(name);
@@ -1190,7 +1195,7 @@ int main(int argc, char** argv) {
       std::cerr << fmt::format("error: cannot write the output to standard output{}\n",
                                error != 0 ? fmt::format(": {}", std::strerror(error))
                                           : std::string(" (a full disk? the output is incomplete)"));
-      return code == 0 ? 2 : code;
+      return code == 0 ? kExitInput : code;
     }
     return code;
   } catch (const clustersim::sim::InternalError& e) {
