@@ -128,6 +128,31 @@ std::string describe_node(const YAML::Node& node) {
   return "nothing";
 }
 
+bool reject_tags(const YAML::Node& node, const Context& ctx) {
+  if (!node.IsDefined()) return true;
+  bool ok = true;
+  // yaml-cpp's tags: '?' for a plain node, '!' for a quoted scalar, empty for a null.
+  const std::string& tag = node.Tag();
+  if (!tag.empty() && tag != "?" && tag != "!") {
+    constexpr std::string_view kCore = "tag:yaml.org,2002:";
+    const std::string shown = tag.rfind(kCore, 0) == 0 ? "!!" + tag.substr(kCore.size()) : tag;
+    ctx.error(node, fmt::format("the YAML tag '{}' is not read: each key has its own type (clustersim describe)", shown),
+              "remove the tag; quote a value to make it text");
+    ok = false;
+  }
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      const Context child = kv.first.IsScalar() ? ctx.child(kv.first.Scalar()) : ctx;
+      ok = reject_tags(kv.first, child) && ok;
+      ok = reject_tags(kv.second, child) && ok;
+    }
+  } else if (node.IsSequence()) {
+    std::size_t i = 0;
+    for (const auto& element : node) ok = reject_tags(element, ctx.element(i++)) && ok;
+  }
+  return ok;
+}
+
 bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context& ctx, std::string_view expected) {
   if (!node.IsScalar()) {
     ctx.error(node, fmt::format("expected {}, got {}", expected, describe_node(node)));

@@ -109,6 +109,11 @@ class Context {
 /// "a mapping", "a list", "'abc'" or "nothing": how a node reads in a message.
 std::string describe_node(const YAML::Node& node);
 
+/// Reports each explicit YAML tag under `node` (`!!str 16`, `!!float 3`, `!custom x`) at its
+/// key: every key is read as its own type (clustersim describe), so a tag could only be
+/// ignored. Returns whether there was none.
+bool reject_tags(const YAML::Node& node, const Context& ctx);
+
 // ---------------------------------------------------------------------------------------
 // Codecs: decode (false and a diagnostic on error), encode to JSON, and describe the type.
 
@@ -605,7 +610,7 @@ template <class T>
 bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_t next, const YAML::Node& value,
                  const Context& ctx) {
   if (next == segments.size()) {
-    if (!Codec<T>::decode(value, target, ctx)) return false;
+    if (!reject_tags(value, ctx) || !Codec<T>::decode(value, target, ctx)) return false;
     ctx.mark_assigned(value);
     return true;
   }
@@ -620,7 +625,7 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
       using M = typename std::decay_t<decltype(f)>::Member;
       const Context child = ctx.child(seg.key);
       if (next + 1 == segments.size()) {
-        ok = decode_field(f, value, target, child);
+        ok = reject_tags(value, child) && decode_field(f, value, target, child);
       } else {
         ok = set_at_path<M>(target.*(f.member), segments, next + 1, value, child);
       }

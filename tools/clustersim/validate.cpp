@@ -75,6 +75,7 @@ LoadedCases load_cases(const std::string& file) {
                           fmt::format("YAML syntax error: {}", e.msg));
     throw config::InputError(std::move(state.diagnostics));
   }
+  if (!config::reject_tags(root, config::Context(state, file))) throw config::InputError(std::move(state.diagnostics));
   config::Codec<ValidationCases>::decode(root, out, config::Context(state, file));
   if (state.diagnostics.ok()) config::check_required(out, "", state);
   for (std::size_t i = 0; i < out.cases.size(); ++i) {
