@@ -271,6 +271,12 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
 
 bool parse_set_value(const std::string& text, int value_column, YAML::Node& out, LoadState& state) {
   state.sources["<command line>"] = text;
+  if (const std::size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
+    state.diagnostics.add(Location{"<command line>", 1, value_column + static_cast<int>(bad)}, "",
+                          fmt::format("the value holds a byte that is not UTF-8 (0x{:02x})", static_cast<unsigned char>(text[bad])),
+                          "write the value in UTF-8 (check the terminal's encoding)");
+    return false;
+  }
   try {
     out = YAML::Load(text);
     // Text that YAML reads as no value at all (a leading % is a directive, # a comment):

@@ -60,6 +60,12 @@ inline bool key_inside(std::string_view outer, std::string_view inner) {
 
 using Json = nlohmann::ordered_json;
 
+/// `j` as JSON text. Bytes that are not UTF-8 in a string (a file name, a label given on the
+/// command line: inputs read from files are checked) come out as U+FFFD, where dump() throws.
+inline std::string json_text(const Json& j, int indent = -1) {
+  return j.dump(indent, ' ', false, Json::error_handler_t::replace);
+}
+
 /// What one load (a scenario with its extends chain and --set overrides) has learnt so far.
 struct LoadState {
   Diagnostics diagnostics;

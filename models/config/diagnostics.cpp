@@ -86,7 +86,51 @@ bool read_input_file(const std::string& path, std::string& out, std::string& why
     out.clear();
     return false;
   }
+  // Every input is UTF-8 text (YAML, JSON): other bytes would reach the outputs, where the
+  // JSON writer cannot hold them.
+  if (const std::size_t bad = first_invalid_utf8(out); bad != std::string::npos) {
+    const auto newline = out.rfind('\n', bad == 0 ? 0 : bad - 1);
+    const std::size_t line_start = newline == std::string::npos || bad == 0 ? 0 : newline + 1;
+    const auto line = 1 + std::count(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    why = fmt::format("is not valid UTF-8 (byte 0x{:02x} on line {}, column {}): save it as UTF-8", static_cast<unsigned char>(out[bad]),
+                      line, bad - line_start + 1);
+    out.clear();
+    return false;
+  }
   return true;
+}
+
+std::size_t first_invalid_utf8(std::string_view text) {
+  std::size_t i = 0;
+  while (i < text.size()) {
+    const auto b = [&](std::size_t k) { return static_cast<unsigned char>(text[k]); };
+    const unsigned char c = b(i);
+    if (c < 0x80) {
+      ++i;
+      continue;
+    }
+    std::size_t length = 0;
+    unsigned char lo = 0x80, hi = 0xBF;  // the second byte's range (RFC 3629, section 4)
+    if (c >= 0xC2 && c <= 0xDF) {
+      length = 2;
+    } else if (c >= 0xE0 && c <= 0xEF) {
+      length = 3;
+      if (c == 0xE0) lo = 0xA0;
+      if (c == 0xED) hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+      length = 4;
+      if (c == 0xF0) lo = 0x90;
+      if (c == 0xF4) hi = 0x8F;
+    } else {
+      return i;
+    }
+    if (i + length > text.size() || b(i + 1) < lo || b(i + 1) > hi) return i;
+    for (std::size_t k = 2; k < length; ++k) {
+      if ((b(i + k) & 0xC0U) != 0x80U) return i;
+    }
+    i += length;
+  }
+  return std::string_view::npos;
 }
 
 namespace {

@@ -35,14 +35,18 @@ struct Diagnostic {
 inline constexpr long long kMaxInputBytes = 256LL << 20;
 
 /// Reads a whole input file into `out`. False with the reason in `why` ("No such file or
-/// directory", "is a directory", "is not a regular file", "is larger than 256 MiB") when
-/// it cannot.
+/// directory", "is a directory", "is not a regular file", "is larger than 256 MiB", "is not
+/// valid UTF-8 (byte 0xe9 on line 3, column 9)") when it cannot.
 bool read_input_file(const std::string& path, std::string& out, std::string& why);
 
 /// Whether read_input_file has read `path` (or the file it links to) in this
 /// process: an output must not overwrite an input of its own run (--trace onto the
 /// scenario, calibrate -o onto its measurements). Thread-safe.
 bool is_input_file(const std::string& path);
+
+/// The offset of the first byte of `text` that is not part of a well-formed UTF-8 character
+/// (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF), npos when there is none.
+std::size_t first_invalid_utf8(std::string_view text);
 
 /// The first text between single quotes in `what` (nlohmann::json's messages quote the
 /// token at fault: "number overflow parsing '1e400'"); empty when there is none.

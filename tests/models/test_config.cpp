@@ -5,6 +5,7 @@
 #include <string>
 
 #include "models/config/decode.hpp"
+#include "models/config/diagnostics.hpp"
 
 using namespace clustersim;
 using config::field;
@@ -222,4 +223,31 @@ TEST_CASE("describe lists every key with type, default and help") {
   CHECK(docs[9].path == "inner.radix");
   CHECK(docs[9].type == "integer, at least 2, at most 256");
   CHECK(docs[12].path == "many[].radix");
+}
+
+TEST_CASE("--set refuses a YAML tag at the key it sets, and a value that is not UTF-8") {
+  Outer o;
+  config::LoadState state;
+  config::apply_set(o, "inner={radix: !!str 16}", state);
+  CHECK(state.diagnostics.format() ==
+        "<command line>:1:15: inner.radix: the YAML tag '!!str' is not read: each key has its own type "
+        "(clustersim describe) (remove the tag; quote a value to make it text)\n");
+  CHECK(o.inner.radix == 8);
+  config::LoadState latin1;
+  config::apply_set(o, "name=caf\xe9", latin1);
+  CHECK(latin1.diagnostics.format() ==
+        "<command line>:1:9: the value holds a byte that is not UTF-8 (0xe9) (write the value in UTF-8 (check the "
+        "terminal's encoding))\n");
+  CHECK(o.name == "x");
+}
+
+TEST_CASE("first_invalid_utf8 follows RFC 3629") {
+  CHECK(config::first_invalid_utf8("plain ascii") == std::string_view::npos);
+  CHECK(config::first_invalid_utf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x98\x80") == std::string_view::npos);  // é € 😀
+  CHECK(config::first_invalid_utf8("caf\xe9") == 3);              // Latin-1
+  CHECK(config::first_invalid_utf8("a\xc0\xaf") == 1);            // overlong '/'
+  CHECK(config::first_invalid_utf8("a\xed\xa0\x80") == 1);        // a UTF-16 surrogate
+  CHECK(config::first_invalid_utf8("\xf4\x90\x80\x80") == 0);     // past U+10FFFF
+  CHECK(config::first_invalid_utf8("ab\xe2\x82") == 2);           // cut short
+  CHECK(config::first_invalid_utf8("\xe2\x28\xa1") == 0);         // a bad continuation byte
 }

@@ -367,7 +367,7 @@ int calibrate(const CalibrateArgs& args) {
   if (!args.plot_dir.empty()) {
     if (const int rc = write_plots(args.plot_dir, plots_before, python, report, profile); rc != 0) return rc;
   }
-  const std::string err = write_file_atomically(args.output, calibration::to_json(profile).dump(2) + "\n");
+  const std::string err = write_file_atomically(args.output, config::json_text(calibration::to_json(profile), 2) + "\n");
   if (!err.empty()) {
     std::cerr << "error: " << err << "; nothing was written.\n";
     if (!args.plot_dir.empty()) remove_plots(args.plot_dir, plots_before);

@@ -228,14 +228,14 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   // Every output file or none (a trace that cannot be written left results.json behind).
   std::vector<std::pair<std::string, std::string>> files;
   if (!out_dir.empty()) {
-    files.emplace_back(out_dir + "/results.json", doc.dump(2) + "\n");
+    files.emplace_back(out_dir + "/results.json", config::json_text(doc, 2) + "\n");
     if (result.reliability) {
       files.emplace_back(out_dir + "/failures.csv", tools::timeline_csv(loaded, *result.reliability));
       files.emplace_back(out_dir + "/gpu_failures.csv",
                          tools::gpu_failures_csv(*result.reliability, loaded.node.spec.gpus));
     }
   }
-  if (!trace_file.empty()) files.emplace_back(trace_file, tools::trace_json(loaded, result).dump() + "\n");
+  if (!trace_file.empty()) files.emplace_back(trace_file, config::json_text(tools::trace_json(loaded, result)) + "\n");
   // The plots first, in a staging folder inside --out from copies of the outputs: if they
   // fail, nothing is written and what the folder held is untouched (results.json, an
   // earlier run's plots); if they succeed, they move in beside the outputs.
@@ -310,7 +310,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                              reliability::kMaxTimeline, result.reliability->timeline_dropped);
   }
   if (format == "json") {
-    std::cout << doc.dump(2) << "\n";
+    std::cout << config::json_text(doc, 2) << "\n";
   } else if (format == "csv") {
     std::cout << tools::result_csv(loaded, result);
   } else {
@@ -339,7 +339,7 @@ int cmd_validate(const std::string& cases_file, const std::string& format, doubl
   const std::vector<tools::CollectiveResult> collectives = tools::run_collective_validation(loaded);
   const std::vector<tools::CaseResult> results = tools::run_validation(loaded);
   if (format == "json") {
-    std::cout << tools::validation_json(results, collectives).dump(2) << "\n";
+    std::cout << config::json_text(tools::validation_json(results, collectives), 2) << "\n";
   } else {
     std::cout << tools::validation_table(results, collectives, cases_file);
   }
@@ -402,7 +402,7 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
   if (format == "json") {
     config::Json j = fabric::to_json(m);
     j["nodes_per_rack"] = tools::nodes_per_rack(loaded);
-    std::cout << j.dump(2) << "\n";
+    std::cout << config::json_text(j, 2) << "\n";
   } else {
     std::cout << tools::topology_table(loaded, m);
   }
@@ -616,7 +616,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
                        algbw, busbw);
   }
   if (c.format == "json") {
-    std::cout << rows.dump(2) << "\n";
+    std::cout << config::json_text(rows, 2) << "\n";
   } else if (c.format == "csv") {
     std::cout << csv;
   } else {
@@ -734,7 +734,7 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
     }
   }
   if (args.format == "json") {
-    std::cout << tools::compare_json(c).dump(2) << "\n";
+    std::cout << config::json_text(tools::compare_json(c), 2) << "\n";
   } else if (args.format == "csv") {
     std::cout << tools::compare_csv(c);
   } else {
@@ -801,14 +801,14 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   note_sweep_block(args.file, plan.sweep_points, "plan");
   if (!o.out_dir.empty()) {
     const std::string err = tools::write_files_atomically(
-        {{o.out_dir + "/plan.csv", tools::plan_csv(plan)}, {o.out_dir + "/plan.json", tools::plan_json(plan).dump(2) + "\n"}});
+        {{o.out_dir + "/plan.csv", tools::plan_csv(plan)}, {o.out_dir + "/plan.json", config::json_text(tools::plan_json(plan), 2) + "\n"}});
     if (!err.empty()) {
       std::cerr << "error: " << err << "\n";
       return kExitInput;
     }
   }
   if (o.format == "json") {
-    std::cout << tools::plan_json(plan).dump(2) << "\n";
+    std::cout << config::json_text(tools::plan_json(plan), 2) << "\n";
   } else if (o.format == "csv") {
     std::cout << tools::plan_csv(plan);
   } else {

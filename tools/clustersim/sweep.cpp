@@ -624,7 +624,7 @@ config::Json base_record(const SweepSpec& spec, const scenario::LoadedScenario& 
                       {"clustersim", fmt::format("{} ({})", kVersion, kGitCommit)}};
   config::Json sets = config::Json::array();
   for (const std::string& set : spec.sets) sets.push_back(set);
-  return {{"fingerprint", fmt::format("{:016x}", sim::fnv1a64(all.dump()))},
+  return {{"fingerprint", fmt::format("{:016x}", sim::fnv1a64(config::json_text(all)))},
           {"scenario", spec.scenario.empty() ? std::string("(built-in quickstart)") : spec.scenario},
           {"sets", std::move(sets)},
           {"seed", loaded.config.simulation.seed},
@@ -637,8 +637,8 @@ std::string base_difference(const config::Json& was, const config::Json& now) {
   std::vector<std::string> parts;
   for (const char* key : {"scenario", "sets", "seed", "replications", "clustersim"}) {
     if (!was.contains(key) || was[key] != now[key]) {
-      parts.push_back(fmt::format("{} {} then, {} now", key, was.contains(key) ? was[key].dump() : "unknown",
-                                  now[key].dump()));
+      parts.push_back(fmt::format("{} {} then, {} now", key, was.contains(key) ? config::json_text(was[key]) : "unknown",
+                                  config::json_text(now[key])));
     }
   }
   if (parts.empty()) return "the scenario's files, or the node, GPU or calibration they name, changed since";
@@ -726,7 +726,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
         same = it != rec["params"].end() && it->is_string() && it->get<std::string>() == values[i];
       }
       if (!same) {
-        fail(fmt::format("point {} has the parameters {}, not this sweep's", index, rec["params"].dump()));
+        fail(fmt::format("point {} has the parameters {}, not this sweep's", index, config::json_text(rec["params"])));
         continue;
       }
       if (done[static_cast<std::size_t>(index)]) continue;  // a duplicate: keep the first
@@ -754,7 +754,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
     }
     if (!bad.ok()) throw config::InputError(std::move(bad));
   }
-  write_in_point_order(p, {{base_path, base_now.dump(2) + "\n"}});
+  write_in_point_order(p, {{base_path, config::json_text(base_now, 2) + "\n"}});
   for (std::int64_t i = 0; i < spec.points(); ++i) {
     if (!done[static_cast<std::size_t>(i)]) p.pending.push_back(i);
   }
