@@ -57,7 +57,9 @@ struct ScenarioArgs {
 
 /// --seed: a decimal integer from 0 to 2^64-1. CLI11 alone wraps -1 and saturates values
 /// past 2^64-1, silently running another seed.
-std::string check_seed(const std::string& v) {
+/// --seed: a decimal integer from 0 to 2^64-1, rewritten without its leading zeros (CLI11's
+/// own conversion reads "010" as octal 8 and "0x10" as 16: a seed other than the one given).
+std::string check_seed(std::string& v) {
   std::uint64_t seed = 0;
   const char* end = v.data() + v.size();
   const auto [stop, ec] = std::from_chars(v.data(), end, seed);
@@ -66,6 +68,7 @@ std::string check_seed(const std::string& v) {
                ? std::string("the seed must not be negative")
                : fmt::format("expected an integer from 0 to 18446744073709551615, got '{}'", v);
   }
+  v = std::to_string(seed);
   return {};
 }
 
@@ -76,16 +79,21 @@ std::string check_path(const std::string& v) {
   return v.empty() ? std::string("expected a file or folder name, got an empty string") : std::string();
 }
 
-/// A count option (threads, replications, seeds): a whole number from lo to hi. CLI11's
-/// Range says "Value 1.5 not in range 1 to 64", which reads as if 1.5 were too small.
+/// A count option (threads, replications, seeds, ranks): a decimal whole number from lo to
+/// hi, rewritten without leading zeros; a transform, not a check, so that CLI11 converts the
+/// rewritten text: it read "010" as octal 8 and "0x10" as 16. CLI11's Range says "Value 1.5
+/// not in range 1 to 64", which reads as if 1.5 were too small.
 CLI::Validator whole_in(std::int64_t lo, std::int64_t hi) {
   return CLI::Validator(
       [lo, hi](std::string& v) -> std::string {
         std::int64_t x = 0;
         const char* end = v.data() + v.size();
         const auto [stop, ec] = std::from_chars(v.data(), end, x);
-        if (!v.empty() && ec == std::errc() && stop == end && x >= lo && x <= hi) return {};
-        return fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, v);
+        if (v.empty() || ec != std::errc() || stop != end || x < lo || x > hi) {
+          return fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, v);
+        }
+        v = std::to_string(x);
+        return {};
       },
       fmt::format("INT in [{} - {}]", lo, hi));
 }
@@ -104,7 +112,7 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
   cmd.add_option("--set", args.sets, "override a key: --set cluster.nodes=128 (repeatable; a key set twice takes the last value)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")->check(check_seed);
+  cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")->transform(CLI::Validator(check_seed, ""));
 }
 
 /// topology and collective draw nothing at random: the only seed they read is the fabric's
@@ -882,7 +890,8 @@ int run_main(int argc, char** argv) {
   std::vector<std::string> algos;
   for (const auto& entry : enum_names(network::Algorithm{})) algos.emplace_back(entry.second);
   collective->add_option("--op", coll.op, "the collective")->check(CLI::IsMember(ops));
-  collective->add_option("--gpus", coll.gpus, "ranks: the first N GPUs in node order (default: all)");
+  collective->add_option("--gpus", coll.gpus, "ranks: the first N GPUs in node order (default: all)")
+      ->transform(whole_in(1, 100'000'000));
   collective->add_option("--sizes", coll.sizes,
                          "a:b (doubling), a:b:xF (times F), a:b:+S (plus S) or a comma list; units optional (bytes)");
   collective->add_option("--algo", coll.algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model)")
@@ -963,9 +972,9 @@ int run_main(int argc, char** argv) {
       ->allow_extra_args(false);
   sweep->add_option("--replications", sweep_opts.replications,
                     "set simulation.replications of every point (failure replications)")
-      ->check(whole_in(1, 1'000'000));
+      ->transform(whole_in(1, 1'000'000));
   sweep->add_option("--jobs,-j", sweep_opts.jobs, "worker threads (default: the hardware's; 1 per MPI rank)")
-      ->check(whole_in(1, 4096));
+      ->transform(whole_in(1, 4096));
   sweep->add_option("--out", sweep_opts.out_dir,
                     "folder of sweep.csv and sweep.jsonl (default: sweep-out); run again to resume")
       ->check(check_path)
@@ -985,11 +994,11 @@ int run_main(int argc, char** argv) {
   compare_cmd->add_option("--set", compare_args.sets, "override a key in every scenario (repeatable; a key set twice takes the last value)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed")->check(check_seed);
+  compare_cmd->add_option("--seed", compare_args.seed, "override simulation.seed")->transform(CLI::Validator(check_seed, ""));
   compare_cmd->add_option("--ecmp-seeds", compare_args.ecmp_seeds,
                           "run each design whose routes are hashed (ECMP, Valiant) with this many flow-hash draws "
                           "(fabric.ecmp_seed and the next ones); show the median step's run and the spread")
-      ->check(whole_in(1, 64));
+      ->transform(whole_in(1, 64));
   compare_cmd->add_option("--format", compare_args.format, "table, json or csv")
       ->check(CLI::IsMember({"table", "json", "csv"}));
   std::string compare_plot_dir;
@@ -1032,12 +1041,12 @@ int run_main(int argc, char** argv) {
   plan_cmd->add_option("--replications", plan_opts.replications,
                        "failure replications per point, when the scenario has failures (default: the "
                        "scenario's simulation.replications when above 1, else 5)")
-      ->check(whole_in(1, 1000));
-  plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->check(whole_in(1, 4096));
+      ->transform(whole_in(1, 1000));
+  plan_cmd->add_option("--jobs,-j", plan_opts.jobs, "worker threads (default: the hardware's)")->transform(whole_in(1, 4096));
   plan_cmd->add_option("--ecmp-seeds", plan_opts.ecmp_seeds,
                        "run each point whose routes are hashed (ECMP, Valiant) with this many flow-hash draws "
                        "(fabric.ecmp_seed and the next ones) and keep its median step")
-      ->check(whole_in(1, 64));
+      ->transform(whole_in(1, 64));
   plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")
       ->check(check_path)
       ->type_name("DIR");
