@@ -499,6 +499,38 @@ TEST_CASE("Clos and torus bisection for every fill: balanced halves, the cut equ
   }
 }
 
+TEST_CASE("full tori with odd or 2-wide dimensions: the halves are balanced and the cut is the max-flow between them") {
+  // Links of 50 GB/s, NICs of 50 GB/s. Where every dimension is odd no slab splits the
+  // routers evenly: 3x3x3 with 1 NIC a node is cut 13 | 14, bound by the 13 NICs of the
+  // smaller half, 13 x 50 GB/s (the slab cut read 9 | 18: 9 NICs, 450 GB/s). With 8 NICs a
+  // node the cables bind: 13 = 9 + 3 + 1 routers, 2 x 9 + 2 x 3 + 2 cables = 26.
+  // A 2-wide dimension joins its two slices by two cables per position: 2x2x2 with 8 NICs,
+  // 4 | 4 routers, 2 x 4 = 8 cables (the NICs of a half: 4 x min(8 NICs, 6 cables) = 24).
+  struct Case {
+    std::vector<std::int64_t> dims;
+    std::int64_t nics;
+    double expected;
+  };
+  for (const Case& c : {Case{{3, 3, 3}, 1, 13 * 50e9}, Case{{3, 3, 3}, 8, 26 * 50e9}, Case{{2, 2, 2}, 8, 8 * 50e9},
+                        Case{{2}, 8, 2 * 50e9}, Case{{3}, 8, 2 * 50e9}, Case{{5, 5}, 8, 12 * 50e9},
+                        Case{{3, 4}, 8, 6 * 50e9}, Case{{8, 8}, 8, 16 * 50e9}}) {
+    CAPTURE(c.dims.size());
+    CAPTURE(c.dims.front());
+    CAPTURE(c.nics);
+    std::int64_t nodes = 1;
+    for (const std::int64_t k : c.dims) nodes *= k;
+    const Fabric f = build(torus(c.dims), nodes, c.nics, c.nics);
+    std::vector<std::int64_t> a;
+    std::vector<std::int64_t> b;
+    bisection_halves(f, a, b);
+    CHECK(a.size() == static_cast<std::size_t>(nodes / 2 * c.nics));
+    CHECK(b.size() == static_cast<std::size_t>(f.endpoints()) - a.size());
+    const double cut = measure(f, prices()).bisection_bandwidth.value();
+    CHECK(cut == Rel(c.expected));
+    CHECK(cut == Rel(max_flow(f, a, b)).epsilon(1e-9));
+  }
+}
+
 TEST_CASE("a dragonfly filled partly: the halves split the occupied groups, the empty ones relay") {
   // a=4, p=2, h=2: g = a h + 1 = 9 groups of a p = 8 endpoints, L = a h / (g - 1) = 1 global
   // link per pair of groups; b = b_acc = 50 GB/s. 4 nodes x 8 NICs fill groups 0-3; 4, 5, 6,
