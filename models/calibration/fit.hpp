@@ -31,7 +31,7 @@
 // inverting the model on the configuration the log ran on (invert_network; the node type from
 // the catalog, FitTarget::node). A line rate alone does not give them: the share of it an
 // all-reduce reaches depends on the algorithm and on which links are the bottleneck (on two
-// nodes a hierarchical all-reduce moves S/g per GPU through the NICs but 2S over
+// nodes NCCL's tree all-reduce moves S/g per GPU through the NICs but 2S over
 // NVLink, so busbw is not a share of the NIC rate). For the largest one-node series, then
 // the largest multi-node one (all-reduce where the log has it; else reduce-scatter,
 // all-gather, all-to-all, broadcast, in that order), three rounds of

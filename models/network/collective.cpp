@@ -193,7 +193,12 @@ std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ra
         out.push_back(Algorithm::hierarchical);
       }
       if (in.nvls && one_node(ranks, gpus_per_node)) out.push_back(Algorithm::nvls);
-      if (in.sharp && whole_nodes(ranks, gpus_per_node) && static_cast<std::int64_t>(ranks.size()) > gpus_per_node) {
+      // SHARP on whole nodes; on nodes of one GPU (one NIC each), every rank is a whole node
+      // and sends its S into the aggregation tree (it was refused there, as if a node were
+      // only partly in the communicator).
+      if (in.sharp && ranks.size() >= 2 &&
+          (gpus_per_node == 1 ||
+           (whole_nodes(ranks, gpus_per_node) && static_cast<std::int64_t>(ranks.size()) > gpus_per_node))) {
         out.push_back(Algorithm::sharp);
       }
       break;
@@ -243,6 +248,66 @@ std::string why_not(Op op, Algorithm a, const InNetwork& in) {
 
 }  // namespace
 
+namespace {
+
+// NCCL's tree all-reduce on whole nodes (g GPUs each, more than one node): see below.
+void nccl_tree_on_nodes(const std::vector<std::int64_t>& ranks, double S, std::int64_t g, Schedule& out) {
+  const auto sn = static_cast<std::int64_t>(ranks.size());
+  const std::int64_t nodes = sn / g;
+  // All-reduce as NCCL's tree runs it on whole nodes, pipelined in chunks: inside each
+  // node a chain of its GPUs over NVLink, which every byte climbs (reduce) and comes back
+  // down (broadcast), so that a GPU inside the chain sends S to its parent and S to its
+  // child: 2S (NCCL's src/graph/tuning.cc converts a tree's bus bandwidth to algorithm
+  // bandwidth by 0.5 for that reason; a reduce-scatter and all-gather inside the node,
+  // 2(g-1)/g S, had put 2 x 8 H100 above the NVLink rate that a one-node ring reaches);
+  // and across nodes, rail by rail, NCCL's double binary tree over
+  // the nodes (nccl_tree_parent) on the rail's shard S/g, each tree carrying half:
+  // every tree edge S/2g up (reduce) and S/2g down (broadcast). One phase whose R steps
+  // spread those bytes evenly: R = 2(g-1) + 2d + C - 1, the intra-node ring's steps,
+  // the trees' depth d up and down, and the pipeline's C - 1 further chunks
+  // (C = chunks_for(S/2g)). The stages overlap on their different links: time
+  // R alpha + max(2S / B_nvlink, (NIC bytes of the busiest node) / B_nic). A
+  // node sends S/g per GPU through its NIC on 2 nodes (as a ring would: 2(N-1)/N S/g),
+  // the busiest one 2 S/g from 4 on (an inner node of one tree, sending its parent and two
+  // children, and a leaf of the other), so beyond 2 nodes the ring is faster at large
+  // sizes, as NCCL's choices show.
+  const auto gd = static_cast<double>(g);
+  std::int64_t depth = 0;
+  for (int tree = 0; tree < 2; ++tree) {
+    for (std::int64_t j = 0; j < nodes; ++j) {
+      std::int64_t d = 0;
+      for (std::int64_t at = j; (at = nccl_tree_parent(tree, nodes, at)) >= 0;) ++d;
+      depth = std::max(depth, d);
+    }
+  }
+  const std::int64_t steps = 2 * (g - 1) + 2 * depth + chunks_for(S / gd / 2) - 1;
+  const auto rd = static_cast<double>(steps);
+  Phase p;
+  p.repeat = steps;
+  p.streamed = chunks_for(S / gd / 2) - 1;
+  const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
+  for (std::int64_t node = 0; node < nodes; ++node) {
+    for (std::int64_t i = 0; i < g; ++i) {
+      // A chain's inner GPUs send 2S; on 2 GPUs both are its ends and send S.
+      p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), (g > 2 ? 2 : 1) * S / rd});
+    }
+  }
+  const double edge = S / gd / 2 / rd;
+  for (int tree = 0; tree < 2; ++tree) {
+    for (std::int64_t child = 0; child < nodes; ++child) {
+      const std::int64_t parent = nccl_tree_parent(tree, nodes, child);
+      if (parent < 0) continue;
+      for (std::int64_t i = 0; i < g; ++i) {
+        p.transfers.push_back({gpu(child, i), gpu(parent, i), edge});
+        p.transfers.push_back({gpu(parent, i), gpu(child, i), edge});
+      }
+    }
+  }
+  out.phases.push_back(std::move(p));
+}
+
+}  // namespace
+
 bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, sim::Bytes size,
           std::int64_t gpus_per_node, Schedule& out, std::string& why) {
   return plan(op, algorithm, ranks, size, gpus_per_node, InNetwork{}, out, why);
@@ -267,15 +332,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     return false;
   }
   const auto sn = static_cast<std::int64_t>(n);
-  // NCCL's tree on whole nodes (NCCL_ALGO=Tree) runs a chain inside each node and the double
-  // binary tree across nodes on every channel's rail: what `hierarchical` plans. A `tree`
-  // asked for there plans it (the tree over the ranks themselves, for one rank per node,
-  // sent each node's share through one NIC: 88 GB/s busbw on 2 DGX, 376 on the ring).
-  const Algorithm shape = algorithm == Algorithm::tree && op == Op::all_reduce && whole_nodes(ranks, gpus_per_node) &&
-                                  sn > gpus_per_node
-                              ? Algorithm::hierarchical
-                              : algorithm;
-  switch (shape) {
+  switch (algorithm) {
     case Algorithm::ring: {
       // NCCL's channels (ring_channels(): k rings side by side on nodes that each hold k or
       // more ranks, each ring carrying S/k), inter-node hops kept on their rail (PXN).
@@ -309,6 +366,14 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       break;
     }
     case Algorithm::tree: {
+      // NCCL's tree on whole nodes (NCCL_ALGO=Tree) runs a chain inside each node and the
+      // double binary tree across nodes on every channel's rail (the tree over the ranks
+      // themselves, as for one rank per node, sent each node's share through one NIC: 88 GB/s
+      // busbw on 2 DGX, 376 on the ring).
+      if (op == Op::all_reduce && whole_nodes(ranks, gpus_per_node) && sn > gpus_per_node) {
+        nccl_tree_on_nodes(ranks, S, gpus_per_node, out);
+        break;
+      }
       // NCCL's double binary tree over the ranks' positions (nccl_tree_parent): each rank
       // is an inner position of at most one tree, and most tree edges join ranks 2^k apart,
       // near each other in node order.
@@ -397,56 +462,33 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         out.phases.push_back(std::move(inter));
         break;
       }
-      // All-reduce as NCCL's tree runs it on whole nodes, pipelined in chunks: inside each
-      // node a chain of its GPUs over NVLink, which every byte climbs (reduce) and comes back
-      // down (broadcast), so that a GPU inside the chain sends S to its parent and S to its
-      // child: 2S (NCCL's src/graph/tuning.cc converts a tree's bus bandwidth to algorithm
-      // bandwidth by 0.5 for that reason; a reduce-scatter and all-gather inside the node,
-      // 2(g-1)/g S, had put 2 x 8 H100 above the NVLink rate that a one-node ring reaches);
-      // and across nodes, rail by rail, NCCL's double binary tree over
-      // the nodes (nccl_tree_parent) on the rail's shard S/g, each tree carrying half:
-      // every tree edge S/2g up (reduce) and S/2g down (broadcast). One phase whose R steps
-      // spread those bytes evenly: R = 2(g-1) + 2d + C - 1, the intra-node ring's steps,
-      // the trees' depth d up and down, and the pipeline's C - 1 further chunks
-      // (C = chunks_for(S/2g)). The stages overlap on their different links: time
-      // R alpha + max(2S / B_nvlink, (NIC bytes of the busiest node) / B_nic). A
-      // node sends S/g per GPU through its NIC on 2 nodes (as a ring would: 2(N-1)/N S/g),
-      // the busiest one 2 S/g from 4 on (an inner node of one tree, sending its parent and two
-      // children, and a leaf of the other), so beyond 2 nodes the ring is faster at large
-      // sizes, as NCCL's choices show.
-      const auto gd = static_cast<double>(g);
-      std::int64_t depth = 0;
-      for (int tree = 0; tree < 2; ++tree) {
-        for (std::int64_t j = 0; j < nodes; ++j) {
-          std::int64_t d = 0;
-          for (std::int64_t at = j; (at = nccl_tree_parent(tree, nodes, at)) >= 0;) ++d;
-          depth = std::max(depth, d);
-        }
-      }
-      const std::int64_t steps = 2 * (g - 1) + 2 * depth + chunks_for(S / gd / 2) - 1;
-      const auto rd = static_cast<double>(steps);
-      Phase p;
-      p.repeat = steps;
-      p.streamed = chunks_for(S / gd / 2) - 1;
-      const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
-      for (std::int64_t node = 0; node < nodes; ++node) {
+      // All-reduce in three stages, one after the other: a ring reduce-scatter inside each
+      // node over NVLink (g-1 steps of S/g), a ring all-reduce of each GPU's reduced shard
+      // S/g across the nodes, rail by rail (2(nodes-1) steps of S/(g nodes)), and a ring
+      // all-gather inside each node (g-1 steps of S/g): a GPU sends 2(g-1)/g S over NVLink
+      // and 2(nodes-1)/nodes S/g through its NIC, and the stages do not overlap (Horovod's
+      // hierarchical all-reduce; NCCL has none, so auto never picks it for an all-reduce).
+      std::vector<std::vector<std::int64_t>> in_node(static_cast<std::size_t>(nodes));
+      std::vector<std::vector<std::int64_t>> on_rail(static_cast<std::size_t>(g));
+      for (std::int64_t a = 0; a < nodes; ++a) {
         for (std::int64_t i = 0; i < g; ++i) {
-          // A chain's inner GPUs send 2S; on 2 GPUs both are its ends and send S.
-          p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), (g > 2 ? 2 : 1) * S / rd});
+          const std::int64_t r = ranks[static_cast<std::size_t>(a * g + i)];
+          in_node[static_cast<std::size_t>(a)].push_back(r);
+          on_rail[static_cast<std::size_t>(i)].push_back(r);
         }
       }
-      const double edge = S / gd / 2 / rd;
-      for (int tree = 0; tree < 2; ++tree) {
-        for (std::int64_t child = 0; child < nodes; ++child) {
-          const std::int64_t parent = nccl_tree_parent(tree, nodes, child);
-          if (parent < 0) continue;
-          for (std::int64_t i = 0; i < g; ++i) {
-            p.transfers.push_back({gpu(child, i), gpu(parent, i), edge});
-            p.transfers.push_back({gpu(parent, i), gpu(child, i), edge});
-          }
-        }
-      }
-      out.phases.push_back(std::move(p));
+      const auto gd = static_cast<double>(g);
+      Phase inside;
+      ring_transfers(in_node, {}, g, S / gd, false, inside);
+      inside.repeat = g - 1;
+      inside.latency_along = true;
+      Phase across;
+      ring_transfers(on_rail, {}, g, S / gd / static_cast<double>(nodes), false, across);
+      across.repeat = 2 * (nodes - 1);
+      across.latency_along = true;
+      out.phases.push_back(inside);
+      out.phases.push_back(std::move(across));
+      out.phases.push_back(std::move(inside));
       break;
     }
     case Algorithm::direct: {

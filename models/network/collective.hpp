@@ -28,12 +28,12 @@
 //                            carrying S/k, pipelined in C chunks: n-2+C steps, each edge
 //                            carrying S/k in all, the last C-1 streamed: (n-1) alpha +
 //                            S/(k B)
-//   tree all-reduce          on whole nodes (more than one), NCCL's tree as hierarchical
-//                            below plans it (NCCL_ALGO=Tree there). Otherwise NCCL's double
+//   tree all-reduce          on whole nodes (more than one), NCCL's tree as it runs there
+//                            (NCCL_ALGO=Tree): see "tree on whole nodes" below. Otherwise NCCL's double
 //                            binary tree over the ranks themselves, as NCCL builds it over
 //                            nodes when each holds one rank (a DP group under TP): two
 //                            in-order binary trees over the ranks' positions
-//                            (src/graph/trees.cc, as for hierarchical below), one tree's
+//                            (src/graph/trees.cc, as on whole nodes below), one tree's
 //                            leaves the other's inner ranks, each carrying S/2; pipelined in
 //                            C chunks: reduce up d+C-1 steps, broadcast down d+C-1 steps,
 //                            d = the trees' depth, the last C-1 of each streamed; each edge
@@ -48,7 +48,7 @@
 //                            fabric's core: 7x slower over 16,384 GPUs behind a 1:7 taper)
 //   halving_doubling         recursive halving reduce-scatter then doubling all-gather,
 //                            2 log2(n) steps (n a power of two)
-//   hierarchical all-reduce  NCCL's tree on whole nodes: a chain through each node's GPUs
+//   tree on whole nodes      NCCL's tree all-reduce there: a chain through each node's GPUs
 //                            (NVLink), which every byte climbs and comes back down (a GPU
 //                            sends 2S: NCCL's tuning.cc halves a tree's bus bandwidth for
 //                            it), and across nodes, rail by rail,
@@ -63,6 +63,14 @@
 //                            2 nodes (twice the ring's busbw), 2 S/g on the busiest node
 //                            from 4 on (an inner node of one tree and a leaf of the other:
 //                            slightly less than the ring's busbw)
+//   hierarchical all-reduce  on whole nodes, three stages one after the other: a ring
+//                            reduce-scatter inside each node (g-1 steps of S/g), a ring
+//                            all-reduce of each GPU's shard S/g across the nodes on its rail
+//                            (2(N-1) steps of S/(gN)), a ring all-gather inside each node:
+//                            2(g-1)/g S over NVLink and 2(N-1)/N S/g through a GPU's NIC, the
+//                            stages' times added (Horovod's hierarchical all-reduce). NCCL
+//                            has no such algorithm (its tree is the pipelined counterpart),
+//                            so auto never chooses it for an all-reduce; --algo asks for it
 //   direct all-to-all        one phase, every rank sends S/n to every other
 //   hierarchical all-to-all  inside each node, GPU i hands GPU j all it has for local rank j
 //                            (nodes x S/n); then rail by rail, GPU j of node a sends GPU j

@@ -749,13 +749,11 @@ Algorithm choose_algorithm(AnalyticalTimer& timer, Op op, const std::vector<cons
   // NCCL's tuner chooses among ring, tree, CollNet (SHARP) and NVLS: recursive halving-
   // doubling is not one of its algorithms (it is MPI's), so auto, which stands for NCCL,
   // never picks it; --algo halving_doubling still runs it.
+  // Nor is the hierarchical all-reduce (reduce-scatter, all-reduce across nodes, all-gather,
+  // one after the other): NCCL's tree on whole nodes is its pipelined counterpart.
   std::vector<Algorithm> candidates = algorithms_for(op, *communicators.front(), f.gpus_per_node, in);
   std::erase(candidates, Algorithm::halving_doubling);
-  // On whole nodes (where hierarchical is a candidate) tree plans the same schedule as
-  // hierarchical (plan()): auto names it hierarchical, and times it once.
-  if (std::find(candidates.begin(), candidates.end(), Algorithm::hierarchical) != candidates.end()) {
-    std::erase(candidates, Algorithm::tree);
-  }
+  if (op == Op::all_reduce) std::erase(candidates, Algorithm::hierarchical);
   // When none can plan (e.g. direct all-to-all beyond its rank limit), the first candidate
   // is returned and plan() explains why it cannot run.
   Algorithm best = candidates.empty() ? Algorithm::ring : candidates.front();

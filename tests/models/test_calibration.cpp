@@ -544,7 +544,8 @@ TEST_CASE("inverting the network model recovers the size factors it was run with
 TEST_CASE("the network model calibrated from an nccl-tests log reproduces it within 5% at >= 1 MiB") {
   // 2 x 8 H100 on Google Cloud A3 Mega (8 x 200 Gbps GPUDirect-TCPXO NICs per node): busbw
   // 338.8 GB/s at 8 GiB, above the 200 GB/s a node's NICs carry, which only a pipelined
-  // hierarchical all-reduce reaches (S/g per GPU through the NICs): 1.875 x 200 x e.
+  // tree all-reduce on whole nodes (NCCL's chain and trees) reaches (S/g per GPU through the
+  // NICs): 1.875 x 200 x e.
   for (const auto& [log, node, lo, hi] :
        {std::tuple<std::string, std::string, double, double>{"all_reduce_perf_2x8_h100.log", "a3-mega", 0.85, 0.99},
         {"all_reduce_perf_1x8_a100.log", "dgx-a100", 0.70, 0.85}}) {

@@ -187,7 +187,7 @@ TEST_CASE("analytical and flow levels agree within 1% without contention, on eve
     CAPTURE(label);
     const fabric::Fabric f = build(cfg, 8, 4, 4);
     NetworkConfig net;  // with the default overheads
-    for (Algorithm a : {Algorithm::ring, Algorithm::hierarchical}) {
+    for (Algorithm a : {Algorithm::ring, Algorithm::tree, Algorithm::hierarchical}) {
       CAPTURE(static_cast<int>(a));
       const Schedule s = planned(Op::all_reduce, a, iota(32), 64e6, 4);
       const double an = analytical_time(f, net, s).seconds();
@@ -236,6 +236,9 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
       {Op::all_to_all, Algorithm::direct, (n - 1) / n * S},
       // 4 nodes of 4: (g-1) x nodes x S/n inside the node + (nodes-1) x g x S/n across.
       {Op::all_to_all, Algorithm::hierarchical, 3 * 4 * S / n + 3 * 4 * S / n},
+      // Reduce-scatter and all-gather inside the node, (g-1)/g S each, and the ring
+      // all-reduce of S/g across the 4 nodes, 2 (4-1)/4 S/g.
+      {Op::all_reduce, Algorithm::hierarchical, 2 * 3 * S / 4 + 2 * 3 * (S / 4) / 4},
   };
   for (const Case& c : cases) {
     CAPTURE(static_cast<int>(c.op));
@@ -247,12 +250,12 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
       CHECK(received.at(r) == Rel(c.per_rank));
     }
   }
-  // Hierarchical all-reduce on 4 nodes of 4: every GPU sends 2S inside its node (the chain
+  // NCCL's tree all-reduce on 4 nodes of 4: every GPU sends 2S inside its node (the chain
   // every byte climbs and comes back down);
   // across nodes NCCL's trees 0 -> 2 -> {1, 3} and 3 -> 1 -> {2, 0} make nodes 1 and 2 send
   // (and receive) 4 x S/2g per GPU, nodes 0 and 3 2 x S/2g.
   {
-    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, ranks, S, 4);
+    const Schedule s = planned(Op::all_reduce, Algorithm::tree, ranks, S, 4);
     const auto [sent, received] = bytes_by_rank(s);
     const double units[] = {2, 4, 4, 2};
     for (std::int64_t r : ranks) {
@@ -265,7 +268,7 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
   // The double binary tree: C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4 for
   // 16 ranks; up and down phases each take d + C - 1 = 65 steps, and each of the 2 x (n-1)
   // tree edges carries S/2 each way in all: 2 x 2(n-1) x S/2 bytes. (Over the ranks
-  // themselves: one rank per node; on whole nodes of 4, tree is NCCL's hierarchical tree.)
+  // themselves: one rank per node; on whole nodes of 4, tree is NCCL's chain and trees above.)
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, ranks, S, 1);
   REQUIRE(tree.phases.size() == 2);
   CHECK(tree.phases[0].repeat == 65);
@@ -287,7 +290,7 @@ TEST_CASE("the tree all-reduce is NCCL's double binary tree: each rank inner in 
   // tree 1's. NCCL's in-order trees join positions 2^k apart: 11 of each tree's 63 edges
   // leave a node (positions 4 -> 8, 20 -> 24, ..., 16 -> 32, ...); a heap-ordered tree
   // (parent (i-1)/2) had 56 of 63 crossing, and over 16,384 GPUs its traffic filled the core.
-  // (Planned as over one rank per node: on whole nodes, tree is NCCL's hierarchical tree.)
+  // (Planned as over one rank per node: on whole nodes, tree is NCCL's chain-and-trees plan.)
   const std::int64_t n = 64;
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(n), 64e6, 1);
   REQUIRE(tree.phases.size() == 2);
@@ -367,13 +370,20 @@ TEST_CASE("UGAL is never materially slower than the better of minimal and Valian
   }
 }
 
-TEST_CASE("tree on whole nodes is NCCL's tree, the hierarchical plan; on partial nodes the tree over the ranks") {
+TEST_CASE("tree on whole nodes is NCCL's tree; hierarchical its three stages in turn; on partial nodes the tree over the ranks") {
   const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
   const NetworkConfig cfg;
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(16), 8e9, 8);
   const Schedule hier = planned(Op::all_reduce, Algorithm::hierarchical, iota(16), 8e9, 8);
   CHECK(tree.algorithm == Algorithm::tree);
-  CHECK(analytical_time(f, cfg, tree) == analytical_time(f, cfg, hier));
+  REQUIRE(tree.phases.size() == 1);  // chain and trees, pipelined together
+  REQUIRE(hier.phases.size() == 3);  // reduce-scatter, across, all-gather
+  CHECK(hier.phases[0].repeat == 7);
+  CHECK(hier.phases[1].repeat == 2);
+  CHECK(hier.phases[2].repeat == 7);
+  // Its stages do not overlap: slower than NCCL's pipelined tree, so auto takes the tree.
+  CHECK(analytical_time(f, cfg, tree) < analytical_time(f, cfg, hier));
+  CHECK(choose_algorithm(f, cfg, Op::all_reduce, iota(16), sim::Bytes::of(8e9)) == Algorithm::tree);
   // The tree over 16 ranks' positions had sent each node's share through one NIC: slower
   // than the ring by far; NCCL's tree is not.
   const Schedule ring = planned(Op::all_reduce, Algorithm::ring, iota(16), 8e9, 8);
@@ -612,6 +622,9 @@ TEST_CASE("in-network reduction is off by default and offered only where it can 
   CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(8), 8, both), Algorithm::sharp));
   CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(16), 8, both), Algorithm::nvls));
   CHECK(has(algorithms_for(Op::all_reduce, iota(16), 8, both), Algorithm::sharp));
+  // On nodes of one GPU every rank is a whole node (it was refused there).
+  CHECK(has(algorithms_for(Op::all_reduce, iota(4), 1, both), Algorithm::sharp));
+  CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(4), 1, InNetwork{}), Algorithm::sharp));
   CHECK_FALSE(has(algorithms_for(Op::all_gather, iota(8), 8, both), Algorithm::nvls));
   Schedule s;
   std::string why;
@@ -717,7 +730,7 @@ TEST_CASE("NCCL's tree inside a node: a chain whose inner GPUs send 2S and whose
   const double S = 1e9;
   for (const std::int64_t g : {2, 4, 8}) {
     CAPTURE(g);
-    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(2 * g), S, g);
+    const Schedule s = planned(Op::all_reduce, Algorithm::tree, iota(2 * g), S, g);
     std::map<std::int64_t, double> inside;  // bytes each GPU sends to GPUs of its node
     for (const Phase& p : s.phases) {
       for (const Transfer& t : p.transfers) {
@@ -728,7 +741,7 @@ TEST_CASE("NCCL's tree inside a node: a chain whose inner GPUs send 2S and whose
   }
 }
 
-TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink and the NICs sets the time") {
+TEST_CASE("NCCL's tree on whole nodes pipelines its stages: the slower of NVLink and the NICs sets the time") {
   // Without latencies the R steps of the one pipelined phase sum to the bytes over the rates:
   //   time = max(2S / B_nvlink, NIC bytes per GPU / B_nic per GPU)
   // not the sequential reduce-scatter + inter-node stage + all-gather. Through its NIC a
@@ -761,7 +774,7 @@ TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink an
     const double nic_per_gpu = 50e9 * cfg.scaleout_efficiency * static_cast<double>(k.nics) / g;
     const double stage_nvlink = 2 * S / nvlink;
     const double stage_nic = k.nic_bytes / nic_per_gpu;
-    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(8 * k.nodes), S, 8);
+    const Schedule s = planned(Op::all_reduce, Algorithm::tree, iota(8 * k.nodes), S, 8);
     REQUIRE(s.phases.size() == 1);
     CHECK(s.steps() == k.steps);  // C = 128 chunks of 512 KiB in a tree's S/2g; depth 1 or 2
     CHECK(analytical_time(f.value(), cfg, s).seconds() == Rel(std::max(stage_nvlink, stage_nic)).epsilon(1e-6));
@@ -769,6 +782,34 @@ TEST_CASE("hierarchical all-reduce pipelines its stages: the slower of NVLink an
     CHECK(flow_time(f.value(), cfg, s).seconds() ==
           Rel(std::max(stage_nvlink, stage_nic)).epsilon(0).margin(1e-9 * static_cast<double>(k.steps)));
     CHECK((k.nics == 8 ? stage_nvlink > stage_nic : stage_nic > stage_nvlink));
+  }
+}
+
+TEST_CASE("hierarchical all-reduce runs its three stages in turn: their times add up") {
+  // Without latencies: a ring reduce-scatter inside the node, (g-1)/g S over NVLink; a ring
+  // all-reduce of S/g across the nodes on each rail, 2 (N-1)/N S/g through the NICs; and
+  // the all-gather, (g-1)/g S again:
+  //   time = 2 (g-1)/g S / B_nvlink + 2 (N-1)/N (S/g) / B_nic per GPU
+  const double S = 1073741824.0;
+  const double g = 8;
+  for (const auto& [nodes, nics] : {std::pair<std::int64_t, std::int64_t>{2, 8}, {2, 1}, {4, 1}}) {
+    CAPTURE(nodes);
+    CAPTURE(nics);
+    cluster::ResolvedNode n = node(8, nics);
+    n.spec.scaleup_latency = sim::Time::zero();
+    FabricConfig c = clos(64, 2);
+    c.link_latency = sim::Time::zero();
+    std::vector<fabric::FabricError> errors;
+    const auto f = fabric::build_fabric(c, n, nodes, errors);
+    REQUIRE(f.has_value());
+    const NetworkConfig cfg = bare();
+    const double nvlink = 450e9 * cfg.scaleup_efficiency;
+    const double nic_per_gpu = 50e9 * cfg.scaleout_efficiency * static_cast<double>(nics) / g;
+    const auto N = static_cast<double>(nodes);
+    const double expected = 2 * (g - 1) / g * S / nvlink + 2 * (N - 1) / N * (S / g) / nic_per_gpu;
+    const Schedule s = planned(Op::all_reduce, Algorithm::hierarchical, iota(8 * nodes), S, 8);
+    CHECK(analytical_time(f.value(), cfg, s).seconds() == Rel(expected).epsilon(1e-6));
+    CHECK(flow_time(f.value(), cfg, s).seconds() == Rel(expected).epsilon(0).margin(1e-9 * static_cast<double>(s.steps())));
   }
 }
 
