@@ -136,8 +136,14 @@ def si(v, unit):
 def save(fig, path):
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
     tmp = path + ".tmp.png"
-    fig.savefig(tmp, dpi=110)
-    os.replace(tmp, path)
+    try:
+        fig.savefig(tmp, dpi=110)
+        os.replace(tmp, path)
+    except BaseException:
+        # Nothing half-written: the temporary file goes with the failure.
+        if os.path.isfile(tmp):
+            os.remove(tmp)
+        raise
 
 
 def sibling(path, suffix):

@@ -57,3 +57,33 @@ list(SORT left)
 if(NOT rc EQUAL 2 OR NOT results STREQUAL "earlier\n" OR NOT "${left}" STREQUAL "results.json;timeline.png")
   message(FATAL_ERROR "run --plot into an earlier run's folder: exit ${rc}, results.json '${results}', left '${left}': ${err}")
 endif()
+
+# A folder where a plot would go (breakdown.png): refused before anything is written (the
+# plot's move failed unseen, exit 0, the other outputs written).
+file(MAKE_DIRECTORY "${OUT}/blocked/breakdown.png")
+execute_process(COMMAND "${EXE}" run scenarios/llama3-405b-16k.yaml --out "${OUT}/blocked" --plot
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+file(GLOB left RELATIVE "${OUT}/blocked" "${OUT}/blocked/*" "${OUT}/blocked/.*")
+if(NOT rc EQUAL 2 OR NOT "${left}" STREQUAL "breakdown.png" OR NOT err MATCHES "breakdown.png': it is a folder")
+  message(FATAL_ERROR "run --plot onto a folder named breakdown.png: exit ${rc}, left '${left}': ${err}")
+endif()
+
+# `clustersim compare --plot DIR` whose plot fails: no CSV, no half-drawn PNG, no folder it
+# made; a folder that was there keeps only what it held.
+file(WRITE "${OUT}/fakepy_cmp" "#!/bin/sh\nif [ \"$1\" = \"-c\" ]; then exit 0; fi\ntouch \"$5\" \"$5.tmp.png\"; exit 1\n")
+file(CHMOD "${OUT}/fakepy_cmp" PERMISSIONS OWNER_READ OWNER_WRITE OWNER_EXECUTE)
+foreach(dir existing made/below)
+  execute_process(COMMAND ${CMAKE_COMMAND} -E env CLUSTERSIM_PYTHON=${OUT}/fakepy_cmp
+                          "${EXE}" compare scenarios/quickstart.yaml scenarios/fat-tree-k16.yaml --plot "${OUT}/${dir}"
+                  WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+  if(NOT rc EQUAL 2)
+    message(FATAL_ERROR "compare --plot ${dir}: expected exit 2, got ${rc}: ${err}")
+  endif()
+endforeach()
+file(GLOB left RELATIVE "${OUT}/existing" "${OUT}/existing/*" "${OUT}/existing/.*")
+if(NOT left STREQUAL "keep.txt")
+  message(FATAL_ERROR "compare --plot: the existing folder holds '${left}', not just keep.txt")
+endif()
+if(EXISTS "${OUT}/made")
+  message(FATAL_ERROR "compare --plot: the folders it made are left")
+endif()

@@ -199,6 +199,37 @@ class NewFolders {
   std::vector<std::filesystem::path> created_;  // outermost first
 };
 
+/// Why the plot files `names` could not move into `dir`: one of them is there as a folder
+/// (or anything but a file), which a rename would fail on after the other outputs were
+/// written. Empty when they can.
+std::string plot_destination_blocked(const std::filesystem::path& dir, const std::vector<std::string>& names) {
+  for (const std::string& name : names) {
+    std::error_code ec;
+    const auto st = std::filesystem::symlink_status(dir / name, ec);
+    if (!ec && std::filesystem::exists(st) && !std::filesystem::is_regular_file(st) && !std::filesystem::is_symlink(st)) {
+      return fmt::format("cannot write '{}': {}", (dir / name).string(),
+                         std::filesystem::is_directory(st) ? "it is a folder" : "it is not a regular file");
+    }
+  }
+  return {};
+}
+
+/// Moves the files `names` drawn in `staging` into `dir` (those the script wrote), then
+/// removes `staging`. An error message when a move fails, else empty.
+std::string move_plots_in(const std::filesystem::path& staging, const std::filesystem::path& dir,
+                          const std::vector<std::string>& names) {
+  std::string err;
+  for (const std::string& name : names) {
+    std::error_code ec;
+    if (!std::filesystem::exists(staging / name, ec)) continue;
+    std::filesystem::rename(staging / name, dir / name, ec);
+    if (ec && err.empty()) err = fmt::format("cannot write '{}': {}", (dir / name).string(), ec.message());
+  }
+  std::error_code ec;
+  std::filesystem::remove_all(staging, ec);
+  return err;
+}
+
 int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir,
             const std::string& trace_file, bool with_plots) {
   const auto start = std::chrono::steady_clock::now();
@@ -266,7 +297,9 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
         if (path == trace_file) continue;
         copies.emplace_back((staging / std::filesystem::path(path).filename()).string(), text);
       }
-      const std::string err = tools::write_files_atomically(copies);
+      std::string err = tools::write_files_atomically(copies);
+      std::vector<std::string> moving(kPlotFiles.begin(), kPlotFiles.end());
+      if (err.empty()) err = plot_destination_blocked(out_dir, moving);
       const bool drawn = err.empty() && plot(*python, {"run", staging.string()});
       if (!drawn) {
         if (!err.empty()) std::cerr << "error: " << err << "\n";
@@ -283,13 +316,12 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     return kExitInput;
   }
   if (!plotted.empty()) {
-    std::error_code ec;
-    for (const char* name : kPlotFiles) {
-      if (std::filesystem::exists(staging / name, ec)) {
-        std::filesystem::rename(staging / name, std::filesystem::path(out_dir) / name, ec);
-      }
+    // Checked before anything was written (plot_destination_blocked): a failure here is the
+    // file system's own (the disk full, the folder's rights changed meanwhile).
+    if (const std::string err = move_plots_in(staging, out_dir, {kPlotFiles.begin(), kPlotFiles.end()}); !err.empty()) {
+      std::cerr << "error: " << err << "\n";
+      return kExitInput;
     }
-    std::filesystem::remove_all(staging, ec);
   }
   if (!out_dir.empty()) {
     // An earlier run's outputs that this one does not write (its failures.csv beside a run
@@ -304,8 +336,11 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     ours.insert(ours.end(), kPlotFiles.begin(), kPlotFiles.end());
     for (const char* name : ours) {
       if (std::find(produced.begin(), produced.end(), name) != produced.end()) continue;
+      // Only a file: a folder of that name is not an output of ours.
       std::error_code ec;
-      if (std::filesystem::remove(std::filesystem::path(out_dir) / name, ec)) removed.emplace_back(name);
+      const std::filesystem::path stale = std::filesystem::path(out_dir) / name;
+      if (!std::filesystem::is_regular_file(std::filesystem::symlink_status(stale, ec))) continue;
+      if (std::filesystem::remove(stale, ec)) removed.emplace_back(name);
     }
     if (!removed.empty()) {
       std::cerr << fmt::format("note: removed {} from {}: an earlier run's, which this run does not write\n",
@@ -730,14 +765,36 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   std::optional<std::string> python;
   if (!plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
   const tools::Comparison c = tools::compare(args);
-  // The plot data first: a --plot folder that cannot be written fails before any output.
+  // The plots first, drawn in a staging folder inside the --plot folder and moved in when
+  // they all succeed: a folder that cannot be written, or a plot that fails, leaves the
+  // --plot folder as it was, before any output.
   std::string breakdown;
+  std::vector<std::string> plotted;
+  NewFolders folders;  // a --plot folder made here goes again if the plots fail
   if (python) {
+    std::error_code made;
+    folders.create(plot_dir, made);
     breakdown = tools::compare_breakdown_csv(c);
-    const std::string err = tools::write_files_atomically(
-        {{plot_dir + "/compare.csv", tools::compare_csv(c)}, {plot_dir + "/breakdown.csv", breakdown}});
-    if (!err.empty()) {
-      std::cerr << "error: --plot: " << err << "\n";
+    const bool any_job = breakdown.find('\n') + 1 < breakdown.size();
+    plotted = {"compare.csv", "breakdown.csv", "compare.png"};
+    if (any_job) plotted.emplace_back("breakdown.png");
+    const std::filesystem::path staging = std::filesystem::path(plot_dir) / ".clustersim-plots";
+    std::error_code ec;
+    std::filesystem::remove_all(staging, ec);
+    std::string err = plot_destination_blocked(plot_dir, plotted);
+    if (err.empty()) {
+      err = tools::write_files_atomically({{(staging / "compare.csv").string(), tools::compare_csv(c)},
+                                           {(staging / "breakdown.csv").string(), breakdown}});
+    }
+    std::vector<std::string> plot_args{"compare", (staging / "compare.csv").string(), "-o",
+                                       (staging / "compare.png").string()};
+    if (any_job) plot_args.insert(plot_args.end(), {"--breakdown", (staging / "breakdown.csv").string()});
+    const bool drawn = err.empty() && plot(*python, plot_args);
+    if (drawn) err = move_plots_in(staging, plot_dir, plotted);
+    std::filesystem::remove_all(staging, ec);
+    if (!drawn || !err.empty()) {
+      if (!err.empty()) std::cerr << "error: --plot: " << err << "\n";
+      std::cerr << "nothing was written.\n";
       return kExitInput;
     }
   }
@@ -748,15 +805,11 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   } else {
     std::cout << tools::compare_table(c);
   }
-  if (python) {
-    const bool any_job = breakdown.find('\n') + 1 < breakdown.size();
-    std::vector<std::string> plot_args{"compare", plot_dir + "/compare.csv", "-o", plot_dir + "/compare.png"};
-    if (any_job) plot_args.insert(plot_args.end(), {"--breakdown", plot_dir + "/breakdown.csv"});
-    if (!plot(*python, plot_args)) return kExitInput;
-    if (args.format == "table") {
-      std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", plot_dir,
-                               any_job ? ", breakdown.png" : "", any_job ? ", breakdown.csv" : "");
-    }
+  folders.keep();
+  if (python && args.format == "table") {
+    const bool any_job = plotted.size() > 3;
+    std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", plot_dir,
+                             any_job ? ", breakdown.png" : "", any_job ? ", breakdown.csv" : "");
   }
   return 0;
 }
