@@ -1233,6 +1233,21 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   }
   out.catalog = load_catalog(out.config.catalogs, catalogs_dir, catalogs_at, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  // Every node type's GPU, not only the one the cluster uses: a catalog that names a GPU it
+  // lacks is wrong whichever node a --set or a sweep picks later. (The cluster's own node is
+  // said once, by resolve_node.)
+  for (const auto& [name, spec] : out.catalog.nodes) {
+    if (spec.gpu.inline_def || out.catalog.gpus.count(spec.gpu.name) ||
+        (!out.config.cluster.node.inline_def && out.config.cluster.node.name == name)) {
+      continue;
+    }
+    const std::string path = "nodes." + name + ".gpu";
+    state.diagnostics.add(state.where(path), path,
+                          fmt::format("unknown GPU type '{}'; the catalog has {}", spec.gpu.name,
+                                      fmt::join(names_of(out.catalog.gpus), ", ")),
+                          did_you_mean(spec.gpu.name, names_of(out.catalog.gpus)));
+  }
+  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
