@@ -310,6 +310,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         l.fail(fmt::format("'gemm' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
         continue;
       }
+      p.where = fmt::format("{}:{}", file, i + 1);
       out.gemm.push_back(p);
     } else if (record == "memory" || record == "elementwise") {
       MemoryPoint p;

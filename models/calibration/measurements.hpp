@@ -48,6 +48,7 @@ struct GemmPoint {
   compute::GemmShape shape;
   compute::Dtype dtype = compute::Dtype::bf16;
   double seconds = 0.0;
+  std::string where;  ///< "file:line"
 };
 
 /// A memory-bound measurement: `moved` bytes through HBM (or the host link) in `seconds`.

@@ -318,6 +318,46 @@ int calibrate(const CalibrateArgs& args) {
       }
     }
   }
+  // Measurements no GPU of this type could make (a time in the wrong unit, a log of another
+  // system) would be fitted and clamped into a profile that looks measured: refused.
+  if (!target.gpu_name.empty() && errors.ok()) {
+    const hardware::PeakFlops& peaks = target.gpu.peak_flops;
+    for (const calibration::GemmPoint& p : m.gemm) {
+      const std::optional<sim::FlopRate> peak = p.dtype == compute::Dtype::fp32   ? peaks.fp32
+                                                : p.dtype == compute::Dtype::tf32 ? peaks.tf32
+                                                : p.dtype == compute::Dtype::bf16 ? peaks.bf16
+                                                : p.dtype == compute::Dtype::fp16 ? peaks.fp16
+                                                                                  : peaks.fp8;
+      const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
+                           static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
+      // 10% above the catalog's dense peak: past boost-clock and rounding slack.
+      if (peak && peak->value() > 0.0 && flops / p.seconds > 1.1 * peak->value()) {
+        errors.add(config::Location{p.where, 0, 0}, "",
+                   fmt::format("a {} GEMM of {}x{}x{} in {:g} s runs at {}, above the {} dense peak of one {} ({}): "
+                               "not a measurement of this GPU",
+                               config::enum_name(p.dtype), p.shape.m, p.shape.n, p.shape.k, p.seconds,
+                               sim::human(sim::FlopRate::of(flops / p.seconds)), config::enum_name(p.dtype),
+                               target.gpu_name, sim::human(*peak)),
+                   "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
+      }
+    }
+    // A GPU moves at most its scale-up line rate (or its NIC share) each way; in-network
+    // reduction (NVLS, SHARP) at most doubles the bus bandwidth that buys.
+    const double line = std::max(target.scaleup_line, target.nic_line_per_gpu);
+    std::set<std::string> said;  // an nccl-tests line holds two points (out of place, in place)
+    for (const calibration::CollectivePoint& p : m.collectives) {
+      const double busbw = p.bytes / p.seconds * network::bus_factor(p.op, p.ranks);
+      if (line > 0.0 && p.ranks > 1 && busbw > 2.0 * line && said.insert(p.where).second) {
+        errors.add(config::Location{p.where, 0, 0}, "",
+                   fmt::format("{} of {} B on {} ranks in {:g} s: a bus bandwidth of {}, more than twice one {}'s "
+                               "line rate ({}): not a measurement of these GPUs",
+                               config::enum_name(p.op), p.bytes, p.ranks, p.seconds,
+                               sim::human(sim::Bandwidth::of(busbw)), target.gpu_name,
+                               sim::human(sim::Bandwidth::of(line))),
+                   "check the time column's unit (nccl-tests prints microseconds); or name the GPU with --gpu");
+      }
+    }
+  }
   std::string python;
   if (!args.plot_dir.empty()) {
     std::string why;
