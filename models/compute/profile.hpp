@@ -111,8 +111,11 @@ struct ComputeProfile {
         field("tile_n", &ComputeProfile::tile_n, "columns of C per unit of GEMM work, for wave quantization")
             .at_least(1)
             .at_most(65536),
+        // At most 2^20, as k_saturation: a larger one puts every real GEMM near 0% of peak
+        // (a profile with 1e300 passed and made a step last 1e294 s).
         field("k_half", &ComputeProfile::k_half, "GEMM depth k at which the k term k/(k+k_half) is 1/2")
-            .at_least(0.0),
+            .at_least(0.0)
+            .at_most(1048576.0),
         field("k_saturation", &ComputeProfile::k_saturation,
               "GEMM depth k past which the k term stops rising: the k of the best shape of a scan of shapes "
               "(mamf-finder), when deeper ones in the scan did no better (0: none)")
