@@ -954,11 +954,18 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
         row("ETTR", "none: the job never started");
       }
       if (job.config.train_tokens) {
+        // In days from a day up, else hours, minutes or seconds (0.66 h read "0.0 +- 0.0 days").
+        const double t = rs.time_to_train_s.mean;
+        const auto [t_scale, t_unit] = t >= 86400.0 ? std::pair{1.0 / 86400.0, "days"}
+                                       : t >= 3600.0 ? std::pair{1.0 / 3600.0, "hours"}
+                                       : t >= 60.0   ? std::pair{1.0 / 60.0, "min"}
+                                                     : std::pair{1.0, "s"};
         row("time to train", std::isfinite(rs.time_to_train_s.mean)
-                                 ? fmt::format("{} days{}",
-                                               pm(rs.time_to_train_s, 1.0 / 86400.0, 1, kInf, "",
+                                 ? fmt::format("{} {}{}",
+                                               pm(rs.time_to_train_s, t_scale, 1, kInf, "",
                                                   st.tokens_per_s > 0 ? workload::ideal_time_to_train_s(job.config, st)
                                                                       : 0.0),
+                                               t_unit,
                                                rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : "")
                                  : rs.projection_past_clock
                                      ? std::string("not projectable: at the pace within the horizon it would take "
