@@ -876,7 +876,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     row("MFU", fmt::format("{:.1f}% (HFU {:.1f}%, {}){}", 100 * st.mfu, 100 * st.hfu, mfu_peak_text(job, loaded),
                            st.mfu >= 1.0005 ? "; above 100% because model FLOPs count causal attention in full, as "
                                           "PaLM's MFU does, while the attention kernels skip its masked half"
-                                        : ""));
+                           : st.hfu < st.mfu ? "; HFU below MFU: the causal attention kernels compute half of the "
+                                               "scores, which model FLOPs count in full (PaLM)"
+                                             : ""));
     const auto& m = st.memory;
     const auto bytes = [](double b) { return sim::human(sim::Bytes::of(b)); };
     row("memory per GPU", fmt::format("{} of {} (stage {}: weights {}, gradients {}, optimizer {}, activations {})",
