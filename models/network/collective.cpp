@@ -367,9 +367,9 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     }
     case Algorithm::tree: {
       // NCCL's tree on whole nodes (NCCL_ALGO=Tree) runs a chain inside each node and the
-      // double binary tree across nodes on every channel's rail (the tree over the ranks
-      // themselves, as for one rank per node, sent each node's share through one NIC: 88 GB/s
-      // busbw on 2 DGX, 376 on the ring).
+      // double binary tree across nodes on every channel's rail. (The tree over the ranks
+      // themselves, right for one rank per node, would send each node's share through one
+      // NIC there: 88 GB/s busbw on 2 DGX, where the ring reaches 376.)
       if (op == Op::all_reduce && whole_nodes(ranks, gpus_per_node) && sn > gpus_per_node) {
         nccl_tree_on_nodes(ranks, S, gpus_per_node, out);
         break;

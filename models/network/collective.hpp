@@ -29,7 +29,7 @@
 //                            carrying S/k in all, the last C-1 streamed: (n-1) alpha +
 //                            S/(k B)
 //   tree all-reduce          on whole nodes (more than one), NCCL's tree as it runs there
-//                            (NCCL_ALGO=Tree): see "tree on whole nodes" below. Otherwise NCCL's double
+//                            (NCCL_ALGO=Tree): "tree on whole nodes" below. Else NCCL's double
 //                            binary tree over the ranks themselves, as NCCL builds it over
 //                            nodes when each holds one rank (a DP group under TP): two
 //                            in-order binary trees over the ranks' positions
@@ -98,7 +98,8 @@
 //                            line rate): time = call overhead + nvls_latency (the pass
 //                            through the switch: 25 us, NCCL's) + S / (B_nvlink x e_nvls), busbw =
 //                            2(n-1)/n x B_nvlink x e_nvls.
-//   sharp all-reduce         InfiniBand SHARP on whole nodes (NCCL's CollNet Direct), one
+//   sharp all-reduce         InfiniBand SHARP on whole nodes, or on nodes of one GPU
+//                            (NCCL's CollNet Direct), one
 //                            pipelined phase: GPU (a, i) sends each GPU (a, j) of its node
 //                            the slice j of its buffer (reduce-scatter over NVLink, S/g) and
 //                            later the reduced slice i (all-gather, S/g): one transfer of
@@ -247,7 +248,8 @@ double bus_factor(Op op, std::int64_t n);
 /// two, hierarchical needs whole nodes).
 std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node);
 /// The same, with the in-network reductions `in` offers: nvls (all-reduce, every rank in
-/// one scale-up domain), sharp (all-reduce on whole nodes, more than one).
+/// one scale-up domain), sharp (all-reduce on whole nodes, more than one, or on two or more
+/// nodes of one GPU).
 std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node,
                                       const InNetwork& in);
 
