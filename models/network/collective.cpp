@@ -59,6 +59,37 @@ bool whole_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
   return true;
 }
 
+// The ranks node by node: the nodes in the order they first appear, each node's ranks in
+// their order.
+std::vector<std::vector<std::int64_t>> by_node(const std::vector<std::int64_t>& ranks, std::int64_t g) {
+  std::vector<std::vector<std::int64_t>> nodes;
+  std::unordered_map<std::int64_t, std::size_t> index;  // node -> its entry of `nodes`
+  std::int64_t last = -1;                               // ranks mostly come node by node
+  for (const std::int64_t r : ranks) {
+    if (r / g == last) {
+      nodes.back().push_back(r);
+      continue;
+    }
+    const auto [at, added] = index.try_emplace(r / g, nodes.size());
+    if (added) nodes.emplace_back();
+    nodes[at->second].push_back(r);
+    if (at->second + 1 == nodes.size()) last = r / g;
+  }
+  return nodes;
+}
+
+// Two or more nodes, each holding the same number of the ranks, none twice: how SHARP
+// (CollNet) takes a communicator, whole nodes or a DP group of one GPU per node under TP.
+bool even_over_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
+  if (ranks.size() < 2) return false;
+  std::vector<std::int64_t> sorted = ranks;
+  std::sort(sorted.begin(), sorted.end());
+  if (std::adjacent_find(sorted.begin(), sorted.end()) != sorted.end()) return false;
+  const auto nodes = by_node(ranks, std::max<std::int64_t>(g, 1));
+  return nodes.size() >= 2 && std::all_of(nodes.begin(), nodes.end(),
+                                          [&](const auto& n) { return n.size() == nodes.front().size(); });
+}
+
 // The rings of NCCL's channels over `ranks`. The ranks are taken node by node (in the
 // order their nodes first appear, each node's in their order); with k >= 2 ranks on every
 // node (k the fewest on one), k rings run side by side, ring c visiting each node's ranks
@@ -83,19 +114,7 @@ std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int6
     if (i + 1 == ranks.size() || ranks[i + 1] / g != ranks[i] / g) fewest = std::min(fewest, run);
   }
   if (ordered && fewest < 2) return {ranks};
-  std::vector<std::vector<std::int64_t>> nodes;
-  std::unordered_map<std::int64_t, std::size_t> index;  // node -> its entry of `nodes`
-  std::int64_t last = -1;                               // ranks mostly come node by node
-  for (const std::int64_t r : ranks) {
-    if (r / g == last) {
-      nodes.back().push_back(r);
-      continue;
-    }
-    const auto [at, added] = index.try_emplace(r / g, nodes.size());
-    if (added) nodes.emplace_back();
-    nodes[at->second].push_back(r);
-    if (at->second + 1 == nodes.size()) last = r / g;
-  }
+  const std::vector<std::vector<std::int64_t>> nodes = by_node(ranks, g);
   std::size_t k = ranks.size();
   for (const auto& node : nodes) k = std::min(k, node.size());
   if (k < 2) return {ranks};
@@ -193,14 +212,9 @@ std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ra
         out.push_back(Algorithm::hierarchical);
       }
       if (in.nvls && one_node(ranks, gpus_per_node)) out.push_back(Algorithm::nvls);
-      // SHARP on whole nodes; on nodes of one GPU (one NIC each), every rank is a whole node
-      // and sends its S into the aggregation tree (it was refused there, as if a node were
-      // only partly in the communicator).
-      if (in.sharp && ranks.size() >= 2 &&
-          (gpus_per_node == 1 ||
-           (whole_nodes(ranks, gpus_per_node) && static_cast<std::int64_t>(ranks.size()) > gpus_per_node))) {
-        out.push_back(Algorithm::sharp);
-      }
+      // SHARP on two or more nodes that each hold as many of the ranks: whole nodes, nodes
+      // of one GPU, a DP group of one GPU per node under TP (it had needed whole nodes).
+      if (in.sharp && even_over_nodes(ranks, gpus_per_node)) out.push_back(Algorithm::sharp);
       break;
     case Op::reduce_scatter:
     case Op::all_gather:
@@ -241,7 +255,7 @@ std::string why_not(Op op, Algorithm a, const InNetwork& in) {
     case Algorithm::nvls:
       return !in.nvls ? "network.nvls is off, or the node has no NVSwitch" : "it runs inside one node";
     case Algorithm::sharp:
-      return !in.sharp ? "network.sharp is off" : "it needs every GPU of two or more nodes";
+      return !in.sharp ? "network.sharp is off" : "it needs two or more nodes, each holding as many of the ranks";
     default: return "not for these ranks";
   }
 }
@@ -533,18 +547,20 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       // tree and back. The hop into the tree names the same local rank on the last node (on
       // node 0 for the last node itself): its route's latency stands for the climb up the
       // tree and the descent.
-      const std::int64_t g = gpus_per_node;
-      const std::int64_t nodes = sn / g;
-      const double slice = S / static_cast<double>(g);
+      // With k of the ranks on each node (g on whole nodes, 1 for a DP group under TP), the
+      // slices are S/k.
+      const std::vector<std::vector<std::int64_t>> nodes = by_node(ranks, std::max<std::int64_t>(gpus_per_node, 1));
+      const std::size_t k = nodes.front().size();
+      const double slice = S / static_cast<double>(k);
       Phase p;
-      for (std::int64_t a = 0; a < nodes; ++a) {
-        const std::int64_t far = a == nodes - 1 ? 0 : nodes - 1;
-        for (std::int64_t i = 0; i < g; ++i) {
-          const std::int64_t me = ranks[static_cast<std::size_t>(a * g + i)];
-          for (std::int64_t j = 0; j < g; ++j) {
-            if (j != i) p.transfers.push_back({me, ranks[static_cast<std::size_t>(a * g + j)], 2 * slice});
+      for (std::size_t a = 0; a < nodes.size(); ++a) {
+        const std::vector<std::int64_t>& far = nodes[a + 1 == nodes.size() ? 0 : nodes.size() - 1];
+        for (std::size_t i = 0; i < k; ++i) {
+          const std::int64_t me = nodes[a][i];
+          for (std::size_t j = 0; j < k; ++j) {
+            if (j != i) p.transfers.push_back({me, nodes[a][j], 2 * slice});
           }
-          p.transfers.push_back({me, ranks[static_cast<std::size_t>(far * g + i)], slice, Hop::fabric_in});
+          p.transfers.push_back({me, far[i], slice, Hop::fabric_in});
           p.transfers.push_back({me, me, slice, Hop::fabric_out});
         }
       }

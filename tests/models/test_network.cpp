@@ -622,9 +622,26 @@ TEST_CASE("in-network reduction is off by default and offered only where it can 
   CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(8), 8, both), Algorithm::sharp));
   CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(16), 8, both), Algorithm::nvls));
   CHECK(has(algorithms_for(Op::all_reduce, iota(16), 8, both), Algorithm::sharp));
-  // On nodes of one GPU every rank is a whole node (it was refused there).
+  // On nodes of one GPU every rank is a whole node; a DP group under TP holds one GPU of
+  // each node: SHARP takes both (it needed whole nodes), but not ranks spread unevenly.
   CHECK(has(algorithms_for(Op::all_reduce, iota(4), 1, both), Algorithm::sharp));
   CHECK_FALSE(has(algorithms_for(Op::all_reduce, iota(4), 1, InNetwork{}), Algorithm::sharp));
+  const std::vector<std::int64_t> dp{3, 11, 19, 27};
+  CHECK(has(algorithms_for(Op::all_reduce, dp, 8, both), Algorithm::sharp));
+  CHECK_FALSE(has(algorithms_for(Op::all_reduce, {0, 1, 8}, 8, both), Algorithm::sharp));
+  {
+    // Each rank its node's only one: no NVLink stage, its whole S into the aggregation tree.
+    Schedule dp_sharp;
+    std::string reason;
+    REQUIRE(plan(Op::all_reduce, Algorithm::sharp, dp, sim::Bytes::of(1e9), 8, both, dp_sharp, reason));
+    REQUIRE(dp_sharp.phases.size() == 1);
+    double into_tree = 0.0;
+    for (const Transfer& t : dp_sharp.phases[0].transfers) {
+      CHECK((t.src / 8 != t.dst / 8 || t.hop != Hop::gpu));  // nothing between GPUs of a node
+      if (t.hop == Hop::fabric_in) into_tree += t.bytes;
+    }
+    CHECK(into_tree == Rel(4e9));
+  }
   CHECK_FALSE(has(algorithms_for(Op::all_gather, iota(8), 8, both), Algorithm::nvls));
   Schedule s;
   std::string why;
