@@ -79,10 +79,20 @@ bool read_input_file(const std::string& path, std::string& out, std::string& why
   // Every input is text: a NUL byte means a binary file (an archive, a core dump), which
   // the parsers would report with that byte in their message.
   if (const std::size_t nul = out.find('\0'); nul != std::string::npos) {
+    const bool utf32 = out.rfind(std::string("\xff\xfe\0\0", 4), 0) == 0 || out.rfind(std::string("\0\0\xfe\xff", 4), 0) == 0;
     const bool utf16 = out.size() >= 2 && ((out[0] == '\xff' && out[1] == '\xfe') || (out[0] == '\xfe' && out[1] == '\xff'));
     const auto line = 1 + std::count(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(nul), '\n');
-    why = utf16 ? std::string("is UTF-16 text; save it as UTF-8")
-                : fmt::format("is not a text file (a NUL byte on line {}, at byte {} of the file)", line, nul + 1);
+    why = utf32   ? std::string("is UTF-32 text; save it as UTF-8")
+          : utf16 ? std::string("is UTF-16 text; save it as UTF-8")
+                  : fmt::format("is not a text file (a NUL byte on line {}, at byte {} of the file)", line, nul + 1);
+    out.clear();
+    return false;
+  }
+  // Lines ended by CR alone (classic Mac OS): YAML reads the file as one line, and said
+  // "illegal map value" at a column past the first line's end.
+  if (out.find('\n') == std::string::npos && out.find('\r') != std::string::npos &&
+      out.find('\r') + 1 < out.size()) {
+    why = "ends its lines with CR alone (classic Mac OS line endings); save it with LF (or CRLF) line endings";
     out.clear();
     return false;
   }
