@@ -132,8 +132,12 @@ bool reject_tags(const YAML::Node& node, const Context& ctx) {
   if (!node.IsDefined()) return true;
   bool ok = true;
   // yaml-cpp's tags: '?' for a plain node, '!' for a quoted scalar, empty for a null.
+  // `key: !!null` (or `!!null ~`) is an explicit null, read as `~` is (explicit_null).
   const std::string& tag = node.Tag();
-  if (!tag.empty() && tag != "?" && tag != "!") {
+  const bool null_tag = tag == "tag:yaml.org,2002:null" && node.IsScalar() &&
+                        (node.Scalar().empty() || node.Scalar() == "~" || node.Scalar() == "null" ||
+                         node.Scalar() == "Null" || node.Scalar() == "NULL");
+  if (!tag.empty() && tag != "?" && tag != "!" && !null_tag) {
     constexpr std::string_view kCore = "tag:yaml.org,2002:";
     const std::string shown = tag.rfind(kCore, 0) == 0 ? "!!" + tag.substr(kCore.size()) : tag;
     ctx.error(node, fmt::format("the YAML tag '{}' is not read: each key has its own type (clustersim describe)", shown),

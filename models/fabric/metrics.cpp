@@ -467,9 +467,9 @@ double bisection(const Fabric& f, std::vector<std::int64_t>* side_a, std::vector
           // A dimension d cut in two arcs, [0, t) and [t, k): the cut crosses 2 cables per row
           // of d (one at t, one at the wrap), 2 routers / k in all. Per dimension, t is the
           // slice boundary nearest to half the nodes; of the dimensions, those whose halves are
-          // the most even, and of those the cheapest cut. On a full torus: the middle of the
-          // largest dimension. On one the nodes fill only partly, the middle of the largest
-          // dimension could leave a half empty (the bisection read 0).
+          // the most even, and of those the cheapest cut: for a torus the nodes fill only
+          // partly, where the middle of the largest dimension could leave a half empty (the
+          // bisection read 0). A full torus takes balanced_torus_cut's halves instead.
           const double per_node = std::min(static_cast<double>(f.nics_per_node) * b_acc,
                                            2.0 * static_cast<double>(l.dims.size()) * b);
           if (f.nodes == l.routers) {

@@ -98,18 +98,20 @@
 //                            line rate): time = call overhead + nvls_latency (the pass
 //                            through the switch: 25 us, NCCL's) + S / (B_nvlink x e_nvls), busbw =
 //                            2(n-1)/n x B_nvlink x e_nvls.
-//   sharp all-reduce         InfiniBand SHARP on whole nodes, or on nodes of one GPU
-//                            (NCCL's CollNet Direct), one
-//                            pipelined phase: GPU (a, i) sends each GPU (a, j) of its node
-//                            the slice j of its buffer (reduce-scatter over NVLink, S/g) and
-//                            later the reduced slice i (all-gather, S/g): one transfer of
-//                            2S/g per ordered pair of the node; GPU (a, i) sends its reduced
-//                            slice (S/g) up into the fabric's aggregation tree and receives
-//                            the global result (S/g) back, through its NIC. Each NIC carries
-//                            S/g per direction instead of the ring's 2(n-1)/n S/g; the tree's
+//   sharp all-reduce         InfiniBand SHARP (NCCL's CollNet Direct) on ranks spread evenly
+//                            over two or more nodes, k on each (k = g on whole nodes; 1 for
+//                            a DP group under TP or nodes of one GPU), one pipelined phase:
+//                            rank (a, i) sends each rank (a, j) of its node the slice j of
+//                            its buffer (reduce-scatter over NVLink, S/k) and later the
+//                            reduced slice i (all-gather, S/k): one transfer of 2S/k per
+//                            ordered pair of the node; rank (a, i) sends its reduced slice
+//                            (S/k) up into the fabric's aggregation tree and receives the
+//                            global result (S/k) back, through its NIC. Each NIC carries S/k
+//                            per direction instead of the ring's 2(n-1)/n S/k; the tree's
 //                            switch-to-switch links carry one reduced stream each and are not
-//                            modelled. time = alpha + max(2(g-1)/g S / B_nvlink,
-//                            S / (g B_nic e_sharp)).
+//                            modelled, nor is a limit on the trees running at once (k per
+//                            node group, g DP groups under TP). time = alpha +
+//                            max(2(k-1)/k S / B_nvlink, S / (k B_nic e_sharp)).
 // Hops into and out of a switch (Transfer::hop) carry data to a switch that reduces it or
 // from one that multicasts it: such a transfer is sent by a GPU (into) or received by one
 // (out of), not both.
@@ -127,8 +129,9 @@
 // NVLS inside the nodes are not modelled); their pipelines are one concurrent phase, so
 // the slowest stage sets the rate and the pipeline's fill is not charged; SHARP's
 // aggregation tree is the routes' switches, not a configured tree, and its latency is
-// taken as the route from each GPU to a GPU of the farthest-numbered node (up the tree and
-// down again). Whether the hardware has NVLS (an NVSwitch of Hopper or later: A100's has
+// taken as the route from each GPU to a GPU of the communicator's last node (its first for
+// the last node itself; the farthest-numbered when the ranks come in node order), up the
+// tree and down again. Whether the hardware has NVLS (an NVSwitch of Hopper or later: A100's has
 // no SHARP engine) is the scenario's statement (network.nvls), checked only for an
 // NVSwitch-style scale-up switch.
 #pragma once
@@ -248,8 +251,7 @@ double bus_factor(Op op, std::int64_t n);
 /// two, hierarchical needs whole nodes).
 std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node);
 /// The same, with the in-network reductions `in` offers: nvls (all-reduce, every rank in
-/// one scale-up domain), sharp (all-reduce on whole nodes, more than one, or on two or more
-/// nodes of one GPU).
+/// one scale-up domain), sharp (all-reduce on two or more nodes holding as many ranks each).
 std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node,
                                       const InNetwork& in);
 

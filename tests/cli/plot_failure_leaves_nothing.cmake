@@ -60,12 +60,24 @@ endif()
 
 # A folder where a plot would go (breakdown.png): refused before anything is written (the
 # plot's move failed unseen, exit 0, the other outputs written).
+# (A stand-in for Python that would draw nothing: the folder is found before it runs.)
 file(MAKE_DIRECTORY "${OUT}/blocked/breakdown.png")
-execute_process(COMMAND "${EXE}" run scenarios/llama3-405b-16k.yaml --out "${OUT}/blocked" --plot
+execute_process(COMMAND ${CMAKE_COMMAND} -E env CLUSTERSIM_PYTHON=${OUT}/fakepy_run
+                        "${EXE}" run scenarios/llama3-405b-16k.yaml --out "${OUT}/blocked" --plot
                 WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
 file(GLOB left RELATIVE "${OUT}/blocked" "${OUT}/blocked/*" "${OUT}/blocked/.*")
 if(NOT rc EQUAL 2 OR NOT "${left}" STREQUAL "breakdown.png" OR NOT err MATCHES "breakdown.png': it is a folder")
   message(FATAL_ERROR "run --plot onto a folder named breakdown.png: exit ${rc}, left '${left}': ${err}")
+endif()
+# A folder named like a plot this run does not draw (timeline.png: no failures) is no
+# obstacle: the run goes on (its plot script, the stand-in, then fails: exit 2 all the same,
+# but not for the folder).
+file(MAKE_DIRECTORY "${OUT}/other/timeline.png")
+execute_process(COMMAND ${CMAKE_COMMAND} -E env CLUSTERSIM_PYTHON=${OUT}/fakepy_run
+                        "${EXE}" run scenarios/llama3-405b-16k.yaml --out "${OUT}/other" --plot
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(err MATCHES "it is a folder")
+  message(FATAL_ERROR "run --plot refused a folder for a plot it does not draw: ${err}")
 endif()
 
 # `clustersim compare --plot DIR` whose plot fails: no CSV, no half-drawn PNG, no folder it

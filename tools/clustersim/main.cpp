@@ -55,10 +55,9 @@ struct ScenarioArgs {
   std::optional<std::uint64_t> seed;
 };
 
-/// --seed: a decimal integer from 0 to 2^64-1. CLI11 alone wraps -1 and saturates values
-/// past 2^64-1, silently running another seed.
-/// --seed: a decimal integer from 0 to 2^64-1, rewritten without its leading zeros (CLI11's
-/// own conversion reads "010" as octal 8 and "0x10" as 16: a seed other than the one given).
+/// --seed: a decimal integer from 0 to 2^64-1, rewritten without its leading zeros. CLI11
+/// alone wraps -1, saturates values past 2^64-1, and reads "010" as octal 8 and "0x10" as
+/// 16: each silently another seed.
 std::string check_seed(std::string& v) {
   std::uint64_t seed = 0;
   const char* end = v.data() + v.size();
@@ -298,7 +297,9 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
         copies.emplace_back((staging / std::filesystem::path(path).filename()).string(), text);
       }
       std::string err = tools::write_files_atomically(copies);
-      std::vector<std::string> moving(kPlotFiles.begin(), kPlotFiles.end());
+      // What this run moves in: its plots, and breakdown.csv beside breakdown.png.
+      std::vector<std::string> moving = plotted;
+      if (!result.jobs.empty()) moving.emplace_back("breakdown.csv");
       if (err.empty()) err = plot_destination_blocked(out_dir, moving);
       const bool drawn = err.empty() && plot(*python, {"run", staging.string()});
       if (!drawn) {
