@@ -184,6 +184,20 @@ std::int64_t nccl_tree_parent(int tree, std::int64_t n, std::int64_t r) {
   return u < 0 ? -1 : n - 1 - u;
 }
 
+// The depth of NCCL's double binary tree over n positions: the longest path to a root in
+// either tree.
+std::int64_t nccl_trees_depth(std::int64_t n) {
+  std::int64_t depth = 0;
+  for (int tree = 0; tree < 2; ++tree) {
+    for (std::int64_t j = 0; j < n; ++j) {
+      std::int64_t d = 0;
+      for (std::int64_t at = j; (at = nccl_tree_parent(tree, n, at)) >= 0;) ++d;
+      depth = std::max(depth, d);
+    }
+  }
+  return depth;
+}
+
 bool power_of_two(std::size_t n) { return n > 0 && (n & (n - 1)) == 0; }
 
 // All ranks in one node (one scale-up domain), none twice.
@@ -286,14 +300,7 @@ void nccl_tree_on_nodes(const std::vector<std::int64_t>& ranks, double S, std::i
   // children, and a leaf of the other), so beyond 2 nodes the ring is faster at large
   // sizes, as NCCL's choices show.
   const auto gd = static_cast<double>(g);
-  std::int64_t depth = 0;
-  for (int tree = 0; tree < 2; ++tree) {
-    for (std::int64_t j = 0; j < nodes; ++j) {
-      std::int64_t d = 0;
-      for (std::int64_t at = j; (at = nccl_tree_parent(tree, nodes, at)) >= 0;) ++d;
-      depth = std::max(depth, d);
-    }
-  }
+  const std::int64_t depth = nccl_trees_depth(nodes);
   const std::int64_t steps = 2 * (g - 1) + 2 * depth + chunks_for(S / gd / 2) - 1;
   const auto rd = static_cast<double>(steps);
   Phase p;
@@ -391,14 +398,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       // NCCL's double binary tree over the ranks' positions (nccl_tree_parent): each rank
       // is an inner position of at most one tree, and most tree edges join ranks 2^k apart,
       // near each other in node order.
-      std::int64_t depth = 0;
-      for (int tree = 0; tree < 2; ++tree) {
-        for (std::int64_t j = 0; j < sn; ++j) {
-          std::int64_t d = 0;
-          for (std::int64_t at = j; (at = nccl_tree_parent(tree, sn, at)) >= 0;) ++d;
-          depth = std::max(depth, d);
-        }
-      }
+      const std::int64_t depth = nccl_trees_depth(sn);
       // Pipelined in C chunks: d+C-1 steps up and as many down; every edge carries S/2 each
       // way in total, spread evenly over the steps (see broadcast above).
       const std::int64_t steps = depth + chunks_for(S / 2) - 1;
