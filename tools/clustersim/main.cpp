@@ -759,6 +759,16 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
                              sum.ranks > 1 ? fmt::format(" on each of {} MPI ranks", sum.ranks) : std::string(),
                              s.out_dir, s.out_dir);
   }
+  // A grid of nothing but error rows gave no figure: a script that goes on to read the
+  // results must not take it for a success. Some error rows among results are a study's
+  // answer (what does not fit), and exit 0.
+  if (sum.points > 0 && sum.errors == sum.points) {
+    if (sum.writer)
+      std::cerr << fmt::format("error: every point of the sweep is an error row (the error column of {}/sweep.csv says "
+                               "why); no figure was computed\n",
+                               s.out_dir);
+    return 1;
+  }
   return 0;
 }
 
