@@ -62,14 +62,14 @@ void check_network(const NetworkCalibration& n, const std::string& prefix, confi
   sorted("scaleout_size_factors", n.scaleout_size_factors);
 }
 
-/// The line and column of byte `offset` of `text`.
+/// The line and column (in characters) of byte `offset` of `text`.
 config::Location located(const std::string& path, const std::string& text, std::size_t offset) {
   int line = 1, column = 1;
   for (std::size_t i = 0; i < offset && i < text.size(); ++i) {
     if (text[i] == '\n') {
       ++line;
       column = 1;
-    } else {
+    } else if ((static_cast<unsigned char>(text[i]) & 0xC0U) != 0x80U) {  // a character's first byte
       ++column;
     }
   }
@@ -118,8 +118,8 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    state.diagnostics.add(config::Location{path, e.mark.line + 1, e.mark.column + 1}, "",
-                          fmt::format("not valid JSON: {}", e.msg));
+    state.diagnostics.add(config::Location{path, e.mark.line + 1, config::character_column(text, e.mark.line, e.mark.column)},
+                          "", fmt::format("not valid JSON: {}", e.msg));
     return std::nullopt;
   }
   if (!root.IsMap()) {

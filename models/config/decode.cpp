@@ -61,7 +61,9 @@ Location Context::locate(const YAML::Node& node) const {
     return Location{file_, 1, set_value_column_ + (mark.is_null() ? 0 : mark.column)};
   }
   if (mark.is_null()) return Location{file_, 0, 0};
-  return Location{file_, mark.line + 1, mark.column + 1};
+  const auto source = state_->sources.find(file_);
+  if (source == state_->sources.end()) return Location{file_, mark.line + 1, mark.column + 1};
+  return Location{file_, mark.line + 1, character_column(source->second, mark.line, mark.column)};
 }
 
 bool Context::explicit_null(const YAML::Node& node) const {

@@ -102,8 +102,9 @@ bool read_input_file(const std::string& path, std::string& out, std::string& why
     const auto newline = out.rfind('\n', bad == 0 ? 0 : bad - 1);
     const std::size_t line_start = newline == std::string::npos || bad == 0 ? 0 : newline + 1;
     const auto line = 1 + std::count(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(bad), '\n');
+    const int bom = line_start == 0 && out.rfind("\xEF\xBB\xBF", 0) == 0 ? 3 : 0;  // not counted as a column
     why = fmt::format("is not valid UTF-8 (byte 0x{:02x} on line {}, column {}): save it as UTF-8", static_cast<unsigned char>(out[bad]),
-                      line, bad - line_start + 1);
+                      line, character_column(out, static_cast<int>(line - 1), static_cast<int>(bad - line_start) - bom));
     out.clear();
     return false;
   }
@@ -141,6 +142,22 @@ std::size_t first_invalid_utf8(std::string_view text) {
     i += length;
   }
   return std::string_view::npos;
+}
+
+int character_column(std::string_view text, int line, int byte_column) {
+  std::size_t at = 0;
+  for (int l = 0; l < line && at < text.size(); ++l) {
+    const std::size_t newline = text.find('\n', at);
+    at = newline == std::string_view::npos ? text.size() : newline + 1;
+  }
+  if (line == 0 && text.substr(0, 3) == "\xEF\xBB\xBF") at = 3;
+  const std::size_t end = std::min(text.find('\n', at), text.size());
+  const std::size_t bytes = static_cast<std::size_t>(std::max(0, byte_column));
+  const std::string_view before = text.substr(at, std::min(bytes, end - at));
+  // Continuation bytes (10xxxxxx) belong to the character before them.
+  const auto characters = std::count_if(before.begin(), before.end(),
+                                        [](char c) { return (static_cast<unsigned char>(c) & 0xC0U) != 0x80U; });
+  return static_cast<int>(characters) + static_cast<int>(bytes - before.size()) + 1;
 }
 
 namespace {

@@ -48,6 +48,12 @@ bool is_input_file(const std::string& path);
 /// (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF), npos when there is none.
 std::size_t first_invalid_utf8(std::string_view text);
 
+/// The 1-based column, in characters (UTF-8 code points, as editors count them), of the
+/// byte `byte_column` (0-based, as yaml-cpp's marks count) of line `line` (0-based) of `text`;
+/// yaml-cpp does not count a UTF-8 byte-order mark on the first line, nor does this. A column
+/// past the line's end counts on from it one character a byte.
+int character_column(std::string_view text, int line, int byte_column);
+
 /// The first text between single quotes in `what` (nlohmann::json's messages quote the
 /// token at fault: "number overflow parsing '1e400'"); empty when there is none.
 std::string quoted_in(std::string_view what);

@@ -83,7 +83,7 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
     while (documents.size() > 1 && documents.back().IsNull()) documents.pop_back();
     if (documents.size() > 1) {
       const YAML::Mark at = documents[1].Mark();
-      state.diagnostics.add(Location{file, at.line + 1, at.column + 1}, "",
+      state.diagnostics.add(Location{file, at.line + 1, config::character_column(parsed, at.line, at.column)}, "",
                             "a second YAML document (after '---' or '...'): a scenario is one document, and "
                             "the second would be ignored",
                             "merge its keys into the first document, or put them in a file that extends this one");
@@ -119,8 +119,8 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
       hint = fmt::format("check line {}'s indentation: the keys of one mapping line up; quote a value that holds ': '",
                          e.mark.line + 1);
     }
-    state.diagnostics.add(Location{file, e.mark.line + 1, e.mark.column + 1}, "",
-                          fmt::format("YAML syntax error: {}", e.msg), hint);
+    state.diagnostics.add(Location{file, e.mark.line + 1, config::character_column(quote_laws(text), e.mark.line, e.mark.column)},
+                          "", fmt::format("YAML syntax error: {}", e.msg), hint);
     return std::nullopt;
   }
 }

@@ -251,3 +251,16 @@ TEST_CASE("first_invalid_utf8 follows RFC 3629") {
   CHECK(config::first_invalid_utf8("ab\xe2\x82") == 2);           // cut short
   CHECK(config::first_invalid_utf8("\xe2\x28\xa1") == 0);         // a bad continuation byte
 }
+
+TEST_CASE("character_column counts characters where yaml-cpp counts bytes") {
+  const std::string text = "a: 1\nn\xc3\xb6" "des: 4, \xe2\x82\xac: 5\n";  // line 1: "nödes: 4, €: 5"
+  CHECK(config::character_column(text, 0, 3) == 4);    // ASCII: byte + 1
+  CHECK(config::character_column(text, 1, 0) == 1);
+  CHECK(config::character_column(text, 1, 3) == 3);    // 'd' follows the two bytes of 'ö'
+  CHECK(config::character_column(text, 1, 11) == 11);  // the three bytes of '€' start at byte 11
+  CHECK(config::character_column(text, 1, 14) == 12);  // the ':' after it
+  CHECK(config::character_column(text, 1, 30) == 28);  // past the line's end (17 bytes, 14 characters): a byte a column
+  // A byte-order mark on the first line is no column, as for yaml-cpp.
+  CHECK(config::character_column("\xef\xbb\xbf\xc3\xa9: 1", 0, 2) == 2);
+  CHECK(config::character_column("", 3, 5) == 6);
+}

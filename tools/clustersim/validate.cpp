@@ -71,7 +71,7 @@ LoadedCases load_cases(const std::string& file) {
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
-    state.diagnostics.add(config::Location{file, e.mark.line + 1, e.mark.column + 1}, "",
+    state.diagnostics.add(config::Location{file, e.mark.line + 1, config::character_column(text, e.mark.line, e.mark.column)}, "",
                           fmt::format("YAML syntax error: {}", e.msg));
     throw config::InputError(std::move(state.diagnostics));
   }
