@@ -486,8 +486,12 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       if (job.config.recompute != workload::Recompute::full && m.activations > 0.3 * m.total) {
         hint = job.config.recompute == workload::Recompute::none ? "recompute: selective (or full) stores fewer activations"
                                                                  : "recompute: full stores only each layer's input";
-      } else if (p.zero < 3 && p.dp > 1) {
-        hint = fmt::format("zero: {} shards more of the training state over the {} data-parallel ranks", p.zero + 1, p.dp);
+      } else if (p.zero < 3 && p.dp * p.cp > 1) {  // ZeRO shards over the data- and context-parallel ranks
+        hint = p.cp > 1 ? fmt::format("zero: {} shards more of the training state over the {} data- and context-parallel "
+                                      "ranks (dp {} x cp {})",
+                                      p.zero + 1, p.dp * p.cp, p.dp, p.cp)
+                        : fmt::format("zero: {} shards more of the training state over the {} data-parallel ranks",
+                                      p.zero + 1, p.dp);
       } else {
         hint = fmt::format("a larger pp (now {}) or tp (now {}) spreads the model over more GPUs", p.pp, p.tp);
       }

@@ -388,6 +388,10 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     if (ci == 0) {  // embedding lookup: read rows, write activations
       LayerBuilder E{profile, dtype, {}, {}, {}};
       E.elementwise(2.0 * Xs * eb, false);
+      // Each rank looks up the tokens of its V/t rows (zeros elsewhere): the partial
+      // embeddings are summed over TP as a layer's output is (Megatron's
+      // VocabParallelEmbedding: reduce-scatter with sequence parallelism, else all-reduce).
+      tp_leave(E);
       add_pass(c.forward, E.forward);
       add_pass(c.backward, E.backward);
       c.parameters += as_double(V) * as_double(h) / t;
@@ -398,8 +402,15 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     if (ci == chunks - 1) {  // final norm, output layer, cross-entropy in fp32
       LayerBuilder O{profile, dtype, {}, {}, {}};
       O.elementwise(2.0 * Xs * eb, false);
+      // The column-parallel output layer takes the whole T x h input, as a layer's first
+      // GEMM does (all-gather with sequence parallelism; backward, the gradient's reduction).
+      tp_enter(O, tokens_h_bytes);
       O.gemm({T, V / p.tp, h, 1});
       O.elementwise(as_double(T) * as_double(V / p.tp) * (eb + 4.0 + 4.0), false);
+      // The vocab-parallel cross-entropy all-reduces three fp32 values per token over TP:
+      // the logits' maximum, the target's logit and the sum of exponentials (Megatron-LM,
+      // tensor_parallel/cross_entropy.py).
+      if (p.tp > 1) O.forward.comm.push_back({Group::tp, Op::all_reduce, as_double(T) * 4.0, 3, 0.0});
       add_pass(c.forward, O.forward);
       add_pass(c.backward, O.backward);
       if (!model.tied_embeddings || chunks > 1) {

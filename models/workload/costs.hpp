@@ -46,8 +46,12 @@
 // (backward: the input's gradient), 2 per layer each way (Megatron's f and g). Recomputation adds, before backward: full, the whole forward
 // (collectives included); selective, the norms, the MLP activation and (unfused) the
 // attention core.
-// First chunk: embedding lookup (memory-bound). Last chunk: output GEMM T x h x V/t (vocab
-// padded to a multiple of 128 t) and the cross-entropy (memory-bound, fp32).
+// First chunk: embedding lookup (memory-bound), its partial sums reduced over TP as a layer's
+// output (reduce-scatter with sequence parallelism, else all-reduce; backward all-gather with
+// it). Last chunk: the TP entry of a layer's first GEMM (all-gather with sequence parallelism;
+// backward reduce-scatter, or all-reduce without it), output GEMM T x h x V/t (vocab padded to
+// a multiple of 128 t) and the cross-entropy (memory-bound, fp32; three all-reduces of T fp32
+// values over TP, Megatron's vocab-parallel cross-entropy).
 //
 // Activations kept per layer and micro-batch (bytes, 16-bit; X = T h, X_s = X/t with sequence
 // parallelism else X; Korthikanti et al. 2022, section 4.1, generalised to GQA, head widths,

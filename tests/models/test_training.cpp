@@ -265,20 +265,37 @@ TEST_CASE("tensor parallelism: 2 all-reduces per layer forward and 2 backward, a
     }
     return n;
   };
+  // The one chunk (pp 1) also holds the vocab-parallel embedding, whose partial lookups are
+  // summed as a layer's output is (1 call forward; its mirror backward), the output layer,
+  // entered as a layer's first GEMM is (its mirror forward; 1 call backward), and the
+  // vocab-parallel cross-entropy's 3 all-reduces of T fp32 values (forward).
   JobConfig j = job_for(4, 1, 2, 8);
   const ChunkCost plain = chunk_costs(j, m, profile)[0];
-  CHECK(calls(plain.forward, network::Op::all_reduce) == 2 * 4);
-  CHECK(calls(plain.backward, network::Op::all_reduce) == 2 * 4);
-  j.recompute = Recompute::full;
-  CHECK(calls(chunk_costs(j, m, profile)[0].backward, network::Op::all_reduce) == 4 * 4);
+  CHECK(calls(plain.forward, network::Op::all_reduce) == 2 * 4 + 1 + 3);
+  CHECK(calls(plain.backward, network::Op::all_reduce) == 2 * 4 + 1);
+  j.recompute = Recompute::full;  // the layers' forward again; the embedding is not recomputed
+  CHECK(calls(chunk_costs(j, m, profile)[0].backward, network::Op::all_reduce) == 4 * 4 + 1);
   j.recompute = Recompute::none;
   j.parallelism.sequence_parallel = true;
   const ChunkCost sp = chunk_costs(j, m, profile)[0];
   for (const PassCost* pass : {&sp.forward, &sp.backward}) {
-    CHECK(calls(*pass, network::Op::all_gather) == 2 * 4);
-    CHECK(calls(*pass, network::Op::reduce_scatter) == 2 * 4);
-    CHECK(calls(*pass, network::Op::all_reduce) == 0);
+    CHECK(calls(*pass, network::Op::all_gather) == 2 * 4 + 1);
+    CHECK(calls(*pass, network::Op::reduce_scatter) == 2 * 4 + 1);
   }
+  CHECK(calls(sp.forward, network::Op::all_reduce) == 3);  // the cross-entropy's
+  CHECK(calls(sp.backward, network::Op::all_reduce) == 0);
+  // With pp 2, the first chunk adds the embedding's call to its layers' 2 + 2, the last the
+  // output layer's and the cross-entropy's.
+  j.parallelism.pp = 2;
+  j.parallelism.dp = 1;
+  j.parallelism.virtual_stages = 1;
+  j.parallelism.sequence_parallel = false;
+  const auto two = chunk_costs(j, m, profile);
+  REQUIRE(two.size() == 2);
+  CHECK(calls(two[0].forward, network::Op::all_reduce) == 2 * 2 + 1);      // layers + embedding
+  CHECK(calls(two[0].backward, network::Op::all_reduce) == 2 * 2);
+  CHECK(calls(two[1].forward, network::Op::all_reduce) == 2 * 2 + 3);      // layers + cross-entropy
+  CHECK(calls(two[1].backward, network::Op::all_reduce) == 2 * 2 + 1);     // layers + output layer
 }
 
 TEST_CASE("ZeRO-2 reduce-scatters every micro-batch's gradients: M - 1 reductions more than ZeRO-1") {

@@ -317,13 +317,13 @@ cost::CostInputs cost_inputs(const scenario::LoadedScenario& loaded, const RunRe
       }
       in.utilization = cost::scheduled_utilization(lr->utilisation.mean, jobs);
       in.utilization_basis = fmt::format(
-          "the schedule's utilisation {:.1f}% x the jobs' compute share of their steps, weighted by GPU-time",
+          "the schedule's utilisation {:.1f}% x the jobs' compute share of their steps (compute, compute slowed and optimizer), weighted by GPU-time",
           100.0 * lr->utilisation.mean);
     } else {
       std::vector<std::pair<std::int64_t, double>> jobs;
       for (std::size_t i = 0; i < r.jobs.size(); ++i) jobs.emplace_back(loaded.jobs[i].config.gpus, compute_share(r, i));
       in.utilization = cost::fleet_utilization(jobs, in.nodes * in.gpus_per_node);
-      in.utilization_basis = "the jobs' compute share of their steps; GPUs in no job idle";
+      in.utilization_basis = "the jobs' compute share of their steps: compute, compute slowed and optimizer; GPUs in no job idle";
     }
   }
   return in;
