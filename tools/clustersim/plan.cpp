@@ -111,6 +111,15 @@ config::Json opt_json(const std::optional<double>& v) { return v ? config::Json(
 
 std::string days(double s) { return fmt::format("{:.2f} d", s / 86400.0); }
 
+/// A duration in a sentence: days from a day up, then hours, minutes, seconds (a 1 h
+/// deadline read "0.04 d").
+std::string duration(double s) {
+  if (s >= 86400.0) return days(s);
+  if (s >= 3600.0) return fmt::format("{:.2f} h", s / 3600.0);
+  if (s >= 60.0) return fmt::format("{:.1f} min", s / 60.0);
+  return fmt::format("{:.3g} s", s);
+}
+
 }  // namespace
 
 void mark_pareto(std::vector<PlanPoint>& points) {
@@ -412,16 +421,16 @@ static std::string no_plan_text(const Plan& p, bool files_written) {
       over.push_back(fmt::format("capex {} against {}", money(cheapest->capex_usd), money(p.capex_budget_usd)));
     }
     return out + fmt::format("; the cheapest meeting the deadline ({} nodes, tp {} pp {}, {} to train) has {}\n",
-                             cheapest->nodes, cheapest->tp, cheapest->pp, days(cheapest->time_to_train_s),
+                             cheapest->nodes, cheapest->tp, cheapest->pp, duration(cheapest->time_to_train_s),
                              fmt::join(over, ", "));
   }
   if (fastest) {
-    out += fmt::format("; the fastest takes {} ({} nodes, tp {} pp {}, total cost {})", days(fastest->time_to_train_s),
+    out += fmt::format("; the fastest takes {} ({} nodes, tp {} pp {}, total cost {})", duration(fastest->time_to_train_s),
                        fastest->nodes, fastest->tp, fastest->pp, money(fastest->total_cost_usd));
     if (budgeted && cheapest_any && cheapest_any != fastest) {
       out += fmt::format("; the cheapest costs {} ({} nodes, tp {} pp {}, {} to train)",
                          money(cheapest_any->total_cost_usd), cheapest_any->nodes, cheapest_any->tp, cheapest_any->pp,
-                         days(cheapest_any->time_to_train_s));
+                         duration(cheapest_any->time_to_train_s));
     }
     return out + "\n";
   }
@@ -442,7 +451,7 @@ std::string plan_table(const Plan& p, bool files_written) {
   std::size_t feasible = 0;
   for (const PlanPoint& pt : p.points) feasible += pt.feasible ? 1 : 0;
   out += fmt::format("Plan: {} ({}, {} tokens) from {}; deadline {}{}\n", p.job, p.model,
-                     sim::human(sim::Count::of(p.train_tokens)), p.scenario, days(p.deadline_s),
+                     sim::human(sim::Count::of(p.train_tokens)), p.scenario, duration(p.deadline_s),
                      (p.budget_usd ? fmt::format(", budget {} (total cost)", sim::human(sim::Money::of(*p.budget_usd)))
                                    : std::string()) +
                          (p.capex_budget_usd
@@ -457,7 +466,8 @@ std::string plan_table(const Plan& p, bool files_written) {
                          (p.ecmp_seeds > 1 ? fmt::format(", the median step of {} ECMP seeds per hashed design",
                                                          p.ecmp_seeds)
                                            : std::string()));
-  out += fmt::format("{} points, {} feasible ({} do not fit or do not divide), {:.2f} s\n", p.points.size(), feasible,
+  out += fmt::format("{} points, {} feasible ({} not: they do not fit, do not divide or cannot be simulated), {:.2f} s\n",
+                     p.points.size(), feasible,
                      p.points.size() - feasible, p.wall_s);
   out += "\nPareto front of time to train against total cost (> meets the deadline and the budget, * the cheapest "
          "that does)\n";
@@ -477,9 +487,10 @@ std::string plan_table(const Plan& p, bool files_written) {
   for (std::size_t i : front) {
     const PlanPoint& pt = p.points[i];
     const char* mark = p.best == i ? " *" : pt.meets_deadline && pt.within_budget ? " >" : "  ";
-    out += fmt::format("{}  {:>6} {:>7} {:<10} {:>3} {:>3} {:>5} {:>3} {:>9.3f} {:>5.1f}% {:>7} {:>13} {:>12} {:>10} "
+    out += fmt::format("{}  {:>6} {:>7} {:<10} {:>3} {:>3} {:>5} {:>3} {:>9} {:>5.1f}% {:>7} {:>13} {:>12} {:>10} "
                        "{:>12} {:>10}\n",
-                       mark, pt.nodes, pt.gpus, pt.topology, pt.tp, pt.pp, pt.dp, pt.virtual_stages, pt.step_time_s,
+                       mark, pt.nodes, pt.gpus, pt.topology, pt.tp, pt.pp, pt.dp, pt.virtual_stages,
+                       pt.step_time_s < 1e5 ? fmt::format("{:.3f}", pt.step_time_s) : fmt::format("{:.3e}", pt.step_time_s),
                        100.0 * pt.mfu, pt.ettr ? fmt::format("{:.1f}%", 100.0 * *pt.ettr) : std::string("-"),
                        days(pt.time_to_train_s), money(pt.total_cost_usd),
                        pt.usd_per_million_tokens ? fmt::format("{:.3f}", *pt.usd_per_million_tokens) : std::string("-"),
@@ -493,7 +504,7 @@ std::string plan_table(const Plan& p, bool files_written) {
     out += fmt::format("Cheapest meeting the deadline{}: {} nodes ({} GPUs), {}, tp {} pp {} dp {}: {} to train, "
                        "total cost {}, {:.3f} USD per million tokens, capex {}\n",
                        p.budget_usd || p.capex_budget_usd ? " and the budget" : "", b.nodes, b.gpus, b.topology, b.tp, b.pp, b.dp,
-                       days(b.time_to_train_s), money(b.total_cost_usd), b.usd_per_million_tokens.value_or(NAN),
+                       duration(b.time_to_train_s), money(b.total_cost_usd), b.usd_per_million_tokens.value_or(NAN),
                        money(b.capex_usd));
   } else {
     out += no_plan_text(p, files_written);

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <exception>
@@ -509,6 +510,18 @@ void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) 
 
 namespace {
 
+/// Two numbers joined by one ':' ("0:7", "1.5:8"): what a range without its step looks like.
+bool looks_like_range_without_step(std::string_view v) {
+  const std::size_t colon = v.find(':');
+  if (colon == std::string_view::npos || v.find(':', colon + 1) != std::string_view::npos) return false;
+  const auto number = [](std::string_view t) {
+    if (!t.empty() && (t.front() == '-' || t.front() == '+')) t.remove_prefix(1);
+    return !t.empty() && t.find_first_not_of("0123456789.") == std::string_view::npos &&
+           t.find_first_of("0123456789") != std::string_view::npos;
+  };
+  return number(v.substr(0, colon)) && number(v.substr(colon + 1));
+}
+
 /// Checks the parameters against the scenario's keys: a misspelt key, or a value its key
 /// does not take (any of a --param's; a sweep block's are checked as the scenario loads), is
 /// an input error, not a grid of error rows; so is a problem of the grid's first point.
@@ -528,9 +541,15 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
       config::apply_set(copy, p.key + "=" + value, trial);
       for (const config::Diagnostic& d : trial.diagnostics.items()) {
         if (!said.insert(d.path + ": " + d.message).second) continue;
+        // `a:b` is a value (an oversubscription ratio is one); where the key refuses it, it
+        // was most likely meant as a range without its step.
+        std::string hint = d.hint;
+        if (hint.empty() && looks_like_range_without_step(value)) {
+          hint = fmt::format("a range needs its step: {}:+1 (steps of 1) or {}:x2 (doubling)", value, value);
+        }
         bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
                 fmt::format("--param {}={}: {}{}{}", p.key, value, d.path.empty() ? "" : d.path + ": ", d.message,
-                            d.hint.empty() ? "" : " (" + d.hint + ")"));
+                            hint.empty() ? "" : " (" + hint + ")"));
       }
     }
   }
@@ -603,8 +622,19 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
     }
   }
   if (spec.points() > kMaxPoints) {
+    // points() stops counting past the limit: the whole product, for the message.
+    double product = 1.0;
+    std::string factors;
+    for (const auto& axis : spec.axes()) {
+      const std::size_t n = spec.params[axis.front()].values.size();
+      product *= static_cast<double>(n);
+      factors += fmt::format("{}{}", factors.empty() ? "" : " x ", n);
+    }
     bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
-            fmt::format("--param: the grid has {} points; at most {} are allowed", spec.points(), kMaxPoints));
+            fmt::format("--param: the grid has {} points ({}); at most {} are allowed",
+                        product < 1e15 ? fmt::format("{:.0f}", product) : fmt::format("{:.3g}", product), factors,
+                        kMaxPoints),
+            "split the study into several sweeps, or take fewer values per axis");
   }
   if (!bad.ok()) throw config::InputError(std::move(bad));
 }
@@ -965,6 +995,45 @@ std::string SweepColumns::row(const config::Json& record) const {
   return out;
 }
 
+namespace {
+
+// What the interrupt handler writes: made before it is installed (a handler may only call
+// async-signal-safe functions: write, signal, raise).
+char g_resume_message[1024];
+std::size_t g_resume_length = 0;
+
+extern "C" void say_resume_and_die(int sig) {
+  [[maybe_unused]] const ssize_t written = ::write(STDERR_FILENO, g_resume_message, g_resume_length);
+  std::signal(sig, SIG_DFL);
+  std::raise(sig);  // the default action: the exit status a shell expects of an interrupt
+}
+
+/// While alive, SIGINT and SIGTERM say that the sweep resumes, then end the process as
+/// they would have.
+class ResumeHint {
+ public:
+  explicit ResumeHint(const std::string& out_dir) {
+    const std::string text = fmt::format(
+        "\nsweep interrupted: the rows written in {}/ stand; run the same command again to resume\n", out_dir);
+    g_resume_length = std::min(text.size(), sizeof g_resume_message);
+    std::memcpy(g_resume_message, text.data(), g_resume_length);
+    previous_int_ = std::signal(SIGINT, say_resume_and_die);
+    previous_term_ = std::signal(SIGTERM, say_resume_and_die);
+  }
+  ~ResumeHint() {
+    std::signal(SIGINT, previous_int_);
+    std::signal(SIGTERM, previous_term_);
+  }
+  ResumeHint(const ResumeHint&) = delete;
+  ResumeHint& operator=(const ResumeHint&) = delete;
+
+ private:
+  void (*previous_int_)(int) = SIG_DFL;
+  void (*previous_term_)(int) = SIG_DFL;
+};
+
+}  // namespace
+
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::ostream& log) {
   const auto start = Clock::now();
   World world;
@@ -1012,6 +1081,10 @@ SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::
     jsonl_file.emplace(prep.jsonl_path);
     csv_file.emplace(prep.csv_path);
   }
+  // Ctrl-C (or a scheduler's SIGTERM) ends the process where it is; every row written stands
+  // (each is one appended line), and the message says how to go on.
+  std::optional<ResumeHint> resume_hint;
+  if (world.rank() == 0) resume_hint.emplace(options.out_dir);
   Progress progress(log, options.progress && world.rank() == 0, summary.points, summary.resumed);
   std::int64_t finished = summary.resumed;
   const auto write = [&](const std::string& line) {
