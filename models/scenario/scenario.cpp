@@ -47,6 +47,18 @@ bool read_text(const std::string& path, std::string& out, std::string& why) {
 /// Quotes duration laws written as values, "replace: lognormal(4h, 1.0)", so that the comma
 /// inside the parentheses does not split a flow mapping ({detect: 5min, replace: ...}) in
 /// two. Line numbers are unchanged; later columns on such a line shift by two.
+/// The fix of a job larger than its cluster, naming where the node count was written (it may
+/// be another file than the job's: an extending scenario, or --set).
+std::string nodes_hint(const Location& nodes_at, std::int64_t needed) {
+  std::string where;
+  if (nodes_at.line > 0) {
+    where = fmt::format(", written at {}:{}:{}", nodes_at.file, nodes_at.line, nodes_at.column);
+  } else if (nodes_at.file == "<command line>") {
+    where = ", set on the command line";
+  }
+  return fmt::format("cluster.nodes: {} at least{}; or fewer GPUs for the job", needed, where);
+}
+
 std::string quote_laws(const std::string& text) {
   std::string out;
   out.reserve(text.size());
@@ -461,7 +473,7 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       state.diagnostics.add(state.where(path + ".gpus"), path + ".gpus",
                             fmt::format("the job needs {} GPUs, but the cluster has {} ({} nodes of {})",
                                         job.config.gpus, cluster_gpus, loaded.config.cluster.nodes, gpus_per_node),
-                            fmt::format("cluster.nodes: {}", (job.config.gpus + gpus_per_node - 1) / gpus_per_node));
+                            nodes_hint(state.where("cluster.nodes"), (job.config.gpus + gpus_per_node - 1) / gpus_per_node));
       continue;
     }
     job.profile = loaded.calibration ? calibration::compute_profile(*loaded.calibration, loaded.node.gpu_name, loaded.node.gpu)

@@ -408,6 +408,49 @@ int cmd_check(const ScenarioArgs& args) {
   std::cout << fmt::format("{}: OK ({} node{} of {}, {} GPUs)\n", loaded.file, loaded.config.cluster.nodes,
                            loaded.config.cluster.nodes == 1 ? "" : "s",
                            loaded.node.name, loaded.config.cluster.nodes * loaded.node.spec.gpus);
+  // A sweep block's values were checked each against its key as the scenario loaded; a point
+  // may still not hold together (a job larger than the point's cluster). `sweep` makes such a
+  // point an error row and `compare` refuses it: said here, point by point, as notes (the
+  // scenario itself is valid). Loading a point builds its fabric: a large grid is left to sweep.
+  constexpr std::int64_t kMaxCheckedPoints = 64;
+  tools::SweepSpec spec;
+  spec.scenario = args.file;
+  spec.sets = args.sets;
+  spec.seed = args.seed;
+  spec.params = tools::sweep_block_params(loaded.config);
+  const std::int64_t points = spec.params.empty() ? 0 : spec.points();
+  if (points > kMaxCheckedPoints) {
+    std::cerr << fmt::format("note: the sweep block's {} points are not loaded one by one here (at most {}); "
+                             "`clustersim sweep` reports each that does not hold as an error row\n",
+                             points, kMaxCheckedPoints);
+  } else if (points > 0) {
+    std::int64_t failing = 0;
+    for (std::int64_t i = 0; i < points; ++i) {
+      try {
+        if (args.file.empty()) {
+          (void)scenario::load_default_scenario(spec.options_of(i));
+        } else {
+          (void)scenario::load_scenario(args.file, spec.options_of(i));
+        }
+      } catch (const config::InputError& e) {
+        ++failing;
+        std::vector<std::string> parts;
+        const std::vector<std::string> values = spec.values_of(i);
+        for (std::size_t k = 0; k < values.size(); ++k) parts.push_back(spec.params[k].key + "=" + values[k]);
+        const config::Diagnostic& first = e.diagnostics().items().front();
+        const std::size_t more = e.diagnostics().items().size() - 1;
+        std::cerr << fmt::format("note: sweep point {} ({}) does not hold: {}{}{}{}\n", i, fmt::join(parts, " "),
+                                 first.path.empty() ? "" : first.path + ": ", first.message,
+                                 first.hint.empty() ? "" : " (" + first.hint + ")",
+                                 more ? fmt::format("; and {} more", more) : std::string());
+      }
+    }
+    if (failing > 0) {
+      std::cerr << fmt::format("note: {} of the sweep block's {} points would be error rows of `clustersim sweep`, "
+                               "and `clustersim compare` refuses them\n",
+                               failing, points);
+    }
+  }
   return 0;
 }
 
