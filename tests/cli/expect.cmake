@@ -1,7 +1,7 @@
 # Runs one clustersim command and compares its exit code, and optionally its stderr or
 # stdout, with expectations. Invoked by ctest as:
 #   cmake -DEXE=... -DARGS="a|b|c" -DRC=2 [-DSTDERR_FILE=f] [-DSTDERR_CONTAINS=s] [-DSTDOUT_FILE=f]
-#         [-DSTDOUT_CONTAINS=s]
+#         [-DSTDOUT_CONTAINS=s] [-DSTDOUT_LACKS=s]
 #         [-DFRESH_DIR=d] -DWORKDIR=... -P expect.cmake
 # FRESH_DIR: a folder removed first (a command's --out, so that an earlier run's files, of
 # another build, are not resumed from).
@@ -38,3 +38,9 @@ foreach(stream out err)
     endif()
   endif()
 endforeach()
+if(DEFINED STDOUT_LACKS)
+  string(FIND "${out}" "${STDOUT_LACKS}" at)
+  if(NOT at EQUAL -1)
+    message(SEND_ERROR "stdout holds '${STDOUT_LACKS}', which it should not:\n${out}")
+  endif()
+endif()

@@ -284,7 +284,7 @@ Comparison compare(const CompareArgs& args) {
           EcmpDraws draws = run_ecmp_draws(loaded[i], args.ecmp_seeds);
           results[i] = std::move(draws.run);
           c.ecmp_seed[i] = draws.seed;
-          if (args.ecmp_seeds > 1) spread[i] = draws.steps;
+          if (args.ecmp_seeds > 1 && draws.seed) spread[i] = draws.steps;  // a design that hashes nothing has no spread
         } catch (...) {
           errors[i] = std::current_exception();
         }
