@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <system_error>
 
@@ -626,6 +627,7 @@ void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state) 
   for (const auto& [section, axes] : {std::pair{"zip", &sc.sweep->zip.axes}, {"grid", &sc.sweep->grid.axes}}) {
     for (const SweepAxis& axis : *axes) {
       if (indexes_size_table(axis.key + "=") != size_tables) continue;
+      std::set<std::string> said;  // a misspelt key is one error, not one per value
       for (std::size_t i = 0; i < axis.values.size(); ++i) {
         Scenario copy = sc;
         copy.sweep.reset();
@@ -633,6 +635,7 @@ void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state) 
         config::apply_set(copy, axis.key + "=" + axis.values[i], trial);
         const std::string at = fmt::format("sweep.{}.{}[{}]", section, axis.key, i);
         for (const config::Diagnostic& d : trial.diagnostics.items()) {
+          if (d.message.find("unknown key") != std::string::npos && !said.insert(d.path + ": " + d.message).second) continue;
           state.diagnostics.add(i < axis.where.size() ? axis.where[i] : state.where(at), at,
                                 d.path.empty() ? d.message : d.path + ": " + d.message, d.hint);
         }
