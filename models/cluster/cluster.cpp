@@ -43,6 +43,9 @@ config::Json to_json(const Inventory& inv) {
   j["peak_flops_total_per_s"] = flops;
   j["gpu_power_w"] = inv.gpu_power.value();
   j["host_power_w"] = inv.host_power.value();
+  // The nodes' power at full load (GPUs and hosts); the network's is the fabric's, and the
+  // whole IT power (nodes and network) is cost.peak.it_w. it_power_w is kept for scripts.
+  j["node_power_w"] = inv.it_power.value();
   j["it_power_w"] = inv.it_power.value();
   return j;
 }

@@ -1109,7 +1109,8 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
   for (const auto& [dtype, rate] : inv.peak_flops_total) row("peak_flops_total_" + dtype, rate.value(), "FLOP/s");
   row("gpu_power", inv.gpu_power.value(), "W");
   row("host_power", inv.host_power.value(), "W");
-  row("it_power", inv.it_power.value(), "W");
+  row("node_power", inv.it_power.value(), "W");  // GPUs and hosts: the table's "node power, full load"
+  row("it_power", inv.it_power.value(), "W");    // the same, kept for scripts; with the network: cost,peak_it_power
   section = "calibration";
   row("profile", calibration_name(loaded), "");
   row("scaleup_efficiency", loaded.config.network.scaleup_efficiency, "fraction");
@@ -1140,6 +1141,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     row("utilization", c.utilization, "fraction");
     row("average_facility_power", c.average.facility.value(), "W");
     row("peak_facility_power", c.peak.facility.value(), "W");
+    row("peak_it_power", c.peak.it.value(), "W");  // nodes, spares and network at full load: the table's "IT"
     row("rack_power", c.rack_power.value(), "W");
     row("racks", c.racks, "count");
     const cost::MonitoringLoad& m = result.monitoring;
