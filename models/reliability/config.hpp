@@ -176,8 +176,11 @@ struct FailuresConfig {
   /// measured (Meta's Llama 3 interruptions, Schroeder and Gibson's times between failures:
   /// fleets in service). new: every unit starts at age 0, as a fleet just installed; with a
   /// Weibull shape below 1 (infant mortality) or a lognormal, far more fail early than the
-  /// rate says (shape 0.7 over 54 days: ~5x). Replaced parts are new either way. Exponential
-  /// lives are memoryless: both are the same.
+  /// rate says (shape 0.7, a mean life of 3,333 days, over 54 days: ~4x; the first 54 days'
+  /// expected failures, (54 / scale)^0.7 with scale = 3333 / Gamma(1 + 1/0.7), against
+  /// 54 / 3333). Replaced parts are new either way. Exponential lives are memoryless: both
+  /// are the same. checkpoint.interval auto reads the configured rate, not a new fleet's
+  /// higher early one.
   FleetAge fleet_age = FleetAge::in_service;
 
   static auto fields() {

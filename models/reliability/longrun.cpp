@@ -609,6 +609,7 @@ struct JobState {
   double start_time = 0.0;  ///< first start
   double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
   std::string down_cause;
+  std::string shrunk_by;  ///< the interruption's cause that left it short of replicas (shrink)
   std::vector<std::int64_t> slots;  ///< physical node per slot, -1 when missing
   std::vector<std::int64_t> home;   ///< physical node per slot at the job's start
   std::vector<std::int64_t> empty;  ///< the slots missing a node, increasing (missing of them)
@@ -1231,6 +1232,12 @@ class Model {
       j.busy_gpu_s += dt * j.rate * static_cast<double>(j.p.gpus);
       j.blocking_s_integral += dt * j.delta;
       j.slowdown_integral += dt * (j.write_alone > 0.0 ? j.write / j.write_alone : 1.0);
+      // Running shrunk, on share < 1 of its replicas, loses the missing ones' (1 - share) of
+      // the full throughput, charged to the cause of the interruption that left it short.
+      const double share = j.degrade > 0.0 ? j.rate / j.degrade : 1.0;
+      if (share < 1.0) {
+        j.lost_gpu_hours[j.shrunk_by.empty() ? std::string("shrink") : j.shrunk_by] += dt * (1.0 - share) * static_cast<double>(j.p.gpus) / 3600.0;
+      }
       // Running degraded loses (1 - degrade) of the throughput it has, shared among the
       // elements down by their own losses.
       if (j.degrade < 1.0) {
@@ -1415,7 +1422,9 @@ class Model {
         final_write = j.write;
       }
     }
-    j.lost_gpu_hours[k.name] += lost * static_cast<double>(j.p.gpus) / 3600.0;
+    // The work lost is what the job trained since its last checkpoint, at its rate: the rest
+    // of that time (1 - rate, shrunk or degraded) is charged as it runs (account()).
+    j.lost_gpu_hours[k.name] += lost * j.rate * static_cast<double>(j.p.gpus) / 3600.0;
     engine_.cancel(j.done_event);
     j.done_event = {};
     j.done_at = std::numeric_limits<double>::infinity();
@@ -1882,6 +1891,7 @@ class Model {
     const double share = whole_replicas(j);
     if (share <= 0.0) return false;
     j.rate = share * j.degrade;
+    j.shrunk_by = j.down_cause;
     return true;
   }
 

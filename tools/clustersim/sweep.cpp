@@ -185,13 +185,18 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
     if (r.reliability) {
       const reliability::JobSummary& s = r.reliability->jobs[i];
       j["ettr"] = number(s.ettr.mean);
+      j["ettr_ci95"] = number(s.ettr.ci95);  // the half-width of its 95% interval over replications
       j["goodput_tokens_per_s"] = number(s.goodput_tokens_per_s.mean);
       j["time_to_train_s"] = number(s.time_to_train_s.mean);
+      j["interruptions"] = number(s.interruptions.mean);
+      double lost = 0.0;  // every cause's mean (the mean of the sum)
+      for (const auto& [cause, e] : s.lost_gpu_hours) lost += e.mean;
+      j["lost_gpu_hours"] = number(lost);
     }
     jobs.push_back(std::move(j));
   }
   for (const char* key : {"step_time_s", "tokens_per_s", "mfu", "memory_per_gpu_bytes", "time_to_train_s", "ettr",
-                          "goodput_tokens_per_s"}) {
+                          "ettr_ci95", "goodput_tokens_per_s", "interruptions", "lost_gpu_hours"}) {
     if (!jobs.empty() && jobs[0].contains(key)) res[key] = jobs[0][key];
   }
   res["jobs"] = std::move(jobs);
@@ -212,7 +217,8 @@ constexpr std::string_view kResultColumns[] = {"gpus",
                                                "usd_per_gpu_hour",
                                                "total_cost_usd",
                                                "usd_per_million_tokens"};
-constexpr std::string_view kFailureColumns[] = {"ettr", "goodput_tokens_per_s"};
+constexpr std::string_view kFailureColumns[] = {"ettr", "goodput_tokens_per_s", "ettr_ci95", "interruptions",
+                                                "lost_gpu_hours"};
 
 std::string csv_cell(const config::Json& v) {
   if (v.is_number_integer()) return v.is_number_unsigned() ? fmt::format("{}", v.get<std::uint64_t>())
