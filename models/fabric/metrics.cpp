@@ -694,7 +694,8 @@ config::Json to_json(const FabricMetrics& m) {
   j["optics"] = m.optics;
   j["diameter_hops"] = m.diameter_hops;
   j["average_hops"] = m.average_hops;
-  j["bisection_bandwidth"] = m.bisection_bandwidth.value();
+  j["bisection_bandwidth_Bps"] = m.bisection_bandwidth.value();  // one way, B/s (as sweep and compare name it)
+  j["bisection_bandwidth"] = m.bisection_bandwidth.value();      // the same, kept for scripts
   j["capex_usd"] = m.capex ? config::Json(m.capex->value()) : config::Json(nullptr);
   j["power_w"] = m.power ? config::Json(m.power->value()) : config::Json(nullptr);
   config::Json costs = config::Json::array();

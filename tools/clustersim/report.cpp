@@ -1134,6 +1134,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     const cost::CostResult& c = result.cost;
     section = "cost";
     if (c.capex) row("capex", c.capex->value(), "USD");
+    row("energy_per_year", c.energy_per_year_kwh, "kWh/year");
     row("opex_per_year", c.opex_per_year.value(), "USD/year");
     if (c.depreciation_per_year) row("depreciation_per_year", c.depreciation_per_year->value(), "USD/year");
     if (c.usd_per_gpu_hour) row("usd_per_gpu_hour", *c.usd_per_gpu_hour, "USD/GPU-h");
