@@ -237,7 +237,15 @@ void report_unknown_key(const YAML::Node& key_node, const std::string& key, cons
 
 bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segments, std::string& value,
                         int& value_column, LoadState& state) {
-  const auto eq = arg.find('=');
+  // The first '=' outside a quoted key.
+  std::size_t eq = std::string::npos;
+  for (std::size_t i = 0, quoted = 0; i < arg.size(); ++i) {
+    if (arg[i] == '"') quoted ^= 1U;
+    if (arg[i] == '=' && !quoted) {
+      eq = i;
+      break;
+    }
+  }
   if (eq == std::string::npos || eq == 0) {
     state.diagnostics.add(Location{"<command line>", 1, 1}, "",
                           fmt::format("--set '{}': expected key.path=value", arg), "e.g. --set cluster.nodes=128");
@@ -245,6 +253,21 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
   }
   std::size_t start = 0;
   while (start <= eq) {
+    // "a."b.c".d": a quoted key, a name that holds '.' (a component class, a catalog entry).
+    if (arg[start] == '"') {
+      const std::size_t close = arg.find('"', start + 1);
+      if (close == std::string::npos || close > eq || close == start + 1 || (close + 1 != eq && arg[close + 1] != '.')) {
+        state.diagnostics.add(Location{"<command line>", 1, static_cast<int>(start) + 1}, "",
+                              fmt::format("--set '{}': a quoted key is a non-empty name between double quotes, "
+                                          "followed by '.' or '='",
+                                          arg),
+                              "e.g. --set 'failures.components.\"nic.cx7\".rate=0.001/node-day'");
+        return false;
+      }
+      segments.push_back(PathSegment{arg.substr(start + 1, close - start - 1), static_cast<int>(start) + 2});
+      start = close + 2;
+      continue;
+    }
     std::size_t dot = arg.find('.', start);
     if (dot == std::string::npos || dot > eq) dot = eq;
     if (dot == start) {

@@ -605,8 +605,9 @@ struct PathSegment {
   int column = 0;
 };
 
-/// Splits "a.b.c=value" into segments and the value's text and column. False (and a
-/// diagnostic) when the argument has no '=' or an empty key.
+/// Splits "a.b.c=value" into segments and the value's text and column; a key between double
+/// quotes is one segment whatever it holds ("a.\"b.c\".d=1": a, b.c, d). False (and a
+/// diagnostic) when the argument has no '=', an empty key or an ill-formed quoted one.
 bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segments, std::string& value,
                         int& value_column, LoadState& state);
 /// Parses the value of a --set as YAML (so `--set a={x: 1}` and lists work).

@@ -264,3 +264,32 @@ TEST_CASE("character_column counts characters where yaml-cpp counts bytes") {
   CHECK(config::character_column("\xef\xbb\xbf\xc3\xa9: 1", 0, 2) == 2);
   CHECK(config::character_column("", 3, 5) == 6);
 }
+
+TEST_CASE("split_set_argument: a quoted key is one segment, dots and '=' included") {
+  config::LoadState state;
+  std::vector<config::PathSegment> segments;
+  std::string value;
+  int column = 0;
+  REQUIRE(config::split_set_argument("failures.components.\"nic.cx7\".rate=0.1/node-day", segments, value, column, state));
+  REQUIRE(segments.size() == 4);
+  CHECK(segments[2].key == "nic.cx7");
+  CHECK(segments[2].column == 22);  // the name's first character, after the quote
+  CHECK(segments[3].key == "rate");
+  CHECK(value == "0.1/node-day");
+  segments.clear();
+  REQUIRE(config::split_set_argument("a.\"x=y\"=2", segments, value, column, state));
+  REQUIRE(segments.size() == 2);
+  CHECK(segments[1].key == "x=y");
+  CHECK(value == "2");
+  CHECK(column == 9);  // a."x=y"=2: the value is the 9th character
+  // Unquoted, the dots split it (what the quotes are for).
+  segments.clear();
+  REQUIRE(config::split_set_argument("failures.components.nic.cx7.rate=1", segments, value, column, state));
+  CHECK(segments.size() == 5);
+  CHECK(state.diagnostics.ok());
+  // Ill-formed: nothing after the closing quote but '.' or '='; an empty name.
+  segments.clear();
+  CHECK(!config::split_set_argument("a.\"b\"c=1", segments, value, column, state));
+  CHECK(!config::split_set_argument("a.\"\".c=1", segments, value, column, state));
+  CHECK(state.diagnostics.items().size() == 2);
+}
