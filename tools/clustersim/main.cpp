@@ -693,7 +693,8 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     const double busbw = timing.busbw_GBps;
     const std::string_view algo_name = config::enum_name(timing.algorithm);
     rows.push_back({{"op", c.op}, {"algo", algo_name}, {"model", model_name}, {"gpus", n},
-                    {"size_bytes", size.value()}, {"time_s", t.seconds()}, {"algbw_GBps", algbw},
+                    {"size_bytes", static_cast<std::int64_t>(size.value())},  // whole bytes (parse_sizes), <= 1 PiB
+                    {"time_s", t.seconds()}, {"algbw_GBps", algbw},
                     {"busbw_GBps", busbw}});
     // count: elements per rank's buffer, as nccl-tests prints it (the send count of all-gather
     // and all-to-all, the receive count of reduce-scatter: size / 4 / n for those).
@@ -708,7 +709,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     std::cout << csv;
   } else {
     table += fmt::format("# busiest links at {} (utilisation of line rate x efficiency over the collective):\n",
-                         sim::human(sizes.back()));
+                         fmt::format("{:.0f} B", sizes.back().value()));  // as the size column
     for (const auto& [link, u] : network::hottest_links(fab, cfg, last_load, last_time, 5)) {
       table += fmt::format("#   {:>5.1f}%  {}\n", u * 100, fabric::describe_link(fab, link));
     }
@@ -998,7 +999,7 @@ int run_main(int argc, char** argv) {
   for (const auto& entry : enum_names(network::Algorithm{})) algos.emplace_back(entry.second);
   collective->add_option("--op", coll.op, "the collective")->check(CLI::IsMember(ops));
   collective->add_option("--gpus", coll.gpus, "ranks: the first N GPUs in node order (default: all)")
-      ->transform(whole_in(1, 100'000'000));
+      ->transform(whole_in(2, 100'000'000));
   collective->add_option("--sizes", coll.sizes,
                          "a:b (doubling), a:b:xF (times F), a:b:+S (plus S) or a comma list; units optional (bytes)");
   collective->add_option("--algo", coll.algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model)")
