@@ -278,7 +278,7 @@ std::string why_not(Op op, Algorithm a, const InNetwork& in) {
 
 namespace {
 
-// NCCL's tree all-reduce on whole nodes (g GPUs each, more than one node): see below.
+// NCCL's tree all-reduce on whole nodes (g GPUs each; on one node, the chain alone): see below.
 void nccl_tree_on_nodes(const std::vector<std::int64_t>& ranks, double S, std::int64_t g, Schedule& out) {
   const auto sn = static_cast<std::int64_t>(ranks.size());
   const std::int64_t nodes = sn / g;
@@ -299,6 +299,12 @@ void nccl_tree_on_nodes(const std::vector<std::int64_t>& ranks, double S, std::i
   // the busiest one 2 S/g from 4 on (an inner node of one tree, sending its parent and two
   // children, and a leaf of the other), so beyond 2 nodes the ring is faster at large
   // sizes, as NCCL's choices show.
+  // The pipeline's fill pays each step's latency along the data's path: the 2(g-1) chain
+  // steps an NVLink hop's, the 2d tree steps a node-to-node path's (NCCL's tree latency,
+  // 2((g-1) intraLat + log2(N) interLat), src/graph/tuning.cc). The transfers weigh the mean
+  // latency of a step by those counts (Transfer::latency_weight); every step had paid the
+  // network's. On one node (nodes = 1: NCCL's tree inside a node is the chain) there are no
+  // tree steps.
   const auto gd = static_cast<double>(g);
   const std::int64_t depth = nccl_trees_depth(nodes);
   const std::int64_t steps = 2 * (g - 1) + 2 * depth + chunks_for(S / gd / 2) - 1;
@@ -306,14 +312,19 @@ void nccl_tree_on_nodes(const std::vector<std::int64_t>& ranks, double S, std::i
   Phase p;
   p.repeat = steps;
   p.streamed = chunks_for(S / gd / 2) - 1;
+  p.latency_along = true;
   const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
+  const double chain_weight = static_cast<double>(2 * (g - 1)) / static_cast<double>(nodes * g);
   for (std::int64_t node = 0; node < nodes; ++node) {
     for (std::int64_t i = 0; i < g; ++i) {
       // A chain's inner GPUs send 2S; on 2 GPUs both are its ends and send S.
-      p.transfers.push_back({gpu(node, i), gpu(node, (i + 1) % g), (g > 2 ? 2 : 1) * S / rd});
+      Transfer t{gpu(node, i), gpu(node, (i + 1) % g), (g > 2 ? 2 : 1) * S / rd};
+      t.latency_weight = chain_weight;
+      p.transfers.push_back(t);
     }
   }
   const double edge = S / gd / 2 / rd;
+  const std::size_t chain = p.transfers.size();
   for (int tree = 0; tree < 2; ++tree) {
     for (std::int64_t child = 0; child < nodes; ++child) {
       const std::int64_t parent = nccl_tree_parent(tree, nodes, child);
@@ -324,6 +335,8 @@ void nccl_tree_on_nodes(const std::vector<std::int64_t>& ranks, double S, std::i
       }
     }
   }
+  const double tree_weight = static_cast<double>(2 * depth) / static_cast<double>(std::max<std::size_t>(1, p.transfers.size() - chain));
+  for (std::size_t k = chain; k < p.transfers.size(); ++k) p.transfers[k].latency_weight = tree_weight;
   out.phases.push_back(std::move(p));
 }
 
@@ -393,6 +406,12 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       // NIC there: 88 GB/s busbw on 2 DGX, where the ring reaches 376.)
       if (op == Op::all_reduce && whole_nodes(ranks, gpus_per_node) && sn > gpus_per_node) {
         nccl_tree_on_nodes(ranks, S, gpus_per_node, out);
+        break;
+      }
+      // Inside one node NCCL's tree is the chain of its GPUs (it builds binary trees across
+      // nodes only, src/graph/trees.cc): 2(g-1) NVLink steps, not a binary tree's 2 log2 g.
+      if (op == Op::all_reduce && one_node(ranks, gpus_per_node)) {
+        nccl_tree_on_nodes(ranks, S, sn, out);
         break;
       }
       // NCCL's double binary tree over the ranks' positions (nccl_tree_parent): each rank

@@ -192,6 +192,11 @@ struct Transfer {
   /// chunk by chunk, but the first chunk crosses both: the next transfer's latency adds this
   /// one's path latency.
   bool feeds_next = false;
+  /// In a Phase::latency_along phase, this transfer's weight in the mean of the hops'
+  /// latencies that each step pays: a phase whose steps cross different links in turn (a
+  /// tree's chain inside the nodes, then its edges across them) weighs each kind by the
+  /// steps it takes.
+  double latency_weight = 1.0;
   friend bool operator==(const Transfer&, const Transfer&) = default;
 
   /// Bytes a GPU sends (received by a GPU, `receives`): a hop into a switch is received by

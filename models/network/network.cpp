@@ -335,8 +335,8 @@ sim::Time AnalyticalRoutes::time(const Schedule& s) const {
     const Route* r = routes_.data() + phase_first_[p];
     double step = 0.0;    // a step that pays its latency
     double stream = 0.0;  // a streamed one (Phase::streamed)
-    double latency = 0.0;  // the sum of the hops' (Phase::latency_along)
-    std::int64_t hops = 0;
+    double latency = 0.0;  // the weighted sum of the hops' (Phase::latency_along)
+    double hops = 0.0;     // their weights (Transfer::latency_weight)
     for (const Transfer& t : phase.transfers) {
       const double rate = std::min({r->bound, k.scaleup * r->scaleup, k.scaleout * r->scaleout});
       const double transfer = r->link_count == 0 ? 0.0 : t.bytes / rate;
@@ -344,12 +344,12 @@ sim::Time AnalyticalRoutes::time(const Schedule& s) const {
       stream = std::max(stream, transfer);
       // A relay's first leg is in its second's latency (fed).
       if (!t.feeds_next) {
-        latency += r->fixed;
-        ++hops;
+        latency += r->fixed * t.latency_weight;
+        hops += t.latency_weight;
       }
       ++r;
     }
-    if (phase.latency_along && hops > 0) step += latency / static_cast<double>(hops);
+    if (phase.latency_along && hops > 0.0) step += latency / hops;
     total += step * static_cast<double>(phase.repeat - phase.streamed) + stream * static_cast<double>(phase.streamed);
   }
   return sim::Time::from_seconds(total, "a collective");
@@ -467,6 +467,9 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   sim::Time fed = sim::Time::zero();  // the path latency of a transfer that feeds this one (a relay)
   sim::Time along_latency = sim::Time::zero();  // the sum of the hops' latencies
   std::int64_t along_hops = 0;
+  double along_weighted_ns = 0.0;  // weighted by Transfer::latency_weight
+  double along_weight = 0.0;
+  bool weighted = false;
   along_.clear();
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
@@ -493,6 +496,9 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     if (!t.feeds_next) {  // a relay's first leg is in its second's latency (fed)
       along_latency += latency;
       ++along_hops;
+      along_weighted_ns += static_cast<double>(latency.ns()) * t.latency_weight;
+      along_weight += t.latency_weight;
+      weighted = weighted || t.latency_weight != 1.0;
     }
     if (scratch_.empty() || t.bytes <= 0.0) {
       if (phase.latency_along) {
@@ -557,8 +563,11 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     ++flows_started_;
   }
   if (phase.latency_along && along_hops > 0) {
-    // The step's latency follows the ring: the mean of its hops', for each transfer.
-    const sim::Time mean = sim::Time::from_ns((along_latency.ns() + along_hops / 2) / along_hops);
+    // The step's latency follows the ring: the mean of its hops', for each transfer
+    // (weighted, where the phase weighs its transfers: Transfer::latency_weight).
+    const sim::Time mean = weighted && along_weight > 0.0
+                               ? sim::Time::from_ns(std::llround(along_weighted_ns / along_weight))
+                               : sim::Time::from_ns((along_latency.ns() + along_hops / 2) / along_hops);
     for (const std::uint32_t slot : along_) {
       if (slot == kNoFlow) {
         engine_.schedule_after(mean, arrival_id_, owner);

@@ -507,13 +507,25 @@ TEST_CASE("inverting the network model recovers the size factors it was run with
   const NetworkCalibration n = invert_network(points, fit_collectives(points, report), model, report);
   REQUIRE(n.scaleup_size_factors);
   REQUIRE(n.scaleout_size_factors);
-  for (const auto& [fitted, table] : {std::pair{*n.scaleup_size_factors, truth.scaleup_size_factors},
-                                      std::pair{*n.scaleout_size_factors, truth.scaleout_size_factors}}) {
+  const std::vector<network::SizeFactor>& truth_scaleout = truth.scaleout_size_factors;
+  for (const auto& [fitted, table] : {std::pair{*n.scaleup_size_factors, std::cref(truth.scaleup_size_factors)},
+                                      std::pair{*n.scaleout_size_factors, std::cref(truth.scaleout_size_factors)}}) {
     CHECK(fitted.size() >= 8);  // every bandwidth-bound size has its point
     CHECK(network::first_unsorted(fitted) == 0);
     for (const network::SizeFactor& f : fitted) {
       CAPTURE(f.size.value());
-      CHECK(f.factor == Rel(network::size_factor(table, f.size.value())).epsilon(0.01));
+      const double want = network::size_factor(table.get(), f.size.value());
+      // At 8 MiB on 2 nodes `auto` runs NCCL's tree, whose NVLink chain (2S at the scale-up
+      // factor there, 0.525) takes as long as its NICs (S/g at 0.6): above 0.59 the NICs no
+      // longer bind, every scale-out factor gives the measured time, and the fit returns the
+      // least that does (the model with it reproduces the point: `all.worst` below). Only a
+      // bound there, never above the truth; every other size within 1%.
+      if (&table.get() == &truth_scaleout && f.size.value() == 8.0 * (1 << 20)) {
+        CHECK(f.factor <= want * (1.0 + 1e-9));
+        CHECK(f.factor > 0.95 * want);
+        continue;
+      }
+      CHECK(f.factor == Rel(want).epsilon(0.01));
     }
   }
   CHECK(*n.scaleup_efficiency == Rel(0.8).epsilon(0.01));

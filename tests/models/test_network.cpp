@@ -1116,8 +1116,10 @@ TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of 
   // One node of 8 GPUs behind NVSwitch: alpha = the step latency (2 us) + the GPU-to-GPU
   // latency (600 ns, over two NVLink links). A broadcast on 2 ranks moves what a send/recv moves, in the same time.
   // On 8 ranks its n-1 = 7 fill steps pay alpha and its C-1 streamed chunks do not:
-  // 7 alpha + S/B (one node's 8 rings, turned to start at the root, share the ring's links). A tree all-reduce pays alpha on 2d steps (d = 3, the trees' depth on 8
-  // ranks): a step latency adds 2d of it.
+  // 7 alpha + S/B (one node's 8 rings, turned to start at the root, share the ring's links).
+  // A tree all-reduce inside one node is NCCL's chain of its GPUs: its fill, 2(g-1) = 14
+  // steps up and down the chain, pays alpha: a step latency adds 14 of it (a binary tree's
+  // 2d = 6 had been charged, which NCCL does not build inside a node).
   const fabric::Fabric f = build(clos(64, 2), 1, 8, 8);
   NetworkConfig cfg = bare();
   cfg.step_latency = sim::Time::from_ns(2000);
@@ -1134,10 +1136,10 @@ TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of 
   CHECK(time_of(eight) == Rel(7 * alpha + S / B));
   CHECK(flow_time(f, cfg, eight).seconds() == Rel(time_of(eight)).epsilon(1e-4));
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(8), S, 8);
-  REQUIRE(tree.phases.size() == 2);
-  CHECK(tree.phases[0].streamed == 1024 - 1);
-  CHECK(tree.phases[0].repeat - tree.phases[0].streamed == 3);
-  CHECK(time_of(tree) - analytical_time(f, bare(), tree).seconds() == Rel(2 * 3 * 2e-6));  // d steps up, d down
+  REQUIRE(tree.phases.size() == 1);
+  CHECK(tree.phases[0].streamed == 128 - 1);  // S/2g = 64 MiB in chunks of 512 KiB
+  CHECK(tree.phases[0].repeat - tree.phases[0].streamed == 14);
+  CHECK(time_of(tree) - analytical_time(f, bare(), tree).seconds() == Rel(14 * 2e-6));
   // The flow level rounds each step to the nanosecond.
   CHECK(flow_time(f, cfg, tree).seconds() ==
         Rel(time_of(tree)).epsilon(0).margin(1e-9 * static_cast<double>(tree.steps())));
