@@ -110,8 +110,10 @@
 //                            per direction instead of the ring's 2(n-1)/n S/k; the tree's
 //                            switch-to-switch links carry one reduced stream each and are not
 //                            modelled, nor is a limit on the trees running at once (k per
-//                            node group, g DP groups under TP). time = alpha +
-//                            max(2(k-1)/k S / B_nvlink, S / (k B_nic e_sharp)).
+//                            node group, g DP groups under TP). time = call overhead +
+//                            sharp_latency (the pass up the aggregation tree and back: 31 us,
+//                            NCCL's CollNet Direct) + max(2(k-1)/k S / B_nvlink,
+//                            S / (k B_nic e_sharp)).
 // Hops into and out of a switch (Transfer::hop) carry data to a switch that reduces it or
 // from one that multicasts it: such a transfer is sent by a GPU (into) or received by one
 // (out of), not both.

@@ -30,6 +30,11 @@
 //   NCCL's own floor for it.
 // - sharp_efficiency 0.94: the rate of a SHARP stream per NIC and direction, as a share of
 //   the NIC's line rate; by default the NCCL-over-NDR figure (47 / 50, nccl-tests #290).
+// - sharp_latency 31us: the latency of a SHARP all-reduce's pass up the fabric's aggregation
+//   tree and back, in place of the path's: NCCL's cost model charges CollNet Direct 31 us
+//   on the network (hwLat, NET, CollNetDirect, Simple, the only protocol CollNet runs;
+//   NVIDIA/nccl src/graph/tuning.cc), as it charges NVLS 25 us on NVLink. Without it a
+//   1 KiB SHARP all-reduce on 2 nodes took 9.8 us, faster than one inside a node.
 //   The CoreWeave H100 SHARP run (all_reduce_perf, 96 ranks, busbw 386.6 GB/s at 8 GiB,
 //   coreweave/nccl-tests README) is NVLink-bound in this model (its SHARP stream needs
 //   only 24.4 GB/s per NIC), so it bounds e_sharp from below (>= 0.49), not more.
@@ -128,6 +133,7 @@ struct NetworkConfig {
   double nvls_efficiency = 0.61;
   sim::Time nvls_latency = sim::Time::from_ns(25'000);
   double sharp_efficiency = 0.94;
+  sim::Time sharp_latency = sim::Time::from_ns(31'000);
   double overlap_slowdown = 0.189;
   std::vector<SizeFactor> scaleup_size_factors;
   std::vector<SizeFactor> scaleout_size_factors;
@@ -166,6 +172,9 @@ struct NetworkConfig {
               "SHARP stream rate per NIC as a share of its line rate (0.94: as scaleout_efficiency)")
             .at_least(0.01)
             .at_most(1.0),
+        field("sharp_latency", &NetworkConfig::sharp_latency,
+              "latency of a SHARP all-reduce's pass up the aggregation tree and back, in place of the path's "
+              "(31us: NCCL's CollNet Direct latency on the network, src/graph/tuning.cc)"),
         field("overlap_slowdown", &NetworkConfig::overlap_slowdown,
               "how much longer compute takes while a collective runs behind it (SMs and HBM shared with the "
               "communication kernels): 0.189 = 18.9%, the mean Lee et al. measured on A100, H100, MI250 and MI210 "

@@ -129,15 +129,6 @@ void route_append(const fabric::Fabric& f, const Transfer& t, std::uint64_t flow
   }
 }
 
-// Latency of transfer t over `path` (its links): a hop into the aggregation tree climbs the
-// tree and comes down again, which the route to its `dst` (a GPU on a far node) stands for.
-sim::Time transfer_latency(const fabric::Fabric& f, const Transfer& t, Path path) {
-  if (t.hop != Hop::fabric_in) return path_latency(f, path);
-  std::vector<fabric::LinkId> tree;
-  if (!f.route(t.src, t.dst, 0, tree)) return path_latency(f, path);
-  return path_latency(f, tree);
-}
-
 // The rate bound of transfer t in bytes/s (+inf for none): in-network reduction runs at the
 // switch's reduction rate, a share of the line rate of the GPU's link into it.
 double rate_bound(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t, Path path) {
@@ -292,7 +283,7 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
         double& level = link.kind == fabric::LinkKind::nvlink ? r.scaleup : r.scaleout;
         level = std::min(level, link_capacity(link, cfg) / count[l.value]);
       }
-      const sim::Time latency = t.hop == Hop::fabric_in     ? transfer_latency(f, t, path)
+      const sim::Time latency = t.hop == Hop::fabric_in     ? cfg.sharp_latency
                                 : t.hop == Hop::scaleup_in ? cfg.nvls_latency
                                                            : r.latency;
       r.fixed = step_latency + fed + latency.seconds();
@@ -480,9 +471,9 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     const sim::Time slowest = route_pairs(fabric_, t, i * flows, flows,
                                           fabric::LoadView{&count_load<std::uint32_t>, &link_flows_}, scratch_,
                                           path_ends_, merged_);
-    // As the analytical model: a hop into the aggregation tree climbs it (one path, never split).
-    // A pass through an NVLS switch costs the switch's latency (NetworkConfig::nvls_latency).
-    const sim::Time path = t.hop == Hop::fabric_in     ? transfer_latency(fabric_, t, scratch_)
+    // As the analytical model: a pass up SHARP's aggregation tree and back costs
+    // NetworkConfig::sharp_latency, one through an NVLS switch NetworkConfig::nvls_latency.
+    const sim::Time path = t.hop == Hop::fabric_in     ? cfg_.sharp_latency
                            : t.hop == Hop::scaleup_in ? cfg_.nvls_latency
                                                       : slowest;
     // A streamed step's latency hides behind the chunks in flight (Phase::streamed).

@@ -10,7 +10,8 @@
 // and the phase takes max_t time(t) (a ring's phase, Phase::latency_along, takes
 // max_t of the bytes' term plus the mean of its hops' latency terms: its steps chain from
 // rank to rank); a schedule takes call_overhead + sum of phase times x repeats. A transfer
-// into an NVLS switch takes network.nvls_latency for its path's latency. Without contention (n_l = 1) this is the textbook alpha-beta cost. Only bytes_t
+// into an NVLS switch takes network.nvls_latency for its path's latency, one up SHARP's tree
+// network.sharp_latency. Without contention (n_l = 1) this is the textbook alpha-beta cost. Only bytes_t
 // depends on the size of the collective: AnalyticalRoutes keeps each transfer's rate and
 // fixed time so that one routing serves every size (AnalyticalTimer finds them by shape).
 //
