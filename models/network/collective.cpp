@@ -564,8 +564,8 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       // reduce-scatter and an all-gather over NVLink (S/g each way between every ordered
       // pair: one transfer of 2S/g), and each GPU's reduced slice S/g into the aggregation
       // tree and back. The hop into the tree names the same local rank on the last node (on
-      // node 0 for the last node itself): its route's latency stands for the climb up the
-      // tree and the descent.
+      // node 0 for the last node itself): its route is where the stream loads the fabric;
+      // the climb up the tree and the descent cost network.sharp_latency.
       // With k of the ranks on each node (g on whole nodes, 1 for a DP group under TP), the
       // slices are S/k.
       const std::vector<std::vector<std::int64_t>> nodes = by_node(ranks, std::max<std::int64_t>(gpus_per_node, 1));

@@ -30,14 +30,14 @@
 //   NCCL's own floor for it.
 // - sharp_efficiency 0.94: the rate of a SHARP stream per NIC and direction, as a share of
 //   the NIC's line rate; by default the NCCL-over-NDR figure (47 / 50, nccl-tests #290).
+//   The CoreWeave H100 SHARP run (all_reduce_perf, 96 ranks, busbw 386.6 GB/s at 8 GiB,
+//   coreweave/nccl-tests README) is NVLink-bound in this model (its SHARP stream needs
+//   only 24.4 GB/s per NIC), so it bounds e_sharp from below (>= 0.49), not more.
 // - sharp_latency 31us: the latency of a SHARP all-reduce's pass up the fabric's aggregation
 //   tree and back, in place of the path's: NCCL's cost model charges CollNet Direct 31 us
 //   on the network (hwLat, NET, CollNetDirect, Simple, the only protocol CollNet runs;
 //   NVIDIA/nccl src/graph/tuning.cc), as it charges NVLS 25 us on NVLink. Without it a
 //   1 KiB SHARP all-reduce on 2 nodes took 9.8 us, faster than one inside a node.
-//   The CoreWeave H100 SHARP run (all_reduce_perf, 96 ranks, busbw 386.6 GB/s at 8 GiB,
-//   coreweave/nccl-tests README) is NVLink-bound in this model (its SHARP stream needs
-//   only 24.4 GB/s per NIC), so it bounds e_sharp from below (>= 0.49), not more.
 // - qps_per_connection 1: NCCL's default NCCL_IB_QPS_PER_CONNECTION. A transfer between two
 //   nodes is split evenly over this many queue pairs, each its own ECMP flow (flow ids
 //   i q .. i q + q - 1 for the phase's transfer i), so that a connection's bytes spread over

@@ -609,7 +609,8 @@ struct JobState {
   double start_time = 0.0;  ///< first start
   double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
   std::string down_cause;
-  std::string shrunk_by;  ///< the interruption's cause that left it short of replicas (shrink)
+  std::string missing_by;  ///< the cause of the last node it lost (empty_slot)
+  std::string shrunk_by;   ///< while shrunk: the cause that left it short of replicas
   std::vector<std::int64_t> slots;  ///< physical node per slot, -1 when missing
   std::vector<std::int64_t> home;   ///< physical node per slot at the job's start
   std::vector<std::int64_t> empty;  ///< the slots missing a node, increasing (missing of them)
@@ -1177,7 +1178,7 @@ class Model {
       interrupt(job, k);  // if it ran on, degraded
       const auto slot = std::find(j.slots.begin(), j.slots.end(), n);
       CLUSTERSIM_CHECK(slot != j.slots.end(), "a serving node has a slot");
-      empty_slot(j, slot);
+      empty_slot(j, slot, k.name);
       missing_.insert(static_cast<std::size_t>(job));
       leave_service(n, kFenced);
       fill_from_pool(job);
@@ -1233,7 +1234,7 @@ class Model {
       j.blocking_s_integral += dt * j.delta;
       j.slowdown_integral += dt * (j.write_alone > 0.0 ? j.write / j.write_alone : 1.0);
       // Running shrunk, on share < 1 of its replicas, loses the missing ones' (1 - share) of
-      // the full throughput, charged to the cause of the interruption that left it short.
+      // the full throughput, charged to the cause of the last node it lost.
       const double share = j.degrade > 0.0 ? j.rate / j.degrade : 1.0;
       if (share < 1.0) {
         j.lost_gpu_hours[j.shrunk_by.empty() ? std::string("shrink") : j.shrunk_by] += dt * (1.0 - share) * static_cast<double>(j.p.gpus) / 3600.0;
@@ -1496,9 +1497,10 @@ class Model {
   }
 
   /// Slot `slot` of job j lost its node.
-  void empty_slot(JobState& j, std::vector<std::int64_t>::iterator slot) {
+  void empty_slot(JobState& j, std::vector<std::int64_t>::iterator slot, const std::string& cause) {
     *slot = -1;
     ++j.missing;
+    j.missing_by = cause;
     const auto s = static_cast<std::int64_t>(slot - j.slots.begin());
     j.empty.insert(std::lower_bound(j.empty.begin(), j.empty.end(), s), s);
   }
@@ -1728,7 +1730,7 @@ class Model {
         JobState& j = r_.jobs[static_cast<std::size_t>(job)];
         const auto slot = std::find(j.slots.begin(), j.slots.end(), n);
         CLUSTERSIM_CHECK(slot != j.slots.end(), "a serving node has a slot");
-        empty_slot(j, slot);
+        empty_slot(j, slot, k.name);
         missing_.insert(static_cast<std::size_t>(job));
         leave_service(n, kInRepair);
         after(draw_duration(in_.failures->repair.replace, repair_rng_), repaired_id_,
@@ -1891,7 +1893,7 @@ class Model {
     const double share = whole_replicas(j);
     if (share <= 0.0) return false;
     j.rate = share * j.degrade;
-    j.shrunk_by = j.down_cause;
+    j.shrunk_by = j.missing_by;  // what took its nodes, not what last stopped it
     return true;
   }
 

@@ -45,20 +45,24 @@ bool read_text(const std::string& path, std::string& out, std::string& why) {
   return config::read_input_file(path, out, why);
 }
 
-/// Quotes duration laws written as values, "replace: lognormal(4h, 1.0)", so that the comma
-/// inside the parentheses does not split a flow mapping ({detect: 5min, replace: ...}) in
-/// two. Line numbers are unchanged; later columns on such a line shift by two.
 /// The fix of a job larger than its cluster, naming where the node count was written (it may
-/// be another file than the job's: an extending scenario, or --set).
-std::string nodes_hint(const Location& nodes_at, std::int64_t needed) {
+/// be another file than the job's: an extending scenario, or --set), if it was written.
+std::string nodes_hint(const LoadState& state, std::int64_t needed) {
   std::string where;
-  if (nodes_at.line > 0) {
-    where = fmt::format(", written at {}:{}:{}", nodes_at.file, nodes_at.line, nodes_at.column);
-  } else if (nodes_at.file == "<command line>") {
-    where = ", set on the command line";
+  if (const auto it = state.assigned.find("cluster.nodes"); it != state.assigned.end()) {
+    const Location& at = it->second;
+    if (at.file == "<command line>") {
+      where = ", set by --set";
+    } else if (at.line > 0) {
+      where = fmt::format(", written at {}:{}:{}", at.file, at.line, at.column);
+    }
   }
   return fmt::format("cluster.nodes: {} at least{}; or fewer GPUs for the job", needed, where);
 }
+
+/// Quotes duration laws written as values, "replace: lognormal(4h, 1.0)", so that the comma
+/// inside the parentheses does not split a flow mapping ({detect: 5min, replace: ...}) in
+/// two. Line numbers are unchanged; later columns on such a line shift by two.
 
 std::string quote_laws(const std::string& text) {
   std::string out;
@@ -474,7 +478,7 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       state.diagnostics.add(state.where(path + ".gpus"), path + ".gpus",
                             fmt::format("the job needs {} GPUs, but the cluster has {} ({} nodes of {})",
                                         job.config.gpus, cluster_gpus, loaded.config.cluster.nodes, gpus_per_node),
-                            nodes_hint(state.where("cluster.nodes"), (job.config.gpus + gpus_per_node - 1) / gpus_per_node));
+                            nodes_hint(state, (job.config.gpus + gpus_per_node - 1) / gpus_per_node));
       continue;
     }
     job.profile = loaded.calibration ? calibration::compute_profile(*loaded.calibration, loaded.node.gpu_name, loaded.node.gpu)

@@ -418,11 +418,11 @@ int cmd_check(const ScenarioArgs& args) {
   spec.sets = args.sets;
   spec.seed = args.seed;
   spec.params = tools::sweep_block_params(loaded.config);
-  const std::int64_t points = spec.params.empty() ? 0 : spec.points();
+  const std::int64_t points = spec.params.empty() ? 0 : spec.points();  // stops counting past sweep's limit
   if (points > kMaxCheckedPoints) {
-    std::cerr << fmt::format("note: the sweep block's {} points are not loaded one by one here (at most {}); "
+    std::cerr << fmt::format("note: the sweep block has more than {} points, not loaded one by one here; "
                              "`clustersim sweep` reports each that does not hold as an error row\n",
-                             points, kMaxCheckedPoints);
+                             kMaxCheckedPoints);
   } else if (points > 0) {
     std::int64_t failing = 0;
     for (std::int64_t i = 0; i < points; ++i) {
@@ -432,17 +432,20 @@ int cmd_check(const ScenarioArgs& args) {
         } else {
           (void)scenario::load_scenario(args.file, spec.options_of(i));
         }
-      } catch (const config::InputError& e) {
+      } catch (const std::exception& e) {  // as sweep's error rows: an input error or any other
         ++failing;
         std::vector<std::string> parts;
         const std::vector<std::string> values = spec.values_of(i);
         for (std::size_t k = 0; k < values.size(); ++k) parts.push_back(spec.params[k].key + "=" + values[k]);
-        const config::Diagnostic& first = e.diagnostics().items().front();
-        const std::size_t more = e.diagnostics().items().size() - 1;
-        std::cerr << fmt::format("note: sweep point {} ({}) does not hold: {}{}{}{}\n", i, fmt::join(parts, " "),
-                                 first.path.empty() ? "" : first.path + ": ", first.message,
-                                 first.hint.empty() ? "" : " (" + first.hint + ")",
-                                 more ? fmt::format("; and {} more", more) : std::string());
+        std::string why = e.what();
+        if (const auto* input = dynamic_cast<const config::InputError*>(&e); input && !input->diagnostics().ok()) {
+          const config::Diagnostic& first = input->diagnostics().items().front();
+          const std::size_t more = input->diagnostics().items().size() - 1;
+          why = fmt::format("{}{}{}{}", first.path.empty() ? "" : first.path + ": ", first.message,
+                            first.hint.empty() ? "" : " (" + first.hint + ")",
+                            more ? fmt::format("; and {} more", more) : std::string());
+        }
+        std::cerr << fmt::format("note: sweep point {} ({}) does not hold: {}\n", i, fmt::join(parts, " "), why);
       }
     }
     if (failing > 0) {

@@ -551,7 +551,14 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
         // was most likely meant as a range without its step.
         std::string hint = d.hint;
         if (hint.empty() && looks_like_range_without_step(value)) {
-          hint = fmt::format("a range needs its step: {}:+1 (steps of 1) or {}:x2 (doubling)", value, value);
+          // Only the steps that range takes (expand_range): from a to b >= a; doubling from a > 0.
+          const std::size_t colon = value.find(':');
+          const double a = std::strtod(value.substr(0, colon).c_str(), nullptr);
+          const double b = std::strtod(value.substr(colon + 1).c_str(), nullptr);
+          if (b >= a) {
+            hint = a > 0 ? fmt::format("a range needs its step: {}:+1 (steps of 1) or {}:x2 (doubling)", value, value)
+                         : fmt::format("a range needs its step: {}:+1 (steps of 1)", value);
+          }
         }
         bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
                 fmt::format("--param {}={}: {}{}{}", p.key, value, d.path.empty() ? "" : d.path + ": ", d.message,
@@ -1023,8 +1030,11 @@ class ResumeHint {
         "\nsweep interrupted: the rows written in {}/ stand; run the same command again to resume\n", out_dir);
     g_resume_length = std::min(text.size(), sizeof g_resume_message);
     std::memcpy(g_resume_message, text.data(), g_resume_length);
+    // A signal the sweep was started ignoring (SIGINT under `cmd &` in a script) stays ignored.
     previous_int_ = std::signal(SIGINT, say_resume_and_die);
+    if (previous_int_ == SIG_IGN) std::signal(SIGINT, SIG_IGN);
     previous_term_ = std::signal(SIGTERM, say_resume_and_die);
+    if (previous_term_ == SIG_IGN) std::signal(SIGTERM, SIG_IGN);
   }
   ~ResumeHint() {
     std::signal(SIGINT, previous_int_);
