@@ -786,10 +786,10 @@ std::string schedule_table(const scenario::LoadedScenario& loaded, const reliabi
   const auto hours = [](const reliability::Estimate& e) {
     return std::isfinite(e.mean) ? fmt::format("{:.2f}", e.mean / 3600.0) : std::string("-");
   };
-  out += fmt::format("\nSchedule ({} policy): utilisation {} of the cluster's GPU-hours ({:.0f} busy of {:.0f})\n",
+  out += fmt::format("\nSchedule ({} policy): utilisation {} of the cluster's GPU-hours ({} busy of {})\n",
                      config::enum_name(loaded.config.scheduler.policy),
                      plus_minus(100.0 * rel.utilisation.mean, 100.0 * rel.utilisation.ci95, 2, 0.0, 100.0, "%"),
-                     rel.busy_gpu_hours.mean, rel.available_gpu_hours.mean);
+                     grouped(rel.busy_gpu_hours.mean), grouped(rel.available_gpu_hours.mean));
   out += fmt::format("  {:<24}{:>7}{:>12}{:>12}{:>12}{:>12}{:>9}\n", "job", "GPUs", "submit (h)", "wait (h)",
                      "start (h)", "end (h)", "ETTR");
   for (std::size_t i = 0; i < rel.jobs.size() && i < loaded.jobs.size(); ++i) {
@@ -977,7 +977,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       }
       double lost_total = 0.0;
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
-      row("lost GPU-hours", fmt::format("{:.0f} (lost work and downtime)", lost_total));
+      row("lost GPU-hours", fmt::format("{} (lost work and downtime)", grouped(lost_total)));
       // Minutes and seconds with one decimal, in exponent form past a million (a 1e24-byte
       // checkpoint blocks for 5e11 s: twelve digits said nothing more).
       // Under 0.05, three significant digits: a 1 ns interval read "every 0.0 min".
