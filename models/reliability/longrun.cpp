@@ -23,6 +23,12 @@ double pareto_alpha(const Heterogeneity& h) {
   return 1.0 / (1.0 - std::log(h.failure_share) / std::log(h.top_fraction));
 }
 
+double daly_interval(double delta, double mtbf) {
+  if (delta >= 2.0 * mtbf) return mtbf;
+  const double x = delta / (2.0 * mtbf);
+  return std::sqrt(2.0 * delta * mtbf) * (1.0 + std::sqrt(x) / 3.0 + x / 9.0) - delta;
+}
+
 namespace {
 constexpr double kMaxPerDay = 1000.0;  ///< failures per unit and day, at most
 constexpr double kDay = 86400.0;
@@ -698,7 +704,7 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
   if (!c.interval.automatic) {
     j.tau = c.interval.every.seconds();
   } else if (std::isfinite(j.mtbf)) {
-    j.tau = std::max(j.delta, std::sqrt(2.0 * j.delta * j.mtbf) - j.delta);  // Daly, first order
+    j.tau = daly_interval(j.delta, j.mtbf);
     if (j.delta == 0.0) j.tau = 1.0;  // free checkpoints: as often as one likes (every second)
   } else {
     j.tau = std::numeric_limits<double>::infinity();

@@ -48,6 +48,26 @@ struct Fixture {
   }
 };
 
+/// Least-squares quadratic y = a x^2 + b x + c through the points: a and b.
+void fit_parabola(const std::vector<double>& xs, const std::vector<double>& ys, double& a, double& b) {
+  double s[5] = {0, 0, 0, 0, 0}, t[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    double p = 1.0;
+    for (int e = 0; e < 5; ++e, p *= xs[i]) s[e] += p;
+    t[0] += ys[i];
+    t[1] += ys[i] * xs[i];
+    t[2] += ys[i] * xs[i] * xs[i];
+  }
+  // Normal equations [s4 s3 s2; s3 s2 s1; s2 s1 s0] [a b c] = [t2 t1 t0], by Cramer's rule.
+  const auto det3 = [](double a11, double a12, double a13, double a21, double a22, double a23, double a31,
+                       double a32, double a33) {
+    return a11 * (a22 * a33 - a23 * a32) - a12 * (a21 * a33 - a23 * a31) + a13 * (a21 * a32 - a22 * a31);
+  };
+  const double D = det3(s[4], s[3], s[2], s[3], s[2], s[1], s[2], s[1], s[0]);
+  a = det3(t[2], s[3], s[2], t[1], s[2], s[1], t[0], s[1], s[0]) / D;
+  b = det3(s[4], t[2], s[2], s[3], t[1], s[1], s[2], t[0], s[0]) / D;
+}
+
 }  // namespace
 
 TEST_CASE("failure rates and duration laws parse, and say what is wrong") {
@@ -261,9 +281,9 @@ TEST_CASE("a horizon shorter than the checkpoint interval projects the time to t
   }
 }
 
-TEST_CASE("Young/Daly: a sweep of the interval finds the optimum sqrt(2 delta M) - delta within 5%") {
+TEST_CASE("Young/Daly: a sweep of the interval finds the optimum (about sqrt(2 delta M) - delta) within 5%") {
   const double M = kDay, delta = 60.0;
-  const double daly = std::sqrt(2.0 * delta * M) - delta;
+  const double daly = daly_interval(delta, M);
   // ETTR at fixed intervals around the optimum, the same failures for each (same seed); a
   // parabola through the sweep in log(tau) locates the maximum.
   std::vector<double> xs, ys;
@@ -275,33 +295,53 @@ TEST_CASE("Young/Daly: a sweep of the interval finds the optimum sqrt(2 delta M)
     xs.push_back(std::log(k));
     ys.push_back(r.jobs[0].ettr.mean);
   }
-  // Least-squares quadratic y = a x^2 + b x + c.
-  double s[5] = {0, 0, 0, 0, 0}, t[3] = {0, 0, 0};
-  for (std::size_t i = 0; i < xs.size(); ++i) {
-    double p = 1.0;
-    for (int e = 0; e < 5; ++e, p *= xs[i]) s[e] += p;
-    t[0] += ys[i];
-    t[1] += ys[i] * xs[i];
-    t[2] += ys[i] * xs[i] * xs[i];
-  }
-  // Normal equations [s4 s3 s2; s3 s2 s1; s2 s1 s0] [a b c] = [t2 t1 t0], by Cramer's rule.
-  const auto det3 = [](double a, double b, double c, double d, double e, double f, double g, double h, double i) {
-    return a * (e * i - f * h) - b * (d * i - f * g) + c * (d * h - e * g);
-  };
-  const double D = det3(s[4], s[3], s[2], s[3], s[2], s[1], s[2], s[1], s[0]);
-  const double a = det3(t[2], s[3], s[2], t[1], s[2], s[1], t[0], s[1], s[0]) / D;
-  const double b = det3(s[4], t[2], s[2], s[3], t[1], s[1], s[2], t[0], s[0]) / D;
+  double a = 0.0, b = 0.0;
+  fit_parabola(xs, ys, a, b);
   REQUIRE(a < 0.0);
   const double best = daly * std::exp(-b / (2.0 * a));
   CHECK(best / daly == Rel(1.0).epsilon(0.05));
 }
 
-TEST_CASE("auto interval is Daly's sqrt(2 delta M) - delta from the job's MTBF") {
+TEST_CASE("auto interval is Daly's higher-order optimum from the job's MTBF") {
   Fixture f(0.5);
   f.in.horizon_s = 5 * kDay;
   const LongRunResult r = simulate_long_run(f.in);
   CHECK(r.jobs[0].mtbf_s == Rel(0.5 * kDay));
-  CHECK(r.jobs[0].checkpoint_interval_s == Rel(std::sqrt(2.0 * 60.0 * 0.5 * kDay) - 60.0));
+  // delta = 60 s, M = 43,200 s: x = delta / 2M = 1/1440; sqrt(2 delta M) = 2,276.8 s;
+  // tau = 2,276.8 (1 + sqrt(x) / 3 + x / 9) - 60 = 2,236.8 s (first order: 2,216.8).
+  const double x = 60.0 / (2.0 * 0.5 * kDay);
+  CHECK(r.jobs[0].checkpoint_interval_s ==
+        Rel(std::sqrt(2.0 * 60.0 * 0.5 * kDay) * (1.0 + std::sqrt(x) / 3.0 + x / 9.0) - 60.0));
+  CHECK(r.jobs[0].checkpoint_interval_s == Rel(2236.8).epsilon(1e-4));
+  // A write at least twice the MTBF: tau = M (Daly's eq. 37).
+  CHECK(daly_interval(3.0 * kDay, kDay) == kDay);
+  CHECK(daly_interval(2.0 * kDay, kDay) == kDay);
+}
+
+TEST_CASE("Daly's higher order finds a long write's optimum where the first order undershoots") {
+  // delta = M / 4: the first order gives sqrt(2 M^2 / 4) - M / 4 = 0.457 M, the higher order
+  // 0.707 M (1 + sqrt(1/8) / 3 + 1/72) - M / 4 = 0.550 M. A sweep of fixed intervals (a
+  // parabola through ETTR against log tau) must land nearer the higher order.
+  const double M = kDay, delta = M / 4.0;
+  const double first = std::sqrt(2.0 * delta * M) - delta;
+  const double higher = daly_interval(delta, M);
+  CHECK(higher / M == Rel(0.5503).epsilon(1e-3));
+  std::vector<double> xs, ys;
+  for (double k = 0.5; k <= 2.01; k *= 1.15) {
+    Fixture f(1.0, delta * 1e12);  // written at 1 TB/s
+    f.in.checkpoint.interval = {false, sim::Time::from_seconds(k * higher)};
+    f.in.horizon_s = 20000 * kDay;
+    const LongRunResult r = simulate_long_run(f.in);
+    xs.push_back(std::log(k));
+    ys.push_back(r.jobs[0].ettr.mean);
+  }
+  double a = 0.0, b = 0.0;
+  fit_parabola(xs, ys, a, b);
+  REQUIRE(a < 0.0);
+  const double best = higher * std::exp(-b / (2.0 * a));
+  CAPTURE(best / M);
+  CHECK(std::fabs(std::log(best / higher)) < std::fabs(std::log(best / first)));
+  CHECK(best / higher == Rel(1.0).epsilon(0.10));
 }
 
 TEST_CASE("hardware failures: without spares the job waits for repairs; spares keep it going") {
