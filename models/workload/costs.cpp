@@ -249,10 +249,15 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
     const std::int64_t kv_loc_heads = kv_low ? a_loc : kv_loc;
     const double kv_bytes = as_double(T) * as_double(kv_loc_heads * (dqk + dv)) * eb;
     if (p.cp > 1) {
-      // Ring attention: each rank's K and V blocks visit every other rank, forward; their
-      // gradients travel back in backward. An all-gather of the K/V blocks moves the same bytes.
+      // Ring attention: each rank's K and V blocks visit every other rank, forward; an
+      // all-gather of the K/V blocks moves the same bytes. Backward, the K/V blocks go round
+      // again (each rank's dQ needs every K and V) with their gradients' partial sums beside
+      // them, one message per ring step: Transformer Engine's AttnFuncWithCPAndKVP2P.backward
+      // sends K, V, dK and dV together (its buffers hold 2 x kv), twice the forward's bytes,
+      // a reduce-scatter of both.
       L.forward.comm.push_back({Group::cp, Op::all_gather, kv_bytes * as_double(p.cp), 1, attention_fwd});
-      L.backward.comm.push_back({Group::cp, Op::reduce_scatter, kv_bytes * as_double(p.cp), 1, 2.0 * attention_fwd});
+      L.backward.comm.push_back(
+          {Group::cp, Op::reduce_scatter, 2.0 * kv_bytes * as_double(p.cp), 1, 2.0 * attention_fwd});
     }
     L.gemm({T, h, a_loc * dv, 1});
     params += as_double(a_loc * dv) * as_double(h);

@@ -92,7 +92,12 @@ MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost
   const double edp = dp / as_double(p.ep);
   const double wb = weight_bytes(job);
   const double gb = compute::dtype_bytes(job.grad_dtype);
-  const double ob = wb == 4.0 ? 8.0 : 12.0;
+  // Adam's m and v (8 bytes); with half-precision weights the fp32 master copy (4 more), and
+  // with gradients below fp32 an fp32 copy of them for the update (4 more): Megatron-Core's
+  // distributed optimizer table (docs, "Distributed Optimizer"): fp16 parameters and
+  // gradients 4 + 16/d bytes per parameter, bf16 parameters with fp32 gradients 6 + 12/d,
+  // fp32 both 8 + 8/d.
+  const double ob = wb == 4.0 ? 8.0 : gb < 4.0 ? 16.0 : 12.0;
   MemoryBreakdown worst;
   for (std::int64_t s = 0; s < p.pp; ++s) {
     double params = 0.0, experts = 0.0, gathered = 0.0;

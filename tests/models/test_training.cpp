@@ -351,6 +351,15 @@ TEST_CASE("memory: ZeRO shards the optimizer (1), then gradients (2), then weigh
   CHECK(z0.optimizer == Rel(12 * params));
   j.parallelism.zero = 1;
   CHECK(memory_per_gpu(j, chunks, order).optimizer == Rel(12 * params / 8));
+  // bf16 gradients: the optimizer keeps an fp32 copy of them too, 16 B (Megatron-Core's
+  // distributed optimizer: fp16 parameters and gradients, 4 + 16/d bytes per parameter).
+  {
+    JobConfig half = j;
+    half.grad_dtype = compute::Dtype::bf16;
+    const MemoryBreakdown h = memory_per_gpu(half, chunks, order);
+    CHECK(h.weights + h.gradients == Rel(4 * params));
+    CHECK(h.optimizer == Rel(16 * params / 8));
+  }
   j.parallelism.zero = 2;
   CHECK(memory_per_gpu(j, chunks, order).gradients == Rel(4 * params / 8));
   j.parallelism.zero = 3;
@@ -682,6 +691,31 @@ TEST_CASE("context parallelism: the K/V ring hides behind attention, more so at 
   CHECK(long_seq < short_seq);
   CHECK(long_seq < 0.5);
   CHECK(short_seq <= 1.0);
+}
+
+TEST_CASE("context parallelism: backward moves K/V and their gradients, twice the forward's bytes") {
+  // Ring attention's backward circulates K and V again with dK and dV beside them (Transformer
+  // Engine's AttnFuncWithCPAndKVP2P): per layer, forward all-gathers kv_bytes x cp and
+  // backward reduce-scatters twice that. gpt(4): hidden 4096, multi-head (K and V are h wide),
+  // tp 8, seq 8192 in bf16: one rank's K and V block is (8192 / 4) tokens x 2 x 4096 / 8 x 2 B.
+  const ModelSpec m = gpt(4);
+  JobConfig j = job_for(8, 1, 1, 4);
+  j.parallelism.cp = 4;
+  j.gpus = 32;
+  j.seq_len = 8192;
+  const ChunkCost c = chunk_costs(j, m, small_profile())[0];
+  const auto cp_bytes = [](const PassCost& pass, network::Op op) {
+    double b = 0.0;
+    for (const CommCall& call : pass.comm) {
+      if (call.group == Group::cp && call.op == op) b += call.bytes * double(call.count);
+    }
+    return b;
+  };
+  const double fwd = cp_bytes(c.forward, network::Op::all_gather);
+  const double bwd = cp_bytes(c.backward, network::Op::reduce_scatter);
+  REQUIRE(fwd > 0.0);
+  CHECK(fwd == Rel(double(m.layers) * (8192.0 / 4.0) * 2.0 * double(m.hidden) / 8.0 * 2.0 * 4.0));
+  CHECK(bwd == Rel(2.0 * fwd));
 }
 
 TEST_CASE("compute takes overlap_slowdown longer while a collective runs behind it") {
