@@ -630,6 +630,7 @@ struct JobState {
   // Integrals over running time (from `acc_since`), for utilisation and storage figures.
   double acc_since = 0.0;
   double running_s = 0.0, busy_gpu_s = 0.0, blocking_s_integral = 0.0, slowdown_integral = 0.0;
+  double checkpoint_gpu_s = 0.0;  ///< GPU-seconds of running time spent blocked writing checkpoints
 };
 
 /// Failure-free wall time for a job running from its last commit to finish its work:
@@ -1238,6 +1239,10 @@ class Model {
       j.running_s += dt;
       j.busy_gpu_s += dt * j.rate * static_cast<double>(j.p.gpus);
       j.blocking_s_integral += dt * j.delta;
+      // Running time goes in cycles of tau training and delta blocked writing.
+      if (std::isfinite(j.tau) && j.tau + j.delta > 0.0) {
+        j.checkpoint_gpu_s += dt * j.delta / (j.tau + j.delta) * static_cast<double>(j.p.gpus);
+      }
       j.slowdown_integral += dt * (j.write_alone > 0.0 ? j.write / j.write_alone : 1.0);
       // Running shrunk, on share < 1 of its replicas, loses the missing ones' (1 - share) of
       // the full throughput, charged to the cause of the last node it lost.
@@ -2051,7 +2056,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   out.heterogeneity_alpha = pareto_alpha(in.failures->heterogeneity);
   const std::size_t J = jobs.size();
   std::vector<sim::Welford> interruptions(J), ettr(J), goodput(J), ttt(J), wait(J), start(J), finish(J),
-      fragmented(J), blocking(J), slowdown(J);
+      fragmented(J), blocking(J), slowdown(J), checkpoint_hours(J);
   std::vector<std::int64_t> finished(J, 0), started(J, 0);
   // Replications unfinished at the horizon, (elapsed, useful) from the job's start; and the
   // sums of both over every started replication (the pooled ETTR the rest is projected at).
@@ -2079,6 +2084,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       for (const auto& [k, v] : s.lost_gpu_hours) l[k] = v;
       causes[j].push_back(std::move(c));
       lost[j].push_back(std::move(l));
+      checkpoint_hours[j].add(s.checkpoint_gpu_s / 3600.0);
       if (!s.started) continue;  // still queued at the end: no training figures
       ++started[j];
       wait[j].add(s.start_time - s.p.submit_s);
@@ -2202,6 +2208,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     s.projection_past_clock = past_clock[j];
     s.finished_share = static_cast<double>(finished[j]) / static_cast<double>(in.replications);
     s.lost_gpu_hours = summarize(lost[j]);
+    s.checkpoint_gpu_hours = estimate(checkpoint_hours[j]);
     s.checkpoint_interval_s = jobs[j].tau;
     s.checkpoint_interval_asked_s = jobs[j].tau_asked;
     s.checkpoint_write_s = jobs[j].delta;

@@ -58,7 +58,9 @@
 // ETTR (effective training time ratio) = training time that counts / elapsed wall time
 // (at the horizon, training since the last checkpoint counts: nothing has failed it yet);
 // goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x (lost work + downtime),
-// by the cause of the interruption.
+// by the cause of the interruption; checkpoint GPU-hours = GPUs x the time blocked writing
+// checkpoints. Training, lost and checkpoint GPU-hours add up to the job's GPU-hours (to
+// the share of a cycle a failure or the horizon cuts).
 //
 // The scheduler. Jobs enter a queue at their submit time (scenario order among jobs
 // submitted together) and start when enough nodes are free: `fifo` starts them strictly in
@@ -369,6 +371,9 @@ struct JobSummary {
   bool projection_past_clock = false;  ///< the projection was dropped: over 292 years
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;
+  /// GPU-hours the job's GPUs spent blocked writing checkpoints (not in lost_gpu_hours):
+  /// its running time x delta / (tau + delta), the blocking part of each cycle.
+  Estimate checkpoint_gpu_hours;
   double checkpoint_interval_s = 0.0;
   /// The interval asked for (fixed, or Young/Daly's) when an asynchronous write took longer
   /// and raised it (the next snapshot waits for the last write); NaN when not raised.

@@ -318,6 +318,22 @@ TEST_CASE("auto interval is Daly's higher-order optimum from the job's MTBF") {
   CHECK(daly_interval(2.0 * kDay, kDay) == kDay);
 }
 
+TEST_CASE("training, lost and checkpoint GPU-hours add up to the job's GPU-hours") {
+  // A software failure a day on average, a 10-minute blocking write every 2 hours: about 7.7%
+  // of the running time is spent writing (600 / 7,800), which lost_gpu_hours does not hold.
+  Fixture f(1.0, 600e12);
+  f.in.checkpoint.interval = {false, sim::Time::from_seconds(7200)};
+  f.in.horizon_s = 400 * kDay;
+  f.in.replications = 4;
+  const JobSummary s = simulate_long_run(f.in).jobs[0];
+  double lost = 0.0;
+  for (const auto& [k, e] : s.lost_gpu_hours) lost += e.mean;
+  const double total = 400.0 * 24.0 * 64.0;
+  CHECK(s.checkpoint_gpu_hours.mean > 0.06 * total);
+  CHECK(s.checkpoint_gpu_hours.mean < 0.08 * total);
+  CHECK(lost + s.checkpoint_gpu_hours.mean + s.ettr.mean * total == Rel(total).epsilon(0.01));
+}
+
 TEST_CASE("Daly's higher order finds a long write's optimum where the first order undershoots") {
   // delta = M / 4: the first order gives sqrt(2 M^2 / 4) - M / 4 = 0.457 M, the higher order
   // 0.707 M (1 + sqrt(1/8) / 3 + 1/72) - M / 4 = 0.550 M. A sweep of fixed intervals (a

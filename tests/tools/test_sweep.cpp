@@ -167,6 +167,27 @@ TEST_CASE("sweep: a point's error from a parameter's value is located at the val
   CHECK(tools::run_point(by_param, 1)["error"] == "--param fabric.tiers=5: fabric.tiers: must be at most 3, got 5");
 }
 
+TEST_CASE("sweep: a row carries the schedule (utilisation, queue waits) and the checkpoint GPU-hours") {
+  // The shared cluster's evaluation jobs wait behind the pre-training under fifo; EASY
+  // backfilling starts them in the gaps.
+  tools::SweepSpec spec;
+  spec.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/shared-cluster.yaml";
+  spec.replications = 3;
+  spec.params = {{"scheduler.policy", {"fifo", "backfill"}, false, "--param", {}}};
+  const config::Json fifo_row = tools::run_point(spec, 0);
+  const config::Json& fifo = fifo_row["results"];
+  const config::Json backfill = tools::run_point(spec, 1)["results"];
+  REQUIRE(fifo.contains("mean_queue_wait_s"));
+  CHECK(fifo["mean_queue_wait_s"].get<double>() > 2.0 * backfill["mean_queue_wait_s"].get<double>());
+  CHECK(fifo["utilisation"].get<double>() > 0.0);
+  CHECK(fifo["utilisation"].get<double>() <= 1.0);
+  CHECK(fifo["jobs_never_started"] == 0);
+  CHECK(fifo["checkpoint_gpu_hours"].get<double>() > 0.0);
+  REQUIRE(fifo_row["jobs"].size() > 1);  // every job's figures, beside the first's columns
+  CHECK(fifo_row["jobs"][1].contains("queue_wait_s"));
+  CHECK(fifo_row["jobs"][1].contains("end_s"));
+}
+
 TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow lower{"step time", "step_time_s", "s", tools::Better::lower, {2.0, 1.0, std::nullopt, 1.0}, {}};
   tools::mark_best(lower);
@@ -184,6 +205,15 @@ TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616}, {}};
   tools::mark_best(close);
   CHECK(close.best == std::vector<bool>{true, true, false});
+  // With 95% intervals: 0.9050 +- 0.006 and 0.9059 +- 0.006 cannot be told apart (their
+  // difference's interval is +- 0.0085); 0.890 +- 0.006 can (0.0159 from the best).
+  tools::CompareRow noisy{"ETTR", "ettr", "fraction", tools::Better::higher, {0.9050, 0.9059, 0.890}, {},
+                          {0.006, 0.006, 0.006}};
+  tools::mark_best(noisy);
+  CHECK(noisy.best == std::vector<bool>{true, true, false});
+  noisy.ci95 = {0.0001, 0.0001, std::nullopt};  // narrow: only the best (90.5% and 90.6% printed)
+  tools::mark_best(noisy);
+  CHECK(noisy.best == std::vector<bool>{false, true, false});
 }
 
 TEST_CASE("compare --ecmp-seeds: each hashed design shows its run of median step time, and the spread") {

@@ -21,6 +21,7 @@ namespace {
 /// One scenario's figures, in the rows' order.
 struct Figures {
   std::vector<std::optional<double>> values;
+  std::vector<std::optional<double>> ci95;  ///< the 95% half-widths of the values that have one
 };
 
 struct RowSpec {
@@ -46,6 +47,10 @@ constexpr RowSpec kRows[] = {
     {"MFU", "mfu", "fraction", Better::higher},
     {"memory per GPU", "memory_per_gpu_bytes", "B", Better::none},
     {"ETTR", "ettr", "fraction", Better::higher},
+    {"lost GPU-hours (lost work, downtime)", "lost_gpu_hours", "GPU-h", Better::lower},
+    {"GPU-hours blocked writing checkpoints", "checkpoint_gpu_hours", "GPU-h", Better::lower},
+    {"cluster utilisation", "utilisation", "fraction", Better::higher},
+    {"mean queue wait (all jobs)", "mean_queue_wait_s", "s", Better::lower},
     {"time to train", "time_to_train_s", "s", Better::lower},
     {"total cost", "total_cost_usd", "USD", Better::lower},
     {"cost per million trained tokens", "usd_per_million_tokens", "USD", Better::lower},
@@ -64,6 +69,7 @@ std::optional<double> finite(double v) { return std::isfinite(v) ? std::optional
 Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
   Figures f;
   f.values.resize(std::size(kRows));
+  f.ci95.resize(std::size(kRows));
   const auto v = [&](std::string_view key) -> std::optional<double>& {
     const std::size_t i = row_of(key);
     if (i >= f.values.size()) throw std::logic_error(fmt::format("compare: no row '{}'", key));
@@ -81,13 +87,33 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
   v("peak_facility_power_w") = r.cost.peak.facility.value();
   if (r.cost.capex) v("capex_usd") = r.cost.capex->value();
   if (r.cost.usd_per_gpu_hour) v("usd_per_gpu_hour") = finite(*r.cost.usd_per_gpu_hour);
+  if (r.reliability) {
+    v("utilisation") = finite(r.reliability->utilisation.mean);
+    f.ci95[row_of("utilisation")] = finite(r.reliability->utilisation.ci95);
+    double waits = 0.0;
+    std::size_t waited = 0;
+    for (const reliability::JobSummary& s : r.reliability->jobs) {
+      if (!std::isfinite(s.queue_wait_s.mean)) continue;
+      waits += s.queue_wait_s.mean;
+      ++waited;
+    }
+    if (waited > 0) v("mean_queue_wait_s") = waits / static_cast<double>(waited);
+  }
   if (!r.jobs.empty()) {
     const workload::StepResult& st = r.jobs[0];
     v("step_time_s") = finite(st.step_time_s);
     v("tokens_per_s") = finite(st.tokens_per_s);
     v("mfu") = finite(st.mfu);
     v("memory_per_gpu_bytes") = finite(st.memory.total);
-    if (r.reliability && !r.reliability->jobs.empty()) v("ettr") = finite(r.reliability->jobs[0].ettr.mean);
+    if (r.reliability && !r.reliability->jobs.empty()) {
+      const reliability::JobSummary& s = r.reliability->jobs[0];
+      v("ettr") = finite(s.ettr.mean);
+      f.ci95[row_of("ettr")] = finite(s.ettr.ci95);
+      double lost = 0.0;
+      for (const auto& [cause, e] : s.lost_gpu_hours) lost += e.mean;
+      v("lost_gpu_hours") = finite(lost);
+      v("checkpoint_gpu_hours") = finite(s.checkpoint_gpu_hours.mean);
+    }
     v("time_to_train_s") = finite(time_to_train_s(loaded, r, 0));
     if (!r.training.empty() && r.training[0]) {
       if (r.training[0]->cost_usd) v("total_cost_usd") = finite(*r.training[0]->cost_usd);
@@ -105,6 +131,7 @@ std::string si(double v, std::string_view unit) {
   if (unit == "fraction") return fmt::format("{:.1f}%", 100.0 * v);
   if (unit == "count") return fmt::format("{:.0f}", v);
   if (unit == "USD/GPU-h") return fmt::format("{:.3f} USD/GPU-h", v);
+  if (unit == "GPU-h") return grouped(v) + " GPU-h";
   if (unit == "s" && v >= 86400.0) return fmt::format("{:.2f} d", v / 86400.0);
   if (unit == "s" && v >= 3600.0) return fmt::format("{:.2f} h", v / 3600.0);
   static constexpr std::pair<double, const char*> kPrefixes[] = {
@@ -138,12 +165,22 @@ void mark_best(CompareRow& row) {
     if (!best || (row.better == Better::lower ? *v < *best : *v > *best)) best = v;
   }
   if (present < 2) return;  // nothing to compare against
+  const auto ci = [&](std::size_t i) {
+    return i < row.ci95.size() && row.ci95[i] ? *row.ci95[i] : 0.0;
+  };
+  // The best value's interval: the widest among the values equal to it.
+  double best_ci = 0.0;
+  for (std::size_t i = 0; i < row.values.size(); ++i) {
+    if (row.values[i] && *row.values[i] == *best) best_ci = std::max(best_ci, ci(i));
+  }
   for (std::size_t i = 0; i < row.values.size(); ++i) {
     const auto& v = row.values[i];
     // A value that prints as the best one is as good: a star on 5.615 s and none on 5.615 s
-    // (1.5 us apart) told nothing true.
+    // (1.5 us apart) told nothing true. So is one the replications cannot tell from it: a
+    // star on an ETTR of 90.59% and none on 90.56%, each +- 0.6%, told nothing true either.
     row.best[i] = v && (std::abs(*v - *best) <= 1e-9 * std::max(std::abs(*v), std::abs(*best)) ||
-                        si(*v, row.unit) == si(*best, row.unit));
+                        si(*v, row.unit) == si(*best, row.unit) ||
+                        std::abs(*v - *best) <= std::hypot(ci(i), best_ci));
   }
 }
 
@@ -327,7 +364,10 @@ Comparison compare(const CompareArgs& args) {
   }
   for (std::size_t r = 0; r < std::size(kRows); ++r) {
     CompareRow row{kRows[r].metric, kRows[r].key, kRows[r].unit, kRows[r].better, {}, {}};
-    for (const Figures& f : figs) row.values.push_back(f.values[r]);
+    for (const Figures& f : figs) {
+      row.values.push_back(f.values[r]);
+      row.ci95.push_back(f.ci95[r]);
+    }
     if (std::none_of(row.values.begin(), row.values.end(), [](const auto& v) { return v.has_value(); })) continue;
     mark_best(row);
     c.rows.push_back(std::move(row));
@@ -344,7 +384,9 @@ std::string compare_table(const Comparison& c) {
   for (const CompareRow& row : c.rows) {
     std::vector<std::string> line{row.metric};
     for (std::size_t i = 0; i < row.values.size(); ++i) {
-      line.push_back(row.values[i] ? si(*row.values[i], row.unit) + (row.best[i] ? " *" : "  ") : "-  ");
+      std::string cell = row.values[i] ? si(*row.values[i], row.unit) : "-";
+      if (row.values[i] && i < row.ci95.size() && row.ci95[i]) cell += " +- " + si(*row.ci95[i], row.unit);
+      line.push_back(cell + (row.values[i] && row.best[i] ? " *" : "  "));
     }
     line.emplace_back(better_text(row.better));
     cells.push_back(std::move(line));
@@ -353,7 +395,7 @@ std::string compare_table(const Comparison& c) {
   for (const auto& line : cells) {
     for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
   }
-  std::string out = "Comparison (* marks the best of each row)\n";
+  std::string out = "Comparison (* marks the best of each row, and any within the 95% interval of its difference from it)\n";
   if (c.ecmp_seeds > 1) {
     out += fmt::format("  ({} ECMP seeds per design whose routes are hashed: each column is the run of median step "
                        "time, fastest and slowest beside it)\n",
@@ -387,16 +429,23 @@ config::Json compare_json(const Comparison& c) {
   for (const CompareRow& row : c.rows) {
     config::Json values = config::Json::array();
     config::Json best = config::Json::array();
+    config::Json ci95 = config::Json::array();
+    bool has_ci = false;
     for (std::size_t i = 0; i < row.values.size(); ++i) {
       values.push_back(row.values[i] ? config::Json(*row.values[i]) : config::Json());
       if (row.best[i]) best.push_back(c.names[i]);
+      const bool here = i < row.ci95.size() && row.ci95[i];
+      ci95.push_back(here ? config::Json(*row.ci95[i]) : config::Json());
+      has_ci = has_ci || here;
     }
-    rows.push_back({{"metric", row.metric},
-                    {"key", row.key},
-                    {"unit", row.unit},
-                    {"better", better_text(row.better)},
-                    {"values", std::move(values)},
-                    {"best", std::move(best)}});
+    config::Json r = {{"metric", row.metric},
+                      {"key", row.key},
+                      {"unit", row.unit},
+                      {"better", better_text(row.better)},
+                      {"values", std::move(values)},
+                      {"best", std::move(best)}};
+    if (has_ci) r["ci95"] = std::move(ci95);  // the values' 95% half-widths over replications
+    rows.push_back(std::move(r));
   }
   doc["rows"] = std::move(rows);
   return doc;

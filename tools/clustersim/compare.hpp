@@ -58,6 +58,10 @@ struct CompareRow {
   Better better = Better::none;
   std::vector<std::optional<double>> values;  ///< one per scenario
   std::vector<bool> best;                     ///< one per scenario
+  /// Half-widths of the values' 95% intervals over replications, one per scenario (empty, or
+  /// nullopt, where a value has none). A value within the interval of its difference from
+  /// the best, sqrt(ci_v^2 + ci_best^2), is marked best too: the runs cannot tell them apart.
+  std::vector<std::optional<double>> ci95 = {};
 };
 
 /// The first job's step of one design, by activity (seconds), for the breakdown plot.

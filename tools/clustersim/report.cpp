@@ -437,6 +437,7 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, double j
   j["finished_share"] = s.finished_share;
   j["lost_gpu_hours"] = std::move(lost);
   j["lost_gpu_hours_total"] = lost_total;
+  j["checkpoint_gpu_hours"] = number(s.checkpoint_gpu_hours.mean);
   j["checkpoint_interval_s"] = number(s.checkpoint_interval_s);
   // Only when an asynchronous write raised the interval asked for.
   if (std::isfinite(s.checkpoint_interval_asked_s)) j["checkpoint_interval_asked_s"] = s.checkpoint_interval_asked_s;
@@ -662,9 +663,6 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   return doc;
 }
 
-namespace {
-
-/// "2,048" style thousands separators for counts people read.
 std::string grouped(double v) {
   std::string digits = fmt::format("{:.0f}", v);
   std::string out;
@@ -675,6 +673,8 @@ std::string grouped(double v) {
   }
   return out;
 }
+
+namespace {
 
 /// Four significant digits below 10,000, grouped digits above (no exponent).
 std::string readable(double v) { return std::fabs(v) >= 1e4 ? grouped(v) : fmt::format("{:.4g}", v); }
@@ -977,7 +977,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       }
       double lost_total = 0.0;
       for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
-      row("lost GPU-hours", fmt::format("{} (lost work and downtime)", grouped(lost_total)));
+      row("lost GPU-hours", fmt::format("{} (lost work and downtime; {} more blocked writing checkpoints)",
+                                        grouped(lost_total), grouped(rs.checkpoint_gpu_hours.mean)));
       // Minutes and seconds with one decimal, in exponent form past a million (a 1e24-byte
       // checkpoint blocks for 5e11 s: twelve digits said nothing more).
       // Under 0.05, three significant digits: a 1 ns interval read "every 0.0 min".
@@ -1204,6 +1205,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
         if (std::isfinite(e->ci95)) row(std::string(metric) + "_ci95", e->ci95, unit);
       }
       for (const auto& [cause, e] : rs.lost_gpu_hours) row("lost_gpu_hours_" + cause, e.mean, "GPU-h");
+      row("checkpoint_gpu_hours", rs.checkpoint_gpu_hours.mean, "GPU-h");
     }
     if (i < result.training.size() && result.training[i]) {
       const cost::TrainingCost& t = *result.training[i];

@@ -96,6 +96,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
 /// `s` as one CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
 std::string csv_quote(std::string_view s);
 
+/// "2,048" style thousands separators for counts people read (rounded to a whole number).
+std::string grouped(double v);
+
 /// The result as CSV rows "section,metric,value,unit".
 std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& result);
 

@@ -192,12 +192,37 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
       double lost = 0.0;  // every cause's mean (the mean of the sum)
       for (const auto& [cause, e] : s.lost_gpu_hours) lost += e.mean;
       j["lost_gpu_hours"] = number(lost);
+      j["checkpoint_gpu_hours"] = number(s.checkpoint_gpu_hours.mean);
+      // The queue: means over the replications where the job started (finished, for end_s);
+      // null where it never did.
+      j["started_share"] = s.started_share;
+      j["queue_wait_s"] = number(s.queue_wait_s.mean);
+      j["start_s"] = number(s.start_s.mean);
+      j["end_s"] = number(s.end_s.mean);
     }
     jobs.push_back(std::move(j));
   }
   for (const char* key : {"step_time_s", "tokens_per_s", "mfu", "memory_per_gpu_bytes", "time_to_train_s", "ettr",
-                          "ettr_ci95", "goodput_tokens_per_s", "interruptions", "lost_gpu_hours"}) {
+                          "ettr_ci95", "goodput_tokens_per_s", "interruptions", "lost_gpu_hours",
+                          "checkpoint_gpu_hours", "queue_wait_s"}) {
     if (!jobs.empty() && jobs[0].contains(key)) res[key] = jobs[0][key];
+  }
+  if (r.reliability) {
+    // The schedule: every job's, for a shared cluster's policy or spares (the columns above
+    // are the first job's).
+    res["utilisation"] = number(r.reliability->utilisation.mean);
+    double waits = 0.0;
+    std::int64_t waited = 0, never = 0;
+    for (const reliability::JobSummary& s : r.reliability->jobs) {
+      if (std::isfinite(s.queue_wait_s.mean)) {
+        waits += s.queue_wait_s.mean;
+        ++waited;
+      } else {
+        ++never;
+      }
+    }
+    res["mean_queue_wait_s"] = waited > 0 ? number(waits / static_cast<double>(waited)) : config::Json();
+    res["jobs_never_started"] = never;
   }
   res["jobs"] = std::move(jobs);
   return res;
@@ -217,8 +242,10 @@ constexpr std::string_view kResultColumns[] = {"gpus",
                                                "usd_per_gpu_hour",
                                                "total_cost_usd",
                                                "usd_per_million_tokens"};
-constexpr std::string_view kFailureColumns[] = {"ettr", "goodput_tokens_per_s", "ettr_ci95", "interruptions",
-                                                "lost_gpu_hours"};
+constexpr std::string_view kFailureColumns[] = {"ettr",           "goodput_tokens_per_s", "ettr_ci95",
+                                                "interruptions",  "lost_gpu_hours",       "checkpoint_gpu_hours",
+                                                "queue_wait_s",   "mean_queue_wait_s",    "jobs_never_started",
+                                                "utilisation"};
 
 std::string csv_cell(const config::Json& v) {
   if (v.is_number_integer()) return v.is_number_unsigned() ? fmt::format("{}", v.get<std::uint64_t>())
