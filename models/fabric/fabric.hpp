@@ -64,11 +64,13 @@
 // LIMITATIONS: one node type per cluster; all switch-to-switch links share one line rate
 // and latency; no adaptive routing on the Clos (ECMP only); UGAL compares each path's most loaded link
 // in flows (UGAL-G: global knowledge, no queues or backpressure), one flow at a time in
-// the schedule's order, against one random intermediate group: greedy, so early flows
-// cannot see the load of later ones (an all-to-all over all 1,056 GPUs of dragonfly-1k
-// takes 1.4x minimal routing's time; between two groups, 0.99x Valiant's); and blind to
-// size, so a small collective whose flows share a global link pays Valiant's latency
-// (real UGAL sees no queue and stays minimal);
+// the schedule's order, against one random intermediate group; the load a flow sees is
+// that of the flows routed before it plus the minimal routes of its phase's flows still to
+// route (the network model's lookahead: the demand a real UGAL's queues would show; seeing
+// only the flows before it, an all-to-all over all 1,056 GPUs of dragonfly-1k took 1.4x
+// minimal routing's time, early flows going Valiant on links the later ones needed); it is
+// blind to size, so a small collective whose flows share a global link pays Valiant's
+// latency (real UGAL sees no queue and stays minimal);
 // ECMP hashes each flow to one path (no flowlet or packet spraying; a connection may be
 // several flows, network.qps_per_connection), with one seed for the whole fabric rather
 // than one per switch.
@@ -207,6 +209,11 @@ class Fabric {
     return {access_base + 2 * static_cast<std::uint32_t>(endpoint)};
   }
   [[nodiscard]] std::int64_t switch_count() const;
+  /// Whether routes depend on the load (a dragonfly under UGAL): route() then reads its LoadView.
+  [[nodiscard]] bool load_aware() const {
+    const auto* d = std::get_if<DragonflyLayout>(&layout);
+    return d != nullptr && d->routing == Routing::ugal;
+  }
 
   /// Appends to `out` the links from GPU `src` to GPU `dst` (global GPU indices): NVLink
   /// inside a node, else GPU -> NIC -> fabric -> NIC -> GPU. `flow` seeds ECMP and Valiant

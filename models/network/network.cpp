@@ -195,13 +195,67 @@ double count_load(const void* counts, fabric::LinkId l) {
 
 }  // namespace
 
+// UGAL's lookahead over a phase: the load of its transfers not yet routed, on their minimal
+// routes. Routed one at a time against the transfers before them alone, the first transfers
+// of an all-to-all saw idle global links on Valiant's detours and took them, and the later
+// ones found the links their minimal routes needed taken twice over (dragonfly-1k's uniform
+// all-to-all: 1.4x minimal routing's time). A real UGAL sees every source's demand in its
+// queues at once. begin() adds every transfer's minimal routes, take() removes one's before
+// it is routed, end() clears what is left (rounding). Only where routes read the load.
+void PendingLoad::begin(const fabric::Fabric& f, const NetworkConfig& cfg, const Phase& phase, bool by_share) {
+  end();  // what a phase left when a route threw
+  active_ = f.load_aware();
+  if (!active_) return;
+  if (pending_.size() != f.links.size()) pending_.assign(f.links.size(), 0.0);
+  by_share_ = by_share;
+  for (std::size_t i = 0; i < phase.transfers.size(); ++i) add(f, cfg, phase.transfers[i], i, 1.0);
+}
+
+void PendingLoad::take(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t, std::size_t index) {
+  if (active_) add(f, cfg, t, index, -1.0);
+}
+
+void PendingLoad::end() {
+  for (fabric::LinkId l : touched_) pending_[l.value] = 0.0;
+  touched_.clear();
+  active_ = false;
+}
+
+void PendingLoad::add(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t, std::size_t index,
+                      double sign) {
+  const std::uint64_t flows = flows_of(f, cfg, t);
+  route_pairs(f, t, index * flows, flows, fabric::LoadView{}, paths_, ends_, merged_);
+  const double share = by_share_ ? 1.0 / static_cast<double>(flows) : 1.0;
+  for (const auto& [l, pairs] : merged_) {
+    pending_[l.value] += sign * share * static_cast<double>(pairs);
+    if (sign > 0.0) touched_.push_back(l);
+  }
+}
+
+namespace {
+
+// UGAL's load: the routed transfers' count plus the phase's pending minimal routes.
+template <class Count>
+struct RoutedAndPending {
+  const std::vector<Count>* routed;
+  const PendingLoad* pending;
+};
+template <class Count>
+double routed_and_pending(const void* context, fabric::LinkId l) {
+  const auto* c = static_cast<const RoutedAndPending<Count>*>(context);
+  return static_cast<double>((*c->routed)[l.value]) + c->pending->at(l);
+}
+
+}  // namespace
+
 AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s)
     : call_overhead_(cfg.call_overhead.seconds()),
       fabric_links_(f.links.size()),
       scaleup_factors_(cfg.scaleup_size_factors),
       scaleout_factors_(cfg.scaleout_size_factors) {
   std::vector<double> count(f.links.size(), 0.0);
-  build(f, cfg, s, count);
+  PendingLoad pending;
+  build(f, cfg, s, count, pending);
 }
 
 AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
@@ -211,11 +265,11 @@ AnalyticalRoutes::AnalyticalRoutes(const fabric::Fabric& f, const NetworkConfig&
       scaleup_factors_(cfg.scaleup_size_factors),
       scaleout_factors_(cfg.scaleout_size_factors) {
   if (scratch.count_.size() != f.links.size()) scratch.count_.assign(f.links.size(), 0);
-  build(f, cfg, s, scratch.count_);
+  build(f, cfg, s, scratch.count_, scratch.pending_);
 }
 
 void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
-                             std::vector<double>& count) {
+                             std::vector<double>& count, PendingLoad& pending) {
   std::size_t transfers = 0;
   for (const Phase& phase : s.phases) transfers += phase.transfers.size();
   phase_first_.reserve(s.phases.size() + 1);
@@ -237,10 +291,12 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
       for (std::size_t k = from; k < links.size(); ++k) count[links[k].value] = 0.0;
     }
   } const clear{count, links_, phase_links};
+  const RoutedAndPending<double> seen{&count, &pending};
   for (const Phase& phase : s.phases) {
     const std::size_t first = routes_.size();
     phase_links = links_.size();
     phase_first_.push_back(first);
+    pending.begin(f, cfg, phase, true);
     for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
       const Transfer& t = phase.transfers[i];
       const std::size_t start = links_.size();
@@ -248,8 +304,9 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
       // counts the transfers on it by their share (one for a transfer of one pair).
       const std::uint64_t flows = flows_of(f, cfg, t);
       const double share = 1.0 / static_cast<double>(flows);
-      const sim::Time latency = route_pairs(f, t, i * flows, flows, fabric::LoadView{&count_load<double>, &count},
-                                            paths, ends, merged);
+      pending.take(f, cfg, t, i);
+      const sim::Time latency = route_pairs(f, t, i * flows, flows,
+                                            fabric::LoadView{&routed_and_pending<double>, &seen}, paths, ends, merged);
       CLUSTERSIM_CHECK(links_.size() + merged.size() < std::numeric_limits<std::uint32_t>::max(),
                        "too many links in one schedule");
       for (const auto& [l, pairs] : merged) {
@@ -268,6 +325,7 @@ void AnalyticalRoutes::build(const fabric::Fabric& f, const NetworkConfig& cfg, 
       r.feeds_next = t.feeds_next;
       routes_.push_back(r);
     }
+    pending.end();
     // Rates once every transfer of the phase is on its links.
     double fed = 0.0;  // the path latency of a transfer that feeds this one (a relay), s
     for (std::size_t i = first; i < routes_.size(); ++i) {
@@ -462,14 +520,17 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   double along_weight = 0.0;
   bool weighted = false;
   along_.clear();
+  pending_.begin(fabric_, cfg_, phase, false);
+  const RoutedAndPending<std::uint32_t> seen{&link_flows_, &pending_};
   for (std::size_t i = 0; i < phase.transfers.size(); ++i) {
     const Transfer& t = phase.transfers[i];
     // One max-min variable per transfer: its queue pairs (network.qps_per_connection) carry
     // equal shares, each on its own path, so it uses a link with the share of its pairs there.
     const std::uint64_t flows = flows_of(fabric_, cfg_, t);
     const double share = 1.0 / static_cast<double>(flows);
+    pending_.take(fabric_, cfg_, t, i);
     const sim::Time slowest = route_pairs(fabric_, t, i * flows, flows,
-                                          fabric::LoadView{&count_load<std::uint32_t>, &link_flows_}, scratch_,
+                                          fabric::LoadView{&routed_and_pending<std::uint32_t>, &seen}, scratch_,
                                           path_ends_, merged_);
     // As the analytical model: a pass up SHARP's aggregation tree and back costs
     // NetworkConfig::sharp_latency, one through an NVLS switch NetworkConfig::nvls_latency.
@@ -553,6 +614,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     ++live_flows_;
     ++flows_started_;
   }
+  pending_.end();
   if (phase.latency_along && along_hops > 0) {
     // The step's latency follows the ring: the mean of its hops', for each transfer
     // (weighted, where the phase weighs its transfers: Transfer::latency_weight).

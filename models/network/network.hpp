@@ -110,6 +110,32 @@ std::vector<std::pair<fabric::LinkId, double>> hottest_links(const fabric::Fabri
 sim::Time analytical_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s,
                           LinkLoad* load = nullptr);
 
+/// UGAL's lookahead over one phase of a schedule: the load its transfers not yet routed
+/// will offer on their minimal routes (network.cpp says why). Inactive, and free, unless
+/// the fabric's routes read the load (Fabric::load_aware()).
+class PendingLoad {
+ public:
+  /// Adds the minimal routes of the phase's transfers, each counted by its queue pairs'
+  /// shares (`by_share`: a transfer counts 1 in all) or by its queue pairs.
+  void begin(const fabric::Fabric& f, const NetworkConfig& cfg, const Phase& phase, bool by_share);
+  /// Removes transfer `index` of the phase (about to be routed).
+  void take(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t, std::size_t index);
+  /// Clears the phase's remains.
+  void end();
+  [[nodiscard]] double at(fabric::LinkId l) const { return active_ ? pending_[l.value] : 0.0; }
+
+ private:
+  void add(const fabric::Fabric& f, const NetworkConfig& cfg, const Transfer& t, std::size_t index, double sign);
+
+  bool active_ = false;
+  bool by_share_ = true;
+  std::vector<double> pending_;
+  std::vector<fabric::LinkId> touched_;
+  std::vector<fabric::LinkId> paths_;
+  std::vector<std::size_t> ends_;
+  std::vector<std::pair<fabric::LinkId, std::uint32_t>> merged_;
+};
+
 /// Working memory for building AnalyticalRoutes: a transfer count per link of the fabric,
 /// all zero between builds, so that a build costs O(its transfers x hops) rather than
 /// O(links) to allocate and clear (a 16,384-GPU fabric has some 10^5 links, more than a
@@ -122,6 +148,7 @@ class RouteScratch {
  private:
   friend class AnalyticalRoutes;
   std::vector<double> count_;
+  PendingLoad pending_;
 };
 
 /// The analytical model's routes of one schedule, worked out once: each transfer's paths
@@ -174,7 +201,8 @@ class AnalyticalRoutes {
     Hop hop = Hop::gpu;
     bool feeds_next = false;
   };
-  void build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, std::vector<double>& count);
+  void build(const fabric::Fabric& f, const NetworkConfig& cfg, const Schedule& s, std::vector<double>& count,
+             PendingLoad& pending);
   void check_counts(const Schedule& s) const;
 
   double call_overhead_ = 0.0;  // s
@@ -288,6 +316,7 @@ class FlowNetwork {
   std::vector<fabric::LinkId> reps_;                                // scratch: its constraints' links
   std::vector<std::size_t> path_ends_;                              // scratch: where each pair's path ends
   std::vector<std::uint32_t> link_flows_;   // flows on each link (UGAL's load)
+  PendingLoad pending_;                     // UGAL's lookahead over the step being routed
   std::uint64_t steps_started_ = 0;
   std::vector<Running> running_;
   LinkLoad load_;

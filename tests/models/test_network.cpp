@@ -365,8 +365,10 @@ TEST_CASE("UGAL is never materially slower than the better of minimal and Valian
     CAPTURE(minimal);
     CAPTURE(valiant);
     CAPTURE(ugal);
-    CHECK(ugal <= 1.45 * std::min(minimal, valiant));
-    if (n == 16) CHECK(ugal <= 1.05 * valiant);  // two groups: the adversarial case
+    // Seeing its phase's demand (network::PendingLoad), UGAL matches the better policy on
+    // each: Valiant between two groups (the adversarial case), minimal on the uniform
+    // all-to-all (1.4x minimal's time when each flow saw only the flows before it).
+    CHECK(ugal <= 1.05 * std::min(minimal, valiant));
   }
 }
 
