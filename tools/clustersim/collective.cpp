@@ -4,6 +4,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace clustersim::tools {
 
@@ -43,9 +44,24 @@ bool time_collective(const fabric::Fabric& fab, const network::NetworkConfig& cf
     }
     algo = network::Algorithm::hierarchical;
   }
-  if (algo == network::Algorithm::automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
+  const bool automatic = algo == network::Algorithm::automatic;
+  if (automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
   network::Schedule schedule;
-  if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, network::in_network(fab, cfg), schedule, why)) {
+  const network::InNetwork in = network::in_network(fab, cfg);
+  if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, in, schedule, why)) {
+    if (automatic) {
+      // auto found none that plans: say why of each (the first candidate's reason alone
+      // read as if that algorithm had been asked for).
+      std::vector<std::string> each;
+      for (const network::Algorithm a : network::algorithms_for(op, ranks, fab.gpus_per_node, in)) {
+        std::string because;
+        if (!network::plan(op, a, ranks, size, fab.gpus_per_node, in, schedule, because)) {
+          each.push_back(fmt::format("{}: {}", config::enum_name(a), because));
+        }
+      }
+      why = fmt::format("no {} algorithm can be planned on {} ranks ({})", config::enum_name(op), n,
+                        fmt::join(each, "; "));
+    }
     return false;
   }
   network::LinkLoad load;
