@@ -34,6 +34,7 @@ bool time_collective(const fabric::Fabric& fab, const network::NetworkConfig& cf
   // they are planned (planning 4,096 ranks' alone took 7 s and 2 GB); under auto the
   // hierarchical one runs instead where it can.
   const auto n = static_cast<std::size_t>(ranks.size());
+  const bool automatic = algo == network::Algorithm::automatic;
   if (cfg.model == network::Model::flow && op == network::Op::all_to_all && n * (n - 1) > network::kMaxFlowTransfers &&
       (algo == network::Algorithm::direct || algo == network::Algorithm::automatic)) {
     const std::vector<network::Algorithm> allowed = network::algorithms_for(op, ranks, fab.gpus_per_node);
@@ -44,8 +45,7 @@ bool time_collective(const fabric::Fabric& fab, const network::NetworkConfig& cf
     }
     algo = network::Algorithm::hierarchical;
   }
-  const bool automatic = algo == network::Algorithm::automatic;
-  if (automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
+  if (algo == network::Algorithm::automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
   network::Schedule schedule;
   const network::InNetwork in = network::in_network(fab, cfg);
   if (!network::plan(op, algo, ranks, size, fab.gpus_per_node, in, schedule, why)) {

@@ -686,7 +686,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     }
     if (!timed) {
       shown.erase();
-      std::cerr << fmt::format("error: --algo {}: {} of {:.0f} B on {} GPUs: {}\n", c.algo, c.op, size.value(), n, why);
+      std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);
       return kExitInput;
     }
     last_load = std::move(timing.load);
