@@ -10,7 +10,10 @@
 // A replaced part, a job's software, a retired node's replacement start new. GPU and node units fail only while
 // their node serves a job, and not while that job waits for a node (no spare for a failed
 // one): its nodes' units and its own (software) stop with the time they have left, as a
-// spare's do, and go on when it restarts; switches and cables always fail. Failures are engine events; nothing
+// spare's do, and go on when it restarts; switches and cables always fail. A job's own
+// units run on its running time: they stop from its interruption until its restart begins
+// (detection, diagnosis, any wait), the failed one with a new life drawn to run from there,
+// so a rate per job-day is per day the job runs (or restarts), whatever the law. Failures are engine events; nothing
 // happens between them, so a job's progress is advanced in closed form: running since s
 // with checkpoint interval tau and blocking checkpoint time delta, at time t it has
 // committed floor((t - s) / (tau + delta)) tau more seconds of training and would lose the
