@@ -144,14 +144,16 @@ std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int6
 // (`members`, sorted), whose NIC is on the receiver's rail, so that inter-node traffic stays
 // on its rail (PXN, NCCL 2.12 and later, on by default: NVIDIA, "Doubling all2all
 // Performance with NVIDIA Collective Communication Library 2.12", 2022).
+// One ring relays too when `relay_one_ring` (send/recv's ring of peers; a collective's one
+// ring has no PXN relay, see plan()).
 void ring_transfers(const std::vector<std::vector<std::int64_t>>& rings, const std::vector<std::int64_t>& members,
-                    std::int64_t g, double bytes, bool open, Phase& p) {
+                    std::int64_t g, double bytes, bool open, Phase& p, bool relay_one_ring = false) {
   for (const auto& ring : rings) {
     const std::size_t n = ring.size();
     for (std::size_t i = 0; i + (open ? 1 : 0) < n; ++i) {
       const Transfer t{ring[i], ring[(i + 1) % n], bytes};
       const std::int64_t relay = g > 1 ? t.src / g * g + t.dst % g : t.src;
-      if (rings.size() > 1 && t.src / g != t.dst / g && t.src % g != t.dst % g &&
+      if ((rings.size() > 1 || relay_one_ring) && g > 1 && t.src / g != t.dst / g && t.src % g != t.dst % g &&
           std::binary_search(members.begin(), members.end(), relay)) {
         p.transfers.push_back({t.src, relay, t.bytes, Hop::gpu, /*feeds_next=*/true});
         p.transfers.push_back({relay, t.dst, t.bytes});
@@ -533,7 +535,14 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         // More ranks: every rank sends S to the next and receives S from the previous, all at
         // once, as nccl-tests' sendrecv_perf (peer (rank + 1) mod n). On 2 ranks that test
         // sends both ways at once, which full-duplex links carry in the time of one way.
-        for (std::size_t i = 0; i < n; ++i) p.transfers.push_back({ranks[i], ranks[(i + 1) % n], S});
+        // A send to another node on another rail goes over NVLink to the sender node's GPU on
+        // the receiver's rail, when that GPU is a rank too, and out of its NIC (PXN: NCCL's
+        // NCCL_P2P_PXN_LEVEL defaults to 2, always for send/receive; it crossed the spine,
+        // where ECMP collisions took a 1 GiB ring of sends on 64 H100 to 12-16 GB/s).
+        std::vector<std::int64_t> members(ranks.begin(), ranks.end());
+        std::sort(members.begin(), members.end());
+        ring_transfers({std::vector<std::int64_t>(ranks.begin(), ranks.end())}, members, gpus_per_node, S, false, p,
+                       /*relay_one_ring=*/true);
       } else {
         if (n > 4096) {
           why = fmt::format("direct all-to-all plans n(n-1) transfers; {} ranks is beyond the 4,096 supported", n);

@@ -71,14 +71,18 @@
 //                            stages' times added (Horovod's hierarchical all-reduce). NCCL
 //                            has no such algorithm (its tree is the pipelined counterpart),
 //                            so auto never chooses it for an all-reduce; --algo asks for it
-//   direct all-to-all        one phase, every rank sends S/n to every other
+//   direct all-to-all        one phase, every rank sends S/n to every other (no PXN relay:
+//                            a send between rails crosses the fabric's upper tiers, where
+//                            NCCL would relay it; the hierarchical one keeps to the rails)
 //   hierarchical all-to-all  inside each node, GPU i hands GPU j all it has for local rank j
 //                            (nodes x S/n); then rail by rail, GPU j of node a sends GPU j
 //                            of node b its node's data for it (g x S/n): fewer, larger
 //                            messages on the network
 //   send/recv                2 ranks: one transfer of S from rank 0 to rank 1; n > 2: every
 //                            rank i sends S to rank i+1 mod n at once (nccl-tests'
-//                            sendrecv_perf ring of pairs)
+//                            sendrecv_perf ring of pairs); a send to another node's other
+//                            rail is relayed as a ring's hop is (PXN, NCCL_P2P_PXN_LEVEL 2,
+//                            its default), when the relay GPU is a rank
 // Chunks: C = ceil(S' / 512 KiB) for the pipelined algorithms (S' the bytes one tree or
 // the ring carries; 512 KiB is NCCL's per-step slot), capped at 1024. A pipelined schedule
 // spreads each edge's bytes evenly over its steps, so bytes are exact; the steps that fill

@@ -430,6 +430,32 @@ TEST_CASE("auto picks the fastest algorithm; unsupported algorithms are refused 
   CHECK(analytical_time(f, cfg, s) < auto_time);
 }
 
+TEST_CASE("send/recv: a send to another node's other rail is relayed onto the receiver's rail (PXN)") {
+  // A ring of sends over two 8-GPU nodes: GPU 7 sends to GPU 8 (node 1, local 0) by way of
+  // GPU 0, whose NIC is on rail 0, and GPU 15 to GPU 0 by way of GPU 8. On a rail Clos the
+  // ring then runs at a NIC's rate; crossing rails it went up to the spines.
+  const std::vector<std::int64_t> ranks = iota(16);
+  const Schedule s = planned(Op::send_recv, Algorithm::direct, ranks, 1e9, 8);
+  REQUIRE(s.phases.size() == 1);
+  int relays = 0;
+  for (const Transfer& t : s.phases[0].transfers) {
+    if (t.feeds_next) ++relays;
+    if (t.src / 8 != t.dst / 8) CHECK(t.src % 8 == t.dst % 8);
+  }
+  CHECK(relays == 2);
+  CHECK(s.phases[0].transfers.size() == 18);
+  FabricConfig rail = clos(16, 2, fabric::Ratio{1, 3});
+  rail.topology = Topology::rail_clos;
+  const fabric::Fabric f = build(rail, 2, 8, 8);
+  const NetworkConfig cfg = bare();
+  const double nic = 50e9 * cfg.scaleout_efficiency;
+  CHECK(analytical_time(f, cfg, s).seconds() == Rel(1e9 / nic).epsilon(0.01));
+  // A pair has no relay in its communicator: it crosses rails.
+  const Schedule pair = planned(Op::send_recv, Algorithm::direct, {7, 8}, 1e9, 8);
+  REQUIRE(pair.phases[0].transfers.size() == 1);
+  CHECK(pair.phases[0].transfers[0].src == 7);
+}
+
 TEST_CASE("a ring over the same GPUs of every node: one channel per GPU, every hop between nodes on its rail") {
   // GPUs 0 and 4 of four 8-GPU nodes: a data-parallel group under tp 4. Two rings, each
   // leaving every node by a different GPU's NIC; a hop that would change rails is relayed
