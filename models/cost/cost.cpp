@@ -213,6 +213,9 @@ config::Json to_json(const CostResult& c) {
   j["unpriced"] = c.unpriced;
   j["node_price_basis"] = c.node_price_basis;
   j["utilization"] = c.utilization;
+  // The same figure by what it is (the GPUs' busy share the energy and cost use; the
+  // schedule's own utilisation is under `schedule`): `utilization` read as that.
+  j["gpu_busy_share"] = c.utilization;
   j["utilization_basis"] = c.utilization_basis;
   j["power_average"] = power_json(c.average);
   j["power_peak"] = power_json(c.peak);

@@ -1141,6 +1141,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     if (c.usd_per_gpu_hour) row("usd_per_gpu_hour", *c.usd_per_gpu_hour, "USD/GPU-h");
     if (c.tco) row("tco", c.tco->value(), "USD");
     row("utilization", c.utilization, "fraction");
+    row("gpu_busy_share", c.utilization, "fraction");  // what `utilization` holds, by its name
     row("average_facility_power", c.average.facility.value(), "W");
     row("peak_facility_power", c.peak.facility.value(), "W");
     row("peak_it_power", c.peak.it.value(), "W");  // nodes, spares and network at full load: the table's "IT"
