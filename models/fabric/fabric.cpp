@@ -103,8 +103,9 @@ std::vector<LinkId> failure_cables(const Fabric& f) {
 
 std::string describe_link(const Fabric& f, LinkId l) {
   const Link& link = f.links[l.value];
-  return fmt::format("{} {}#{} -> {}#{}", name(link.kind), name(f.vertex_kind[link.src.value]), link.src.value,
-                     name(f.vertex_kind[link.dst.value]), link.dst.value);
+  // Parallel cables between two switches share their ends: the link's own id tells them apart.
+  return fmt::format("{} {}#{} -> {}#{} (link {})", name(link.kind), name(f.vertex_kind[link.src.value]),
+                     link.src.value, name(f.vertex_kind[link.dst.value]), link.dst.value, l.value);
 }
 
 void Fabric::fail_vertex(VertexId v) {

@@ -237,7 +237,8 @@ class Fabric {
   [[nodiscard]] bool failed(LinkId link) const { return !link_failed.empty() && link_failed[link.value]; }
 };
 
-/// "leaf_spine leaf#1040 -> spine#1200": a link's kind and its two ends, for reports.
+/// "leaf_spine leaf#1040 -> spine#1200 (link 70400)": a link's kind, its two ends and its id
+/// (parallel cables share their ends), for reports.
 std::string describe_link(const Fabric& f, LinkId l);
 
 /// The cables that fail as units (failure components `per: link`), in the order the long run
