@@ -212,7 +212,7 @@ class Fabric {
   /// Whether routes depend on the load (a dragonfly under UGAL): route() then reads its LoadView.
   [[nodiscard]] bool load_aware() const {
     const auto* d = std::get_if<DragonflyLayout>(&layout);
-    return d != nullptr && d->routing == Routing::ugal;
+    return d != nullptr && d->routing == Routing::ugal && d->g > 2;  // two groups: no detour to take
   }
 
   /// Appends to `out` the links from GPU `src` to GPU `dst` (global GPU indices): NVLink

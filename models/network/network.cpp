@@ -187,12 +187,6 @@ sim::Time route_pairs(const fabric::Fabric& f, const Transfer& t, std::uint64_t 
   return slowest;
 }
 
-// Load seen by adaptive routing (UGAL): transfers already on each link.
-template <class Count>
-double count_load(const void* counts, fabric::LinkId l) {
-  return static_cast<double>((*static_cast<const std::vector<Count>*>(counts))[l.value]);
-}
-
 }  // namespace
 
 // UGAL's lookahead over a phase: the load of its transfers not yet routed, on their minimal
@@ -227,8 +221,8 @@ void PendingLoad::add(const fabric::Fabric& f, const NetworkConfig& cfg, const T
   route_pairs(f, t, index * flows, flows, fabric::LoadView{}, paths_, ends_, merged_);
   const double share = by_share_ ? 1.0 / static_cast<double>(flows) : 1.0;
   for (const auto& [l, pairs] : merged_) {
+    if (sign > 0.0 && pending_[l.value] == 0.0) touched_.push_back(l);  // each link once
     pending_[l.value] += sign * share * static_cast<double>(pairs);
-    if (sign > 0.0) touched_.push_back(l);
   }
 }
 

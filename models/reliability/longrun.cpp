@@ -1269,9 +1269,11 @@ class Model {
       j.running_s += dt;
       j.busy_gpu_s += dt * j.rate * static_cast<double>(j.p.gpus);
       j.blocking_s_integral += dt * j.delta;
-      // Running time goes in cycles of tau training and delta blocked writing.
+      // Running time goes in cycles of tau training and delta blocked writing; shrunk, on the
+      // replicas it runs (the missing ones' time is lost, below).
+      const double running_share = j.degrade > 0.0 ? std::min(1.0, j.rate / j.degrade) : 1.0;
       if (std::isfinite(j.tau) && j.tau + j.delta > 0.0) {
-        j.checkpoint_gpu_s += dt * j.delta / (j.tau + j.delta) * static_cast<double>(j.p.gpus);
+        j.checkpoint_gpu_s += dt * j.delta / (j.tau + j.delta) * running_share * static_cast<double>(j.p.gpus);
       }
       j.slowdown_integral += dt * (j.write_alone > 0.0 ? j.write / j.write_alone : 1.0);
       // Running shrunk, on share < 1 of its replicas, loses the missing ones' (1 - share) of

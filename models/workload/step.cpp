@@ -97,7 +97,7 @@ MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost
   // distributed optimizer table (docs, "Distributed Optimizer"): fp16 parameters and
   // gradients 4 + 16/d bytes per parameter, bf16 parameters with fp32 gradients 6 + 12/d,
   // fp32 both 8 + 8/d.
-  const double ob = wb == 4.0 ? 8.0 : gb < 4.0 ? 16.0 : 12.0;
+  const double ob = (wb == 4.0 ? 8.0 : 12.0) + (gb < 4.0 ? 4.0 : 0.0);
   MemoryBreakdown worst;
   for (std::int64_t s = 0; s < p.pp; ++s) {
     double params = 0.0, experts = 0.0, gathered = 0.0;

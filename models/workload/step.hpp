@@ -120,7 +120,7 @@ struct MemoryBreakdown {
 /// Memory per GPU on the stage that needs the most (bytes; the header's accounting:
 /// parameters at the precision's width (4 bytes for fp32/tf32, else 2), gradients at
 /// grad_dtype, Adam (fp32 master, m, v: 12 bytes per parameter, 8 when the weights are fp32
-/// already, 16 when the gradients are below fp32: their fp32 copy for the update), each sharded over dp x cp by the ZeRO stage (experts over their
+/// already; 4 more when the gradients are below fp32: their fp32 copy for the update), each sharded over dp x cp by the ZeRO stage (experts over their
 /// expert-data-parallel group); with ZeRO-3 the weights also count the units gathered at
 /// once: the unit in use and the next, prefetched (a layer, the embedding or the output
 /// layer; the largest two neighbours, whole); activations of the passes in flight).

@@ -205,13 +205,10 @@ TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616}, {}};
   tools::mark_best(close);
   CHECK(close.best == std::vector<bool>{true, true, false});
-  // With 95% intervals: 0.9050 +- 0.006 and 0.9059 +- 0.006 cannot be told apart (their
-  // difference's interval is +- 0.0085); 0.890 +- 0.006 can (0.0159 from the best).
+  // 95% intervals are shown, not used: the designs share their failure draws, so two
+  // intervals that overlap do not make two values alike.
   tools::CompareRow noisy{"ETTR", "ettr", "fraction", tools::Better::higher, {0.9050, 0.9059, 0.890}, {},
                           {0.006, 0.006, 0.006}};
-  tools::mark_best(noisy);
-  CHECK(noisy.best == std::vector<bool>{true, true, false});
-  noisy.ci95 = {0.0001, 0.0001, std::nullopt};  // narrow: only the best (90.5% and 90.6% printed)
   tools::mark_best(noisy);
   CHECK(noisy.best == std::vector<bool>{false, true, false});
 }

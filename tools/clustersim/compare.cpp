@@ -47,8 +47,10 @@ constexpr RowSpec kRows[] = {
     {"MFU", "mfu", "fraction", Better::higher},
     {"memory per GPU", "memory_per_gpu_bytes", "B", Better::none},
     {"ETTR", "ettr", "fraction", Better::higher},
-    {"lost GPU-hours (lost work, downtime)", "lost_gpu_hours", "GPU-h", Better::lower},
-    {"GPU-hours blocked writing checkpoints", "checkpoint_gpu_hours", "GPU-h", Better::lower},
+    // Not starred: each trades against the other (checkpoint rarely: fewer hours writing,
+    // more lost) and against the ETTR (a job down half the time writes little): ETTR ranks.
+    {"lost GPU-hours (lost work, downtime)", "lost_gpu_hours", "GPU-h", Better::none},
+    {"GPU-hours blocked writing checkpoints", "checkpoint_gpu_hours", "GPU-h", Better::none},
     {"cluster utilisation", "utilisation", "fraction", Better::higher},
     {"mean queue wait (all jobs)", "mean_queue_wait_s", "s", Better::lower},
     {"time to train", "time_to_train_s", "s", Better::lower},
@@ -165,22 +167,15 @@ void mark_best(CompareRow& row) {
     if (!best || (row.better == Better::lower ? *v < *best : *v > *best)) best = v;
   }
   if (present < 2) return;  // nothing to compare against
-  const auto ci = [&](std::size_t i) {
-    return i < row.ci95.size() && row.ci95[i] ? *row.ci95[i] : 0.0;
-  };
-  // The best value's interval: the widest among the values equal to it.
-  double best_ci = 0.0;
-  for (std::size_t i = 0; i < row.values.size(); ++i) {
-    if (row.values[i] && *row.values[i] == *best) best_ci = std::max(best_ci, ci(i));
-  }
   for (std::size_t i = 0; i < row.values.size(); ++i) {
     const auto& v = row.values[i];
     // A value that prints as the best one is as good: a star on 5.615 s and none on 5.615 s
-    // (1.5 us apart) told nothing true. So is one the replications cannot tell from it: a
-    // star on an ETTR of 90.59% and none on 90.56%, each +- 0.6%, told nothing true either.
+    // (1.5 us apart) told nothing true. Intervals (ci95) are printed beside the values, not
+    // used here: the designs of one comparison share their failure draws (the same seeds),
+    // so the interval of a difference is narrower than the two intervals make it, and
+    // without the replications' paired values it cannot be told.
     row.best[i] = v && (std::abs(*v - *best) <= 1e-9 * std::max(std::abs(*v), std::abs(*best)) ||
-                        si(*v, row.unit) == si(*best, row.unit) ||
-                        std::abs(*v - *best) <= std::hypot(ci(i), best_ci));
+                        si(*v, row.unit) == si(*best, row.unit));
   }
 }
 
@@ -395,7 +390,7 @@ std::string compare_table(const Comparison& c) {
   for (const auto& line : cells) {
     for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
   }
-  std::string out = "Comparison (* marks the best of each row, and any within the 95% interval of its difference from it)\n";
+  std::string out = "Comparison (* marks the best of each row; +- the half-width of a 95% interval over replications)\n";
   if (c.ecmp_seeds > 1) {
     out += fmt::format("  ({} ECMP seeds per design whose routes are hashed: each column is the run of median step "
                        "time, fastest and slowest beside it)\n",

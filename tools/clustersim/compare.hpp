@@ -59,8 +59,7 @@ struct CompareRow {
   std::vector<std::optional<double>> values;  ///< one per scenario
   std::vector<bool> best;                     ///< one per scenario
   /// Half-widths of the values' 95% intervals over replications, one per scenario (empty, or
-  /// nullopt, where a value has none). A value within the interval of its difference from
-  /// the best, sqrt(ci_v^2 + ci_best^2), is marked best too: the runs cannot tell them apart.
+  /// nullopt, where a value has none); printed beside the values, not used to mark the best.
   std::vector<std::optional<double>> ci95 = {};
 };
 
