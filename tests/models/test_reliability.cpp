@@ -68,6 +68,26 @@ void fit_parabola(const std::vector<double>& xs, const std::vector<double>& ys, 
   b = det3(s[4], t[2], s[2], s[3], t[1], s[1], s[2], t[0], s[0]) / D;
 }
 
+/// The checkpoint interval of the best ETTR for a job of Fixture(1.0, ckpt_bytes) (MTBF one
+/// day): fixed intervals k x `around` for k from `from` to `to` by factors of `step`, the same
+/// failures for each (same seed), over 20,000 days; a parabola through ETTR against log(k)
+/// locates the maximum.
+double swept_optimum(double ckpt_bytes, double around, double from, double to, double step) {
+  std::vector<double> xs, ys;
+  for (double k = from; k <= to; k *= step) {
+    Fixture f(1.0, ckpt_bytes);
+    f.in.checkpoint.interval = {false, sim::Time::from_seconds(k * around)};
+    f.in.horizon_s = 20000 * kDay;
+    const LongRunResult r = simulate_long_run(f.in);
+    xs.push_back(std::log(k));
+    ys.push_back(r.jobs[0].ettr.mean);
+  }
+  double a = 0.0, b = 0.0;
+  fit_parabola(xs, ys, a, b);
+  REQUIRE(a < 0.0);
+  return around * std::exp(-b / (2.0 * a));
+}
+
 }  // namespace
 
 TEST_CASE("failure rates and duration laws parse, and say what is wrong") {
@@ -307,21 +327,7 @@ TEST_CASE("a horizon shorter than the checkpoint interval projects the time to t
 TEST_CASE("Young/Daly: a sweep of the interval finds the optimum (about sqrt(2 delta M) - delta) within 5%") {
   const double M = kDay, delta = 60.0;
   const double daly = daly_interval(delta, M);
-  // ETTR at fixed intervals around the optimum, the same failures for each (same seed); a
-  // parabola through the sweep in log(tau) locates the maximum.
-  std::vector<double> xs, ys;
-  for (double k = 0.4; k <= 2.51; k *= 1.1) {
-    Fixture f(1.0);
-    f.in.checkpoint.interval = {false, sim::Time::from_seconds(k * daly)};
-    f.in.horizon_s = 20000 * kDay;
-    const LongRunResult r = simulate_long_run(f.in);
-    xs.push_back(std::log(k));
-    ys.push_back(r.jobs[0].ettr.mean);
-  }
-  double a = 0.0, b = 0.0;
-  fit_parabola(xs, ys, a, b);
-  REQUIRE(a < 0.0);
-  const double best = daly * std::exp(-b / (2.0 * a));
+  const double best = swept_optimum(60e12, daly, 0.4, 2.51, 1.1);
   CHECK(best / daly == Rel(1.0).epsilon(0.05));
 }
 
@@ -365,19 +371,7 @@ TEST_CASE("Daly's higher order finds a long write's optimum where the first orde
   const double first = std::sqrt(2.0 * delta * M) - delta;
   const double higher = daly_interval(delta, M);
   CHECK(higher / M == Rel(0.5503).epsilon(1e-3));
-  std::vector<double> xs, ys;
-  for (double k = 0.5; k <= 2.01; k *= 1.15) {
-    Fixture f(1.0, delta * 1e12);  // written at 1 TB/s
-    f.in.checkpoint.interval = {false, sim::Time::from_seconds(k * higher)};
-    f.in.horizon_s = 20000 * kDay;
-    const LongRunResult r = simulate_long_run(f.in);
-    xs.push_back(std::log(k));
-    ys.push_back(r.jobs[0].ettr.mean);
-  }
-  double a = 0.0, b = 0.0;
-  fit_parabola(xs, ys, a, b);
-  REQUIRE(a < 0.0);
-  const double best = higher * std::exp(-b / (2.0 * a));
+  const double best = swept_optimum(delta * 1e12, higher, 0.5, 2.01, 1.15);  // written at 1 TB/s
   CAPTURE(best / M);
   CHECK(std::fabs(std::log(best / higher)) < std::fabs(std::log(best / first)));
   CHECK(best / higher == Rel(1.0).epsilon(0.10));
