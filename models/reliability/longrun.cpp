@@ -2095,6 +2095,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   const std::size_t J = jobs.size();
   std::vector<sim::Welford> interruptions(J), ettr(J), goodput(J), ttt(J), wait(J), start(J), finish(J),
       fragmented(J), blocking(J), slowdown(J), checkpoint_hours(J);
+  std::vector<std::vector<double>> ettr_reps(J);
   std::vector<std::int64_t> finished(J, 0), started(J, 0);
   // Replications unfinished at the horizon, (elapsed, useful) from the job's start; and the
   // sums of both over every started replication (the pooled ETTR the rest is projected at).
@@ -2123,6 +2124,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       causes[j].push_back(std::move(c));
       lost[j].push_back(std::move(l));
       checkpoint_hours[j].add(s.checkpoint_gpu_s / 3600.0);
+      ettr_reps[j].push_back(std::numeric_limits<double>::quiet_NaN());  // set below if it started
       if (!s.started) continue;  // still queued at the end: no training figures
       ++started[j];
       wait[j].add(s.start_time - s.p.submit_s);
@@ -2136,6 +2138,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       const double elapsed = (s.finished ? s.finished_at : r.elapsed) - s.start_time;
       const double useful = model.useful(s, r.elapsed);
       ettr[j].add(elapsed > 0.0 ? useful / elapsed : 0.0);
+      ettr_reps[j].back() = elapsed > 0.0 ? useful / elapsed : 0.0;
       goodput[j].add(elapsed > 0.0 ? useful * s.p.tokens_per_s / elapsed : 0.0);
       // Time to train: a finished replication's own; an unfinished one's time so far plus
       // its remaining work at the ETTR pooled over the replications (below). Its own ETTR
@@ -2247,6 +2250,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     s.finished_share = static_cast<double>(finished[j]) / static_cast<double>(in.replications);
     s.lost_gpu_hours = summarize(lost[j]);
     s.checkpoint_gpu_hours = estimate(checkpoint_hours[j]);
+    s.ettr_by_replication = std::move(ettr_reps[j]);
     s.checkpoint_interval_s = jobs[j].tau;
     s.checkpoint_interval_asked_s = jobs[j].tau_asked;
     s.checkpoint_write_s = jobs[j].delta;

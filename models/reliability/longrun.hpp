@@ -362,6 +362,10 @@ struct JobSummary {
   Estimate interruptions;
   std::map<std::string, Estimate> by_cause;
   Estimate ettr;
+  /// Each replication's ETTR, in order (NaN where the job did not start): replication r of
+  /// two designs run on one seed draws the same failure streams, so their difference is
+  /// estimated from the pairs (tools/clustersim compare) more tightly than from two intervals.
+  std::vector<double> ettr_by_replication;
   Estimate goodput_tokens_per_s;
   Estimate time_to_train_s;  ///< a finished replication's own; an unfinished one's time so far plus
                              ///< its remaining work at the ETTR pooled over the replications (the

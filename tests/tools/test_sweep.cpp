@@ -205,10 +205,20 @@ TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616}, {}};
   tools::mark_best(close);
   CHECK(close.best == std::vector<bool>{true, true, false});
-  // 95% intervals are shown, not used: the designs share their failure draws, so two
-  // intervals that overlap do not make two values alike.
+  // Intervals alone mark nothing: the designs share their failure draws, so two intervals
+  // that overlap do not make two values alike.
   tools::CompareRow noisy{"ETTR", "ettr", "fraction", tools::Better::higher, {0.9050, 0.9059, 0.890}, {},
                           {0.006, 0.006, 0.006}};
+  tools::mark_best(noisy);
+  CHECK(noisy.best == std::vector<bool>{false, true, false});
+  // The replications, paired: the first design's differences from the best (-0.005, -0.005,
+  // +0.005, -0.001: mean -0.0015, 95% half-width 3.18 x 0.0047 / 2 = 0.0075) hold 0; the
+  // third's (-0.1 each time) do not, nor does a design without samples.
+  noisy.values = {0.9045, 0.906, 0.806};
+  noisy.samples = {{0.895, 0.905, 0.925, 0.893}, {0.90, 0.91, 0.92, 0.894}, {0.80, 0.81, 0.82, 0.794}};
+  tools::mark_best(noisy);
+  CHECK(noisy.best == std::vector<bool>{true, true, false});
+  noisy.samples = {{}, {0.90, 0.91, 0.92, 0.894}, {0.80, 0.81, 0.82, 0.794}};
   tools::mark_best(noisy);
   CHECK(noisy.best == std::vector<bool>{false, true, false});
 }

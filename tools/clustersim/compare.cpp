@@ -12,6 +12,7 @@
 #include <fmt/ranges.h>
 
 #include "models/scenario/scenario.hpp"
+#include "sim/stats.hpp"
 #include "tools/clustersim/report.hpp"
 #include "tools/clustersim/sweep.hpp"
 
@@ -22,6 +23,7 @@ namespace {
 struct Figures {
   std::vector<std::optional<double>> values;
   std::vector<std::optional<double>> ci95;  ///< the 95% half-widths of the values that have one
+  std::vector<std::vector<double>> samples;  ///< per replication, for the rows that pair them
 };
 
 struct RowSpec {
@@ -72,6 +74,7 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
   Figures f;
   f.values.resize(std::size(kRows));
   f.ci95.resize(std::size(kRows));
+  f.samples.resize(std::size(kRows));
   const auto v = [&](std::string_view key) -> std::optional<double>& {
     const std::size_t i = row_of(key);
     if (i >= f.values.size()) throw std::logic_error(fmt::format("compare: no row '{}'", key));
@@ -111,6 +114,7 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
       const reliability::JobSummary& s = r.reliability->jobs[0];
       v("ettr") = finite(s.ettr.mean);
       f.ci95[row_of("ettr")] = finite(s.ettr.ci95);
+      f.samples[row_of("ettr")] = s.ettr_by_replication;
       double lost = 0.0;
       for (const auto& [cause, e] : s.lost_gpu_hours) lost += e.mean;
       v("lost_gpu_hours") = finite(lost);
@@ -160,22 +164,38 @@ void mark_best(CompareRow& row) {
   row.best.assign(row.values.size(), false);
   if (row.better == Better::none) return;
   std::optional<double> best;
+  std::size_t best_at = 0;
   std::size_t present = 0;
-  for (const auto& v : row.values) {
+  for (std::size_t i = 0; i < row.values.size(); ++i) {
+    const auto& v = row.values[i];
     if (!v) continue;
     ++present;
-    if (!best || (row.better == Better::lower ? *v < *best : *v > *best)) best = v;
+    if (!best || (row.better == Better::lower ? *v < *best : *v > *best)) {
+      best = v;
+      best_at = i;
+    }
   }
   if (present < 2) return;  // nothing to compare against
+  // Whether the replications, paired, cannot tell value i from the best: the 95% interval of
+  // the mean of their differences holds 0. Two intervals that overlap say nothing of it: the
+  // designs share their failure draws, so the differences vary far less than the values.
+  const auto tied = [&](std::size_t i) {
+    if (i >= row.samples.size() || best_at >= row.samples.size()) return false;
+    const std::vector<double>& a = row.samples[i];
+    const std::vector<double>& b = row.samples[best_at];
+    if (a.size() != b.size()) return false;
+    sim::Welford d;
+    for (std::size_t r = 0; r < a.size(); ++r) {
+      if (std::isfinite(a[r]) && std::isfinite(b[r])) d.add(a[r] - b[r]);
+    }
+    return d.count() >= 2 && std::abs(d.mean()) <= d.ci95_half_width();
+  };
   for (std::size_t i = 0; i < row.values.size(); ++i) {
     const auto& v = row.values[i];
     // A value that prints as the best one is as good: a star on 5.615 s and none on 5.615 s
-    // (1.5 us apart) told nothing true. Intervals (ci95) are printed beside the values, not
-    // used here: the designs of one comparison share their failure draws (the same seeds),
-    // so the interval of a difference is narrower than the two intervals make it, and
-    // without the replications' paired values it cannot be told.
+    // (1.5 us apart) told nothing true.
     row.best[i] = v && (std::abs(*v - *best) <= 1e-9 * std::max(std::abs(*v), std::abs(*best)) ||
-                        si(*v, row.unit) == si(*best, row.unit));
+                        si(*v, row.unit) == si(*best, row.unit) || tied(i));
   }
 }
 
@@ -362,6 +382,7 @@ Comparison compare(const CompareArgs& args) {
     for (const Figures& f : figs) {
       row.values.push_back(f.values[r]);
       row.ci95.push_back(f.ci95[r]);
+      row.samples.push_back(f.samples[r]);
     }
     if (std::none_of(row.values.begin(), row.values.end(), [](const auto& v) { return v.has_value(); })) continue;
     mark_best(row);
@@ -390,7 +411,9 @@ std::string compare_table(const Comparison& c) {
   for (const auto& line : cells) {
     for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
   }
-  std::string out = "Comparison (* marks the best of each row; +- the half-width of a 95% interval over replications)\n";
+  std::string out =
+      "Comparison (* marks the best of each row, and an ETTR the replications, paired, cannot tell from the best; "
+      "+- the half-width of a 95% interval over replications)\n";
   if (c.ecmp_seeds > 1) {
     out += fmt::format("  ({} ECMP seeds per design whose routes are hashed: each column is the run of median step "
                        "time, fastest and slowest beside it)\n",

@@ -59,8 +59,13 @@ struct CompareRow {
   std::vector<std::optional<double>> values;  ///< one per scenario
   std::vector<bool> best;                     ///< one per scenario
   /// Half-widths of the values' 95% intervals over replications, one per scenario (empty, or
-  /// nullopt, where a value has none); printed beside the values, not used to mark the best.
+  /// nullopt, where a value has none); printed beside the values.
   std::vector<std::optional<double>> ci95 = {};
+  /// Each scenario's per-replication values, where the row has them (empty otherwise). The
+  /// designs of one comparison run on the same seeds, replication r of each on the same
+  /// failure draws: a value whose paired differences from the best one's have a 95% interval
+  /// holding 0 is marked best too (the replications cannot tell them apart).
+  std::vector<std::vector<double>> samples = {};
 };
 
 /// The first job's step of one design, by activity (seconds), for the breakdown plot.
