@@ -23,6 +23,23 @@ double pareto_alpha(const Heterogeneity& h) {
   return 1.0 / (1.0 - std::log(h.failure_share) / std::log(h.top_fraction));
 }
 
+double total_lost_gpu_hours(const JobSummary& s) {
+  double lost = 0.0;
+  for (const auto& [cause, e] : s.lost_gpu_hours) lost += e.mean;
+  return lost;
+}
+
+double mean_queue_wait_s(const LongRunResult& r) {
+  double waits = 0.0;
+  std::int64_t waited = 0;
+  for (const JobSummary& s : r.jobs) {
+    if (!std::isfinite(s.queue_wait_s.mean)) continue;
+    waits += s.queue_wait_s.mean;
+    ++waited;
+  }
+  return waited > 0 ? waits / static_cast<double>(waited) : std::numeric_limits<double>::quiet_NaN();
+}
+
 double daly_interval(double delta, double mtbf) {
   if (delta >= 2.0 * mtbf) return mtbf;
   const double x = delta / (2.0 * mtbf);

@@ -451,4 +451,9 @@ double pareto_alpha(const Heterogeneity& h);
 /// Runs `replications` independent replications.
 LongRunResult simulate_long_run(const LongRunInputs& in);
 
+/// A job's lost GPU-hours over every cause (the sum of their means: the mean of the sum).
+double total_lost_gpu_hours(const JobSummary& s);
+/// The mean queue wait of the jobs that started in some replication (NaN when none did).
+double mean_queue_wait_s(const LongRunResult& r);
+
 }  // namespace clustersim::reliability

@@ -95,14 +95,7 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
   if (r.reliability) {
     v("utilisation") = finite(r.reliability->utilisation.mean);
     f.ci95[row_of("utilisation")] = finite(r.reliability->utilisation.ci95);
-    double waits = 0.0;
-    std::size_t waited = 0;
-    for (const reliability::JobSummary& s : r.reliability->jobs) {
-      if (!std::isfinite(s.queue_wait_s.mean)) continue;
-      waits += s.queue_wait_s.mean;
-      ++waited;
-    }
-    if (waited > 0) v("mean_queue_wait_s") = waits / static_cast<double>(waited);
+    v("mean_queue_wait_s") = finite(reliability::mean_queue_wait_s(*r.reliability));
   }
   if (!r.jobs.empty()) {
     const workload::StepResult& st = r.jobs[0];
@@ -115,9 +108,7 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
       v("ettr") = finite(s.ettr.mean);
       f.ci95[row_of("ettr")] = finite(s.ettr.ci95);
       f.samples[row_of("ettr")] = s.ettr_by_replication;
-      double lost = 0.0;
-      for (const auto& [cause, e] : s.lost_gpu_hours) lost += e.mean;
-      v("lost_gpu_hours") = finite(lost);
+      v("lost_gpu_hours") = finite(reliability::total_lost_gpu_hours(s));
       v("checkpoint_gpu_hours") = finite(s.checkpoint_gpu_hours.mean);
     }
     v("time_to_train_s") = finite(time_to_train_s(loaded, r, 0));

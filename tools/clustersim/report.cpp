@@ -975,10 +975,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                      : std::string("not projectable: the horizon ended before a millionth of the "
                                                    "training was done"));
       }
-      double lost_total = 0.0;
-      for (const auto& [k, e] : rs.lost_gpu_hours) lost_total += e.mean;
       row("lost GPU-hours", fmt::format("{} (lost work and downtime; {} more blocked writing checkpoints)",
-                                        grouped(lost_total), grouped(rs.checkpoint_gpu_hours.mean)));
+                                        grouped(reliability::total_lost_gpu_hours(rs)),
+                                        grouped(rs.checkpoint_gpu_hours.mean)));
       // Minutes and seconds with one decimal, in exponent form past a million (a 1e24-byte
       // checkpoint blocks for 5e11 s: twelve digits said nothing more).
       // Under 0.05, three significant digits: a 1 ns interval read "every 0.0 min".
@@ -1179,9 +1178,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       if (std::isfinite(rs.ettr.mean)) row("ettr", rs.ettr.mean, "fraction");
       if (std::isfinite(rs.goodput_tokens_per_s.mean)) row("goodput", rs.goodput_tokens_per_s.mean, "tokens/s");
       if (std::isfinite(rs.time_to_train_s.mean)) row("time_to_train_s", rs.time_to_train_s.mean, "s");
-      double lost = 0.0;
-      for (const auto& [cause, e] : rs.lost_gpu_hours) lost += e.mean;
-      row("lost_gpu_hours", lost, "GPU-h");
+      row("lost_gpu_hours", reliability::total_lost_gpu_hours(rs), "GPU-h");
       if (std::isfinite(rs.checkpoint_interval_s)) row("checkpoint_interval_s", rs.checkpoint_interval_s, "s");
       if (std::isfinite(rs.checkpoint_interval_asked_s)) {
         row("checkpoint_interval_asked_s", rs.checkpoint_interval_asked_s, "s");

@@ -189,9 +189,7 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
       j["goodput_tokens_per_s"] = number(s.goodput_tokens_per_s.mean);
       j["time_to_train_s"] = number(s.time_to_train_s.mean);
       j["interruptions"] = number(s.interruptions.mean);
-      double lost = 0.0;  // every cause's mean (the mean of the sum)
-      for (const auto& [cause, e] : s.lost_gpu_hours) lost += e.mean;
-      j["lost_gpu_hours"] = number(lost);
+      j["lost_gpu_hours"] = number(reliability::total_lost_gpu_hours(s));
       j["checkpoint_gpu_hours"] = number(s.checkpoint_gpu_hours.mean);
       // The queue: means over the replications where the job started (finished, for end_s);
       // null where it never did.
@@ -211,18 +209,9 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
     // The schedule: every job's, for a shared cluster's policy or spares (the columns above
     // are the first job's).
     res["utilisation"] = number(r.reliability->utilisation.mean);
-    double waits = 0.0;
-    std::int64_t waited = 0, never = 0;
-    for (const reliability::JobSummary& s : r.reliability->jobs) {
-      if (std::isfinite(s.queue_wait_s.mean)) {
-        waits += s.queue_wait_s.mean;
-        ++waited;
-      } else {
-        ++never;
-      }
-    }
-    res["mean_queue_wait_s"] = waited > 0 ? number(waits / static_cast<double>(waited)) : config::Json();
-    res["jobs_never_started"] = never;
+    res["mean_queue_wait_s"] = number(reliability::mean_queue_wait_s(*r.reliability));
+    res["jobs_never_started"] = std::count_if(r.reliability->jobs.begin(), r.reliability->jobs.end(),
+                                              [](const reliability::JobSummary& s) { return s.started_share == 0.0; });
   }
   res["jobs"] = std::move(jobs);
   return res;
