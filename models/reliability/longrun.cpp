@@ -1286,16 +1286,15 @@ class Model {
       j.running_s += dt;
       j.busy_gpu_s += dt * j.rate * static_cast<double>(j.p.gpus);
       j.blocking_s_integral += dt * j.delta;
-      // Running time goes in cycles of tau training and delta blocked writing; shrunk, on the
-      // replicas it runs (the missing ones' time is lost, below).
-      const double running_share = j.degrade > 0.0 ? std::min(1.0, j.rate / j.degrade) : 1.0;
-      if (std::isfinite(j.tau) && j.tau + j.delta > 0.0) {
-        j.checkpoint_gpu_s += dt * j.delta / (j.tau + j.delta) * running_share * static_cast<double>(j.p.gpus);
-      }
       j.slowdown_integral += dt * (j.write_alone > 0.0 ? j.write / j.write_alone : 1.0);
       // Running shrunk, on share < 1 of its replicas, loses the missing ones' (1 - share) of
       // the full throughput, charged to the cause of the last node it lost.
       const double share = j.degrade > 0.0 ? j.rate / j.degrade : 1.0;
+      // Running time goes in cycles of tau training and delta blocked writing, on the
+      // replicas it runs.
+      if (std::isfinite(j.tau) && j.tau + j.delta > 0.0) {
+        j.checkpoint_gpu_s += dt * j.delta / (j.tau + j.delta) * std::min(1.0, share) * static_cast<double>(j.p.gpus);
+      }
       if (share < 1.0) {
         j.lost_gpu_hours[j.shrunk_by.empty() ? std::string("shrink") : j.shrunk_by] += dt * (1.0 - share) * static_cast<double>(j.p.gpus) / 3600.0;
       }
@@ -2154,8 +2153,9 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       // ETTR, goodput and time to train count from the job's first start.
       const double elapsed = (s.finished ? s.finished_at : r.elapsed) - s.start_time;
       const double useful = model.useful(s, r.elapsed);
-      ettr[j].add(elapsed > 0.0 ? useful / elapsed : 0.0);
-      ettr_reps[j].back() = elapsed > 0.0 ? useful / elapsed : 0.0;
+      const double this_ettr = elapsed > 0.0 ? useful / elapsed : 0.0;
+      ettr[j].add(this_ettr);
+      ettr_reps[j].back() = this_ettr;
       goodput[j].add(elapsed > 0.0 ? useful * s.p.tokens_per_s / elapsed : 0.0);
       // Time to train: a finished replication's own; an unfinished one's time so far plus
       // its remaining work at the ETTR pooled over the replications (below). Its own ETTR
