@@ -1279,6 +1279,17 @@ class Model {
     return k;
   }
 
+  /// Time job j has spent blocked writing checkpoints from its (re)start to `t`: its cycles
+  /// of tau training then delta writing, counted as they happen (a mean share delta /
+  /// (tau + delta) of every running second charged writes that never took place: a horizon
+  /// shorter than the interval saw checkpoint hours and no checkpoint).
+  static double blocked_since_start(const JobState& j, double t) {
+    const double cycle = j.tau + j.delta;
+    const double x = std::max(0.0, t - j.run_start);
+    const double k = std::floor(x / cycle);
+    return k * j.delta + std::clamp(x - k * cycle - j.tau, 0.0, j.delta);
+  }
+
   /// Adds the running time since the last call to job j's integrals.
   void account(JobState& j, double now) const {
     if (j.running && now > j.acc_since) {
@@ -1293,7 +1304,8 @@ class Model {
       // Running time goes in cycles of tau training and delta blocked writing, on the
       // replicas it runs.
       if (std::isfinite(j.tau) && j.tau + j.delta > 0.0) {
-        j.checkpoint_gpu_s += dt * j.delta / (j.tau + j.delta) * std::min(1.0, share) * static_cast<double>(j.p.gpus);
+        j.checkpoint_gpu_s += (blocked_since_start(j, now) - blocked_since_start(j, j.acc_since)) *
+                              std::min(1.0, share) * static_cast<double>(j.p.gpus);
       }
       if (share < 1.0) {
         j.lost_gpu_hours[j.shrunk_by.empty() ? std::string("shrink") : j.shrunk_by] += dt * (1.0 - share) * static_cast<double>(j.p.gpus) / 3600.0;
@@ -2017,11 +2029,16 @@ class Model {
   }
 
  public:
-  /// Training time that counts for job j at the end of the run.
+  /// Training time that counts for job j at the end of the run: what it finished, or what
+  /// its checkpoints saved. The training since its last checkpoint does not count while a
+  /// failure may still take it back (it did: a job whose interval outlasted the horizon
+  /// counted every stretch between failures and projected a finite time to train from work
+  /// no checkpoint ever saved); it counts for a job no failure reaches (an infinite MTBF).
   [[nodiscard]] double useful(const JobState& j, double end) const {
     if (j.finished) return j.work;
     if (!j.running) return j.committed;
     const double k = committed_cycles(j, end);
+    if (std::isfinite(j.mtbf)) return std::min(j.work, j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate);
     const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
     const double since = end - j.run_start - k * cycle;
     const double base = j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate;
@@ -2030,9 +2047,9 @@ class Model {
   /// The checkpoint time the running cycle at `end` still owes: delta x (training since
   /// the last checkpoint) / tau while it trains, the rest of the write once the write has
   /// begun (the part written is in the elapsed time already); 0 when the job is not
-  /// running or never checkpoints.
+  /// running, never checkpoints, or may fail (useful() does not count that training).
   [[nodiscard]] double checkpoint_owed_s(const JobState& j, double end) const {
-    if (j.finished || !j.running || !std::isfinite(j.tau)) return 0.0;
+    if (j.finished || !j.running || !std::isfinite(j.tau) || std::isfinite(j.mtbf)) return 0.0;
     const double k = committed_cycles(j, end);
     const double since = std::clamp(end - j.run_start - k * (j.tau + j.delta), 0.0, j.tau + j.delta);
     return since <= j.tau ? j.delta * since / j.tau : j.tau + j.delta - since;
@@ -2162,10 +2179,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       // alone (elapsed x work / useful) made the mean that of 1 / ETTR, which the replications
       // that a short horizon caught in a long repair blew up (29 days where 5 / ETTR is 10).
       if (std::isfinite(s.work)) {
-        // The projection runs at the steady pace, checkpoints included: the training since
-        // the last checkpoint owes its share of one, delta per tau, in the pace and in the
-        // time so far (a horizon shorter than the interval saw none, and projected the
-        // rest without them).
+        // The projection runs at the steady pace, checkpoints included. A job no failure
+        // reaches counts its training since the last checkpoint (useful()), which owes its
+        // share of one, delta per tau, in the pace and in the time so far (a horizon shorter
+        // than the interval saw none, and projected the rest without them).
         const double owed = s.finished ? 0.0 : model.checkpoint_owed_s(s, r.elapsed);
         pooled_elapsed[j] += elapsed + owed;
         pooled_useful[j] += useful;

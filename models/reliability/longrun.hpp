@@ -59,11 +59,13 @@
 // about 150 and this gives 130, for a 95-min write and a 3.1 h MTBF).
 //
 // ETTR (effective training time ratio) = training time that counts / elapsed wall time
-// (at the horizon, training since the last checkpoint counts: nothing has failed it yet);
-// goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x (lost work + downtime),
-// by the cause of the interruption; checkpoint GPU-hours = GPUs x the time blocked writing
-// checkpoints. Training, lost and checkpoint GPU-hours add up to the job's GPU-hours (to
-// the share of a cycle a failure or the horizon cuts).
+// (at the horizon, the training since the last checkpoint does not count while a failure may
+// still take it back: a pessimistic edge of at most one interval per replication, where
+// counting it made a job whose checkpoints never completed look productive; it counts for a
+// job no failure reaches); goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x
+// (lost work + downtime), by the cause of the interruption; checkpoint GPU-hours = GPUs x the
+// time blocked in the writes that took place. Training, lost and checkpoint GPU-hours add up
+// to the job's GPU-hours, but for the training since the last checkpoint at the horizon.
 //
 // The scheduler. Jobs enter a queue at their submit time (scenario order among jobs
 // submitted together) and start when enough nodes are free: `fifo` starts them strictly in
@@ -368,13 +370,11 @@ struct JobSummary {
   std::vector<double> ettr_by_replication;
   Estimate goodput_tokens_per_s;
   Estimate time_to_train_s;  ///< a finished replication's own; an unfinished one's time so far plus
-                             ///< its remaining work at the ETTR pooled over the replications (the
-                             ///< training since each one's last checkpoint charged its share of
-                             ///< one, delta per tau, in both: a horizon under the interval saw no
-                             ///< checkpoint); its
-                             ///< interval counts that ETTR's); NaN: no tokens, or no progress
-                             ///< (under a millionth of the work per replication), or a projection
-                             ///< past the clock's range (292 years: projection_past_clock)
+                             ///< its remaining work (beyond what its checkpoints saved) at the ETTR
+                             ///< pooled over the replications (its interval counts that ETTR's);
+                             ///< NaN: no tokens, or no progress saved (under a millionth of the
+                             ///< work per replication), or a projection past the clock's range
+                             ///< (292 years: projection_past_clock)
   bool projection_past_clock = false;  ///< the projection was dropped: over 292 years
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;

@@ -972,8 +972,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                  : rs.projection_past_clock
                                      ? std::string("not projectable: at the pace within the horizon it would take "
                                                    "more than 292 years")
-                                     : std::string("not projectable: the horizon ended before a millionth of the "
-                                                   "training was done"));
+                                     : std::string("not projectable: by the horizon, under a millionth of the "
+                                                   "training was done and saved by a checkpoint"));
       }
       row("lost GPU-hours", fmt::format("{} (lost work and downtime; {} more blocked writing checkpoints)",
                                         grouped(reliability::total_lost_gpu_hours(rs)),
