@@ -168,7 +168,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
   };
 
   // One layer of each kind (dense MLP or MoE); chunks are sums of layers.
-  const auto layer = [&](bool moe, double& activations, double& params, double& expert_params) {
+  const auto layer = [&](bool moe, double& activations, double& working, double& params, double& expert_params) {
     LayerBuilder L{profile, dtype, {}, {}, {}};
     params = 0.0;
     expert_params = 0.0;
@@ -345,10 +345,11 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
                           ? (model.dropout ? 2.0 * eb + mask_bytes : eb) * as_double(job.micro_batch * a_loc) *
                                 as_double(s_loc) * as_double(seq)
                           : 0.0;
+    const double all = Xs * (4.0 * eb + 2.0 * mask_bytes) + qo_bytes + kv_bytes + (fc1_elems + act_elems) * eb +
+                       expert_inputs + s2 + latents_kept;
     switch (job.recompute) {
       case Recompute::none:
-        activations = Xs * (4.0 * eb + 2.0 * mask_bytes) + qo_bytes + kv_bytes + (fc1_elems + act_elems) * eb +
-                      expert_inputs + s2 + latents_kept;
+        activations = all;
         break;
       case Recompute::selective:
         // The latent norms' inputs are recomputed with the norms; the up projections' kept.
@@ -359,12 +360,15 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
         activations = Xs * eb;
         break;
     }
+    working = all - activations;  // rebuilt for the layer's backward, one layer at a time
     return L;
   };
 
   double dense_act = 0.0, dense_params = 0.0, no_experts = 0.0, moe_act = 0.0, moe_params = 0.0, moe_experts = 0.0;
-  const LayerBuilder dense = layer(false, dense_act, dense_params, no_experts);
-  const LayerBuilder moe_layer = model.experts > 0 ? layer(true, moe_act, moe_params, moe_experts) : dense;
+  double dense_working = 0.0, moe_working = 0.0;
+  const LayerBuilder dense = layer(false, dense_act, dense_working, dense_params, no_experts);
+  const LayerBuilder moe_layer =
+      model.experts > 0 ? layer(true, moe_act, moe_working, moe_params, moe_experts) : dense;
 
   const std::int64_t chunks = p.pp * p.virtual_stages;
   const std::vector<std::int64_t> per_chunk = chunk_layers(model.layers, chunks);
@@ -380,6 +384,7 @@ std::vector<ChunkCost> chunk_costs(const JobConfig& job, const ModelSpec& model,
       add_pass(c.forward, L.forward);
       add_pass(c.backward, L.backward);
       c.activation_bytes += is_moe ? moe_act : dense_act;
+      c.activation_working_bytes = std::max(c.activation_working_bytes, is_moe ? moe_working : dense_working);
       c.parameters += is_moe ? moe_params : dense_params;
       c.expert_parameters += is_moe ? moe_experts : 0.0;
       c.layer_gradient_params.push_back(is_moe ? moe_params - moe_experts : dense_params);

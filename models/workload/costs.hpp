@@ -66,6 +66,9 @@
 //   selective  drops the norm outputs (4 X_s, and MLA's latent norms'), the activation output
 //              (2 T f/t) and the s^2 attention terms
 //   full       2 X_s (the layer input)
+// and, while a layer's backward runs, what recomputation rebuilds for it: one layer's "none"
+// set less what it keeps (the working set, in ChunkCost::activation_working_bytes; Korthikanti
+// et al. count it for full recomputation), one layer at a time,
 // which for GPT (gelu, f = 4h, a = kv, d = d_v = h/a, dropout, c = t = 1, unfused) is
 // Korthikanti's s b h (34 + 5 a s / h), and s b h (32 + 2 a s / h) without dropout.
 //
@@ -122,6 +125,9 @@ struct ChunkCost {
   PassCost forward;
   PassCost backward;         ///< recomputation included
   double activation_bytes = 0.0;  ///< kept from forward to backward, one micro-batch
+  /// Held on top of the kept activations while one of the chunk's layers runs its backward:
+  /// what recomputation rebuilds for that layer (its largest layer's; 0 without recompute).
+  double activation_working_bytes = 0.0;
   double parameters = 0.0;        ///< held by this GPU (before ZeRO sharding), experts included
   /// The routed experts' share of `parameters` when ep > 1: reduced and sharded (ZeRO) over
   /// the expert-data-parallel group. 0 when ep = 1, where that group is the data-parallel one.

@@ -84,10 +84,17 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                                       kv, p.tp),
         fmt::format("tp: {}", nearest_divisor(kv, p.tp)));
   }
-  const std::int64_t ffn = model.experts > 0 ? std::max(model.ffn_hidden, model.expert_ffn_hidden) : model.ffn_hidden;
-  if (ffn % p.tp != 0) {
-    add("parallelism.tp", fmt::format("the MLP width {} does not divide among {} TP ranks", ffn, p.tp),
-        fmt::format("tp: {}", nearest_divisor(ffn, p.tp)));
+  // Every MLP width TP splits: the dense layers' and the experts' (a shared expert's is a
+  // multiple of it). Checking the larger alone let an expert width of 4 on 8 ranks run its
+  // experts at zero FLOPs while their weights counted half a column per rank.
+  const bool dense_mlps = model.experts == 0 || model.dense_layers > 0;
+  for (const auto& [width, what] : {std::pair{dense_mlps ? model.ffn_hidden : 0, "MLP width"},
+                                    std::pair{model.experts > 0 ? model.expert_ffn_hidden : 0, "expert MLP width"}}) {
+    if (width > 0 && width % p.tp != 0) {
+      add("parallelism.tp", fmt::format("the {} {} does not divide among {} TP ranks", what, width, p.tp),
+          fmt::format("tp: {}", nearest_divisor(width, p.tp)));
+      break;
+    }
   }
   const std::int64_t seq = sequence_length(job, model);
   // The sequence lengths that split as the checks below ask: multiples of 2 cp (cp > 1) and,

@@ -118,8 +118,10 @@ MemoryBreakdown memory_per_gpu(const JobConfig& job, const std::vector<ChunkCost
     m.optimizer = sharded(1) * ob;
     double held = 0.0;
     for (const PipelineOp& op : order[static_cast<std::size_t>(s)]) {
-      const double a = chunks[static_cast<std::size_t>(op.chunk)].activation_bytes;
-      held += op.forward ? a : -a;
+      const ChunkCost& cc = chunks[static_cast<std::size_t>(op.chunk)];
+      // A backward holds the micro-batch's kept activations and what recomputation rebuilds.
+      if (!op.forward) m.activations = std::max(m.activations, held + cc.activation_working_bytes);
+      held += op.forward ? cc.activation_bytes : -cc.activation_bytes;
       m.activations = std::max(m.activations, held);
     }
     m.total = m.weights + m.gradients + m.optimizer + m.activations;

@@ -151,9 +151,22 @@ TEST_CASE("activations per layer follow Korthikanti et al. 2022: s b h (34 + 5 a
   j.parallelism.sequence_parallel = true;
   j.gpus = 8;
   CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(s * b * h / 4 * (34 + 5 * a * s / h)));
-  // Full recomputation keeps each layer's input: 2 s b h / t bytes.
+  CHECK(chunk_costs(j, m, profile)[0].activation_working_bytes == 0.0);
+  // Full recomputation keeps each layer's input: 2 s b h / t bytes; while a layer's backward
+  // runs, it holds that layer's whole set again (Korthikanti et al., section 4.1): the rest.
   j.recompute = Recompute::full;
   CHECK(chunk_costs(j, m, profile)[0].activation_bytes == Rel(2 * s * b * h / 4));
+  CHECK(chunk_costs(j, m, profile)[0].activation_working_bytes ==
+        Rel(s * b * h / 4 * (34 + 5 * a * s / h) - 2 * s * b * h / 4));
+  // The first of 2 stages (1F1B, 2 micro-batches) peaks at its first backward: both
+  // micro-batches' inputs kept and the working set of its one layer.
+  {
+    const std::vector<ChunkCost> chunks = chunk_costs(j, m, profile);
+    const auto order = pipeline_order(2, 1, 2);
+    const MemoryBreakdown mem = memory_per_gpu(j, chunks, order);
+    REQUIRE(mem.stage == 0);
+    CHECK(mem.activations == Rel(2 * (2 * s * b * h / 4) + s * b * h / 4 * (34 + 5 * a * s / h) - 2 * s * b * h / 4));
+  }
   // Flash attention keeps no s^2 term.
   j.recompute = Recompute::none;
   j.attention = AttentionKernel::flash;
