@@ -497,11 +497,22 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
   if (h.kind == HeterogeneityKind::power_law) {
     if (h.shape > 0.0) {
       if (h.shape <= 1.0) out.push_back({"heterogeneity.shape", "a Pareto shape must exceed 1 for a finite mean", "shape: 1.2"});
-    } else if (!(h.top_fraction > 0.0 && h.top_fraction < 1.0 && h.failure_share > h.top_fraction &&
-                 h.failure_share < 1.0)) {
-      out.push_back({"heterogeneity",
-                     "power_law needs shape, or top_fraction p and failure_share y with 0 < p < y < 1",
-                     "top_fraction: 0.01, failure_share: 0.5"});
+    } else if (h.top_fraction == 0.0 && h.failure_share == 0.0) {
+      out.push_back({"heterogeneity", "power_law needs shape, or top_fraction p and failure_share y with 0 < p < y < 1",
+                     "shape: 1.2, or top_fraction: 0.01, failure_share: 0.5"});
+    } else if (!(h.top_fraction > 0.0 && h.top_fraction < 1.0)) {
+      // The key at fault, with the values given (a --set one is located on the command line).
+      out.push_back({"heterogeneity.top_fraction",
+                     fmt::format("power_law needs shape, or top_fraction p and failure_share y with 0 < p < y < 1 "
+                                 "(top_fraction {}, failure_share {})",
+                                 h.top_fraction, h.failure_share),
+                     "top_fraction: 0.01"});
+    } else if (!(h.failure_share > h.top_fraction && h.failure_share < 1.0)) {
+      out.push_back({"heterogeneity.failure_share",
+                     fmt::format("failure_share y must be above top_fraction p and below 1, 0 < p < y < 1 (the top p "
+                                 "of GPUs carry y of the failures; top_fraction {}, failure_share {})",
+                                 h.top_fraction, h.failure_share),
+                     fmt::format("failure_share: {}", std::min(0.99, std::max(0.5, 2.0 * h.top_fraction)))});
     }
   }
   return out;

@@ -1022,8 +1022,9 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   }
   // A job submitted when the run has ended would never start (before, it was reported as
   // still queued): past the horizon, or past the 100 years a run without one stops at.
+  // (A horizon that is not positive has its own error above: no second one per job.)
   const double end_s = sc.simulation.horizon ? sc.simulation.horizon->seconds() : reliability::kLongestRun_s;
-  for (std::size_t i = 0; i < sc.workload.jobs.size(); ++i) {
+  for (std::size_t i = 0; i < sc.workload.jobs.size() && end_s > 0.0; ++i) {
     const sim::Time submit = sc.workload.jobs[i].submit;
     if (submit.seconds() < end_s) continue;
     const std::string at = fmt::format("workload.jobs[{}].submit", i);

@@ -233,10 +233,15 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
                                    fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()),
                                    std::string(kLongRunHint));
     } catch (const sim::LimitError& e) {
+      // The heavy tail is a cause only where the scenario has one.
+      const bool tail = loaded.config.failures &&
+                        loaded.config.failures->heterogeneity.kind == reliability::HeterogeneityKind::power_law;
       throw located_input_error(config::Location{loaded.file, 0, 0}, "",
                                    fmt::format("the long run (failures, queue) cannot be simulated: {}", e.what()),
-                                   "failure rates per unit near published ones (about 0.0002/gpu-day), a larger "
-                                   "scheduler.retire_after, or a larger failures.heterogeneity.shape (a lighter tail)");
+                                   fmt::format("failure rates per unit near published ones (about 0.0002/gpu-day){}",
+                                               tail ? ", a larger scheduler.retire_after, or a larger "
+                                                      "failures.heterogeneity.shape (a lighter tail)"
+                                                    : ", or a larger scheduler.retire_after"));
     }
     r.info.events_processed += r.reliability->events;
   }
