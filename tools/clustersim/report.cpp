@@ -546,11 +546,14 @@ config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult&
     const auto& job = loaded.jobs[ji];
     const auto& step = result.jobs[ji];
     const auto pid_of = [&](std::int64_t lane) { return static_cast<std::int64_t>(ji) * 100000 + lane; };
+    // A copy of a `count` job shares the step of the entry's first copy (the jobs before it),
+    // timed on that copy's GPUs: the same ranks of its own range.
+    const std::int64_t shift = job.first_gpu - loaded.jobs[ji - static_cast<std::size_t>(job.copy)].first_gpu;
     for (std::int64_t s = 0; s < job.config.parallelism.pp; ++s) {
       std::int64_t gpu = 0;
       for (const auto& span : step.trace) {
         if (span.lane == s) {
-          gpu = span.gpu;
+          gpu = span.gpu + shift;
           break;
         }
       }
