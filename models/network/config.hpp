@@ -145,7 +145,7 @@ struct NetworkConfig {
         field("model", &NetworkConfig::model, "level of detail: analytical (alpha-beta) or flow (max-min flows)"),
         field("scaleup_efficiency", &NetworkConfig::scaleup_efficiency,
               "share of NVLink / scale-up line rate a collective achieves; default: the GPU type's built-in "
-              "calibration (models/calibration/network.yaml: H100, H200 0.822; A100 0.7788), else 0.93 (B200 node, "
+              "calibration (models/calibration/network.yaml: H100, H200 0.822; A100 0.7787), else 0.93 (B200 node, "
               "839 of 900 GB/s)")
             .at_least(0.01)
             .at_most(1.0),
@@ -154,7 +154,7 @@ struct NetworkConfig {
             .at_least(0.01)
             .at_most(1.0),
         field("call_overhead", &NetworkConfig::call_overhead,
-              "fixed cost of one collective call (8.4us: NCCL ring/Simple base latency; A100: 28.3us, fitted by the "
+              "fixed cost of one collective call (8.4us: NCCL ring/Simple base latency; A100: 23.5us, fitted by the "
               "built-in calibration)"),
         field("step_latency", &NetworkConfig::step_latency,
               "software latency of each algorithm step, on top of the links' latency"),
