@@ -420,17 +420,17 @@ static std::string no_plan_text(const Plan& p, bool files_written) {
     if (p.capex_budget_usd && !(cheapest->capex_usd && *cheapest->capex_usd <= *p.capex_budget_usd)) {
       over.push_back(fmt::format("capex {} against {}", money(cheapest->capex_usd), money(p.capex_budget_usd)));
     }
-    return out + fmt::format("; the cheapest meeting the deadline ({} nodes, tp {} pp {}, {} to train) has {}\n",
-                             cheapest->nodes, cheapest->tp, cheapest->pp, duration(cheapest->time_to_train_s),
-                             fmt::join(over, ", "));
+    return out + fmt::format("; the cheapest meeting the deadline ({} nodes, {}, tp {} pp {}, {} to train) has {}\n",
+                             cheapest->nodes, cheapest->topology, cheapest->tp, cheapest->pp,
+                             duration(cheapest->time_to_train_s), fmt::join(over, ", "));
   }
   if (fastest) {
-    out += fmt::format("; the fastest takes {} ({} nodes, tp {} pp {}, total cost {})", duration(fastest->time_to_train_s),
-                       fastest->nodes, fastest->tp, fastest->pp, money(fastest->total_cost_usd));
+    out += fmt::format("; the fastest takes {} ({} nodes, {}, tp {} pp {}, total cost {})", duration(fastest->time_to_train_s),
+                       fastest->nodes, fastest->topology, fastest->tp, fastest->pp, money(fastest->total_cost_usd));
     if (budgeted && cheapest_any && cheapest_any != fastest) {
-      out += fmt::format("; the cheapest costs {} ({} nodes, tp {} pp {}, {} to train)",
-                         money(cheapest_any->total_cost_usd), cheapest_any->nodes, cheapest_any->tp, cheapest_any->pp,
-                         duration(cheapest_any->time_to_train_s));
+      out += fmt::format("; the cheapest costs {} ({} nodes, {}, tp {} pp {}, {} to train)",
+                         money(cheapest_any->total_cost_usd), cheapest_any->nodes, cheapest_any->topology,
+                         cheapest_any->tp, cheapest_any->pp, duration(cheapest_any->time_to_train_s));
     }
     return out + "\n";
   }
