@@ -876,11 +876,29 @@ LinkId dragonfly_local(const DragonflyLayout& d, std::int64_t group, std::int64_
   return r1 < r2 ? up : LinkId{up.value + 1};
 }
 
-// The copy of the L global links between two groups that routers R1 and R2 (global ids)
-// use: a function of the pair, so that hop counts are too.
+
+}  // namespace
+
 std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2) {
-  return (R1 + R2) % d.links_per_pair;
+  const std::int64_t L = d.links_per_pair;
+  const std::int64_t start = (R1 + R2) % L;
+  const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
+  if (L == 1 || gs == gd) return start;
+  std::int64_t best = start;
+  std::int64_t best_local = 3;
+  for (std::int64_t i = 0; i < L && best_local > 0; ++i) {
+    const std::int64_t c = (start + i) % L;
+    const DragonflyHop hop = dragonfly_global(d, gs, gd, c);
+    const std::int64_t local = (rs != hop.exit ? 1 : 0) + (rd != hop.arrival ? 1 : 0);
+    if (local < best_local) {
+      best = c;
+      best_local = local;
+    }
+  }
+  return best;
 }
+
+namespace {
 
 // Appends (when `out` is given) the minimal route between routers (group, index) over global
 // link copy `copy`, and returns its router hops.

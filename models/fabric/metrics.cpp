@@ -167,7 +167,7 @@ Hops dragonfly_hops(const Fabric& f, const DragonflyLayout& d) {
         if (w(gs, rs) == 0) continue;
         for (std::int64_t rd = 0; rd < d.a; ++rd) {
           if (w(gd, rd) == 0) continue;
-          const std::int64_t k = (gs * d.a + rs + gd * d.a + rd) % d.links_per_pair;
+          const std::int64_t k = dragonfly_copy(d, gs * d.a + rs, gd * d.a + rd);
           const std::int64_t hops = 1 + (rs != exit_of(k) ? 1 : 0) + (rd != arrival_of(k) ? 1 : 0);
           h.total += w(gs, rs) * w(gd, rd) * static_cast<double>(hops);
           h.diameter = std::max(h.diameter, hops);

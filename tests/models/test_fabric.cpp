@@ -588,6 +588,22 @@ TEST_CASE("a dragonfly filled partly: the halves split the occupied groups, the 
   CHECK(max_flow(one, a, b) == Rel(4 * 50e9));
 }
 
+TEST_CASE("a dragonfly with several global links per pair of groups: a minimal route leaves on its router's own") {
+  // a=4, p=2, h=2 on 2 groups: L = a h / (g - 1) = 8 links between them, router r of each
+  // group cabled to router r of the other. A route between routers r and r of the two
+  // groups is one global hop; between r and r' != r, one local hop and the global one. Over
+  // 9 endpoints (group 0 full, 1 endpoint on router 0 of group 1): the 56 ordered pairs inside
+  // group 0 take 1 hop but the 8 on one router (0), and the 16 across take 1 (the 4 pairs
+  // with router 0) or 2: (48 + 4 + 12 x 2) / 72 = 76 / 72. The copy (r1 + r2) mod L alone
+  // sent some pairs through a local hop at each end: diameter 3, 1.278 on average.
+  const Fabric f = build(dragonfly(4, 2, 2, 2), 9, 1, 1);
+  REQUIRE(std::get<DragonflyLayout>(f.layout).links_per_pair == 8);
+  const FabricMetrics m = measure(f, prices());
+  CHECK(m.diameter_hops == 2);
+  CHECK(m.average_hops == Rel(76.0 / 72.0));
+  CHECK(m.average_hops == Rel(brute_average_hops(f)));
+}
+
 TEST_CASE("dragonfly metrics for every fill of small balanced dragonflies: bisection = max-flow, hops = brute force") {
   // Kim et al.'s balanced shape (a >= 2h, a >= 2p), switch links at and above the NIC rate,
   // every group count g from 1 to a h + 1 and every node count that fits: the group-level
