@@ -448,6 +448,27 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       }
       continue;
     }
+    // The element count is the size in the row's type (per rank for the collectives whose
+    // size counts every rank's part, as nccl-tests prints them): a row whose count says
+    // otherwise is garbled, whatever its times.
+    {
+      static const std::map<std::string, double> kTypeBytes{
+          {"int8", 1}, {"uint8", 1}, {"f8e4m3", 1}, {"f8e5m2", 1}, {"half", 2}, {"bfloat16", 2}, {"int32", 4},
+          {"uint32", 4}, {"float", 4}, {"int64", 8}, {"uint64", 8}, {"double", 8}};
+      const auto type = kTypeBytes.find(t[2]);
+      const bool per_rank = op == network::Op::all_gather || op == network::Op::reduce_scatter ||
+                            op == network::Op::all_to_all;
+      if (type != kTypeBytes.end() && ranks > 0) {
+        const double expected = std::floor(size / type->second / (per_rank ? static_cast<double>(ranks) : 1.0));
+        if (count != expected) {
+          errors.add(at_token(1), "",
+                     fmt::format("garbled row: count {} does not match size / {} B per {}{} = {:.0f}", t[1],
+                                 type->second, t[2], per_rank ? fmt::format(" / {} ranks", ranks) : std::string(),
+                                 expected));
+          continue;
+        }
+      }
+    }
     // nccl-tests counts the elements its data check found wrong (-c 1): a row with any is
     // the timing of a broken run. (Older versions print the largest error instead, a
     // rounding-level fraction well below 1.)
