@@ -72,10 +72,10 @@
 // its boundaries are known only to within the measured sizes (a size between the last of one
 // regime and the first of the next uses the lower regime). With the parameters calibrate
 // finds, the network model reproduces the 2 x 8 H100 log of tests/calibration within 2.7% at
-// 1 MiB and above (scaleout_efficiency 0.91 on A3 Mega's 200 Gb/s NICs, size factors from
-// 0.09 at 1 MiB up to 1) and its smallest sizes within 5.2%, the 1 x 8 A100 log within 0.8%
-// and 0.7%. Between measured sizes the size factors interpolate: with every other size held
-// out the model is off there by a median of 2.2% (H100; worst 7.7%, at 32 MiB, where NCCL's
+// 1 MiB and above (scaleout_efficiency 0.882 on A3 Mega's 200 Gb/s NICs, size factors from
+// 0.068 at 512 KiB up to 1) and its smallest sizes within 5.2%, the 1 x 8 A100 log within
+// 0.8% and its smallest sizes within 0.7%. Between measured sizes the size factors interpolate: with every other size held out
+// the model is off there by a median of 2.6% (H100; worst 24.7%, at 16 MiB, where NCCL's
 // configuration changes between 16 and 32 MiB) and 5.8% (A100; worst 14.3%, at 2 MiB).
 // Those in-sample figures are matched by construction at every tabled size; the held-out
 // ones say how the model does between sizes. Sizes below the table's first point (the

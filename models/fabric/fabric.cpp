@@ -876,7 +876,6 @@ LinkId dragonfly_local(const DragonflyLayout& d, std::int64_t group, std::int64_
   return r1 < r2 ? up : LinkId{up.value + 1};
 }
 
-
 }  // namespace
 
 std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2) {

@@ -47,9 +47,9 @@
 // carry ties), minimal,
 // Valiant or UGAL on the dragonfly (when a pair of groups has L > 1 global links, a minimal
 // route between routers r1 and r2 takes the copy of fewest router hops, ties going to the
-// first from (r1 + r2) mod L on, global router ids: a router with a link to the other group
-// leaves on it, where the copy (r1 + r2) mod L alone made routes of a partly filled
-// dragonfly up to two local hops longer; a router pair always takes the same link and hop
+// first from (r1 + r2) mod L on, global router ids: a route that can save a local hop does
+// (one leaving on r1's own link, or landing on r2), where the copy (r1 + r2) mod L alone
+// made routes of a partly filled dragonfly up to two local hops longer; a router pair always takes the same link and hop
 // counts are a function of the pair: dragonfly_copy()). All closed form: O(hops) array lookups. When links have
 // failed, routes that cross them are recomputed by breadth-first search on the surviving
 // graph (models/fabric/graph.hpp), or reported unreachable.
@@ -240,12 +240,12 @@ class Fabric {
   [[nodiscard]] bool failed(LinkId link) const { return !link_failed.empty() && link_failed[link.value]; }
 };
 
-/// "leaf_spine leaf#1040 -> spine#1200 (link 70400)": a link's kind, its two ends and its id
-/// (parallel cables share their ends), for reports.
 /// The copy (0 .. L - 1) of the global links between the groups of routers R1 and R2
 /// (global router ids) that a minimal route between them takes (see the header).
 std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2);
 
+/// "leaf_spine leaf#1040 -> spine#1200 (link 70400)": a link's kind, its two ends and its id
+/// (parallel cables share their ends), for reports.
 std::string describe_link(const Fabric& f, LinkId l);
 
 /// The cables that fail as units (failure components `per: link`), in the order the long run

@@ -512,7 +512,7 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
                      fmt::format("failure_share y must be above top_fraction p and below 1, 0 < p < y < 1 (the top p "
                                  "of GPUs carry y of the failures; top_fraction {}, failure_share {})",
                                  h.top_fraction, h.failure_share),
-                     fmt::format("failure_share: {}", std::min(0.99, std::max(0.5, 2.0 * h.top_fraction)))});
+                     fmt::format("failure_share: {:g}", std::min(0.5 * (1.0 + h.top_fraction), std::max(0.5, 2.0 * h.top_fraction)))});
     }
   }
   return out;

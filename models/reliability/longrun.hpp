@@ -60,7 +60,8 @@
 //
 // ETTR (effective training time ratio) = training time that counts / elapsed wall time
 // (at the horizon, the training since the last checkpoint does not count while a failure may
-// still take it back: a pessimistic edge of at most one interval per replication, where
+// still take it back: a pessimistic edge of at most one interval per replication (two with
+// asynchronous writes: the cycle whose background write still runs is not committed), where
 // counting it made a job whose checkpoints never completed look productive; it counts for a
 // job no failure reaches); goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x
 // (lost work + downtime), by the cause of the interruption; checkpoint GPU-hours = GPUs x the
@@ -378,8 +379,9 @@ struct JobSummary {
   bool projection_past_clock = false;  ///< the projection was dropped: over 292 years
   double finished_share = 0.0;
   std::map<std::string, Estimate> lost_gpu_hours;
-  /// GPU-hours the job's GPUs spent blocked writing checkpoints (not in lost_gpu_hours):
-  /// its running time x delta / (tau + delta), the blocking part of each cycle.
+  /// GPU-hours the job's GPUs spent blocked writing checkpoints (not in lost_gpu_hours): the
+  /// blocking part (delta) of each cycle of tau + delta, counted as the writes take place
+  /// (a write a failure or the horizon cut counts for the part done).
   Estimate checkpoint_gpu_hours;
   double checkpoint_interval_s = 0.0;
   /// The interval asked for (fixed, or Young/Daly's) when an asynchronous write took longer

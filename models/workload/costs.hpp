@@ -66,11 +66,11 @@
 //   selective  drops the norm outputs (4 X_s, and MLA's latent norms'), the activation output
 //              (2 T f/t) and the s^2 attention terms
 //   full       2 X_s (the layer input)
-// and, while a layer's backward runs, what recomputation rebuilds for it: one layer's "none"
-// set less what it keeps (the working set, in ChunkCost::activation_working_bytes; Korthikanti
-// et al. count it for full recomputation), one layer at a time,
-// which for GPT (gelu, f = 4h, a = kv, d = d_v = h/a, dropout, c = t = 1, unfused) is
-// Korthikanti's s b h (34 + 5 a s / h), and s b h (32 + 2 a s / h) without dropout.
+// where "none", for GPT (gelu, f = 4h, a = kv, d = d_v = h/a, dropout, c = t = 1, unfused), is
+// Korthikanti's s b h (34 + 5 a s / h), and s b h (32 + 2 a s / h) without dropout. While a
+// layer's backward runs, a stage also holds what recomputation rebuilds for it: one layer's
+// "none" set less what it keeps (the working set, ChunkCost::activation_working_bytes;
+// Korthikanti et al. count it for full recomputation), one layer at a time.
 //
 // Hardware FLOPs (HFU), what the kernels execute: 2 m n k per GEMM; attention 2 b (a/t) (s/c)
 // s (d + d_v) forward over the score matrix, half of it for a causal flash kernel (which skips the
