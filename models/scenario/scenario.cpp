@@ -1147,19 +1147,25 @@ void apply_builtin_network(LoadedScenario& out, const LoadState& state) {
   }
 }
 
-/// Reads the profile named by `calibration:` (relative to the file that named it), checks
-/// that it is for the cluster's GPU type, and overlays its network parameters on the
-/// scenario's, except those the scenario set explicitly.
-void load_calibration(LoadedScenario& out, const std::vector<Document>& chain, const fs::path& top_dir,
-                      LoadState& state) {
+/// Reads the profile named by `calibration:` (relative to the file that named it). Read
+/// with the scenario's own checks, so that its errors come out with the scenario's (they
+/// came only once the scenario was clean).
+std::optional<calibration::CalibrationProfile> read_calibration(const Scenario& config,
+                                                                const std::vector<Document>& chain,
+                                                                const fs::path& top_dir, LoadState& state) {
   const Location at = state.where("calibration");
   fs::path dir = top_dir;
   for (const Document& doc : chain) {
     if (doc.file == at.file) dir = doc.dir;
   }
-  const fs::path p = fs::path(out.config.calibration).is_absolute() ? fs::path(out.config.calibration)
-                                                                     : dir / out.config.calibration;
-  auto profile = calibration::load_profile(p.lexically_normal().string(), state, at, "calibration");
+  const fs::path p = fs::path(config.calibration).is_absolute() ? fs::path(config.calibration) : dir / config.calibration;
+  return calibration::load_profile(p.lexically_normal().string(), state, at, "calibration");
+}
+
+/// Checks that the profile read is for the cluster's GPU type, and overlays its network
+/// parameters on the scenario's, except those the scenario set explicitly.
+void load_calibration(LoadedScenario& out, std::optional<calibration::CalibrationProfile> profile, LoadState& state) {
+  const Location at = state.where("calibration");
   if (!profile) return;
   if (profile->gpu != out.node.gpu_name) {
     state.diagnostics.add(at, "calibration",
@@ -1235,6 +1241,8 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     }
     out.config.simulation.seed = *options.seed;
   }
+  std::optional<calibration::CalibrationProfile> named;
+  if (!out.config.calibration.empty()) named = read_calibration(out.config, chain, top_dir, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
   reconcile_fabric(out.config, state);
@@ -1278,7 +1286,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_in_network(out, state);
 
   apply_builtin_network(out, state);
-  if (!out.config.calibration.empty()) load_calibration(out, chain, top_dir, state);
+  load_calibration(out, std::move(named), state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
   for (const std::string& set : table_sets) {
     const bool scaleup = set.rfind("network.scaleup_size_factors[", 0) == 0;
