@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <cmath>
+#include <sstream>
+
+#include <yaml-cpp/eventhandler.h>
 
 namespace clustersim::config {
 
@@ -159,6 +162,118 @@ bool reject_tags(const YAML::Node& node, const Context& ctx) {
   return ok;
 }
 
+namespace {
+
+/// Counts, event by event, the nodes each anchored node expands to, and flags an alias to a
+/// node still open (its own ancestor) or one that takes the total past the limit.
+class AliasCheck : public YAML::EventHandler {
+ public:
+  struct Problem {
+    YAML::Mark at;
+    bool loop = false;
+  };
+  std::optional<Problem> problem;
+
+  void OnDocumentStart(const YAML::Mark& /*mark*/) override {
+    open_.clear();
+    sizes_.clear();
+    total_ = 0;
+  }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark& /*mark*/, YAML::anchor_t anchor) override { leaf(anchor); }
+  void OnScalar(const YAML::Mark& /*mark*/, const std::string& /*tag*/, YAML::anchor_t anchor,
+                const std::string& /*value*/) override {
+    leaf(anchor);
+  }
+  void OnAlias(const YAML::Mark& mark, YAML::anchor_t anchor) override {
+    if (problem) return;
+    if (std::any_of(open_.begin(), open_.end(), [&](const Frame& f) { return f.anchor == anchor; })) {
+      problem = Problem{mark, true};
+      return;
+    }
+    const auto it = sizes_.find(anchor);
+    add(it == sizes_.end() ? 1 : it->second, mark);
+  }
+  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                       YAML::EmitterStyle::value /*style*/) override {
+    open_.push_back(Frame{anchor, 1, mark});
+  }
+  void OnSequenceEnd() override { close(); }
+  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+                  YAML::EmitterStyle::value /*style*/) override {
+    open_.push_back(Frame{anchor, 1, mark});
+  }
+  void OnMapEnd() override { close(); }
+
+ private:
+  struct Frame {
+    YAML::anchor_t anchor;
+    std::uint64_t size;
+    YAML::Mark at;
+  };
+  void leaf(YAML::anchor_t anchor) {
+    if (anchor != YAML::NullAnchor) sizes_[anchor] = 1;
+    if (!open_.empty()) open_.back().size += 1;
+    ++total_;
+  }
+  void add(std::uint64_t n, const YAML::Mark& at) {
+    if (!open_.empty()) open_.back().size = std::min(open_.back().size + n, kMaxExpandedNodes + 1);
+    total_ = std::min(total_ + n, kMaxExpandedNodes + 1);
+    if (total_ > kMaxExpandedNodes && !problem) problem = Problem{at, false};
+  }
+  void close() {
+    const Frame f = open_.back();
+    open_.pop_back();
+    if (f.anchor != YAML::NullAnchor) sizes_[f.anchor] = f.size;
+    if (!open_.empty()) open_.back().size = std::min(open_.back().size + f.size, kMaxExpandedNodes + 1);
+    ++total_;
+  }
+  std::vector<Frame> open_;
+  std::map<YAML::anchor_t, std::uint64_t> sizes_;
+  std::uint64_t total_ = 0;
+};
+
+}  // namespace
+
+bool check_aliases(const std::string& text, const std::string& file, LoadState& state, int value_column) {
+  static_assert(kMaxExpandedNodes == 1'000'000, "the message says a million");
+  if (text.find('*') == std::string::npos) return true;  // no alias: nothing to expand
+  AliasCheck check;
+  try {
+    std::istringstream in(text);
+    YAML::Parser parser(in);
+    while (!check.problem && parser.HandleNextDocument(check)) {
+    }
+  } catch (const YAML::Exception&) {
+    return true;  // the loader reports the syntax error, with its position
+  }
+  if (!check.problem) return true;
+  const YAML::Mark at = check.problem->at;
+  std::string name;
+  const auto pos = static_cast<std::size_t>(std::max(0, at.pos));
+  if (pos < text.size() && text[pos] == '*') {
+    const std::size_t end = text.find_first_of(" \t\r\n,]}#", pos + 1);
+    name = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+  }
+  const Location where = value_column > 0 ? Location{file, 1, value_column + at.column}
+                                          : Location{file, at.line + 1, character_column(text, at.line, at.column)};
+  const std::string alias = name.empty() ? "an alias" : fmt::format("the alias '{}'", name);
+  if (check.problem->loop) {
+    state.diagnostics.add(where, "",
+                          fmt::format("{} sits inside the node its anchor names: the value would hold itself, "
+                                      "without end",
+                                      alias),
+                          "an alias can only repeat a node that is complete before it; write the value out");
+  } else {
+    state.diagnostics.add(where, "",
+                          fmt::format("{} takes the document past a million nodes once its aliases are expanded "
+                                      "(aliases of lists of aliases multiply)",
+                                      alias),
+                          "no scenario needs that many: write the values out");
+  }
+  return false;
+}
+
 bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context& ctx, std::string_view expected) {
   if (!node.IsScalar()) {
     ctx.error(node, fmt::format("expected {}, got {}", expected, describe_node(node)));
@@ -230,6 +345,12 @@ bool decode_bool(const YAML::Node& n, bool& out, const Context& ctx) {
 
 void report_unknown_key(const YAML::Node& key_node, const std::string& key, const Context& parent,
                         const std::vector<std::string_view>& keys) {
+  if (key == "<<") {  // YAML 1.1's merge key, which yaml-cpp reads as a plain key
+    parent.child(key).error(key_node,
+                            fmt::format("a YAML merge key ('<<') is not read; expected one of {}", fmt::join(keys, ", ")),
+                            "write the keys out, or put the shared ones in a scenario this one extends (extends:)");
+    return;
+  }
   const auto near = sim::closest_match(key, keys);
   parent.child(key).error(key_node, fmt::format("unknown key; expected one of {}", fmt::join(keys, ", ")),
                           near ? fmt::format("did you mean '{}'?", *near) : std::string());
@@ -306,6 +427,7 @@ bool parse_set_value(const std::string& text, int value_column, YAML::Node& out,
                           "write the value in UTF-8 (check the terminal's encoding)");
     return false;
   }
+  if (!check_aliases(text, "<command line>", state, value_column)) return false;
   try {
     out = YAML::Load(text);
     // Text that YAML reads as no value at all (a leading % is a directive, # a comment):

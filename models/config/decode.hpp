@@ -120,6 +120,18 @@ std::string describe_node(const YAML::Node& node);
 /// ignored. Returns whether there was none.
 bool reject_tags(const YAML::Node& node, const Context& ctx);
 
+/// The most nodes a YAML text may expand to through its aliases (a scenario holds hundreds).
+inline constexpr std::uint64_t kMaxExpandedNodes = 1'000'000;
+
+/// Reads `text`'s YAML events, before it is loaded as a tree, for what its aliases would make
+/// of the tree: an alias inside the node its anchor names (`a: &x [*x]`, a tree that holds
+/// itself, which every walk over it would follow forever) and aliases whose nesting
+/// multiplies the document past kMaxExpandedNodes (ten lists of ten aliases to the list
+/// before are 10^10 nodes). Each is reported at the alias, `file` and `value_column` (> 0 for
+/// a --set value on the command line, whose line is 1) placing it. Returns whether there was
+/// none. A syntax error is left to the loader, which says it with its position.
+bool check_aliases(const std::string& text, const std::string& file, LoadState& state, int value_column = 0);
+
 // ---------------------------------------------------------------------------------------
 // Codecs: decode (false and a diagnostic on error), encode to JSON, and describe the type.
 

@@ -95,6 +95,7 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
                                        LoadState& state) {
   try {
     std::string parsed = quote_laws(text);
+    if (!config::check_aliases(parsed, file, state)) return std::nullopt;
     std::vector<YAML::Node> documents = YAML::LoadAll(parsed);
     // Empty documents (a trailing '---', or one of comments only) hold nothing to ignore.
     while (documents.size() > 1 && documents.back().IsNull()) documents.pop_back();
@@ -158,7 +159,17 @@ std::optional<Document> read_document(const std::string& path, LoadState& state,
 /// Reads `first` and the chain of files it extends; returns them base first.
 std::vector<Document> read_extends_chain(Document first, LoadState& state) {
   std::vector<Document> chain{std::move(first)};
+  // A file's identity is its path with links resolved: through a link to a folder above
+  // (sub -> .), "sub/x.yaml" is the x.yaml that extends it, a cycle (compared by spelling,
+  // the chain went 40 links deep, to the system's limit, and said the file was missing).
+  const auto identity = [](const Document& d) {
+    if (d.builtin) return d.file;
+    std::error_code ec;
+    const fs::path real = fs::weakly_canonical(fs::path(d.file), ec);
+    return ec ? d.file : real.string();
+  };
   std::vector<std::string> seen{chain.back().file};
+  std::vector<std::string> seen_identity{identity(chain.back())};
   for (;;) {
     const Document& doc = chain.back();
     const YAML::Node ext = doc.root.IsMap() ? doc.root["extends"] : YAML::Node();
@@ -188,12 +199,14 @@ std::vector<Document> read_extends_chain(Document first, LoadState& state) {
       break;
     }
     if (!base) break;
-    if (std::find(seen.begin(), seen.end(), base->file) != seen.end()) {
+    const std::string id = identity(*base);
+    if (std::find(seen_identity.begin(), seen_identity.end(), id) != seen_identity.end()) {
       ctx.error(ext, fmt::format("'{}' extends itself through a cycle: {} -> {}", target,
                                  fmt::join(seen, " -> "), base->file));
       break;
     }
     seen.push_back(base->file);
+    seen_identity.push_back(id);
     chain.push_back(std::move(*base));
   }
   // Copy-constructed in reverse, not std::reverse: assigning a YAML::Node rebinds the node

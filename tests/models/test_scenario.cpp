@@ -4,7 +4,11 @@
 
 #include "tests/approx.hpp"
 
+#include <filesystem>
+#include <fstream>
 #include <string>
+
+#include <fmt/format.h>
 
 #include "models/cluster/cluster.hpp"
 #include "models/scenario/scenario.hpp"
@@ -72,6 +76,48 @@ TEST_CASE("extends, then the file, then --set, then --seed") {
   scenario::LoadedScenario s = scenario::load_scenario(path, {{"cluster.nodes=4", "cluster.nodes=5"}, 99});
   CHECK(s.config.cluster.nodes == 5);
   CHECK(s.config.simulation.seed == 99);
+}
+
+TEST_CASE("anchors and aliases repeat a value; an alias inside its own anchor is an error, not a loop") {
+  const scenario::LoadedScenario s = scenario::load_scenario(kSource + "/tests/scenarios/aliases.yaml", {});
+  REQUIRE(s.config.workload.jobs.size() == 2);
+  CHECK(s.config.workload.jobs[1].parallelism.tp == 8);
+  CHECK(s.config.workload.jobs[1].parallelism.dp == 4);
+  config::LoadState state;
+  CHECK(config::check_aliases("a: &x [1, 2]\nb: [*x, *x]\n", "f.yaml", state));
+  CHECK_FALSE(config::check_aliases("a: &x [1, *x]\n", "f.yaml", state));
+  REQUIRE(state.diagnostics.items().size() == 1);
+  CHECK(state.diagnostics.items()[0].where.line == 1);
+  CHECK(state.diagnostics.items()[0].where.column == 11);  // the star
+  // Seven levels of ten aliases: 10^7 nodes, past the limit, found without expanding them.
+  std::string bomb = "l0: &l0 x\n";
+  for (int i = 1; i <= 7; ++i) {
+    bomb += fmt::format("l{0}: &l{0} [*l{1}", i, i - 1);
+    for (int k = 1; k < 10; ++k) bomb += fmt::format(", *l{}", i - 1);
+    bomb += "]\n";
+  }
+  CHECK_FALSE(config::check_aliases(bomb, "f.yaml", state));
+  CHECK(state.diagnostics.items().size() == 2);
+}
+
+TEST_CASE("a file that extends itself through a link to a folder is a cycle, said at once") {
+  namespace fs = std::filesystem;
+  const fs::path dir = fs::temp_directory_path() / "clustersim_test_extends_link";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  std::ofstream(dir / "x.yaml") << "extends: sub/x.yaml\ncluster: {node: dgx-h100, nodes: 2}\n";
+  fs::create_directory_symlink(".", dir / "sub");
+  try {
+    scenario::load_scenario((dir / "x.yaml").string(), {});
+    FAIL("expected an InputError");
+  } catch (const config::InputError& e) {
+    REQUIRE(e.diagnostics().items().size() == 1);
+    const config::Diagnostic& d = e.diagnostics().items()[0];
+    CHECK(d.path == "extends");
+    CHECK(d.message.find("extends itself through a cycle") != std::string::npos);
+    CHECK(d.where.file == (dir / "x.yaml").string());  // the first file, not one 40 links deep
+  }
+  fs::remove_all(dir);
 }
 
 TEST_CASE("errors are thrown together as InputError") {

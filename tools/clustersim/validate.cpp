@@ -67,6 +67,7 @@ LoadedCases load_cases(const std::string& file) {
                           "run from the source tree, or pass --cases FILE");
     throw config::InputError(std::move(state.diagnostics));
   }
+  if (!config::check_aliases(text, file, state)) throw config::InputError(std::move(state.diagnostics));
   YAML::Node root;
   try {
     root = YAML::Load(text);
