@@ -117,10 +117,24 @@ class Line {
     out = static_cast<std::int64_t>(v);
     return true;
   }
+  /// An optional count that may be 0 (a version the microbenchmark could not read): absent
+  /// leaves `out` as it is.
+  bool optional_count(const char* key, std::int64_t& out) {
+    const auto it = j_.find(key);
+    if (it == j_.end()) return true;
+    if (!it->is_number() || !std::isfinite(it->get<double>()) || it->get<double>() < 0.0 ||
+        it->get<double>() != std::floor(it->get<double>()) || it->get<double>() > 9e15) {
+      fail(fmt::format("'{}' record: '{}' must be a whole number, 0 or more, got {}", record(), key, it->dump()));
+      return false;
+    }
+    out = it->get<std::int64_t>();
+    return true;
+  }
   bool text(const char* key, std::string& out) {
     const auto it = j_.find(key);
     if (it == j_.end() || !it->is_string()) {
-      fail(fmt::format("'{}' record: missing string '{}'", record(), key));
+      fail(it == j_.end() ? fmt::format("'{}' record: missing string '{}'", record(), key)
+                          : fmt::format("'{}' record: '{}' must be a string, got {}", record(), key, it->dump()));
       return false;
     }
     out = it->get<std::string>();
@@ -289,8 +303,8 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       double clock = 0.0;
       if (!l.text("name", d.name) || !l.integer("sm_count", d.sm_count)) continue;
       if (j.contains("sm_clock_mhz") && l.number("sm_clock_mhz", clock)) d.sm_clock_mhz = clock;
-      d.driver_version = j.value("driver_version", std::int64_t{0});
-      d.cuda_version = j.value("cuda_version", std::int64_t{0});
+      const bool driver_ok = l.optional_count("driver_version", d.driver_version);
+      if (!l.optional_count("cuda_version", d.cuda_version) || !driver_ok) continue;
       if (out.device && (out.device->name != d.name || out.device->sm_count != d.sm_count)) {
         l.fail(fmt::format("results from another GPU: '{}' ({} SMs), earlier lines are from '{}' ({} SMs); "
                            "calibrate one GPU type at a time",
@@ -336,7 +350,10 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       p.where = fmt::format("{}:{}", file, i + 1);
       out.collectives.push_back(p);
     } else if (record == "skipped") {
-      out.skipped.push_back(fmt::format("{}: {}", j.value("bench", std::string("?")), j.value("reason", std::string("?"))));
+      std::string bench = "?";
+      std::string reason = "?";
+      if ((j.contains("bench") && !l.text("bench", bench)) || (j.contains("reason") && !l.text("reason", reason))) continue;
+      out.skipped.push_back(fmt::format("{}: {}", bench, reason));
     } else {
       --records;
       l.fail(fmt::format("unknown record '{}' (device, gemm, memory, launch, elementwise, collective, skipped)", record));
