@@ -2040,33 +2040,59 @@ class Model {
   }
 
  public:
-  /// Training time that counts for job j at the end of the run: what it finished, or what
-  /// its checkpoints saved. The training since its last checkpoint does not count while a
-  /// failure may still take it back (it did: a job whose interval outlasted the horizon
-  /// counted every stretch between failures and projected a finite time to train from work
-  /// no checkpoint ever saved); it counts for a job no failure reaches (an infinite MTBF).
+  /// Training time that counts for job j at the end of the run: what it finished, what its
+  /// checkpoints saved, and the training since its last checkpoint at the share a checkpoint
+  /// (or the end of training) is expected to save before a failure takes it back:
+  /// exp(-T / M), T the time until that save and M the job's MTBF (failures as a Poisson
+  /// process at the job's rate, as the checkpoint interval assumes). A job no failure reaches
+  /// keeps all of it; one whose interval outlasts its MTBF many times over keeps none (a
+  /// 30-day interval under a 3-hour MTBF: counting every stretch between failures made it 19%
+  /// productive, with a time to train projected from work no checkpoint would save); and one
+  /// that barely fails keeps nearly all (counting none charged a long interval the training
+  /// of the last one before the horizon, on a job that never failed: 98.3% for 12 h in 30 d).
   [[nodiscard]] double useful(const JobState& j, double end) const {
     if (j.finished) return j.work;
     if (!j.running) return j.committed;
-    const double k = committed_cycles(j, end);
-    if (std::isfinite(j.mtbf)) return std::min(j.work, j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate);
-    const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
-    const double since = end - j.run_start - k * cycle;
-    const double base = j.committed + k * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate;
-    return std::min(j.work, base + (std::isfinite(j.tau) ? std::min(since, j.tau) : since) * j.rate);
+    const Tail t = tail(j, end);
+    return std::min(j.work, t.saved + t.training * t.kept);
   }
-  /// The checkpoint time the running cycle at `end` still owes: delta x (training since
-  /// the last checkpoint) / tau while it trains, the rest of the write once the write has
-  /// begun (the part written is in the elapsed time already); 0 when the job is not
-  /// running, never checkpoints, or may fail (useful() does not count that training).
+  /// The checkpoint time the running cycle at `end` still owes, at the share useful() counts
+  /// of its training: delta x (training since the last checkpoint) / tau while it trains, the
+  /// rest of the write once the write has begun (the part written is in the elapsed time
+  /// already); 0 when the job is not running or never checkpoints.
   [[nodiscard]] double checkpoint_owed_s(const JobState& j, double end) const {
-    if (j.finished || !j.running || !std::isfinite(j.tau) || std::isfinite(j.mtbf)) return 0.0;
+    if (j.finished || !j.running || !std::isfinite(j.tau)) return 0.0;
     const double k = committed_cycles(j, end);
     const double since = std::clamp(end - j.run_start - k * (j.tau + j.delta), 0.0, j.tau + j.delta);
-    return since <= j.tau ? j.delta * since / j.tau : j.tau + j.delta - since;
+    return (since <= j.tau ? j.delta * since / j.tau : j.tau + j.delta - since) * tail(j, end).kept;
   }
 
  private:
+  /// A running job at `end`: the work its checkpoints saved, its training since (both in
+  /// seconds of training), and the share of that training expected to be saved.
+  struct Tail {
+    double saved = 0.0;
+    double training = 0.0;
+    double kept = 1.0;
+  };
+  [[nodiscard]] Tail tail(const JobState& j, double end) const {
+    const double k = committed_cycles(j, end);
+    const bool checkpoints = std::isfinite(j.tau);
+    const double cycle = checkpoints ? j.tau + j.delta : 0.0;
+    const double since = std::max(0.0, end - j.run_start - k * cycle);
+    Tail t;
+    t.saved = std::min(j.work, j.committed + k * (checkpoints ? j.tau : 0.0) * j.rate);
+    t.training = std::max(0.0, std::min(j.work - t.saved, (checkpoints ? std::min(since, j.tau) : since) * j.rate));
+    if (!std::isfinite(j.mtbf) || t.training <= 0.0) return t;
+    // Until it is saved: the end of the cycle's write (an asynchronous one's background
+    // write), or the end of training if that comes first.
+    double until = checkpoints ? std::max(0.0, cycle + (in_.checkpoint.async ? j.write : 0.0) - since)
+                               : std::numeric_limits<double>::infinity();
+    if (j.rate > 0.0) until = std::min(until, (j.work - t.saved - t.training) / j.rate);
+    t.kept = j.mtbf > 0.0 ? std::exp(-until / j.mtbf) : 0.0;
+    return t;
+  }
+
   const LongRunInputs& in_;
   const std::vector<Klass>& classes_;
   bool record_;
@@ -2190,10 +2216,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       // alone (elapsed x work / useful) made the mean that of 1 / ETTR, which the replications
       // that a short horizon caught in a long repair blew up (29 days where 5 / ETTR is 10).
       if (std::isfinite(s.work)) {
-        // The projection runs at the steady pace, checkpoints included. A job no failure
-        // reaches counts its training since the last checkpoint (useful()), which owes its
-        // share of one, delta per tau, in the pace and in the time so far (a horizon shorter
-        // than the interval saw none, and projected the rest without them).
+        // The projection runs at the steady pace, checkpoints included. The training since
+        // the last checkpoint counts at the share a checkpoint is expected to save (useful()),
+        // and owes as much of one, delta per tau, in the pace and in the time so far (a
+        // horizon shorter than the interval saw none, and projected the rest without them).
         const double owed = s.finished ? 0.0 : model.checkpoint_owed_s(s, r.elapsed);
         pooled_elapsed[j] += elapsed + owed;
         pooled_useful[j] += useful;

@@ -58,15 +58,16 @@
 // order undershoots (it was clamped to tau >= delta: 95 min where the simulated best was
 // about 150 and this gives 130, for a 95-min write and a 3.1 h MTBF).
 //
-// ETTR (effective training time ratio) = training time that counts / elapsed wall time
-// (at the horizon, the training since the last checkpoint does not count while a failure may
-// still take it back: a pessimistic edge of at most one interval per replication (two with
-// asynchronous writes: the cycle whose background write still runs is not committed), where
-// counting it made a job whose checkpoints never completed look productive; it counts for a
-// job no failure reaches); goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x
-// (lost work + downtime), by the cause of the interruption; checkpoint GPU-hours = GPUs x the
-// time blocked in the writes that took place. Training, lost and checkpoint GPU-hours add up
-// to the job's GPU-hours, but for the training since the last checkpoint at the horizon.
+// ETTR (effective training time ratio) = training time that counts / elapsed wall time.
+// At the horizon, the training since the last checkpoint is neither saved nor lost yet: it
+// counts at the share a checkpoint (or the end of training) is expected to save before a
+// failure takes it back, exp(-T / M), T the time to that save and M the job's MTBF (all of
+// it for a job no failure reaches, none where the interval outlasts the MTBF many times
+// over). Goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x (lost work +
+// downtime), by the cause of the interruption; checkpoint GPU-hours = GPUs x the time blocked
+// in the writes that took place. Training, lost and checkpoint GPU-hours add up to the job's
+// GPU-hours, but for the share of the training since the last checkpoint at the horizon that
+// a failure is expected to take back (lost after the horizon, not in it).
 //
 // The scheduler. Jobs enter a queue at their submit time (scenario order among jobs
 // submitted together) and start when enough nodes are free: `fifo` starts them strictly in
@@ -371,9 +372,9 @@ struct JobSummary {
   std::vector<double> ettr_by_replication;
   Estimate goodput_tokens_per_s;
   Estimate time_to_train_s;  ///< a finished replication's own; an unfinished one's time so far plus
-                             ///< its remaining work (beyond what its checkpoints saved) at the ETTR
+                             ///< its remaining work (beyond what counts in its ETTR) at the ETTR
                              ///< pooled over the replications (its interval counts that ETTR's);
-                             ///< NaN: no tokens, or no progress saved (under a millionth of the
+                             ///< NaN: no tokens, or no progress that counts (under a millionth of the
                              ///< work per replication), or a projection past the clock's range
                              ///< (292 years: projection_past_clock)
   bool projection_past_clock = false;  ///< the projection was dropped: over 292 years

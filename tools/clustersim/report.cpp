@@ -981,7 +981,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                      ? std::string("not projectable: at the pace within the horizon it would take "
                                                    "more than 292 years")
                                      : std::string("not projectable: by the horizon, under a millionth of the "
-                                                   "training was done and saved by a checkpoint"));
+                                                   "training was done and saved, or expected to be saved, by a "
+                                                   "checkpoint"));
       }
       row("lost GPU-hours", fmt::format("{} (lost work and downtime; {} more blocked writing checkpoints)",
                                         grouped(reliability::total_lost_gpu_hours(rs)),
