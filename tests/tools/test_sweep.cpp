@@ -201,10 +201,20 @@ TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow none{"GPUs", "gpus", "count", tools::Better::none, {8.0, 16.0}, {}};
   tools::mark_best(none);
   CHECK(none.best == std::vector<bool>{false, false});
-  // 1.5 us apart, both printed "5.615 s": both best; 5.616 s is not.
-  tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616}, {}};
+  // 1.5 us apart, both printed "5.615 s": both best; 5.616 s too (0.013% slower, within
+  // kTieShare); 5.62 s (0.084%) is not.
+  tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616, 5.62}, {}};
   tools::mark_best(close);
-  CHECK(close.best == std::vector<bool>{true, true, false});
+  CHECK(close.best == std::vector<bool>{true, true, true, false});
+  // One figure in two units marks the same designs, whatever each prints: 2.9e-4 apart,
+  // "2.445 USD" twice, "38.14" and "38.15 MUSD" (the second row marked only the first).
+  tools::CompareRow per_token{"USD per million tokens", "usd_per_million_tokens", "USD", tools::Better::lower,
+                              {2.444579, 2.445295}, {}};
+  tools::CompareRow total{"total cost", "total_cost_usd", "USD", tools::Better::lower, {38135439.0, 38146600.0}, {}};
+  tools::mark_best(per_token);
+  tools::mark_best(total);
+  CHECK(per_token.best == std::vector<bool>{true, true});
+  CHECK(total.best == per_token.best);
   // Intervals alone mark nothing: the designs share their failure draws, so two intervals
   // that overlap do not make two values alike.
   tools::CompareRow noisy{"ETTR", "ettr", "fraction", tools::Better::higher, {0.9050, 0.9059, 0.890}, {},

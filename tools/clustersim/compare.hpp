@@ -93,9 +93,14 @@ struct Comparison {
 /// them when any is invalid.
 Comparison compare(const CompareArgs& args);
 
-/// Marks the best values of a row (by its direction), and every value that prints as the
-/// best one (the table's precision: 4 significant digits; the JSON and CSV `best` lists use
-/// the same marks, beside their full-precision values); exposed for tests.
+/// Values within this share of a row's best are as good as it: no study decides on a 0.05%
+/// difference, and the models' own error is far above it.
+inline constexpr double kTieShare = 5e-4;
+
+/// Marks the best values of a row (by its direction), every value within kTieShare of it,
+/// and every value that prints as the best one (the table's precision: 4 significant digits;
+/// the JSON and CSV `best` lists use the same marks, beside their full-precision values);
+/// exposed for tests.
 void mark_best(CompareRow& row);
 
 std::string compare_table(const Comparison& c);

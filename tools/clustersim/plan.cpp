@@ -405,10 +405,24 @@ static std::string no_plan_text(const Plan& p, bool files_written) {
   const PlanPoint* cheapest_any = nullptr;  // priced
   for (const PlanPoint& pt : p.points) {
     if (!pt.feasible) continue;
-    if (!fastest || pt.time_to_train_s < fastest->time_to_train_s) fastest = &pt;
+    // Of points as fast, the cheapest (a priced one before one without a price); of points as
+    // cheap, the fastest (the first found, of two rail-optimized and fat-tree twins, named
+    // the dearer one "the fastest" where the Pareto front listed only the other).
+    const auto cheaper = [](const PlanPoint& a, const PlanPoint& b) {
+      if (!a.total_cost_usd || !b.total_cost_usd) return a.total_cost_usd.has_value() && !b.total_cost_usd.has_value();
+      return *a.total_cost_usd < *b.total_cost_usd;
+    };
+    if (!fastest || pt.time_to_train_s < fastest->time_to_train_s ||
+        (pt.time_to_train_s == fastest->time_to_train_s && cheaper(pt, *fastest))) {
+      fastest = &pt;
+    }
     if (!pt.total_cost_usd) continue;
-    if (!cheapest_any || *pt.total_cost_usd < *cheapest_any->total_cost_usd) cheapest_any = &pt;
-    if (pt.meets_deadline && (!cheapest || *pt.total_cost_usd < *cheapest->total_cost_usd)) cheapest = &pt;
+    const auto better = [&](const PlanPoint* best) {
+      return !best || *pt.total_cost_usd < *best->total_cost_usd ||
+             (*pt.total_cost_usd == *best->total_cost_usd && pt.time_to_train_s < best->time_to_train_s);
+    };
+    if (better(cheapest_any)) cheapest_any = &pt;
+    if (pt.meets_deadline && better(cheapest)) cheapest = &pt;
   }
   const bool budgeted = p.budget_usd || p.capex_budget_usd;
   std::string out = fmt::format("No plan meets the deadline{}", budgeted ? " and the budget" : "");
