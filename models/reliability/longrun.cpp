@@ -760,6 +760,7 @@ struct Replication {
   double top1_rate_share = 0.0;
   double elapsed = 0.0;
   std::uint64_t events = 0;
+  std::uint64_t events_scheduled = 0;
   std::vector<TimelineEvent> timeline;
   std::uint64_t timeline_dropped = 0;
 };
@@ -910,6 +911,7 @@ class Model {
       }
     }
     r_.events = engine_.events_processed();
+    r_.events_scheduled = engine_.events_scheduled();
     return std::move(r_);
   }
 
@@ -2183,6 +2185,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     }
     Replication r = model.run(end);
     out.events += r.events;
+    out.events_scheduled += r.events_scheduled;
     double busy_gpu_s = 0.0;
     for (std::size_t j = 0; j < J; ++j) {
       const JobState& s = r.jobs[j];

@@ -432,7 +432,8 @@ struct LongRunResult {
   std::vector<TimelineEvent> timeline;     ///< replication 0, its first kMaxTimeline events
   std::uint64_t timeline_dropped = 0;      ///< replication 0's events beyond kMaxTimeline, not kept
   std::vector<std::int64_t> gpu_failures;  ///< replication 0, per physical GPU
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;                ///< engine events processed, all replications
+  std::uint64_t events_scheduled = 0;      ///< engine events scheduled (cancelled ones included)
   double heterogeneity_alpha = 0.0;  ///< 0: none
 };
 

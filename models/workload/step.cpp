@@ -616,6 +616,7 @@ StepResult simulate_step(const StepInputs& in) {
   pipe.start();
   engine.run();
   r.events = engine.events_processed();
+  r.events_scheduled = engine.events_scheduled();
 
   // Data-parallel reduction and the optimizer, per stage.
   const double gb = compute::dtype_bytes(job.grad_dtype);

@@ -181,7 +181,8 @@ struct StepResult {
   MemoryBreakdown memory;
   std::vector<CommTiming> comm;
   std::vector<TraceSpan> trace;
-  std::uint64_t events = 0;
+  std::uint64_t events = 0;            ///< engine events processed
+  std::uint64_t events_scheduled = 0;  ///< engine events scheduled (cancelled ones included)
 };
 
 struct StepInputs {

@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 #include <vector>
 
@@ -313,4 +314,19 @@ TEST_CASE("EASY backfill does not start the head job later than FIFO when a node
   const double backfill = head_start("backfill");
   CHECK(fifo > 8 * 3600.0);  // B waits for A: the case tests something
   CHECK(backfill <= fifo * 1.02);
+}
+
+TEST_CASE("run_info counts the engine events scheduled, not only those processed") {
+  // A training step and a long run: every processed event was scheduled, and a long run
+  // cancels some (a finish a failure pre-empts), so it schedules more than it processes.
+  // events_scheduled was written to JSON and never set: 0 beside thousands processed.
+  const std::string file = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/backfill_repair.yaml";
+  const tools::RunResult r = tools::compute_run(scenario::load_scenario(file, {}));
+  REQUIRE(r.reliability);
+  CHECK(r.info.events_processed > 0);
+  CHECK(r.info.events_scheduled >= r.info.events_processed);
+  CHECK(r.reliability->events_scheduled > r.reliability->events);
+  CHECK(r.info.events_scheduled ==
+        r.reliability->events_scheduled + std::accumulate(r.jobs.begin(), r.jobs.end(), std::uint64_t{0},
+                                                          [](std::uint64_t s, const auto& j) { return s + j.events_scheduled; }));
 }

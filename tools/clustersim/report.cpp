@@ -221,6 +221,7 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
                                    "network.model: analytical times every collective in closed form");
     }
     r.info.events_processed += r.jobs.back().events;
+    r.info.events_scheduled += r.jobs.back().events_scheduled;
   }
   if (scenario::long_run(loaded)) {
     try {
@@ -244,6 +245,7 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
                                                     : ", or a larger scheduler.retire_after"));
     }
     r.info.events_processed += r.reliability->events;
+    r.info.events_scheduled += r.reliability->events_scheduled;
   }
   add_economics(loaded, r);
   return r;

@@ -313,11 +313,13 @@ class Progress {
       const int filled = static_cast<int>(pct / 100.0 * kWidth);
       log_ << fmt::format("\rsweep [{}{}] {}/{} {:5.1f}%{}  {} {}   ", std::string(static_cast<std::size_t>(filled), '#'),
                           std::string(static_cast<std::size_t>(kWidth - filled), '-'), done, total_, pct, err,
-                          final ? "in" : "ETA", clock_text(final ? elapsed : eta));
+                          final ? "in" : "ETA", final ? clock_text(elapsed) : run > 0 ? clock_text(eta) : "-:--");
       if (final) log_ << "\n";
     } else {
       log_ << fmt::format("sweep: {}/{} points ({:.0f}%){}, {:.1f} s elapsed{}\n", done, total_, pct, err, elapsed,
-                          final ? std::string() : fmt::format(", ETA {:.1f} s", eta));
+                          final   ? std::string()
+                          : run > 0 ? fmt::format(", ETA {:.1f} s", eta)
+                                    : std::string(", ETA not known before a point is done"));
     }
     log_.flush();
   }
