@@ -1237,8 +1237,17 @@ int run_main(int argc, char** argv) {
                              in == &app ? std::string() : in->get_name() + " ");
     return kExitInput;
   } catch (const CLI::ParseError& e) {
-    const int code = app.exit(e);
-    return code == 0 ? 0 : kExitInput;
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help: printed, success
+    // CLI11's own wording, in the shape of every other error here: "error: ...; see ...".
+    const CLI::App* in = &app;
+    for (const CLI::App* sub : app.get_subcommands()) in = sub;
+    std::string message = e.what();
+    constexpr std::string_view kTwice = "At Most 1 required but received ";
+    if (const std::size_t at = message.find(kTwice); at != std::string::npos) {
+      message = fmt::format("{}given {} times; give it once", message.substr(0, at), message.substr(at + kTwice.size()));
+    }
+    std::cerr << fmt::format("error: {}; see clustersim {}--help\n", message, in == &app ? std::string() : in->get_name() + " ");
+    return kExitInput;
   }
   // An option given an empty value ('--gpus ""', '--budget ""') is refused: CLI11 took it
   // as the option's default (all GPUs, no budget), which the user did not ask for.
