@@ -1,6 +1,7 @@
 #include "models/reliability/longrun.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <deque>
 #include <functional>
@@ -2056,7 +2057,15 @@ class Model {
     if (j.finished) return j.work;
     if (!j.running) return j.committed;
     const Tail t = tail(j, end);
-    return std::min(j.work, t.saved + t.training * t.kept);
+    return std::min(j.work, t.saved + t.counted);
+  }
+  /// The training since the last checkpoint at `end` that a failure is expected to take back
+  /// after it, the share useful() does not count (seconds of training): lost, though past
+  /// the horizon, so that training, lost and checkpoint time add up to the job's.
+  [[nodiscard]] double unsaved_expected_lost(const JobState& j, double end) const {
+    if (j.finished || !j.running) return 0.0;
+    const Tail t = tail(j, end);
+    return t.training - t.counted;
   }
   /// The checkpoint time the running cycle at `end` still owes, at the share useful() counts
   /// of its training: delta x (training since the last checkpoint) / tau while it trains, the
@@ -2065,16 +2074,21 @@ class Model {
   [[nodiscard]] double checkpoint_owed_s(const JobState& j, double end) const {
     if (j.finished || !j.running || !std::isfinite(j.tau)) return 0.0;
     const double k = committed_cycles(j, end);
-    const double since = std::clamp(end - j.run_start - k * (j.tau + j.delta), 0.0, j.tau + j.delta);
-    return (since <= j.tau ? j.delta * since / j.tau : j.tau + j.delta - since) * tail(j, end).kept;
+    const double cycle = j.tau + j.delta;
+    double since = std::max(0.0, end - j.run_start - k * cycle);
+    if (since > cycle) since -= cycle;  // asynchronous: the cycle after the one whose write runs
+    since = std::min(since, cycle);
+    return (since <= j.tau ? j.delta * since / j.tau : cycle - since) * tail(j, end).kept;
   }
 
  private:
   /// A running job at `end`: the work its checkpoints saved, its training since (both in
-  /// seconds of training), and the share of that training expected to be saved.
+  /// seconds of training), the part of that training expected to be saved (`counted`), and
+  /// the share expected saved of the cycle under way.
   struct Tail {
     double saved = 0.0;
     double training = 0.0;
+    double counted = 0.0;
     double kept = 1.0;
   };
   [[nodiscard]] Tail tail(const JobState& j, double end) const {
@@ -2084,14 +2098,44 @@ class Model {
     const double since = std::max(0.0, end - j.run_start - k * cycle);
     Tail t;
     t.saved = std::min(j.work, j.committed + k * (checkpoints ? j.tau : 0.0) * j.rate);
-    t.training = std::max(0.0, std::min(j.work - t.saved, (checkpoints ? std::min(since, j.tau) : since) * j.rate));
-    if (!std::isfinite(j.mtbf) || t.training <= 0.0) return t;
-    // Until it is saved: the end of the cycle's write (an asynchronous one's background
-    // write), or the end of training if that comes first.
-    double until = checkpoints ? std::max(0.0, cycle + (in_.checkpoint.async ? j.write : 0.0) - since)
-                               : std::numeric_limits<double>::infinity();
-    if (j.rate > 0.0) until = std::min(until, (j.work - t.saved - t.training) / j.rate);
-    t.kept = j.mtbf > 0.0 ? std::exp(-until / j.mtbf) : 0.0;
+    // The training not saved yet, each part with the time until it is: the cycle under way,
+    // saved at the end of its write (an asynchronous one's background write); with
+    // asynchronous writes, also the cycle before it, whose background write still runs.
+    struct Part {
+      double training;
+      double until;
+    };
+    std::array<Part, 2> parts{};
+    std::size_t n = 0;
+    double left = std::max(0.0, j.work - t.saved);
+    const auto add = [&](double trained_s, double until) {
+      const double x = std::clamp(trained_s * j.rate, 0.0, left);
+      left -= x;
+      parts[n++] = Part{x, std::max(0.0, until)};
+    };
+    double in_cycle = since;
+    if (!checkpoints) {
+      add(since, std::numeric_limits<double>::infinity());
+    } else if (since <= cycle) {
+      add(std::min(since, j.tau), cycle + (in_.checkpoint.async ? j.write : 0.0) - since);
+    } else {
+      add(j.tau, cycle + j.write - since);
+      in_cycle = since - cycle;
+      add(std::min(in_cycle, j.tau), 2.0 * cycle + j.write - since);
+    }
+    // Training now, the job may finish before the save, which saves everything; writing, it
+    // trains again only after the write, so the save comes first.
+    const bool training_now = !checkpoints || in_cycle <= j.tau;
+    const double finish =
+        training_now && j.rate > 0.0 ? left / j.rate : std::numeric_limits<double>::infinity();
+    for (std::size_t i = 0; i < n; ++i) {
+      const double kept = !std::isfinite(j.mtbf) ? 1.0
+                          : j.mtbf > 0.0         ? std::exp(-std::min(parts[i].until, finish) / j.mtbf)
+                                                 : 0.0;
+      t.training += parts[i].training;
+      t.counted += parts[i].training * kept;
+      t.kept = kept;
+    }
     return t;
   }
 
@@ -2194,6 +2238,9 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       std::map<std::string, double> c, l;
       for (const auto& [k, v] : s.by_cause) c[k] = static_cast<double>(v);
       for (const auto& [k, v] : s.lost_gpu_hours) l[k] = v;
+      if (const double unsaved = model.unsaved_expected_lost(s, r.elapsed); unsaved > 0.0) {
+        l[std::string(kUnsavedAtHorizon)] += unsaved * static_cast<double>(s.p.gpus) / 3600.0;
+      }
       causes[j].push_back(std::move(c));
       lost[j].push_back(std::move(l));
       checkpoint_hours[j].add(s.checkpoint_gpu_s / 3600.0);

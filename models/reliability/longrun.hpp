@@ -63,11 +63,12 @@
 // counts at the share a checkpoint (or the end of training) is expected to save before a
 // failure takes it back, exp(-T / M), T the time to that save and M the job's MTBF (all of
 // it for a job no failure reaches, none where the interval outlasts the MTBF many times
-// over). Goodput = trained tokens / elapsed time; lost GPU-hours = GPUs x (lost work +
-// downtime), by the cause of the interruption; checkpoint GPU-hours = GPUs x the time blocked
-// in the writes that took place. Training, lost and checkpoint GPU-hours add up to the job's
-// GPU-hours, but for the share of the training since the last checkpoint at the horizon that
-// a failure is expected to take back (lost after the horizon, not in it).
+// over; with asynchronous writes, the cycle whose background write still runs and the one
+// after it, each at its own T). Goodput = trained tokens / elapsed time; lost GPU-hours =
+// GPUs x (lost work + downtime), by the cause of the interruption, and under
+// `unsaved_at_horizon` the rest of that training, which a failure is expected to take back
+// after the horizon; checkpoint GPU-hours = GPUs x the time blocked in the writes that took
+// place. Training, lost and checkpoint GPU-hours add up to the job's GPU-hours.
 //
 // The scheduler. Jobs enter a queue at their submit time (scenario order among jobs
 // submitted together) and start when enough nodes are free: `fifo` starts them strictly in
@@ -197,6 +198,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "models/reliability/config.hpp"
@@ -379,6 +381,8 @@ struct JobSummary {
                              ///< (292 years: projection_past_clock)
   bool projection_past_clock = false;  ///< the projection was dropped: over 292 years
   double finished_share = 0.0;
+  /// By the cause of the interruption, and kUnsavedAtHorizon: the training since the last
+  /// checkpoint at the horizon that a failure is expected to take back after it.
   std::map<std::string, Estimate> lost_gpu_hours;
   /// GPU-hours the job's GPUs spent blocked writing checkpoints (not in lost_gpu_hours): the
   /// blocking part (delta) of each cycle of tau + delta, counted as the writes take place
@@ -457,6 +461,10 @@ LongRunResult simulate_long_run(const LongRunInputs& in);
 
 /// A job's lost GPU-hours over every cause (the sum of their means: the mean of the sum).
 double total_lost_gpu_hours(const JobSummary& s);
+
+/// The key of JobSummary::lost_gpu_hours for the training since the last checkpoint at the
+/// horizon that ETTR does not count (a failure is expected to take it back).
+inline constexpr std::string_view kUnsavedAtHorizon = "unsaved_at_horizon";
 /// The mean queue wait of the jobs that started in some replication (NaN when none did).
 double mean_queue_wait_s(const LongRunResult& r);
 
