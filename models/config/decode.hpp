@@ -339,6 +339,13 @@ bool decode_entries(const YAML::Node& n, const Context& ctx, std::string_view wh
       continue;
     }
     const Context at = ctx.child(key);
+    if (key == "<<" && it->first.Tag() != "!") {  // a plain '<<': YAML 1.1's merge key, not a name
+      at.error(it->first, "a YAML merge key ('<<') is not read here, where each key is a name",
+               "write the entries out, or put the shared ones in a scenario this one extends (extends:); "
+               "quote it (\"<<\") if it is a name");
+      ok = false;
+      continue;
+    }
     if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
       at.error(it->first, fmt::format("duplicate key '{}'", key));
       ok = false;

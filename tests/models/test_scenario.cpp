@@ -8,6 +8,8 @@
 #include <fstream>
 #include <string>
 
+#include <unistd.h>
+
 #include <fmt/format.h>
 
 #include "models/cluster/cluster.hpp"
@@ -102,7 +104,7 @@ TEST_CASE("anchors and aliases repeat a value; an alias inside its own anchor is
 
 TEST_CASE("a file that extends itself through a link to a folder is a cycle, said at once") {
   namespace fs = std::filesystem;
-  const fs::path dir = fs::temp_directory_path() / "clustersim_test_extends_link";
+  const fs::path dir = fs::temp_directory_path() / fmt::format("clustersim_test_extends_link_{}", ::getpid());
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::ofstream(dir / "x.yaml") << "extends: sub/x.yaml\ncluster: {node: dgx-h100, nodes: 2}\n";

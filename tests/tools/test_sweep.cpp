@@ -207,7 +207,7 @@ TEST_CASE("compare: the best value of a row, by its direction") {
   tools::CompareRow close{"step time", "step_time_s", "s", tools::Better::lower, {5.6152836, 5.6152851, 5.616, 5.62}, {}};
   tools::mark_best(close);
   CHECK(close.best == std::vector<bool>{true, true, true, false});
-  // One figure in two units marks the same designs, whatever each prints: 2.9e-4 apart,
+  // One figure in two units marks the same designs when within kTieShare: 2.9e-4 apart,
   // "2.445 USD" twice, "38.14" and "38.15 MUSD" (the second row marked only the first).
   tools::CompareRow per_token{"USD per million tokens", "usd_per_million_tokens", "USD", tools::Better::lower,
                               {2.444579, 2.445295}, {}};

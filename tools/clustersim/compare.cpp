@@ -184,9 +184,10 @@ void mark_best(CompareRow& row) {
   for (std::size_t i = 0; i < row.values.size(); ++i) {
     const auto& v = row.values[i];
     // A value that prints as the best one is as good: a star on 5.615 s and none on 5.615 s
-    // (1.5 us apart) told nothing true. So is one within 0.05% of it, whatever its rounding:
-    // the rows of one figure in two units (total cost, cost per million tokens) marked
-    // different designs where one printed 2.445 USD twice and the other 38.14 and 38.15 MUSD.
+    // (1.5 us apart) told nothing true. So is one within kTieShare of it, whatever its
+    // rounding: the rows of one figure in two units (total cost, cost per million tokens)
+    // marked different designs where one printed 2.445 USD twice and the other 38.14 and
+    // 38.15 MUSD. (Two values 0.05-0.1% apart can still print alike in one unit only.)
     row.best[i] = v && (std::abs(*v - *best) <= kTieShare * std::max(std::abs(*v), std::abs(*best)) ||
                         si(*v, row.unit) == si(*best, row.unit) || tied(i));
   }
@@ -405,9 +406,9 @@ std::string compare_table(const Comparison& c) {
     for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
   }
   std::string out =
-      "Comparison (* marks the best of each row, a value within 0.05% of it, and an ETTR the replications, paired, "
-      "cannot tell from the best; "
-      "+- the half-width of a 95% interval over replications)\n";
+      fmt::format("Comparison (* marks the best of each row, a value within {:g}% of it, and an ETTR the replications, "
+                  "paired, cannot tell from the best; +- the half-width of a 95% interval over replications)\n",
+                  100.0 * kTieShare);
   if (c.ecmp_seeds > 1) {
     out += fmt::format("  ({} ECMP seeds per design whose routes are hashed: each column is the run of median step "
                        "time, fastest and slowest beside it)\n",

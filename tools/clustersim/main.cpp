@@ -1211,34 +1211,9 @@ int run_main(int argc, char** argv) {
       return kExitInput;
     }
   }
-  try {
-    app.parse(argc, argv);
-  } catch (const CLI::ConversionError& e) {
-    // CLI11 says "Could not convert: --gpus = abc": name what the option takes.
-    const std::string_view what = e.what();
-    constexpr std::string_view kPrefix = "Could not convert: ";
-    const std::size_t eq = what.find(" = ");
-    if (what.substr(0, kPrefix.size()) != kPrefix || eq == std::string_view::npos) return app.exit(e) == 0 ? 0 : kExitInput;
-    const std::string name(what.substr(kPrefix.size(), eq - kPrefix.size()));
-    const std::string value(what.substr(eq + 3));
-    std::string type;
-    const CLI::App* in = &app;
-    for (const CLI::App* sub : app.get_subcommands()) in = sub;
-    for (const CLI::Option* o : in->get_options()) {
-      if (o->get_name() == name || o->check_name(name)) type = o->get_type_name();
-    }
-    type = type.substr(0, type.find(':'));  // "PERCENT:PERCENT": the option's and its check's
-    const std::string expected = type == "INT"       ? "an integer"
-                                 : type == "UINT"    ? "a non-negative integer"
-                                 : type == "FLOAT"   ? "a number"
-                                 : type == "PERCENT" ? "a number of percent, without '%'"
-                                                     : "a value of type " + (type.empty() ? std::string("?") : type);
-    std::cerr << fmt::format("error: {}: expected {}, got '{}'; see clustersim {}--help\n", name, expected, value,
-                             in == &app ? std::string() : in->get_name() + " ");
-    return kExitInput;
-  } catch (const CLI::ParseError& e) {
+  // CLI11's own wording, in the shape of every other error here: "error: ...; see ...".
+  const auto parse_error = [&app](const CLI::ParseError& e) {
     if (e.get_exit_code() == 0) return app.exit(e);  // --help: printed, success
-    // CLI11's own wording, in the shape of every other error here: "error: ...; see ...".
     const CLI::App* in = &app;
     for (const CLI::App* sub : app.get_subcommands()) in = sub;
     std::string message = e.what();
@@ -1248,6 +1223,39 @@ int run_main(int argc, char** argv) {
     }
     std::cerr << fmt::format("error: {}; see clustersim {}--help\n", message, in == &app ? std::string() : in->get_name() + " ");
     return kExitInput;
+  };
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ConversionError& e) {
+    // CLI11 says "Could not convert: --gpus = abc": name what the option takes.
+    const std::string_view what = e.what();
+    constexpr std::string_view kPrefix = "Could not convert: ";
+    const std::size_t eq = what.find(" = ");
+    if (what.substr(0, kPrefix.size()) != kPrefix || eq == std::string_view::npos) return parse_error(e);
+    const std::string name(what.substr(kPrefix.size(), eq - kPrefix.size()));
+    const std::string value(what.substr(eq + 3));
+    std::string type;
+    bool flag = false;
+    const CLI::App* in = &app;
+    for (const CLI::App* sub : app.get_subcommands()) in = sub;
+    for (const CLI::Option* o : in->get_options()) {
+      if (o->get_name() == name || o->check_name(name)) {
+        type = o->get_type_name();
+        flag = o->get_expected_min() == 0;
+      }
+    }
+    type = type.substr(0, type.find(':'));  // "PERCENT:PERCENT": the option's and its check's
+    const std::string expected = flag              ? fmt::format("no value ({} alone), or true or false", name)
+                                 : type == "INT"     ? "an integer"
+                                 : type == "UINT"    ? "a non-negative integer"
+                                 : type == "FLOAT"   ? "a number"
+                                 : type == "PERCENT" ? "a number of percent, without '%'"
+                                                     : "a value of type " + (type.empty() ? std::string("?") : type);
+    std::cerr << fmt::format("error: {}: expected {}, got '{}'; see clustersim {}--help\n", name, expected, value,
+                             in == &app ? std::string() : in->get_name() + " ");
+    return kExitInput;
+  } catch (const CLI::ParseError& e) {
+    return parse_error(e);
   }
   // An option given an empty value ('--gpus ""', '--budget ""') is refused: CLI11 took it
   // as the option's default (all GPUs, no budget), which the user did not ask for.
