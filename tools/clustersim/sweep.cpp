@@ -58,7 +58,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// Splits at commas outside {}, [] and ().
+/// Splits at commas outside {}, [] and (). The text after the last such comma is a part
+/// even where a bracket is left open ("[1,2": one value, which the key's decoding refuses;
+/// dropping it left no value, and the sweep read the first of none).
 std::vector<std::string> split_top_level(std::string_view text) {
   std::vector<std::string> parts;
   int depth = 0;
@@ -67,7 +69,7 @@ std::vector<std::string> split_top_level(std::string_view text) {
     const char c = i < text.size() ? text[i] : ',';
     if (c == '{' || c == '[' || c == '(') ++depth;
     if (c == '}' || c == ']' || c == ')') --depth;
-    if (c == ',' && depth <= 0) {
+    if (c == ',' && (depth <= 0 || i == text.size())) {
       parts.emplace_back(trim(text.substr(start, i - start)));
       start = i + 1;
     }
