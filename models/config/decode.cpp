@@ -194,14 +194,14 @@ class AliasCheck : public YAML::EventHandler {
     const auto it = sizes_.find(anchor);
     add(it == sizes_.end() ? 1 : it->second, mark);
   }
-  void OnSequenceStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+  void OnSequenceStart(const YAML::Mark& /*mark*/, const std::string& /*tag*/, YAML::anchor_t anchor,
                        YAML::EmitterStyle::value /*style*/) override {
-    open_.push_back(Frame{anchor, 1, mark});
+    open_.push_back(Frame{anchor, 1});
   }
   void OnSequenceEnd() override { close(); }
-  void OnMapStart(const YAML::Mark& mark, const std::string& /*tag*/, YAML::anchor_t anchor,
+  void OnMapStart(const YAML::Mark& /*mark*/, const std::string& /*tag*/, YAML::anchor_t anchor,
                   YAML::EmitterStyle::value /*style*/) override {
-    open_.push_back(Frame{anchor, 1, mark});
+    open_.push_back(Frame{anchor, 1});
   }
   void OnMapEnd() override { close(); }
 
@@ -209,7 +209,6 @@ class AliasCheck : public YAML::EventHandler {
   struct Frame {
     YAML::anchor_t anchor;
     std::uint64_t size;
-    YAML::Mark at;
   };
   void leaf(YAML::anchor_t anchor) {
     if (anchor != YAML::NullAnchor) sizes_[anchor] = 1;

@@ -196,6 +196,23 @@ void check_sets_against_search(const PlanArgs& args) {
   if (!bad.ok()) throw config::InputError(std::move(bad));
 }
 
+namespace {
+
+/// Priced point a before b: cheaper, or as cheap and faster.
+bool cheaper_then_faster(const PlanPoint& a, const PlanPoint& b) {
+  return *a.total_cost_usd < *b.total_cost_usd ||
+         (*a.total_cost_usd == *b.total_cost_usd && a.time_to_train_s < b.time_to_train_s);
+}
+
+/// Point a before b: faster, or as fast and cheaper (a priced one before one without a price).
+bool faster_then_cheaper(const PlanPoint& a, const PlanPoint& b) {
+  if (a.time_to_train_s != b.time_to_train_s) return a.time_to_train_s < b.time_to_train_s;
+  if (!a.total_cost_usd || !b.total_cost_usd) return a.total_cost_usd.has_value() && !b.total_cost_usd.has_value();
+  return *a.total_cost_usd < *b.total_cost_usd;
+}
+
+}  // namespace
+
 Plan plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   check_sets_against_search(args);
@@ -382,11 +399,7 @@ Plan plan(const PlanArgs& args) {
     pt.within_budget = (!p.budget_usd || (pt.total_cost_usd && *pt.total_cost_usd <= *p.budget_usd)) &&
                        pt.within_capex_budget;
     if (!pt.meets_deadline || !pt.within_budget || !pt.total_cost_usd) continue;
-    if (!p.best || *pt.total_cost_usd < *p.points[*p.best].total_cost_usd ||
-        (*pt.total_cost_usd == *p.points[*p.best].total_cost_usd &&
-         pt.time_to_train_s < p.points[*p.best].time_to_train_s)) {
-      p.best = i;
-    }
+    if (!p.best || cheaper_then_faster(pt, p.points[*p.best])) p.best = i;
   }
   p.wall_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return p;
@@ -405,24 +418,13 @@ static std::string no_plan_text(const Plan& p, bool files_written) {
   const PlanPoint* cheapest_any = nullptr;  // priced
   for (const PlanPoint& pt : p.points) {
     if (!pt.feasible) continue;
-    // Of points as fast, the cheapest (a priced one before one without a price); of points as
-    // cheap, the fastest (the first found, of two rail-optimized and fat-tree twins, named
-    // the dearer one "the fastest" where the Pareto front listed only the other).
-    const auto cheaper = [](const PlanPoint& a, const PlanPoint& b) {
-      if (!a.total_cost_usd || !b.total_cost_usd) return a.total_cost_usd.has_value() && !b.total_cost_usd.has_value();
-      return *a.total_cost_usd < *b.total_cost_usd;
-    };
-    if (!fastest || pt.time_to_train_s < fastest->time_to_train_s ||
-        (pt.time_to_train_s == fastest->time_to_train_s && cheaper(pt, *fastest))) {
-      fastest = &pt;
-    }
+    // Of points as fast, the cheapest; of points as cheap, the fastest (the first found, of
+    // two rail-optimized and fat-tree twins, named the dearer one "the fastest" where the
+    // Pareto front listed only the other).
+    if (!fastest || faster_then_cheaper(pt, *fastest)) fastest = &pt;
     if (!pt.total_cost_usd) continue;
-    const auto better = [&](const PlanPoint* best) {
-      return !best || *pt.total_cost_usd < *best->total_cost_usd ||
-             (*pt.total_cost_usd == *best->total_cost_usd && pt.time_to_train_s < best->time_to_train_s);
-    };
-    if (better(cheapest_any)) cheapest_any = &pt;
-    if (pt.meets_deadline && better(cheapest)) cheapest = &pt;
+    if (!cheapest_any || cheaper_then_faster(pt, *cheapest_any)) cheapest_any = &pt;
+    if (pt.meets_deadline && (!cheapest || cheaper_then_faster(pt, *cheapest))) cheapest = &pt;
   }
   const bool budgeted = p.budget_usd || p.capex_budget_usd;
   std::string out = fmt::format("No plan meets the deadline{}", budgeted ? " and the budget" : "");
