@@ -280,65 +280,82 @@ std::string why_not(Op op, Algorithm a, const InNetwork& in) {
 
 namespace {
 
-// NCCL's tree all-reduce on whole nodes (g GPUs each; on one node, the chain alone): see below.
-void nccl_tree_on_nodes(const std::vector<std::int64_t>& ranks, double S, std::int64_t g, Schedule& out) {
-  const auto sn = static_cast<std::int64_t>(ranks.size());
-  const std::int64_t nodes = sn / g;
-  // All-reduce as NCCL's tree runs it on whole nodes, pipelined in chunks: inside each
-  // node a chain of its GPUs over NVLink, which every byte climbs (reduce) and comes back
-  // down (broadcast), so that a GPU inside the chain sends S to its parent and S to its
-  // child: 2S (NCCL's src/graph/tuning.cc converts a tree's bus bandwidth to algorithm
-  // bandwidth by 0.5 for that reason; a reduce-scatter and all-gather inside the node,
-  // 2(g-1)/g S, had put 2 x 8 H100 above the NVLink rate that a one-node ring reaches);
-  // and across nodes, rail by rail, NCCL's double binary tree over
-  // the nodes (nccl_tree_parent) on the rail's shard S/g, each tree carrying half:
-  // every tree edge S/2g up (reduce) and S/2g down (broadcast). One phase whose R steps
-  // spread those bytes evenly: R = 2(g-1) + 2d + C - 1, the intra-node ring's steps,
-  // the trees' depth d up and down, and the pipeline's C - 1 further chunks
-  // (C = chunks_for(S/2g)). The stages overlap on their different links: time
-  // R alpha + max(2S / B_nvlink, (NIC bytes of the busiest node) / B_nic). A
-  // node sends S/g per GPU through its NIC on 2 nodes (as a ring would: 2(N-1)/N S/g),
-  // the busiest one 2 S/g from 4 on (an inner node of one tree, sending its parent and two
-  // children, and a leaf of the other), so beyond 2 nodes the ring is faster at large
-  // sizes, as NCCL's choices show.
-  // The pipeline's fill pays each step's latency along the data's path: the 2(g-1) chain
+// NCCL's tree all-reduce over `nodes`, the ranks node by node (by_node(); on one node, the
+// chain alone): see below.
+void nccl_tree_on_nodes(const std::vector<std::vector<std::int64_t>>& nodes, double S, Schedule& out) {
+  // All-reduce as NCCL's tree runs it, pipelined in chunks: inside each node a chain of its
+  // GPUs over NVLink, which every byte climbs (reduce) and comes back down (broadcast), so
+  // that a GPU inside the chain sends S to its parent and S to its child: 2S (NCCL's
+  // src/graph/tuning.cc converts a tree's bus bandwidth to algorithm bandwidth by 0.5 for
+  // that reason; a reduce-scatter and all-gather inside the node, 2(g-1)/g S, had put
+  // 2 x 8 H100 above the NVLink rate that a one-node ring reaches); and across nodes, rail
+  // by rail, NCCL's double binary tree over the nodes (nccl_tree_parent) on the rail's
+  // shard S/k, each tree carrying half: every tree edge S/2k up (reduce) and S/2k down
+  // (broadcast). The rails are NCCL's channels: k, the fewest ranks a node holds (g on whole
+  // nodes of g GPUs, 1 for a DP group of one GPU per node), rail i on each node's i-th rank,
+  // as ring_channels() spreads its rings, so that a last node holding 7 of 8 GPUs costs the
+  // tree what it costs the ring, a rail (it had fallen back to a binary tree over the ranks
+  // themselves, whose node-crossing edges each took one GPU's NIC: 18 times slower on 127
+  // GPUs than on 128). One phase whose R steps spread those bytes evenly:
+  // R = 2(m-1) + 2d + C - 1, the longest chain's steps (m ranks), the trees' depth d up and
+  // down, and the pipeline's C - 1 further chunks (C = chunks_for(S/2k)). The stages overlap
+  // on their different links: time R alpha + max(2S / B_nvlink, (NIC bytes of the busiest
+  // node) / B_nic). A node sends S/k per rail GPU through its NIC on 2 nodes (as a ring
+  // would: 2(N-1)/N S/k), the busiest one 2 S/k from 4 on (an inner node of one tree,
+  // sending its parent and two children, and a leaf of the other), so beyond 2 nodes the
+  // ring is faster at large sizes, as NCCL's choices show.
+  // The pipeline's fill pays each step's latency along the data's path: the 2(m-1) chain
   // steps an NVLink hop's, the 2d tree steps a node-to-node path's (NCCL's tree latency,
   // 2((g-1) intraLat + log2(N) interLat), src/graph/tuning.cc). The transfers weigh the mean
   // latency of a step by those counts (Transfer::latency_weight); every step had paid the
-  // network's. On one node (nodes = 1: NCCL's tree inside a node is the chain) there are no
-  // tree steps.
-  const auto gd = static_cast<double>(g);
-  const std::int64_t depth = nccl_trees_depth(nodes);
-  const std::int64_t steps = 2 * (g - 1) + 2 * depth + chunks_for(S / gd / 2) - 1;
+  // network's. On one node (NCCL's tree inside a node is the chain) there are no tree steps;
+  // a node of one rank has no chain.
+  std::size_t fewest = nodes.front().size();
+  std::size_t most = 0;
+  std::size_t chained = 0;  // ranks on a chain: those of nodes holding two or more
+  for (const auto& node : nodes) {
+    fewest = std::min(fewest, node.size());
+    most = std::max(most, node.size());
+    if (node.size() >= 2) chained += node.size();
+  }
+  const auto count = static_cast<std::int64_t>(nodes.size());
+  const auto k = static_cast<std::int64_t>(fewest);
+  const auto m = static_cast<std::int64_t>(most);
+  const auto kd = static_cast<double>(k);
+  const std::int64_t depth = nccl_trees_depth(count);
+  const std::int64_t steps = 2 * (m - 1) + 2 * depth + chunks_for(S / kd / 2) - 1;
   const auto rd = static_cast<double>(steps);
   Phase p;
   p.repeat = steps;
-  p.streamed = chunks_for(S / gd / 2) - 1;
+  p.streamed = chunks_for(S / kd / 2) - 1;
   p.latency_along = true;
-  const auto gpu = [&](std::int64_t node, std::int64_t i) { return ranks[static_cast<std::size_t>(node * g + i)]; };
-  const double chain_weight = static_cast<double>(2 * (g - 1)) / static_cast<double>(nodes * g);
-  for (std::int64_t node = 0; node < nodes; ++node) {
-    for (std::int64_t i = 0; i < g; ++i) {
+  const double chain_weight = static_cast<double>(2 * (m - 1)) / static_cast<double>(std::max<std::size_t>(1, chained));
+  for (const auto& node : nodes) {
+    const std::size_t s = node.size();
+    if (s < 2) continue;
+    for (std::size_t i = 0; i < s; ++i) {
       // A chain's inner GPUs send 2S; on 2 GPUs both are its ends and send S.
-      Transfer t{gpu(node, i), gpu(node, (i + 1) % g), (g > 2 ? 2 : 1) * S / rd};
+      Transfer t{node[i], node[(i + 1) % s], (s > 2 ? 2 : 1) * S / rd};
       t.latency_weight = chain_weight;
       p.transfers.push_back(t);
     }
   }
-  const double edge = S / gd / 2 / rd;
+  const double edge = S / kd / 2 / rd;
   const std::size_t chain = p.transfers.size();
   for (int tree = 0; tree < 2; ++tree) {
-    for (std::int64_t child = 0; child < nodes; ++child) {
-      const std::int64_t parent = nccl_tree_parent(tree, nodes, child);
+    for (std::int64_t child = 0; child < count; ++child) {
+      const std::int64_t parent = nccl_tree_parent(tree, count, child);
       if (parent < 0) continue;
-      for (std::int64_t i = 0; i < g; ++i) {
-        p.transfers.push_back({gpu(child, i), gpu(parent, i), edge});
-        p.transfers.push_back({gpu(parent, i), gpu(child, i), edge});
+      const auto& from = nodes[static_cast<std::size_t>(child)];
+      const auto& to = nodes[static_cast<std::size_t>(parent)];
+      for (std::size_t i = 0; i < fewest; ++i) {
+        p.transfers.push_back({from[i], to[i], edge});
+        p.transfers.push_back({to[i], from[i], edge});
       }
     }
   }
   const double tree_weight = static_cast<double>(2 * depth) / static_cast<double>(std::max<std::size_t>(1, p.transfers.size() - chain));
-  for (std::size_t k = chain; k < p.transfers.size(); ++k) p.transfers[k].latency_weight = tree_weight;
+  for (std::size_t i = chain; i < p.transfers.size(); ++i) p.transfers[i].latency_weight = tree_weight;
   out.phases.push_back(std::move(p));
 }
 
@@ -402,44 +419,13 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       break;
     }
     case Algorithm::tree: {
-      // NCCL's tree on whole nodes (NCCL_ALGO=Tree) runs a chain inside each node and the
-      // double binary tree across nodes on every channel's rail. (The tree over the ranks
-      // themselves, right for one rank per node, would send each node's share through one
-      // NIC there: 88 GB/s busbw on 2 DGX, where the ring reaches 376.)
-      if (op == Op::all_reduce && whole_nodes(ranks, gpus_per_node) && sn > gpus_per_node) {
-        nccl_tree_on_nodes(ranks, S, gpus_per_node, out);
-        break;
-      }
-      // Inside one node NCCL's tree is the chain of its GPUs (it builds binary trees across
-      // nodes only, src/graph/trees.cc): 2(g-1) NVLink steps, not a binary tree's 2 log2 g.
-      if (op == Op::all_reduce && one_node(ranks, gpus_per_node)) {
-        nccl_tree_on_nodes(ranks, S, sn, out);
-        break;
-      }
-      // NCCL's double binary tree over the ranks' positions (nccl_tree_parent): each rank
-      // is an inner position of at most one tree, and most tree edges join ranks 2^k apart,
-      // near each other in node order.
-      const std::int64_t depth = nccl_trees_depth(sn);
-      // Pipelined in C chunks: d+C-1 steps up and as many down; every edge carries S/2 each
-      // way in total, spread evenly over the steps (see broadcast above).
-      const std::int64_t steps = depth + chunks_for(S / 2) - 1;
-      const double chunk = S / 2 / static_cast<double>(steps);
-      Phase up;
-      Phase down;
-      up.repeat = down.repeat = steps;
-      up.streamed = down.streamed = chunks_for(S / 2) - 1;
-      for (int tree = 0; tree < 2; ++tree) {
-        for (std::int64_t i = 0; i < sn; ++i) {
-          const std::int64_t parent = nccl_tree_parent(tree, sn, i);
-          if (parent < 0) continue;
-          const std::int64_t child_rank = ranks[static_cast<std::size_t>(i)];
-          const std::int64_t parent_rank = ranks[static_cast<std::size_t>(parent)];
-          up.transfers.push_back({child_rank, parent_rank, chunk});
-          down.transfers.push_back({parent_rank, child_rank, chunk});
-        }
-      }
-      out.phases.push_back(std::move(up));
-      out.phases.push_back(std::move(down));
+      // NCCL's tree (NCCL_ALGO=Tree, all-reduce only) runs a chain inside each node and
+      // the double binary tree across nodes on every channel's rail (nccl_tree_on_nodes();
+      // src/graph/trees.cc builds binary trees across nodes only: inside one node, the chain
+      // of its GPUs, 2(g-1) NVLink steps, not a binary tree's 2 log2 g). A tree over the
+      // ranks themselves, right for one rank per node, would send each node's share through
+      // one NIC: 88 GB/s busbw on 2 DGX, where the ring reaches 376.
+      nccl_tree_on_nodes(by_node(ranks, std::max<std::int64_t>(gpus_per_node, 1)), S, out);
       break;
     }
     case Algorithm::halving_doubling: {

@@ -28,41 +28,32 @@
 //                            carrying S/k, pipelined in C chunks: n-2+C steps, each edge
 //                            carrying S/k in all, the last C-1 streamed: (n-1) alpha +
 //                            S/(k B)
-//   tree all-reduce          on whole nodes (more than one), NCCL's tree as it runs there
-//                            (NCCL_ALGO=Tree): "tree on whole nodes" below. Else NCCL's double
-//                            binary tree over the ranks themselves, as NCCL builds it over
-//                            nodes when each holds one rank (a DP group under TP): two
-//                            in-order binary trees over the ranks' positions
-//                            (src/graph/trees.cc, as on whole nodes below), one tree's
-//                            leaves the other's inner ranks, each carrying S/2; pipelined in
-//                            C chunks: reduce up d+C-1 steps, broadcast down d+C-1 steps,
-//                            d = the trees' depth, the last C-1 of each streamed; each edge
-//                            carries S/2 each way in all: 2d alpha + 2 (S/2)/B where the
-//                            edges have links of their own. Where a rank has one link (an
-//                            NVSwitch port, one NIC), its edges of both trees share it: an
-//                            inner rank of one tree takes S/2 from each of its two children
-//                            (S into its link) while sending S/2 up each tree (S out), in
-//                            each of the two passes: 2d alpha + 2 S/B behind one switch.
-//                            Most edges join ranks 2^k apart, near in node order (a heap-
-//                            ordered tree, parent (i-1)/2, sent most of its edges across the
+//   tree all-reduce          NCCL's tree as it runs (NCCL_ALGO=Tree): "tree on nodes"
+//                            below, on whole nodes, a node and a part, or one rank per
+//                            node (a DP group under TP: no chain, one rail). Its two
+//                            in-order binary trees over the nodes (src/graph/trees.cc)
+//                            join nodes 2^k apart, near in node order (a heap-ordered
+//                            tree, parent (i-1)/2, sent most of its edges across the
 //                            fabric's core: 7x slower over 16,384 GPUs behind a 1:7 taper)
 //   halving_doubling         recursive halving reduce-scatter then doubling all-gather,
 //                            2 log2(n) steps (n a power of two)
-//   tree on whole nodes      NCCL's tree all-reduce there: a chain through each node's GPUs
+//   tree on nodes            NCCL's tree all-reduce: a chain through each node's GPUs
 //                            (NVLink), which every byte climbs and comes back down (a GPU
 //                            sends 2S: NCCL's tuning.cc halves a tree's bus bandwidth for
-//                            it), and across nodes, rail by rail,
-//                            NCCL's double binary tree over the nodes (src/graph/trees.cc:
-//                            in-order trees, root with one child, the second mirrored or
-//                            shifted) on the rail's shard S/g,
-//                            the three pipelined in chunks as NCCL runs them: one phase of
-//                            R = 2(g-1) + 2d + C - 1 steps (d the trees' depth, C =
-//                            chunks(S/2g)), the last C-1 streamed: time
-//                            (2(g-1) + 2d) alpha + max(2S / B_nvlink,
-//                            NIC bytes / B_nic). Through the NICs a node sends S/g per GPU on
-//                            2 nodes (twice the ring's busbw), 2 S/g on the busiest node
-//                            from 4 on (an inner node of one tree and a leaf of the other:
-//                            slightly less than the ring's busbw)
+//                            it), and across nodes, rail by rail, NCCL's double binary
+//                            tree over the nodes (src/graph/trees.cc: in-order trees, root
+//                            with one child, the second mirrored or shifted) on the rail's
+//                            shard S/k, k the fewest ranks a node holds (g on whole nodes;
+//                            rail i on each node's i-th rank, as the rings spread over
+//                            channels: a last node of 7 GPUs of 8 costs a rail, 8/7 of the
+//                            time), the three pipelined in chunks as NCCL runs them: one
+//                            phase of R = 2(m-1) + 2d + C - 1 steps (m the most ranks on a
+//                            node, d the trees' depth, C = chunks(S/2k)), the last C-1
+//                            streamed: time (2(m-1) + 2d) alpha + max(2S / B_nvlink,
+//                            NIC bytes / B_nic). Through the NICs a node sends S/k per rail
+//                            GPU on 2 nodes (twice the ring's busbw), 2 S/k on the busiest
+//                            node from 4 on (an inner node of one tree and a leaf of the
+//                            other: slightly less than the ring's busbw)
 //   hierarchical all-reduce  on whole nodes, three stages one after the other: a ring
 //                            reduce-scatter inside each node (g-1 steps of S/g), a ring
 //                            all-reduce of each GPU's shard S/g across the nodes on its rail

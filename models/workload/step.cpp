@@ -308,7 +308,11 @@ class CommTimes {
   /// boundary. A job that starts mid-node can have groups of one kind that differ (a TP
   /// group across two nodes beside one inside a node, which runs one ring channel per GPU):
   /// their schedule is merged as planned, and planned again, all groups, at every size.
-  /// Groups whose phases do not line up (different counts or repeats) cannot run as one
+  /// Their phases may repeat differently (a tree over a node's 6 GPUs and 2 of the next,
+  /// whose chain is shorter and rails fewer than a tree inside one node: see
+  /// network::plan): a merged phase takes the most repeats and the longest fill of its
+  /// groups, each transfer keeping its bytes spread over those steps, so the phase lasts
+  /// about as long as its slowest group. Groups whose phase counts differ cannot run as one
   /// schedule: an internal error, as no algorithm plans so today.
   network::Schedule& merged_for(Group g, Op op, network::Algorithm algo, std::int64_t boundary, const Groups& groups,
                                 sim::Bytes size) {
@@ -333,26 +337,47 @@ class CommTimes {
       }
       return merged;
     }
-    Merged merged{first, true};
-    for (network::Phase& phase : merged.schedule.phases) {
-      phase.transfers.reserve(phase.transfers.size() * groups.ranks.size());
-    }
-    network::Schedule s;
+    std::vector<network::Schedule> plans;
+    plans.reserve(groups.ranks.size());
+    plans.push_back(first);
+    bool alike = true;
     for (std::size_t k = 1; k < groups.ranks.size(); ++k) {
+      network::Schedule s;
       CLUSTERSIM_CHECK(network::plan(op, algo, groups.ranks[k], size, gpn, in_net, s, why), why);
       CLUSTERSIM_CHECK(s.phases.size() == first.phases.size(), "the groups of one kind plan as many phases");
       for (std::size_t i = 0; i < s.phases.size(); ++i) {
-        const auto& mine = s.phases[i].transfers;
-        const auto& ref = first.phases[i].transfers;
-        CLUSTERSIM_CHECK(s.phases[i].repeat == first.phases[i].repeat && s.phases[i].streamed == first.phases[i].streamed,
-                         "the groups of one kind repeat their phases alike");
-        if (mine.size() != ref.size()) {
-          merged.alike = false;
+        const network::Phase& mine = s.phases[i];
+        const network::Phase& ref = first.phases[i];
+        if (mine.repeat != ref.repeat || mine.streamed != ref.streamed || mine.transfers.size() != ref.transfers.size()) {
+          alike = false;
         } else {
-          for (std::size_t j = 0; j < mine.size(); ++j) merged.alike = merged.alike && mine[j].bytes == ref[j].bytes;
+          for (std::size_t j = 0; j < mine.transfers.size(); ++j) alike = alike && mine.transfers[j].bytes == ref.transfers[j].bytes;
         }
-        auto& dst = merged.schedule.phases[i].transfers;
-        dst.insert(dst.end(), mine.begin(), mine.end());
+      }
+      plans.push_back(std::move(s));
+    }
+    Merged merged{first, alike};
+    for (std::size_t i = 0; i < first.phases.size(); ++i) {
+      network::Phase& phase = merged.schedule.phases[i];
+      std::int64_t repeat = 0;
+      std::int64_t fill = 0;  // the repeats that pay their latency (Phase::streamed)
+      std::size_t transfers = 0;
+      for (const network::Schedule& s : plans) {
+        repeat = std::max(repeat, s.phases[i].repeat);
+        fill = std::max(fill, s.phases[i].repeat - s.phases[i].streamed);
+        transfers += s.phases[i].transfers.size();
+      }
+      phase.repeat = repeat;
+      phase.streamed = repeat - fill;
+      phase.transfers.clear();
+      phase.transfers.reserve(transfers);
+      for (const network::Schedule& s : plans) {
+        // 1 when the groups repeat alike: the bytes as planned, bit for bit.
+        const double spread = static_cast<double>(s.phases[i].repeat) / static_cast<double>(repeat);
+        for (network::Transfer t : s.phases[i].transfers) {
+          t.bytes *= spread;
+          phase.transfers.push_back(t);
+        }
       }
     }
     merged_.insert_or_assign(key, std::move(merged));

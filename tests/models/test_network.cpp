@@ -265,13 +265,14 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
       CHECK(received.at(r) == Rel(expected));
     }
   }
-  // The double binary tree: C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4 for
-  // 16 ranks; up and down phases each take d + C - 1 = 65 steps, and each of the 2 x (n-1)
-  // tree edges carries S/2 each way in all: 2 x 2(n-1) x S/2 bytes. (Over the ranks
-  // themselves: one rank per node; on whole nodes of 4, tree is NCCL's chain and trees above.)
+  // The double binary tree over 16 nodes of one rank (a DP group under TP): no chain, one
+  // rail carrying S; C = ceil((S/2) / 512 KiB) = 62 chunks per tree, depth d = 4; reduce up
+  // and broadcast down pipelined together, 2d + C - 1 = 69 steps; each of the 2 x (n-1)
+  // tree edges carries S/2 each way in all: 2 x 2(n-1) x S/2 bytes.
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, ranks, S, 1);
-  REQUIRE(tree.phases.size() == 2);
-  CHECK(tree.phases[0].repeat == 65);
+  REQUIRE(tree.phases.size() == 1);
+  CHECK(tree.phases[0].repeat == 69);
+  CHECK(tree.phases[0].streamed == 61);
   CHECK(tree.bytes_sent() == Rel(2 * 2 * (n - 1) * (S / 2)));
   // Broadcast: on one rank per node (one ring), every ring edge but the one into the root
   // carries S once. On 4 nodes of 4, 4 rings each carry S/4 from the root, their hops
@@ -286,16 +287,24 @@ TEST_CASE("every collective: each rank sends and receives what its algorithm pre
 }
 
 TEST_CASE("the tree all-reduce is NCCL's double binary tree: each rank inner in one tree at most, few edges between nodes") {
-  // 64 ranks on 8 nodes of 8. The up phase lists tree 0's 63 edges (child -> parent), then
-  // tree 1's. NCCL's in-order trees join positions 2^k apart: 11 of each tree's 63 edges
-  // leave a node (positions 4 -> 8, 20 -> 24, ..., 16 -> 32, ...); a heap-ordered tree
+  // 64 ranks, one per node (a DP group under TP). The phase lists tree 0's 63 edges, each
+  // child -> parent (reduce) then parent -> child (broadcast), then tree 1's. NCCL's in-order
+  // trees join positions 2^k apart: 11 of each tree's 63 edges would leave a node of 8
+  // consecutive ranks (positions 4 -> 8, 20 -> 24, ..., 16 -> 32, ...); a heap-ordered tree
   // (parent (i-1)/2) had 56 of 63 crossing, and over 16,384 GPUs its traffic filled the core.
-  // (Planned as over one rank per node: on whole nodes, tree is NCCL's chain-and-trees plan.)
   const std::int64_t n = 64;
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(n), 64e6, 1);
-  REQUIRE(tree.phases.size() == 2);
-  const std::vector<Transfer>& up = tree.phases[0].transfers;
-  REQUIRE(up.size() == static_cast<std::size_t>(2 * (n - 1)));
+  REQUIRE(tree.phases.size() == 1);
+  const std::vector<Transfer>& both = tree.phases[0].transfers;
+  REQUIRE(both.size() == static_cast<std::size_t>(4 * (n - 1)));
+  std::vector<Transfer> up;
+  for (std::size_t i = 0; i < both.size(); i += 2) {
+    // Every edge carries the broadcast back down.
+    CHECK(both[i + 1].src == both[i].dst);
+    CHECK(both[i + 1].dst == both[i].src);
+    CHECK(both[i + 1].bytes == both[i].bytes);
+    up.push_back(both[i]);
+  }
   std::vector<int> inner(static_cast<std::size_t>(n), 0);
   for (int t = 0; t < 2; ++t) {
     std::vector<bool> has_child(static_cast<std::size_t>(n), false);
@@ -372,7 +381,7 @@ TEST_CASE("UGAL is never materially slower than the better of minimal and Valian
   }
 }
 
-TEST_CASE("tree on whole nodes is NCCL's tree; hierarchical its three stages in turn; on partial nodes the tree over the ranks") {
+TEST_CASE("tree on whole nodes is NCCL's tree; hierarchical its three stages in turn; on partial nodes NCCL's tree on fewer rails") {
   const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
   const NetworkConfig cfg;
   const Schedule tree = planned(Op::all_reduce, Algorithm::tree, iota(16), 8e9, 8);
@@ -390,9 +399,43 @@ TEST_CASE("tree on whole nodes is NCCL's tree; hierarchical its three stages in 
   // than the ring by far; NCCL's tree is not.
   const Schedule ring = planned(Op::all_reduce, Algorithm::ring, iota(16), 8e9, 8);
   CHECK(analytical_time(f, cfg, tree) < analytical_time(f, cfg, ring));
-  // 12 ranks, a node and a half: the tree over the ranks.
+  // 12 ranks, a node and a half: NCCL's tree on 4 rails, the fewest ranks a node holds
+  // (rail i on each node's i-th rank), chains of 8 and 4. Across the 2 nodes only GPUs 0-3
+  // and 8-11 send, each S/4 in all (S/8 per tree, up and down).
   const Schedule partial = planned(Op::all_reduce, Algorithm::tree, iota(12), 8e9, 8);
-  CHECK(partial.phases.size() == 2);  // reduce up, broadcast down
+  REQUIRE(partial.phases.size() == 1);
+  std::map<std::int64_t, double> across;
+  for (const Transfer& t : partial.phases[0].transfers) {
+    if (t.src / 8 != t.dst / 8) across[t.src] += t.bytes * static_cast<double>(partial.phases[0].repeat);
+  }
+  REQUIRE(across.size() == 8);
+  for (const auto& [gpu, bytes] : across) {
+    CAPTURE(gpu);
+    CHECK((gpu % 8) < 4);
+    CHECK(bytes == Rel(8e9 / 4));
+  }
+  // A last node short of one GPU costs the tree a rail, as it costs the ring: 8/7 of the
+  // time at most on 31 GPUs of 32 (it fell back to a tree over the ranks, each
+  // node-crossing edge on one GPU's NIC: 8 to 18 times slower on 15 to 127 GPUs). More
+  // GPUs on a node never make it slower where no two rails hash onto one uplink (a rail-optimised
+  // Clos: each rail its own leaf; on the Clos above, 7 rails on 8 uplinks may collide
+  // where 6 did not, as ECMP does).
+  const double whole = analytical_time(f, cfg, planned(Op::all_reduce, Algorithm::tree, iota(32), 8e9, 8)).seconds();
+  const double short_one = analytical_time(f, cfg, planned(Op::all_reduce, Algorithm::tree, iota(31), 8e9, 8)).seconds();
+  const double ring_short = analytical_time(f, cfg, planned(Op::all_reduce, Algorithm::ring, iota(31), 8e9, 8)).seconds();
+  CHECK(short_one <= whole * 8 / 7 * (1 + 1e-9));
+  CHECK(short_one >= whole);
+  CHECK(short_one <= ring_short * 1.1);
+  FabricConfig rails = clos(16, 2);
+  rails.topology = Topology::rail_clos;
+  const fabric::Fabric r = build(rails, 4, 8, 8);
+  double previous = 0.0;
+  for (std::int64_t n = 25; n <= 32; ++n) {  // the fourth node fills up: 1 to 8 rails
+    CAPTURE(n);
+    const double t = analytical_time(r, cfg, planned(Op::all_reduce, Algorithm::tree, iota(n), 8e9, 8)).seconds();
+    if (n > 25) CHECK(t <= previous * (1 + 1e-9));
+    previous = t;
+  }
 }
 
 TEST_CASE("bus bandwidth factors are nccl-tests'") {
