@@ -1,6 +1,7 @@
 #include "models/workload/step.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <array>
 #include <map>
 #include <tuple>
@@ -768,12 +769,17 @@ StepResult simulate_step(const StepInputs& in) {
   }
   r.breakdown = parts[static_cast<std::size_t>(r.critical_stage)];
   r.stage_breakdowns = parts;
-  double busiest = -1.0;
+  // Stages with the same work (an unbalanced pipeline's middle, say) differ in their busy
+  // time by rounding only: among those within a relative 1e-9 of the busiest, the one that
+  // waits least (bubble and PP communication), as its label says, then the first.
+  double busiest = 0.0;
+  for (const Breakdown& b : parts) busiest = std::max(busiest, b.total() - b.bubble - b.pp);
+  double least_wait = std::numeric_limits<double>::infinity();
   for (std::int64_t s = 0; s < p.pp; ++s) {
     const Breakdown& b = parts[static_cast<std::size_t>(s)];
-    const double busy = b.total() - b.bubble - b.pp;
-    if (busy > busiest) {
-      busiest = busy;
+    if (b.total() - b.bubble - b.pp < busiest * (1 - 1e-9)) continue;
+    if (b.bubble + b.pp < least_wait) {
+      least_wait = b.bubble + b.pp;
       r.busiest_stage = s;
     }
   }

@@ -175,8 +175,9 @@ struct StepResult {
   std::int64_t critical_stage = 0;
   /// Every stage's parts, up to its own end (the critical stage's is `breakdown`).
   std::vector<Breakdown> stage_breakdowns;
-  /// The stage that waits least (most time in compute, communication and the optimizer):
-  /// where the step's work lies when the last stage to finish mostly waits for it.
+  /// The stage with the most time in compute, communication and the optimizer (of those
+  /// that tie, the one that waits least): where the step's work lies when the last stage
+  /// to finish mostly waits for it.
   std::int64_t busiest_stage = 0;
   MemoryBreakdown memory;
   std::vector<CommTiming> comm;
