@@ -1480,7 +1480,20 @@ class Model {
     const double k_done = committed_cycles(j, now);
     const double cycle = std::isfinite(j.tau) ? j.tau + j.delta : 0.0;
     const double since = now - j.run_start - k_done * cycle;
-    double lost = since;
+    // What the job trained since its last committed checkpoint: `since` less its blocking
+    // writes (one under way; with asynchronous checkpoints, the snapshot of the cycle whose
+    // background write had not finished), which account() has charged as checkpoint time
+    // already (charging them as lost work too had put ETTR, lost and checkpoint GPU-hours
+    // at 107% of the horizon's when writes took longer than the interval).
+    double trained = since;
+    double in_write = -1.0;  // how far a blocking write under way is, s
+    if (std::isfinite(j.tau) && cycle > 0.0) {
+      const double whole = std::floor(since / cycle);
+      const double rest = since - whole * cycle;
+      trained = whole * j.tau + std::min(rest, j.tau);
+      if (rest > j.tau && !in_.checkpoint.async) in_write = rest - j.tau;
+    }
+    double lost = trained;
     j.committed = std::min(j.work, j.committed + k_done * (std::isfinite(j.tau) ? j.tau : 0.0) * j.rate);
     // Announced (maintenance): the job writes a last checkpoint and stops, losing no work:
     // all it trained since its last committed checkpoint is committed (with asynchronous
@@ -1492,14 +1505,6 @@ class Model {
     // the stop, as one during detection joins a failure.)
     double final_write = 0.0;
     if (k.planned) {
-      double trained = since;
-      double in_write = -1.0;  // how far a blocking write under way is, s
-      if (std::isfinite(j.tau) && cycle > 0.0) {
-        const double whole = std::floor(since / cycle);
-        const double rest = since - whole * cycle;
-        trained = whole * j.tau + std::min(rest, j.tau);
-        if (rest > j.tau && !in_.checkpoint.async) in_write = rest - j.tau;
-      }
       j.committed = std::min(j.work, j.committed + trained * j.rate);
       lost = 0.0;
       if (in_write >= 0.0) {

@@ -21,7 +21,8 @@
 // adds a few events per job (submit, start, finish).
 //
 // A failure that stops a job (effect restart): the work since the last completed
-// checkpoint is lost (none for a planned one), the job is down for detect + diagnose +
+// checkpoint is lost (none for a planned one; a write under way is lost too, but counted as
+// checkpoint time, the time it took), the job is down for detect + diagnose +
 // restart + checkpoint read (each a fixed time or a law, failures.repair), and longer if a failed node (hardware) has no hot spare to replace it:
 // (a failure during the restart and read aborts it: one more interruption, detection and
 // restart again; one during detection or diagnosis joins the failure being handled)
@@ -68,7 +69,8 @@
 // GPUs x (lost work + downtime), by the cause of the interruption, and under
 // `unsaved_at_horizon` the rest of that training, which a failure is expected to take back
 // after the horizon; checkpoint GPU-hours = GPUs x the time blocked in the writes that took
-// place. Training, lost and checkpoint GPU-hours add up to the job's GPU-hours.
+// place, whether or not a failure then cut them short. Training, lost and checkpoint
+// GPU-hours add up to the job's GPU-hours, however long the writes.
 //
 // The scheduler. Jobs enter a queue at their submit time (scenario order among jobs
 // submitted together) and start when enough nodes are free: `fifo` starts them strictly in
