@@ -808,6 +808,10 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
         inert(at, "effect: none lets the unit fail and run on: no node is swapped or repaired",
               "effect: restart, or remove it");
       }
+      const std::string planned = fmt::format("failures.components.{}.planned", name);
+      if (c.effect == Effect::none && stale_under(planned, fmt::format("failures.components.{}", name))) {
+        inert(planned, "effect: none stops no job, so there is no stop to announce", "effect: restart, or remove it");
+      }
     }
     if (!repairs_nodes && !replaces && stale_under("failures.repair.replace", "failures.components")) {
       inert("failures.repair.replace",
