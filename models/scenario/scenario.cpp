@@ -994,15 +994,22 @@ void check_inert_qps(LoadedScenario& loaded, const std::vector<std::string>& fil
   to.add(written->second, "network.qps_per_connection", "does not apply: " + why, hint);
 }
 
+/// The failure section's own relations (a rate's unit against per, a law's shape, a
+/// component's unit, reroute on a node part). Said last (check_reliability()), or with the
+/// errors of any stage that stops the load before (the inert keys, the catalog, the fabric,
+/// the jobs): they were said only once those held.
+void check_failure_relations(const Scenario& sc, LoadState& state) {
+  if (!sc.failures) return;
+  for (const reliability::ConfigProblem& p : reliability::check_failures(*sc.failures)) {
+    const std::string at = "failures." + p.path;
+    state.diagnostics.add(state.where(at), at, p.message, p.hint);
+  }
+}
+
 void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   const Scenario& sc = loaded.config;
   if (!long_run(loaded)) return;
-  if (sc.failures) {
-    for (const reliability::ConfigProblem& p : reliability::check_failures(*sc.failures)) {
-      const std::string at = "failures." + p.path;
-      state.diagnostics.add(state.where(at), at, p.message, p.hint);
-    }
-  }
+  check_failure_relations(sc, state);
   const std::string_view with = long_run_label(loaded);
   if (!sc.simulation.horizon) {
     for (const ResolvedJob& job : loaded.jobs) {
@@ -1262,6 +1269,13 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!out.config.calibration.empty()) named = read_calibration(out.config, chain, top_dir, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
 
+  // From here the scenario has decoded: a stage that stops the load says the failure
+  // section's relations too (check_failure_relations()), rather than after a fix.
+  const auto stop_if_errors = [&] {
+    if (state.diagnostics.ok()) return;
+    check_failure_relations(out.config, state);
+    throw InputError(std::move(state.diagnostics));
+  };
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
   check_monitoring(out.config, state);
@@ -1272,7 +1286,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     for (const Document& doc : chain) files.push_back(doc.file);
     check_inert_keys(out.config, files, options.shared_keys, state, out.shared_inert);
   }
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
 
   // Catalog paths are relative to the file that listed them.
   const Location catalogs_at = state.where("catalogs");
@@ -1281,7 +1295,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     if (doc.file == catalogs_at.file) catalogs_dir = doc.dir;
   }
   out.catalog = load_catalog(out.config.catalogs, catalogs_dir, catalogs_at, state);
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
   // Every node type's GPU, not only the one the cluster uses: a catalog that names a GPU it
   // lacks is wrong whichever node a --set or a sweep picks later. (The cluster's own node is
   // said once, by resolve_node.)
@@ -1296,15 +1310,15 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
                                       fmt::join(names_of(out.catalog.gpus), ", ")),
                           did_you_mean(spec.gpu.name, names_of(out.catalog.gpus)));
   }
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
 
   if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
   check_in_network(out, state);
 
   apply_builtin_network(out, state);
   load_calibration(out, std::move(named), state);
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
   for (const std::string& set : table_sets) {
     const bool scaleup = set.rfind("network.scaleup_size_factors[", 0) == 0;
     const char* key = scaleup ? "scaleup_size_factors" : "scaleout_size_factors";
@@ -1328,7 +1342,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!table_sets.empty()) check_network(out.config, state);
   check_sweep_values(out.config, true, state);
   out.calibration_overrides = calibration_overrides(state);
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
 
   out.pricing = load_pricing(state);
   if (out.config.fabric) {
@@ -1343,9 +1357,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
       state.diagnostics.add(state.where(e.path), e.path, std::move(e.message), std::move(e.hint));
     }
   }
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
   out.jobs = resolve_jobs(out, options.check_memory, state);
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  stop_if_errors();
   if (options.check_inert) {
     std::vector<std::string> files;
     for (const Document& doc : chain) files.push_back(doc.file);
