@@ -1031,9 +1031,9 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
       reported[job.entry] = true;
       const std::string at = fmt::format("workload.jobs[{}].gpus", job.entry);
       state.diagnostics.add(state.where(at), at,
-                            fmt::format("{}, jobs need whole nodes of their own: {} GPUs from GPU {} share "
+                            fmt::format("{}, jobs need whole nodes of their own: {} GPU{} from GPU {} share "
                                         "a node of {} with another job or leave part of one",
-                                        with, job.config.gpus, job.first_gpu, gpn),
+                                        with, job.config.gpus, job.config.gpus == 1 ? "" : "s", job.first_gpu, gpn),
                             fmt::format("gpus: {}", std::max<std::int64_t>(gpn, job.config.gpus / gpn * gpn)));
     }
   }

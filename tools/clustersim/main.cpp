@@ -251,7 +251,13 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     std::error_code ec;
     if (!dir.empty()) folders.create(dir, ec);
     if (ec) {
-      std::cerr << fmt::format("error: cannot create '{}': {}\n", dir, ec.message());
+      const std::string what = dir == out_dir ? "--out" : "--trace: the trace's folder";
+      std::error_code is;
+      if (std::filesystem::exists(dir, is) && !std::filesystem::is_directory(dir, is)) {
+        std::cerr << fmt::format("error: {} '{}' is a file, not a folder (name a folder, new or existing)\n", what, dir);
+      } else {
+        std::cerr << fmt::format("error: {} '{}' cannot be created: {}\n", what, dir, ec.message());
+      }
       return kExitInput;
     }
   }

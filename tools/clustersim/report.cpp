@@ -945,10 +945,10 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
         return plus_minus(e.mean * scale, e.ci95 * scale, digits, lo * scale, hi * scale, unit);
       };
       const double elapsed = result.reliability->elapsed_s;
-      out += fmt::format("  {} ({} replication{}, {}; mean +- 95% interval)\n",
-                         scenario::long_run_label(loaded),
-                         loaded.config.simulation.replications, loaded.config.simulation.replications == 1 ? "" : "s",
-                         duration_text(elapsed));
+      // One replication has no interval to give (its figures print without one).
+      const std::int64_t reps = loaded.config.simulation.replications;
+      out += fmt::format("  {} ({} replication{}, {}{})\n", scenario::long_run_label(loaded), reps,
+                         reps == 1 ? "" : "s", duration_text(elapsed), reps == 1 ? "" : "; mean +- 95% interval");
       if (std::isfinite(rs.queue_wait_s.mean)) {
         row("queue", fmt::format("waited {} h, started at {} h{}", pm(rs.queue_wait_s, 1.0 / 3600.0, 2),
                                  pm(rs.start_s, 1.0 / 3600.0, 2),
@@ -1259,7 +1259,13 @@ std::string write_tmp(const std::string& path, const std::string& text) {
   if (fs::is_directory(target, ec)) return fmt::format("cannot write '{}': is a directory", path);
   ec.clear();
   if (target.has_parent_path()) fs::create_directories(target.parent_path(), ec);
-  if (ec) return fmt::format("cannot create '{}': {}", target.parent_path().string(), ec.message());
+  if (ec) {
+    std::error_code is;
+    if (fs::exists(target.parent_path(), is) && !fs::is_directory(target.parent_path(), is)) {
+      return fmt::format("'{}' is a file, not a folder (name a folder, new or existing)", target.parent_path().string());
+    }
+    return fmt::format("cannot create the folder '{}': {}", target.parent_path().string(), ec.message());
+  }
   const fs::path tmp = target.string() + ".tmp";
   std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
   if (!out) return fmt::format("cannot write '{}': {}", tmp.string(), std::strerror(errno));

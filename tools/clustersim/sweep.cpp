@@ -741,7 +741,13 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
   const fs::path dir(options.out_dir);
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) throw input_error(options.out_dir, 0, "", fmt::format("cannot create the folder: {}", ec.message()));
+  if (ec) {
+    std::error_code is;
+    if (fs::exists(options.out_dir, is) && !fs::is_directory(options.out_dir, is)) {
+      throw input_error(options.out_dir, 0, "", "--out names a file, not a folder (name a folder, new or existing)");
+    }
+    throw input_error(options.out_dir, 0, "", fmt::format("cannot create the folder: {}", ec.message()));
+  }
   p.jsonl_path = (dir / "sweep.jsonl").string();
   p.csv_path = (dir / "sweep.csv").string();
   const std::string base_path = (dir / "sweep.base.json").string();
