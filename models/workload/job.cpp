@@ -74,15 +74,21 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
       add("parallelism.order", "must name each of tp, cp, pp and dp once", "order: [tp, cp, pp, dp]");
     }
   }
+  // A tp to suggest for a width n: one that divides n, and the node's GPUs and the job's
+  // (TP groups stay inside a node), the nearest to the one given (it suggested tp: 3 for an
+  // MLP width of 11001 on 8 GPUs of 8, which the product and node checks then refuse).
+  const auto tp_hint = [&](std::int64_t n) {
+    return fmt::format("tp: {}", nearest_divisor(std::gcd(n, std::gcd(gpus_per_node, job.gpus)), p.tp));
+  };
   if (model.heads % p.tp != 0) {
     add("parallelism.tp", fmt::format("the model's {} attention heads do not divide among {} TP ranks", model.heads, p.tp),
-        fmt::format("tp: {}", nearest_divisor(model.heads, p.tp)));
+        tp_hint(model.heads));
   }
   const std::int64_t kv = model.kv_heads == 0 ? model.heads : model.kv_heads;
   if (model.heads % p.tp == 0 && kv % p.tp != 0 && p.tp % kv != 0) {
     add("parallelism.tp", fmt::format("the model's {} key/value heads neither divide among nor replicate over {} TP ranks",
                                       kv, p.tp),
-        fmt::format("tp: {}", nearest_divisor(kv, p.tp)));
+        tp_hint(kv));
   }
   // Every MLP width TP splits: the dense layers' and the experts' (a shared expert's is a
   // multiple of it). Checking the larger alone let an expert width of 4 on 8 ranks run its
@@ -92,7 +98,7 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                                     std::pair{model.experts > 0 ? model.expert_ffn_hidden : 0, "expert MLP width"}}) {
     if (width > 0 && width % p.tp != 0) {
       add("parallelism.tp", fmt::format("the {} {} does not divide among {} TP ranks", what, width, p.tp),
-          fmt::format("tp: {}", nearest_divisor(width, p.tp)));
+          tp_hint(width));
       break;
     }
   }
