@@ -663,12 +663,13 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   const char* model_name = cfg.model == network::Model::flow ? "flow" : "analytical";
   std::string table = fmt::format(
       "# clustersim collective: {} on {} GPUs ({} node{} of {}), {} model, scenario {}\n"
-      "# calibration: {}\n"
-      "# {:>12} {:>12} {:>6} {:>17} {:>12} {:>12} {:>12}\n",
+      "# calibration: {}\n",
       c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, n > fab.gpus_per_node ? "s" : "", loaded.node.name, model_name, loaded.file,
-      tools::calibration_summary(loaded),
-      "size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)");
-  std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps\n";
+      tools::calibration_summary(loaded));
+  // The table's cells, laid out once every size is timed: a column widens for its widest
+  // cell (a PiB's size, or a time of hours in microseconds, overflowed nccl-tests' widths).
+  std::vector<std::array<std::string, 7>> cells;
+  std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps,count,type\n";
   network::LinkLoad last_load;
   sim::Time last_time;
   tools::TerminalProgress shown(fmt::format("collective ({} sizes)", sizes.size()));
@@ -701,16 +702,31 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     const double algbw = timing.algbw_GBps;
     const double busbw = timing.busbw_GBps;
     const std::string_view algo_name = config::enum_name(timing.algorithm);
+    // count: elements per rank's buffer, as nccl-tests prints it (the send count of all-gather
+    // and all-to-all, the receive count of reduce-scatter: size / 4 / n for those).
+    const auto count = static_cast<std::int64_t>(size.value() / unit);
     rows.push_back({{"op", c.op}, {"algo", algo_name}, {"model", model_name}, {"gpus", n},
                     {"size_bytes", static_cast<std::int64_t>(size.value())},  // whole bytes (parse_sizes), <= 1 PiB
                     {"time_s", t.seconds()}, {"algbw_GBps", algbw},
-                    {"busbw_GBps", busbw}});
-    // count: elements per rank's buffer, as nccl-tests prints it (the send count of all-gather
-    // and all-to-all, the receive count of reduce-scatter: size / 4 / n for those).
-    table += fmt::format("  {:>12.0f} {:>12.0f} {:>6} {:>17} {:>12.2f} {:>12.2f} {:>12.2f}\n", size.value(),
-                         size.value() / unit, "float", algo_name, t.seconds() * 1e6, algbw, busbw);
-    csv += fmt::format("{},{},{},{},{:.0f},{},{},{}\n", c.op, algo_name, model_name, n, size.value(), t.seconds(),
-                       algbw, busbw);
+                    {"busbw_GBps", busbw}, {"count", count}, {"type", "float"}});
+    cells.push_back({fmt::format("{:.0f}", size.value()), fmt::format("{}", count), "float", std::string(algo_name),
+                     fmt::format("{:.2f}", t.seconds() * 1e6), fmt::format("{:.2f}", algbw), fmt::format("{:.2f}", busbw)});
+    csv += fmt::format("{},{},{},{},{:.0f},{},{},{},{},float\n", c.op, algo_name, model_name, n, size.value(),
+                       t.seconds(), algbw, busbw, count);
+  }
+  {
+    const std::array<std::string, 7> header{"size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)"};
+    std::array<std::size_t, 7> width{12, 12, 6, 17, 12, 12, 12};
+    for (const auto& row : cells) {
+      for (std::size_t i = 0; i < row.size(); ++i) width[i] = std::max(width[i], row[i].size());
+    }
+    const auto line = [&](std::string_view lead, const std::array<std::string, 7>& row) {
+      std::string out(lead);
+      for (std::size_t i = 0; i < row.size(); ++i) out += fmt::format("{}{:>{}}", i == 0 ? "" : " ", row[i], width[i]);
+      return out + "\n";
+    };
+    table += line("# ", header);
+    for (const auto& row : cells) table += line("  ", row);
   }
   if (c.format == "json") {
     std::cout << config::json_text(rows, 2) << "\n";
