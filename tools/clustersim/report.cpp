@@ -869,14 +869,21 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                 n - 1));
     }
     // A tp that does not divide a node's GPUs is allowed, and costly: say why its TP time is.
+    // So is a tp above the key/value heads (each rank holds a replica of its head, as vLLM
+    // does; Megatron-Core refuses it): say where the weights and the K/V GEMMs come from.
     const std::int64_t gpn = loaded.node.spec.gpus;
-    row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}{}", p.tp, p.cp, p.pp, p.dp,
+    const std::int64_t kv = workload::kv_head_count(job.model);
+    row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}{}{}", p.tp, p.cp, p.pp, p.dp,
                                    p.ep, p.virtual_stages, p.zero, p.sequence_parallel ? ", sequence parallel" : "",
                                    p.tp > 1 && gpn > 1 && gpn % p.tp != 0
                                        ? fmt::format(" (tp {} does not divide the node's {} GPUs: some tensor-parallel "
                                                      "groups span two nodes, their traffic over the fabric)",
                                                      p.tp, gpn)
-                                       : std::string()));
+                                       : std::string(),
+                                   p.tp > kv ? fmt::format(" (the model's {} key/value head{} on {} TP ranks: each "
+                                                           "held whole by {} ranks, its weights and K/V work replicated)",
+                                                           kv, kv == 1 ? "" : "s", p.tp, p.tp / kv)
+                                             : std::string()));
     row("batch", fmt::format("{} sequences of {} tokens; {} micro-batches of {} per replica", job.config.global_batch,
                              workload::sequence_length(job.config, job.model), st.micro_batches, job.config.micro_batch));
     row("step time", fmt::format("{:.4f} s ({} network model)", st.step_time_s,
