@@ -60,6 +60,54 @@ std::string nodes_hint(const LoadState& state, std::int64_t needed) {
   return fmt::format("cluster.nodes: {} at least{}; or fewer GPUs for the job", needed, where);
 }
 
+/// The innermost '{' (or '[') still open at the end of line `last_line` (0-based) of `text`,
+/// outside quotes and comments: where a flow that yaml-cpp finds unclosed was opened (it
+/// reports where it gave up, often the next line). Its 0-based line and byte column, or
+/// nullopt.
+std::optional<std::pair<std::size_t, std::size_t>> unclosed_flow(const std::string& text, char open,
+                                                                 std::size_t last_line) {
+  struct Opened {
+    char c;
+    std::size_t line, column;
+  };
+  std::vector<Opened> stack;
+  std::size_t line = 0;
+  std::size_t start = 0;  // of the line
+  char quote = 0;
+  for (std::size_t i = 0; i < text.size() && line <= last_line; ++i) {
+    const char c = text[i];
+    if (c == '\n') {
+      ++line;
+      start = i + 1;
+      if (quote == '\'') quote = 0;  // a plain reading: quotes do not run on past a line here
+      continue;
+    }
+    if (quote != 0) {
+      if (quote == '"' && c == '\\') {
+        ++i;
+      } else if (c == quote) {
+        quote = 0;
+      }
+      continue;
+    }
+    if (c == '#' && (i == start || text[i - 1] == ' ' || text[i - 1] == '\t')) {
+      while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
+      continue;
+    }
+    if (c == '"' || c == '\'') {
+      quote = c;
+    } else if (c == '{' || c == '[') {
+      stack.push_back({c, line, i - start});
+    } else if ((c == '}' || c == ']') && !stack.empty()) {
+      stack.pop_back();
+    }
+  }
+  for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
+    if (it->c == open) return std::pair{it->line, it->column};
+  }
+  return std::nullopt;
+}
+
 /// Quotes duration laws written as values, "replace: lognormal(4h, 1.0)", so that the comma
 /// inside the parentheses does not split a flow mapping ({detect: 5min, replace: ...}) in
 /// two. Line numbers are unchanged; later columns on such a line shift by two.
@@ -131,6 +179,16 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
       }
       ++line;
       start = i + 1;
+    }
+    // An unclosed flow: yaml-cpp gives up where it looked for the end (the next line, often).
+    for (const auto& [what, open, close] : {std::tuple{"end of map flow not found", '{', '}'},
+                                            std::tuple{"end of sequence flow not found", '[', ']'}}) {
+      if (!hint.empty() || e.msg != what) continue;
+      if (const auto at = unclosed_flow(text, open, static_cast<std::size_t>(e.mark.line))) {
+        hint = fmt::format("the '{}' at line {}, column {} is not closed: end it with '{}'", open, at->first + 1,
+                           config::character_column(text, static_cast<int>(at->first), static_cast<int>(at->second)),
+                           close);
+      }
     }
     // Else, a key indented deeper than its neighbours, or an unquoted value holding ': '.
     if (hint.empty() && e.msg == "illegal map value") {
