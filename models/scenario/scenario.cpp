@@ -52,7 +52,7 @@ std::string nodes_hint(const LoadState& state, std::int64_t needed) {
   if (const auto it = state.assigned.find("cluster.nodes"); it != state.assigned.end()) {
     const Location& at = it->second;
     if (at.file == "<command line>") {
-      where = ", set by --set";
+      where = ", set by --set or a sweep point";
     } else if (at.line > 0) {
       where = fmt::format(", written at {}:{}:{}", at.file, at.line, at.column);
     }

@@ -622,8 +622,10 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
   }
   // The first point, every parameter at its first value at once: a key that matters only
   // with another axis's value (sequence_parallel with a tp axis, dims with a torus) is
-  // judged with it. A problem on the command line is a misspelt key or a bad value; one in
-  // the scenario's files is a point error, reported in its row.
+  // judged with it, an input error ("does not apply"). Misspelt keys and bad values were
+  // said above, value by value. Any other problem (a tp that does not divide the heads, a
+  // job larger than the cluster) is the point's, an error row as at any other point (at the
+  // first one it had stopped the whole sweep: tp=3,2 ran nothing where tp=2,3 ran a row).
   if (bad.ok() && !spec.params.empty()) {
     scenario::LoadOptions o = base;
     o.check_memory = false;
@@ -639,7 +641,7 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
         return holds(a, b) || holds(b, a);
       };
       for (const config::Diagnostic& d : e.diagnostics().items()) {
-        if (d.where.file != kCommandLine) continue;
+        if (d.where.file != kCommandLine || d.message.rfind("does not apply", 0) != 0) continue;
         const auto owner = std::find_if(spec.params.begin(), spec.params.end(),
                                         [&](const SweepParam& p) { return related(p.key, d.path); });
         const SweepParam& p = owner != spec.params.end() ? *owner : spec.params.front();
