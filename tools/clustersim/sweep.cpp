@@ -58,20 +58,40 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// Splits at commas outside {}, [] and (). The text after the last such comma is a part
+/// Splits at commas outside {}, [] and () and outside quoted strings ("a,b" is one value:
+/// it was cut in two, each half an unterminated string). The text after the last such comma is a part
 /// even where a bracket is left open ("[1,2": one value, which the key's decoding refuses;
 /// dropping it left no value, and the sweep read the first of none).
 std::vector<std::string> split_top_level(std::string_view text) {
   std::vector<std::string> parts;
   int depth = 0;
   std::size_t start = 0;
+  char quote = 0;  // inside a YAML quoted string: its commas and brackets are its own
+  char last = 0;   // the last character but spaces since the part began (0: none yet)
   for (std::size_t i = 0; i <= text.size(); ++i) {
     const char c = i < text.size() ? text[i] : ',';
+    if (quote != 0 && i < text.size()) {
+      if (quote == '"' && c == '\\') {
+        ++i;  // an escaped character, a quote included
+      } else if (c == quote) {
+        quote = 0;  // (a doubled '' in single quotes closes and reopens: the same)
+      }
+      continue;
+    }
+    // A quote opens a string where a YAML scalar starts: a part's start, or after [ { , :
+    // (an apostrophe inside a plain word, O'Brien, is a character).
+    if ((c == '"' || c == '\'') && (last == 0 || std::string_view("[{,:").find(last) != std::string_view::npos)) {
+      quote = c;
+      last = c;
+      continue;
+    }
+    if (c != ' ' && c != '\t') last = c;
     if (c == '{' || c == '[' || c == '(') ++depth;
     if (c == '}' || c == ']' || c == ')') --depth;
     if (c == ',' && (depth <= 0 || i == text.size())) {
       parts.emplace_back(trim(text.substr(start, i - start)));
       start = i + 1;
+      last = 0;
     }
   }
   return parts;
