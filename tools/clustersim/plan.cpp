@@ -317,6 +317,7 @@ Plan plan(const PlanArgs& args) {
           std::vector<std::string> s = args.sets;
           const std::int64_t model_ranks = tp * par.cp * pp;
           if (pt.gpus % model_ranks != 0) {
+            pt.dp = 0;  // none: plan.csv leaves the cell empty (it read 1)
             pt.reason = fmt::format("{} GPUs do not split into tp x cp x pp = {} ranks", pt.gpus, model_ranks);
             p.points.push_back(std::move(pt));
             sets.emplace_back();
@@ -485,8 +486,13 @@ std::string plan_table(const Plan& p, bool files_written) {
   out += fmt::format("{} points, {} feasible ({} not: they do not fit, do not divide or cannot be simulated), {:.2f} s\n",
                      p.points.size(), feasible,
                      p.points.size() - feasible, p.wall_s);
-  out += "\nPareto front of time to train against total cost (> meets the deadline and the budget, * the cheapest "
-         "that does)\n";
+  // The capex budget bounds the hardware that can be bought at all: the front is drawn among
+  // the points within it (mark_pareto), which the heading says (it read as over every point).
+  out += fmt::format("\nPareto front of time to train against total cost{} (> meets the deadline and the budget, * "
+                     "the cheapest that does)\n",
+                     p.capex_budget_usd ? fmt::format(", among the points within the capex budget of {}",
+                                                      sim::human(sim::Money::of(*p.capex_budget_usd)))
+                                        : std::string());
   out += fmt::format("    {:>6} {:>7} {:<10} {:>3} {:>3} {:>5} {:>3} {:>9} {:>6} {:>7} {:>13} {:>12} {:>10} {:>12} "
                      "{:>10}\n",
                      "nodes", "GPUs", "topology", "tp", "pp", "dp", "vs", "step (s)", "MFU", "ETTR", "time to train",
@@ -537,7 +543,8 @@ std::string plan_csv(const Plan& p) {
   for (std::size_t i = 0; i < p.points.size(); ++i) {
     const PlanPoint& pt = p.points[i];
     out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}", i, pt.nodes, pt.gpus, pt.topology, pt.tp, pt.cp, pt.pp,
-                       pt.dp, pt.ep, pt.virtual_stages, pt.feasible ? "ok" : "infeasible");
+                       pt.dp > 0 ? fmt::format("{}", pt.dp) : std::string(), pt.ep, pt.virtual_stages,
+                       pt.feasible ? "ok" : "infeasible");
     if (pt.feasible) {
       out += fmt::format(",{},{},{},{},{},{},{},{},{},{},{},{},{},", pt.step_time_s, pt.mfu, opt_cell(pt.ettr),
                          pt.time_to_train_s, opt_cell(pt.total_cost_usd), opt_cell(pt.usd_per_million_tokens),
@@ -557,7 +564,7 @@ config::Json plan_json(const Plan& p) {
   for (std::size_t i = 0; i < p.points.size(); ++i) {
     const PlanPoint& pt = p.points[i];
     config::Json j = {{"point", i},           {"nodes", pt.nodes}, {"gpus", pt.gpus}, {"topology", pt.topology},
-                      {"tp", pt.tp},          {"cp", pt.cp},       {"pp", pt.pp},     {"dp", pt.dp},
+                      {"tp", pt.tp},          {"cp", pt.cp},       {"pp", pt.pp},     {"dp", pt.dp > 0 ? config::Json(pt.dp) : config::Json()},
                       {"ep", pt.ep},          {"virtual_stages", pt.virtual_stages},
                       {"status", pt.feasible ? "ok" : "infeasible"}};
     if (pt.feasible) {

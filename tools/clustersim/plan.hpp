@@ -26,7 +26,8 @@
 // its time to train is at most --deadline and is within budget when its total cost is at
 // most --budget (the run's cost: GPU-hours at the cost per GPU-hour) and its capex at most
 // --capex-budget (the purchase: GPUs, hosts, spares, switches, cables, optics). The Pareto front is the set of feasible points that no other feasible
-// point beats on both time and cost (ties kept); the answer is the cheapest point that meets
+// point beats on both time and cost (ties kept), among those within the capex budget (the
+// hardware that can be bought; the deadline and --budget only mark points); the answer is the cheapest point that meets
 // the deadline and the budget. When there is none, the table names the cheapest point that
 // meets the deadline when the budget rules them all out, else the fastest feasible point (and
 // with a budget the cheapest one too), and
