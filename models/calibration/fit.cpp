@@ -269,7 +269,10 @@ std::optional<std::string> catalog_gpu_for(const std::string& device_name) {
   const auto has = [&](const char* s) { return n.find(s) != std::string::npos; };
   if (has("GB200")) return "gb200";
   if (has("B200")) return "b200";
-  if (has("H200")) return "h200-sxm";
+  // A GH200's GPU is not an H200 SXM (96 GB of HBM3 on the first ones), nor an H200 NVL a
+  // SXM board; "GH200" held "H200", which named the catalog's H200 SXM.
+  if (has("GH200")) return std::nullopt;
+  if (has("H200") && !has("PCIE") && !has("NVL")) return "h200-sxm";
   if (has("H100") && !has("PCIE") && !has("NVL")) return "h100-sxm";
   if (has("A100") && has("80GB") && !has("PCIE")) return "a100-sxm-80gb";
   if (has("A100") && !has("PCIE")) return "a100-sxm-40gb";
@@ -306,7 +309,11 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
   }
   if (copies.size() >= 2) {
     const auto [a, b] = weighted_line(copies);
-    if (b > 0.0) {
+    if (b <= 0.0) {  // it kept the built-in value without a word
+      report.notes.push_back(fmt::format("hbm_bandwidth: the {} device-to-device copies {} take no longer as they grow "
+                                         "(slope {:.3g} s/B); the built-in value is kept",
+                                         copies.size(), which, b));
+    } else {
       p.hbm_bandwidth = sim::Bandwidth::of(1.0 / b);
       report.notes.push_back(fmt::format("hbm_bandwidth {:.4g} GB/s from {} device-to-device copies {} (intercept {:.3g} us)",
                                          1e-9 / b, copies.size(), which, a * 1e6));

@@ -8,8 +8,10 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
 #include "sim/time.hpp"
@@ -85,7 +87,8 @@ class Line {
   bool number(const char* key, double& out, double min_exclusive = 0.0) {
     const auto it = j_.find(key);
     if (it == j_.end() || !it->is_number()) {
-      fail(fmt::format("'{}' record: missing number '{}'", record(), key));
+      fail(it == j_.end() ? fmt::format("'{}' record: missing number '{}'", record(), key)
+                          : fmt::format("'{}' record: '{}' must be a number, got {}", record(), key, it->dump()));
       return false;
     }
     out = it->get<double>();
@@ -329,7 +332,19 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     } else if (record == "memory" || record == "elementwise") {
       MemoryPoint p;
       if (!l.text("kind", p.kind) || !l.number("time_s", p.seconds)) continue;
-      if (!l.number(record == "memory" && j.contains("moved_bytes") ? "moved_bytes" : "bytes", p.moved)) continue;
+      // The kinds tools/microbench writes: another (a typo) was read and then ignored.
+      const std::vector<std::string_view> kinds = record == "memory"
+                                                      ? std::vector<std::string_view>{"d2d_copy", "triad", "h2d", "d2h"}
+                                                      : std::vector<std::string_view>{"softmax", "layernorm"};
+      if (std::find(kinds.begin(), kinds.end(), p.kind) == kinds.end()) {
+        l.fail(fmt::format("'{}' record: unknown kind '{}' ({})", record, p.kind, fmt::join(kinds, ", ")));
+        continue;
+      }
+      // A memory record's bandwidth is over the bytes its kernel moves (a copy reads and
+      // writes its buffer: 2 x bytes), which only moved_bytes says: without it the buffer's
+      // size was taken, and a copy's bandwidth read half.
+      if (!l.number(record == "memory" ? "moved_bytes" : "bytes", p.moved)) continue;
+      p.where = fmt::format("{}:{}", file, i + 1);
       out.memory.push_back(p);
     } else if (record == "launch") {
       LaunchPoint p;
@@ -343,6 +358,12 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         continue;
       }
       if (j.contains("nodes") && !l.integer("nodes", p.nodes)) continue;
+      if (p.ranks < 2) {  // a profile of it would not load (collectives[].ranks: at least 2)
+        l.fail(fmt::format("'collective' record: 'ranks' must be at least 2 (a collective joins two ranks or more), "
+                           "got {}",
+                           p.ranks));
+        continue;
+      }
       if (!enum_from(op, p.op)) {
         l.fail(fmt::format("'collective' record: unknown op '{}'", op));
         continue;

@@ -56,6 +56,7 @@ struct MemoryPoint {
   std::string kind;  ///< d2d_copy, triad, h2d, d2h, softmax, layernorm
   double moved = 0.0;
   double seconds = 0.0;
+  std::string where;  ///< "file:line"
 };
 
 struct LaunchPoint {

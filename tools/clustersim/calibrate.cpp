@@ -286,6 +286,16 @@ int calibrate(const CalibrateArgs& args) {
                  unknown_name_message("GPU", target.gpu_name, catalog.gpus), did_you_mean(target.gpu_name, catalog.gpus));
     } else if (node_known) {
       target.gpu = it->second;
+      // --gpu names a catalog GPU for a device the catalog does not know by name (a PCIe
+      // board, a renamed one): one of another SM count is another GPU (an H100 PCIe's 114 SMs
+      // made an h100-sxm profile of 132 without a word).
+      if (m.device && !calibration::catalog_gpu_for(m.device->name) && m.device->sm_count > 0 && target.gpu.sms > 0 &&
+          m.device->sm_count != target.gpu.sms) {
+        errors.add(config::Location{"<command line>", 0, 0}, args.gpu.empty() ? "" : "--gpu",
+                   fmt::format("the results ran on '{}' with {} SMs; one {} has {}: another GPU", m.device->name,
+                               m.device->sm_count, target.gpu_name, target.gpu.sms),
+                   "name the GPU the results ran on, or add it to a catalog (catalogs:) and name it");
+      }
       target.scaleup_line = target.gpu.scaleup_bandwidth.value();
       const hardware::NodeSpec* node = nullptr;
       std::string node_name;
@@ -339,6 +349,23 @@ int calibrate(const CalibrateArgs& args) {
                                sim::human(sim::FlopRate::of(flops / p.seconds)), config::enum_name(p.dtype),
                                target.gpu_name, sim::human(*peak)),
                    "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
+      }
+    }
+    // A copy past the last-level cache (a buffer of 1 GiB or more, as fit_compute() takes
+    // them) runs from HBM: faster than 10% above its rate is no measurement of this GPU (a
+    // copy at 10 TB/s made an H100 profile of 3 times its HBM).
+    const double hbm = target.gpu.hbm_bandwidth.value();
+    for (const calibration::MemoryPoint& p : m.memory) {
+      const bool device = p.kind == "d2d_copy" || p.kind == "triad";
+      const double buffer = p.kind == "triad" ? p.moved / 3.0 : p.moved / 2.0;
+      if (device && hbm > 0.0 && buffer >= 1024.0 * 1024 * 1024 && p.moved / p.seconds > 1.1 * hbm) {
+        errors.add(config::Location{p.where, 0, 0}, "",
+                   fmt::format("a {} moving {} in {:g} s runs at {}, above the HBM bandwidth of one {} ({}): not a "
+                               "measurement of this GPU",
+                               p.kind, sim::human(sim::Bytes::of(p.moved)), p.seconds,
+                               sim::human(sim::Bandwidth::of(p.moved / p.seconds)), target.gpu_name,
+                               sim::human(sim::Bandwidth::of(hbm))),
+                   "check time_s (seconds) and moved_bytes; or name the GPU it ran on with --gpu");
       }
     }
     // A GPU moves at most its scale-up line rate (or its NIC share) each way; in-network
