@@ -1317,19 +1317,23 @@ class Model {
       const double share = j.degrade > 0.0 ? j.rate / j.degrade : 1.0;
       // Running time goes in cycles of tau training and delta blocked writing, on the
       // replicas it runs.
+      double blocked = 0.0;
       if (std::isfinite(j.tau) && j.tau + j.delta > 0.0) {
-        j.checkpoint_gpu_s += (blocked_since_start(j, now) - blocked_since_start(j, j.acc_since)) *
-                              std::min(1.0, share) * static_cast<double>(j.p.gpus);
+        blocked = blocked_since_start(j, now) - blocked_since_start(j, j.acc_since);
+        j.checkpoint_gpu_s += blocked * std::min(1.0, share) * static_cast<double>(j.p.gpus);
       }
       if (share < 1.0) {
         j.lost_gpu_hours[j.shrunk_by.empty() ? std::string("shrink") : j.shrunk_by] += dt * (1.0 - share) * static_cast<double>(j.p.gpus) / 3600.0;
       }
-      // Running degraded loses (1 - degrade) of the throughput it has, shared among the
-      // elements down by their own losses.
+      // Running degraded loses (1 - degrade) of the throughput it has while it trains (its
+      // blocked writes are checkpoint time whole: charging them too counted a degraded job's
+      // writing seconds 1 + share (1 - degrade) times), shared among the elements down by
+      // their own losses.
       if (j.degrade < 1.0) {
         double weights = 0.0;
         for (const auto& [key, f] : j.degraded_by) weights += 1.0 - f;
-        const double lost = dt * j.rate / j.degrade * (1.0 - j.degrade) * static_cast<double>(j.p.gpus) / 3600.0;
+        const double lost =
+            (dt - blocked) * j.rate / j.degrade * (1.0 - j.degrade) * static_cast<double>(j.p.gpus) / 3600.0;
         for (const auto& [key, f] : j.degraded_by) {
           if (weights > 0.0) j.lost_gpu_hours[classes_[key.first].name] += lost * (1.0 - f) / weights;
         }

@@ -70,7 +70,8 @@
 // `unsaved_at_horizon` the rest of that training, which a failure is expected to take back
 // after the horizon; checkpoint GPU-hours = GPUs x the time blocked in the writes that took
 // place, whether or not a failure then cut them short. Training, lost and checkpoint
-// GPU-hours add up to the job's GPU-hours, however long the writes.
+// GPU-hours add up to the job's GPU-hours, however long the writes (within the error of a
+// change of throughput mid-cycle, set_degrade(), for a job degraded by a rerouted element).
 //
 // The scheduler. Jobs enter a queue at their submit time (scenario order among jobs
 // submitted together) and start when enough nodes are free: `fifo` starts them strictly in

@@ -74,11 +74,13 @@ std::optional<std::pair<std::size_t, std::size_t>> unclosed_flow(const std::stri
   std::size_t line = 0;
   std::size_t start = 0;  // of the line
   char quote = 0;
+  char last = 0;  // the line's last character but spaces (0: none yet)
   for (std::size_t i = 0; i < text.size() && line <= last_line; ++i) {
     const char c = text[i];
     if (c == '\n') {
       ++line;
       start = i + 1;
+      last = 0;
       if (quote == '\'') quote = 0;  // a plain reading: quotes do not run on past a line here
       continue;
     }
@@ -94,13 +96,15 @@ std::optional<std::pair<std::size_t, std::size_t>> unclosed_flow(const std::stri
       while (i + 1 < text.size() && text[i + 1] != '\n') ++i;
       continue;
     }
-    if (c == '"' || c == '\'') {
+    // A quote opens a string only where a scalar starts (19" rack, O'Brien: characters).
+    if ((c == '"' || c == '\'') && (last == 0 || std::string_view("[{,:-?").find(last) != std::string_view::npos)) {
       quote = c;
     } else if (c == '{' || c == '[') {
       stack.push_back({c, line, i - start});
     } else if ((c == '}' || c == ']') && !stack.empty()) {
       stack.pop_back();
     }
+    if (c != ' ' && c != '\t') last = c;
   }
   for (auto it = stack.rbegin(); it != stack.rend(); ++it) {
     if (it->c == open) return std::pair{it->line, it->column};
@@ -866,9 +870,13 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
         inert(at, "effect: none lets the unit fail and run on: no node is swapped or repaired",
               "effect: restart, or remove it");
       }
+      // With burn-in, planned still matters: a planned unit's clock does not run in it.
       const std::string planned = fmt::format("failures.components.{}.planned", name);
-      if (c.effect == Effect::none && stale_under(planned, fmt::format("failures.components.{}", name))) {
-        inert(planned, "effect: none stops no job, so there is no stop to announce", "effect: restart, or remove it");
+      if (c.planned && c.effect == Effect::none && sc.scheduler.burn_in == sim::Time::zero() &&
+          stale_under(planned, fmt::format("failures.components.{}", name))) {
+        inert(planned, "effect: none stops no job, so there is no stop to announce; nor is there a burn-in, where a "
+                       "planned unit's clock would stop",
+              "effect: restart, or remove it");
       }
     }
     if (!repairs_nodes && !replaces && stale_under("failures.repair.replace", "failures.components")) {

@@ -74,31 +74,34 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
       add("parallelism.order", "must name each of tp, cp, pp and dp once", "order: [tp, cp, pp, dp]");
     }
   }
-  // A tp to suggest for a width n: one that divides n, and the node's GPUs and the job's
-  // (TP groups stay inside a node), the nearest to the one given (it suggested tp: 3 for an
-  // MLP width of 11001 on 8 GPUs of 8, which the product and node checks then refuse).
-  const auto tp_hint = [&](std::int64_t n) {
-    return fmt::format("tp: {}", nearest_divisor(std::gcd(n, std::gcd(gpus_per_node, job.gpus)), p.tp));
-  };
+  const std::int64_t kv = model.kv_heads == 0 ? model.heads : model.kv_heads;
+  const bool dense_mlps = model.experts == 0 || model.dense_layers > 0;
+  // The tp to suggest, one for every check below: the nearest to the one given that divides
+  // every width TP splits (the heads, the key/value heads, the MLP widths) and the node's
+  // GPUs and the job's, where TP groups run fastest, inside a node (it suggested tp: 3 for an
+  // MLP width of 11001 on 8 GPUs of 8, which the product check then refused, and each check
+  // its own, one of which another refused).
+  std::int64_t widths = std::gcd(model.heads, kv);
+  if (dense_mlps) widths = std::gcd(widths, model.ffn_hidden);
+  if (model.experts > 0) widths = std::gcd(widths, model.expert_ffn_hidden);
+  const std::string tp_hint =
+      fmt::format("tp: {}", nearest_divisor(std::max<std::int64_t>(1, std::gcd(widths, std::gcd(gpus_per_node, job.gpus))), p.tp));
   if (model.heads % p.tp != 0) {
     add("parallelism.tp", fmt::format("the model's {} attention heads do not divide among {} TP ranks", model.heads, p.tp),
-        tp_hint(model.heads));
+        tp_hint);
   }
-  const std::int64_t kv = model.kv_heads == 0 ? model.heads : model.kv_heads;
   if (model.heads % p.tp == 0 && kv % p.tp != 0 && p.tp % kv != 0) {
     add("parallelism.tp", fmt::format("the model's {} key/value heads neither divide among nor replicate over {} TP ranks",
                                       kv, p.tp),
-        tp_hint(kv));
+        tp_hint);
   }
   // Every MLP width TP splits: the dense layers' and the experts' (a shared expert's is a
   // multiple of it). Checking the larger alone let an expert width of 4 on 8 ranks run its
   // experts at zero FLOPs while their weights counted half a column per rank.
-  const bool dense_mlps = model.experts == 0 || model.dense_layers > 0;
   for (const auto& [width, what] : {std::pair{dense_mlps ? model.ffn_hidden : 0, "MLP width"},
                                     std::pair{model.experts > 0 ? model.expert_ffn_hidden : 0, "expert MLP width"}}) {
     if (width > 0 && width % p.tp != 0) {
-      add("parallelism.tp", fmt::format("the {} {} does not divide among {} TP ranks", what, width, p.tp),
-          tp_hint(width));
+      add("parallelism.tp", fmt::format("the {} {} does not divide among {} TP ranks", what, width, p.tp), tp_hint);
       break;
     }
   }

@@ -312,8 +312,11 @@ class CommTimes {
   /// Their phases may repeat differently (a tree over a node's 6 GPUs and 2 of the next,
   /// whose chain is shorter and rails fewer than a tree inside one node: see
   /// network::plan): a merged phase takes the most repeats and the longest fill of its
-  /// groups, each transfer keeping its bytes spread over those steps, so the phase lasts
-  /// about as long as its slowest group. Groups whose phase counts differ cannot run as one
+  /// groups, each transfer keeping its bytes spread over those steps, so its transfers last
+  /// about as long as its slowest group's; its steps' latency is the mean over all the
+  /// groups' hops (Phase::latency_along), as merged rings pool theirs, so many groups inside
+  /// nodes dilute one whose tree crosses the fabric (LIMITATION: a latency-bound collective
+  /// of such a job reads somewhat fast). Groups whose phase counts differ cannot run as one
   /// schedule: an internal error, as no algorithm plans so today.
   network::Schedule& merged_for(Group g, Op op, network::Algorithm algo, std::int64_t boundary, const Groups& groups,
                                 sim::Bytes size) {

@@ -450,7 +450,8 @@ TEST_CASE("training, lost and checkpoint GPU-hours add up to the job's GPU-hours
 
 TEST_CASE("GPU-hours add up exactly when writes outlast the interval: a write cut short is checkpoint time, not lost work") {
   // A failure every 6 hours, a 2-hour blocking write (7.2e15 B at 1 TB/s) after every
-  // 30 minutes of training: most failures fall in a write. The time written before one is
+  // 30 minutes of training (asynchronous: the interval grows to the write, and a background
+  // write is under way most of the time): most failures fall in a write. The time written before one is
   // checkpoint GPU-hours (it took place); the lost work is only the training since the last
   // committed checkpoint. Both had counted it: the parts summed to 107% of the horizon.
   for (const bool async : {false, true}) {

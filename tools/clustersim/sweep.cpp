@@ -71,10 +71,12 @@ std::vector<std::string> split_top_level(std::string_view text) {
   for (std::size_t i = 0; i <= text.size(); ++i) {
     const char c = i < text.size() ? text[i] : ',';
     if (quote != 0 && i < text.size()) {
-      if (quote == '"' && c == '\\') {
-        ++i;  // an escaped character, a quote included
+      if (quote == '"' && c == '\\' && i + 1 < text.size()) {
+        ++i;  // an escaped character, a quote included (a final backslash is one: the end stays)
+      } else if (quote == '\'' && c == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;  // '' inside single quotes: one quote, the string goes on
       } else if (c == quote) {
-        quote = 0;  // (a doubled '' in single quotes closes and reopens: the same)
+        quote = 0;
       }
       continue;
     }
@@ -570,7 +572,8 @@ bool looks_like_range_without_step(std::string_view v) {
 
 /// Checks the parameters against the scenario's keys: a misspelt key, or a value its key
 /// does not take (any of a --param's; a sweep block's are checked as the scenario loads), is
-/// an input error, not a grid of error rows; so is a problem of the grid's first point.
+/// an input error, not a grid of error rows; so is a key the grid's first point makes inert
+/// (its other problems are its error row, as at any point).
 void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, const scenario::Scenario& loaded) {
   config::Diagnostics bad;
   check_sets_against_params(spec, bad);
