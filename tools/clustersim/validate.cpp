@@ -88,6 +88,11 @@ LoadedCases load_cases(const std::string& file) {
     if (state.assigned.count(published) && !(c.published > 1e-300)) {
       state.diagnostics.add(state.where(published), published,
                             fmt::format("must be a measured value above 0, got {}", c.published));
+    } else if (state.assigned.count(published) && c.metric == "mfu" && c.published > 1.0) {
+      // MFU is a share of the peak (the simulator's too): a percentage compared with it read -99%.
+      state.diagnostics.add(state.where(published), published,
+                            fmt::format("an MFU is a fraction of the peak, at most 1, got {}", c.published),
+                            fmt::format("published: {:g}, if {:g} was a percentage", c.published / 100.0, c.published));
     }
     if (std::find(kMetrics.begin(), kMetrics.end(), c.metric) == kMetrics.end() && !is_failure_metric(c.metric)) {
       const std::string path = fmt::format("cases[{}].metric", i);
