@@ -407,6 +407,7 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
   bool in_devices = false;
   bool other_gpu = false;
   std::size_t rows = 0;
+  std::map<double, int> sizes_seen;  // size in bytes -> the line of its row
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const int line_no = static_cast<int>(i + 1);
@@ -567,6 +568,14 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       }
     }
     if (!consistent) continue;
+    // One row per size: a second (two logs pasted together, another run) would be fitted
+    // as if both were the same measurement, times that disagree averaged into the fit.
+    if (const auto [it, added] = sizes_seen.try_emplace(size, line_no); !added) {
+      errors.add(at, "",
+                 fmt::format("a second row for {:.0f} B (the first at line {}): one row per size", size, it->second),
+                 "keep one run's rows: split logs of several runs into files, one fit each");
+      continue;
+    }
     for (int half = 0; half < 2; ++half) {
       CollectivePoint p;
       p.op = op;
