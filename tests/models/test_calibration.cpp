@@ -677,10 +677,13 @@ TEST_CASE("calibrate fits over the GPU type's built-in network calibration: the 
   // scale-out keys only, so the scenario runs them over the A100's built-in scale-up
   // calibration (0.7787 and a size table). The fit must have run over the same, or the
   // report's predictions are not what a scenario naming the profile gets (35% apart at 8 GiB
-  // when the fit ran over the generic defaults).
+  // when the fit ran over the generic defaults). The stand-in's device is left out: a
+  // profile records the device it ran on, and one of another GPU type is refused.
   FitReport report;
   CalibrationProfile profile;
-  const scenario::LoadedScenario s = fitted_scenario(read_log("all_reduce_perf_2x8_h100.log"), "dgx-a100", report, profile);
+  Measurements stand_in = read_log("all_reduce_perf_2x8_h100.log");
+  stand_in.device.reset();
+  const scenario::LoadedScenario s = fitted_scenario(stand_in, "dgx-a100", report, profile);
   REQUIRE(profile.network);
   CHECK(!profile.network->scaleup_efficiency);
   CHECK(s.config.network.scaleup_efficiency == Rel(0.7787));
