@@ -935,11 +935,14 @@ TEST_CASE("a scenario's fabric knows its racks from the cost model's packing") {
     for (const Link& l : s.fabric->links) copper += l.kind == LinkKind::torus && l.medium == Medium::copper;
     return copper / 2;  // two directions per cable
   };
-  // A node type the priced table does not list: one node per rack, as the cost model
-  // counts racks, so every torus cable leaves its rack.
-  CHECK(torus_media({}) == 0);
+  // The scenario's 16 nodes per rack: every dimension-0 ring of 8 routers (wrap-around
+  // included) and the dimension-1 cables between its two rows, 512 + 32 x 8.
+  CHECK(torus_media({}) == 768);
+  // Without it, a node type the priced table does not list: one node per rack, as the cost
+  // model counts racks, so every torus cable leaves its rack.
+  CHECK(torus_media({"economics.nodes_per_rack=null"}) == 0);
   // A DGX H100 (the priced table's servers entry: 2 per rack): half the dimension-0 cables.
-  CHECK(torus_media({"cluster.node=dgx-h100"}) == 256);
+  CHECK(torus_media({"economics.nodes_per_rack=null", "cluster.node=dgx-h100"}) == 256);
   // 8 nodes per rack: each dimension-0 ring of 8 routers (wrap-around included) is in one.
   CHECK(torus_media({"economics.nodes_per_rack=8"}) == 512);
 }

@@ -44,6 +44,13 @@
 
 namespace {
 
+/// A folder as messages print it before "/file": without its trailing slashes ("out/" gave
+/// "out//results.json"); "/" stays.
+std::string folder(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 using namespace clustersim;
 
 constexpr int kExitInput = 2;
@@ -366,7 +373,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   } else {
     std::cout << tools::result_table(loaded, result);
     if (!out_dir.empty()) {
-      std::cout << fmt::format("results written to {}/results.json{}\n", out_dir,
+      std::cout << fmt::format("results written to {}/results.json{}\n", folder(out_dir),
                                result.reliability ? " (and failures.csv, gpu_failures.csv)" : "");
     }
     if (!trace_file.empty()) std::cout << fmt::format("trace written to {} (open in https://ui.perfetto.dev)\n", trace_file);
@@ -376,7 +383,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                                points, loaded.file, loaded.file);
     }
     if (python && plotted.empty()) std::cout << "--plot: nothing to plot (no workload jobs, no failures)\n";
-    if (!plotted.empty()) std::cout << fmt::format("plots written to {}/: {}\n", out_dir, fmt::join(plotted, ", "));
+    if (!plotted.empty()) std::cout << fmt::format("plots written to {}/: {}\n", folder(out_dir), fmt::join(plotted, ", "));
   }
   folders.keep();
   return 0;
@@ -826,7 +833,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
                              sum.points, sum.points == 1 ? "" : "s", sum.resumed, sum.run, sum.run ? "" : ": nothing left to do", sum.errors,
                              sum.errors == 1 ? "" : "s", sum.wall_s, sum.threads, sum.threads == 1 ? "" : "s",
                              sum.ranks > 1 ? fmt::format(" on each of {} MPI ranks", sum.ranks) : std::string(),
-                             s.out_dir, s.out_dir);
+                             folder(s.out_dir), folder(s.out_dir));
   }
   // A grid of nothing but error rows gave no figure: a script that goes on to read the
   // results must not take it for a success. Some error rows among results are a study's
@@ -835,7 +842,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
     if (sum.writer)
       std::cerr << fmt::format("error: every point of the sweep is an error row (the error column of {}/sweep.csv says "
                                "why); no figure was computed\n",
-                               s.out_dir);
+                               folder(s.out_dir));
     return 1;
   }
   return 0;
@@ -888,7 +895,7 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   folders.keep();
   if (python && args.format == "table") {
     const bool any_job = plotted.size() > 3;
-    std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", plot_dir,
+    std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", folder(plot_dir),
                              any_job ? ", breakdown.png" : "", any_job ? ", breakdown.csv" : "");
   }
   return 0;
@@ -954,7 +961,7 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     std::cout << tools::plan_csv(plan);
   } else {
     std::cout << tools::plan_table(plan, !o.out_dir.empty());
-    if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", o.out_dir, o.out_dir);
+    if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", folder(o.out_dir), folder(o.out_dir));
   }
   return 0;
 }
