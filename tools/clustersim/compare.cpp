@@ -135,7 +135,10 @@ std::string si(double v, std::string_view unit) {
       {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}, {1e-3, "m"}, {1e-6, "u"}};
   const bool money = unit == "USD";
   for (const auto& [scale, prefix] : kPrefixes) {
-    if (std::abs(v) >= scale || (money && scale == 1.0)) return fmt::format("{:.4g} {}{}", v / scale, prefix, unit);
+    // Money's billions are B, as run prints them and scenarios write them (1.489 BUSD; a
+    // G read as another unit beside run's table).
+    const std::string_view p = money && scale == 1e9 ? "B" : prefix;
+    if (std::abs(v) >= scale || (money && scale == 1.0)) return fmt::format("{:.4g} {}{}", v / scale, p, unit);
   }
   return fmt::format("{:.4g} {}", v, unit);
 }
