@@ -290,17 +290,14 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     if (l.kind == "stream") launch = l.seconds;
   }
   // HBM bandwidth from device-to-device copies, of buffers too large for the last-level cache
-  // to hold: a smaller copy can run from the cache, faster than HBM (the L2 is 50 MB on
-  // H100, NVIDIA H100 Tensor Core GPU Architecture whitepaper; MI300X's Infinity Cache is
-  // 256 MB, AMD CDNA 3 white paper). From 1 GiB, at least 4 times either; when fewer than
-  // two copies are that large, every copy is used, with a note.
-  constexpr double kPastCache = 1024.0 * 1024 * 1024;  // buffer bytes; a copy moves twice that
+  // to hold (kPastCacheBytes): a smaller copy can run from the cache, faster than HBM. When
+  // fewer than two copies are that large, every copy is used, with a note.
   std::vector<std::tuple<double, double, double>> copies, all_copies;
   for (const MemoryPoint& mp : m.memory) {
     if (mp.kind != "d2d_copy") continue;
     const std::tuple<double, double, double> point{mp.moved, mp.seconds, 1.0 / (mp.seconds * mp.seconds)};
     all_copies.push_back(point);
-    if (mp.moved >= 2.0 * kPastCache) copies.push_back(point);
+    if (mp.moved >= 2.0 * kPastCacheBytes) copies.push_back(point);
   }
   std::string which = "of 1 GiB or more";
   if (copies.size() < 2) {

@@ -132,6 +132,12 @@ struct FitTarget {
   std::optional<cluster::ResolvedNode> node;
 };
 
+/// The buffer size from which a device-to-device copy runs from HBM, not the last-level cache
+/// (the L2 is 50 MB on H100, NVIDIA H100 Tensor Core GPU Architecture whitepaper; MI300X's
+/// Infinity Cache 256 MB, AMD CDNA 3 white paper): 1 GiB, at least 4 times either. A copy
+/// moves twice its buffer.
+inline constexpr double kPastCacheBytes = 1024.0 * 1024 * 1024;
+
 /// The catalog GPU a device name stands for ("NVIDIA H100 80GB HBM3" -> "h100-sxm"), if known.
 std::optional<std::string> catalog_gpu_for(const std::string& device_name);
 

@@ -440,8 +440,7 @@ TEST_CASE("training, lost and checkpoint GPU-hours add up to the job's GPU-hours
   f.in.horizon_s = 400 * kDay;
   f.in.replications = 4;
   const JobSummary s = simulate_long_run(f.in).jobs[0];
-  double lost = 0.0;
-  for (const auto& [k, e] : s.lost_gpu_hours) lost += e.mean;
+  const double lost = total_lost_gpu_hours(s);
   const double total = 400.0 * 24.0 * 64.0;
   CHECK(s.checkpoint_gpu_hours.mean > 0.06 * total);
   CHECK(s.checkpoint_gpu_hours.mean < 0.08 * total);
@@ -463,8 +462,7 @@ TEST_CASE("GPU-hours add up exactly when writes outlast the interval: a write cu
     f.in.horizon_s = 20 * kDay;
     f.in.replications = 4;
     const JobSummary s = simulate_long_run(f.in).jobs[0];
-    double lost = 0.0;
-    for (const auto& [k, e] : s.lost_gpu_hours) lost += e.mean;
+    const double lost = total_lost_gpu_hours(s);
     const double total = 20.0 * 24.0 * 64.0;
     if (!async) CHECK(s.checkpoint_gpu_hours.mean > 0.5 * total);
     CHECK(lost > 0.0);

@@ -110,8 +110,7 @@ TEST_CASE("reroute: a degraded job's blocked writes are checkpoint time only; it
   // most an interval times the change; 0.011% here).
   const LongRunResult r = run(0.5, Effect::reroute, true, 7.2e15);
   const JobSummary& j = r.jobs[0];
-  double lost = 0.0;
-  for (const auto& [cause, e] : j.lost_gpu_hours) lost += e.mean;
+  const double lost = total_lost_gpu_hours(j);
   const double gpu_hours = 64.0 * 400.0 * 24.0;
   CHECK(j.lost_gpu_hours.at("switch").mean > 0.0);
   CHECK(j.checkpoint_gpu_hours.mean > 0.5 * gpu_hours);

@@ -351,14 +351,14 @@ int calibrate(const CalibrateArgs& args) {
                    "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
       }
     }
-    // A copy past the last-level cache (a buffer of 1 GiB or more, as fit_compute() takes
+    // A copy past the last-level cache (calibration::kPastCacheBytes, as fit_compute() takes
     // them) runs from HBM: faster than 10% above its rate is no measurement of this GPU (a
     // copy at 10 TB/s made an H100 profile of 3 times its HBM).
     const double hbm = target.gpu.hbm_bandwidth.value();
     for (const calibration::MemoryPoint& p : m.memory) {
       const bool device = p.kind == "d2d_copy" || p.kind == "triad";
       const double buffer = p.kind == "triad" ? p.moved / 3.0 : p.moved / 2.0;
-      if (device && hbm > 0.0 && buffer >= 1024.0 * 1024 * 1024 && p.moved / p.seconds > 1.1 * hbm) {
+      if (device && hbm > 0.0 && buffer >= calibration::kPastCacheBytes && p.moved / p.seconds > 1.1 * hbm) {
         errors.add(config::Location{p.where, 0, 0}, "",
                    fmt::format("a {} moving {} in {:g} s runs at {}, above the HBM bandwidth of one {} ({}): not a "
                                "measurement of this GPU",
