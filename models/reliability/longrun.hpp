@@ -29,7 +29,8 @@
 // the job then waits until a node comes back from repair (replace time). Repaired nodes
 // return to the spare pool (with scheduler.shrink, a job with no spare restarts instead with
 // the data-parallel replicas whose nodes are all there, at that share of its throughput, and
-// grows back at its next restart); a node with retire_after failures within retire_window is
+// grows back as soon as a replica is whole again: it checkpoints, stops and restarts on
+// them, losing no work, with no interruption counted); a node with retire_after failures within retire_window is
 // retired instead and a new one (fresh rate multipliers) arrives after the replace time.
 //
 // Heterogeneity (power_law): each GPU's rate multiplier is Pareto(alpha) scaled to mean 1,
@@ -411,6 +412,7 @@ struct JobSummary {
 struct TimelineEvent {
   double time_s = 0.0;
   std::string kind;   ///< failure, interruption, restart, repaired, retired, finished, start, burn_in, burned_in,
+                      ///< regrow (a shrunk job stops to grow back),
                       ///< cut_off (a node behind a switch or cable that is down), reconnected
   std::string cause;  ///< component class
   std::int64_t job = -1;
