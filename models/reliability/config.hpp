@@ -160,7 +160,7 @@ struct RepairConfig {
         field("restart", &RepairConfig::restart,
               "restarting the job (scheduling, initialisation), checkpoint read apart: a time or a law"),
         field("replace", &RepairConfig::replace,
-              "repairing or replacing a failed node: 4h, exponential(4h), lognormal(4h, 1.0), weibull(4h, 0.7)"),
+              "repairing or replacing a failed node, from when detect and diagnose have named it (a switch or cable: from its failure): 4h, exponential(4h), lognormal(4h, 1.0), weibull(4h, 0.7)"),
     };
   }
 };

@@ -641,6 +641,7 @@ struct JobState {
   std::uint32_t unit_gen = 0;
   std::vector<double> unit_due, unit_left;
   double run_start = 0.0, down_since = 0.0;
+  double known_at = 0.0;  ///< when its last unplanned stop's cause is known (detected and diagnosed)
   double start_time = 0.0;  ///< first start
   double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
   std::string down_cause;
@@ -1581,12 +1582,14 @@ class Model {
     ++j.by_cause[k.name];
     record("interruption", k.name, index, -1, -1);
     if (k.planned) {
+      j.known_at = now;
       after(final_write, ready_id_, static_cast<std::uint64_t>(index));
       return;
     }
     const RepairConfig& rc = in_.failures->repair;
     const double detect = draw_duration(rc.detect, stop_rng_);  // drawn in this order, one statement each
     const double diagnose = draw_duration(rc.diagnose, stop_rng_);
+    j.known_at = now + detect + diagnose;
     after(detect + diagnose, ready_id_, static_cast<std::uint64_t>(index));
   }
 
@@ -1872,13 +1875,22 @@ class Model {
         empty_slot(j, slot, k.name);
         missing_.insert(static_cast<std::size_t>(job));
         leave_service(n, kInRepair);
-        after(draw_duration(in_.failures->repair.replace, repair_rng_), repaired_id_,
-              static_cast<std::uint64_t>(n));
         fill_from_pool(job);
       } else {
         resume_unit(c, index, gen, mult, now);
       }
       interrupt(job, k);
+      // The node's repair starts once the failure is known: detected (the job stopped) and
+      // diagnosed (the node named), or at once if the job was down already and its stop's
+      // cause is known (waiting for nodes). Repairs that started at the failure hid the
+      // detection and diagnosis inside the repair time: a job without a spare waited
+      // max(detect + diagnose, replace) rather than their sum. (A switch or cable the
+      // fabric reports down at once; its repair starts at the failure.)
+      if (k.hardware) {
+        const JobState& j = r_.jobs[static_cast<std::size_t>(job)];
+        after(std::max(0.0, j.known_at - now) + draw_duration(in_.failures->repair.replace, repair_rng_),
+              repaired_id_, static_cast<std::uint64_t>(n));
+      }
       update_storage();
       return;
     }

@@ -26,7 +26,8 @@
 // restart + checkpoint read (each a fixed time or a law, failures.repair), and longer if a failed node (hardware) has no hot spare to replace it:
 // (a failure during the restart and read aborts it: one more interruption, detection and
 // restart again; one during detection or diagnosis joins the failure being handled)
-// the job then waits until a node comes back from repair (replace time). Repaired nodes
+// the job then waits until a node comes back from repair (replace time, which starts once
+// the failure is detected and diagnosed). Repaired nodes
 // return to the spare pool (with scheduler.shrink, a job with no spare restarts instead with
 // the data-parallel replicas whose nodes are all there, at that share of its throughput, and
 // grows back as soon as a replica is whole again: it checkpoints, stops and restarts on

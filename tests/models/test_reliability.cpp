@@ -693,6 +693,48 @@ TEST_CASE("shrinking: the missing replicas' throughput counts in the lost GPU-ho
   CHECK(shrink.lost_gpu_hours.count("gpu") == 1);
 }
 
+TEST_CASE("a failed node's repair starts once the failure is detected and diagnosed") {
+  // One node, no spare: the job restarts after detect (5 h) + diagnose (1 h) + replace (1 h)
+  // + restart (10 min) + checkpoint read. The repair started at the failure, so the job waited
+  // max(6 h, 1 h) + 10 min instead.
+  FailuresConfig failures;
+  ComponentConfig gpu;
+  gpu.rate = FailureRate{0.05, Per::gpu};
+  failures.components["gpu"] = gpu;
+  const auto fixed = [](double s) { return DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(s), 1.0}; };
+  failures.repair.detect = fixed(5 * 3600);
+  failures.repair.diagnose = fixed(3600);
+  failures.repair.replace = fixed(3600);
+  failures.repair.restart = fixed(600);
+  LongRunInputs in;
+  in.failures = &failures;
+  in.nodes = 1;
+  in.gpus_per_node = 8;
+  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  in.jobs.push_back(JobProfile{"job", 0, 1, 8, 1, 1e6, std::nullopt, 1e12});
+  in.horizon_s = 30 * kDay;
+  in.replications = 1;
+  const LongRunResult r = simulate_long_run(in);
+  int checked = 0;
+  for (std::size_t i = 0; i < r.timeline.size(); ++i) {
+    if (r.timeline[i].kind != "interruption") continue;
+    const double failed = r.timeline[i].time_s;
+    const auto restart = std::find_if(r.timeline.begin() + static_cast<std::ptrdiff_t>(i), r.timeline.end(),
+                                      [](const TimelineEvent& e) { return e.kind == "restart"; });
+    const auto repaired = std::find_if(r.timeline.begin() + static_cast<std::ptrdiff_t>(i), r.timeline.end(),
+                                       [](const TimelineEvent& e) { return e.kind == "repaired"; });
+    if (restart == r.timeline.end() || repaired == r.timeline.end()) break;
+    // Failures during the downtime join it: check only a failure followed by its own repair.
+    if (repaired->time_s > restart->time_s) continue;
+    CHECK(repaired->time_s == doctest::Approx(failed + 7 * 3600.0).epsilon(1e-12));
+    // Then the restart and the checkpoint read (the default checkpoint: about a second).
+    CHECK(restart->time_s - repaired->time_s >= 600.0);
+    CHECK(restart->time_s - repaired->time_s < 610.0);
+    ++checked;
+  }
+  CHECK(checked >= 3);
+}
+
 TEST_CASE("shrinking: a shrunk job grows back when its node returns from repair") {
   // 4 nodes, one replica each, no spares, 4-hour repairs: 0.32 failures a day. Shrinking
   // runs on 3 of 4 replicas for the 4 hours of a repair, then grows back (a checkpoint, a
