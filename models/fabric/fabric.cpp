@@ -878,23 +878,33 @@ LinkId dragonfly_local(const DragonflyLayout& d, std::int64_t group, std::int64_
 
 }  // namespace
 
-std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2) {
+std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2, std::uint64_t spread) {
   const std::int64_t L = d.links_per_pair;
   const std::int64_t start = (R1 + R2) % L;
   const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
   if (L == 1 || gs == gd) return start;
-  std::int64_t best = start;
-  std::int64_t best_local = 3;
-  for (std::int64_t i = 0; i < L && best_local > 0; ++i) {
-    const std::int64_t c = (start + i) % L;
+  const auto local_hops = [&](std::int64_t c) {
     const DragonflyHop hop = dragonfly_global(d, gs, gd, c);
-    const std::int64_t local = (rs != hop.exit ? 1 : 0) + (rd != hop.arrival ? 1 : 0);
+    return (rs != hop.exit ? 1 : 0) + (rd != hop.arrival ? 1 : 0);
+  };
+  int best_local = 3;
+  std::uint64_t ties = 0;
+  for (std::int64_t c = 0; c < L; ++c) {
+    const int local = local_hops(c);
     if (local < best_local) {
-      best = c;
       best_local = local;
+      ties = 0;
     }
+    ties += local == best_local ? 1u : 0u;
   }
-  return best;
+  // The (spread mod ties)-th of the tied copies from `start` on.
+  std::uint64_t skip = spread % ties;
+  for (std::int64_t i = 0;; ++i) {
+    const std::int64_t c = (start + i) % L;
+    if (local_hops(c) != best_local) continue;
+    if (skip == 0) return c;
+    --skip;
+  }
 }
 
 namespace {
@@ -925,13 +935,13 @@ std::int64_t dragonfly_minimal(const DragonflyLayout& d, std::int64_t gs, std::i
 // Valiant: minimally to intermediate group gi (copy (R1 + gi) mod L), then minimally from
 // the router the link lands on. Returns the router hops.
 std::int64_t dragonfly_valiant(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2, std::int64_t gi,
-                               std::vector<LinkId>* out) {
+                               std::uint64_t spread, std::vector<LinkId>* out) {
   const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
   const std::int64_t copy = (R1 + gi) % d.links_per_pair;
   const DragonflyHop first = dragonfly_global(d, gs, gi, copy);
   const std::int64_t X = gi * d.a + first.arrival;
   return dragonfly_minimal(d, gs, rs, gi, first.arrival, copy, out) +
-         dragonfly_minimal(d, gi, first.arrival, gd, rd, dragonfly_copy(d, X, R2), out);
+         dragonfly_minimal(d, gi, first.arrival, gd, rd, dragonfly_copy(d, X, R2, spread), out);
 }
 
 void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src, std::int64_t dst, std::uint64_t flow,
@@ -940,6 +950,7 @@ void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src
   const std::int64_t R2 = dst / d.p;
   const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
   const std::uint64_t h = flow_hash(flow, src, dst, f.ecmp_seed);
+  const std::uint64_t spread = h >> 40;  // among a group pair's tied global links (dragonfly_copy)
   out.push_back(f.access_up(src));
   bool valiant = d.routing == Routing::valiant && gs != gd && d.g > 2;
   // Intermediate group: uniformly among the groups other than source and destination.
@@ -960,8 +971,8 @@ void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src
     thread_local std::vector<LinkId> valiant_links;
     minimal_links.clear();
     valiant_links.clear();
-    dragonfly_minimal(d, gs, rs, gd, rd, dragonfly_copy(d, R1, R2), &minimal_links);
-    dragonfly_valiant(d, R1, R2, gi, &valiant_links);
+    dragonfly_minimal(d, gs, rs, gd, rd, dragonfly_copy(d, R1, R2, spread), &minimal_links);
+    dragonfly_valiant(d, R1, R2, gi, spread, &valiant_links);
     const auto most = [&](const std::vector<LinkId>& links) {
       double m = 0.0;
       for (LinkId l : links) m = std::max(m, load.load(load.context, l));
@@ -970,9 +981,9 @@ void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src
     valiant = most(valiant_links) < most(minimal_links);
   }
   if (valiant) {
-    dragonfly_valiant(d, R1, R2, gi, &out);
+    dragonfly_valiant(d, R1, R2, gi, spread, &out);
   } else {
-    dragonfly_minimal(d, gs, rs, gd, rd, dragonfly_copy(d, R1, R2), &out);
+    dragonfly_minimal(d, gs, rs, gd, rd, dragonfly_copy(d, R1, R2, spread), &out);
   }
   out.push_back(rev(f, f.access_up(dst)));
 }

@@ -46,11 +46,14 @@
 // bit of the flow hash, so that both directions and both cables of a 2-wide dimension
 // carry ties), minimal,
 // Valiant or UGAL on the dragonfly (when a pair of groups has L > 1 global links, a minimal
-// route between routers r1 and r2 takes the copy of fewest router hops, ties going to the
-// first from (r1 + r2) mod L on, global router ids: a route that can save a local hop does
-// (one leaving on r1's own link, or landing on r2), where the copy (r1 + r2) mod L alone
-// made routes of a partly filled dragonfly up to two local hops longer; a router pair always takes the same link and hop
-// counts are a function of the pair: dragonfly_copy()). All closed form: O(hops) array lookups. When links have
+// route between routers r1 and r2 takes a copy of fewest router hops: a route that can save
+// a local hop does (one leaving on r1's own link, or landing on r2), where the copy
+// (r1 + r2) mod L alone made routes of a partly filled dragonfly up to two local hops
+// longer. Among the tied copies a bit field of the flow hash picks, from (r1 + r2) mod L
+// on (global router ids): the flows of a router pair spread over the parallel links that
+// join the same two routers (taking the first tied copy put all of a pair's flows on one,
+// and an all-to-all between two groups of a 2-group dragonfly ran 3.3x slower than its 32
+// global links allow). Hop counts are a function of the pair: dragonfly_copy()). All closed form: O(hops) array lookups. When links have
 // failed, routes that cross them are recomputed by breadth-first search on the surviving
 // graph (models/fabric/graph.hpp), or reported unreachable.
 //
@@ -241,8 +244,10 @@ class Fabric {
 };
 
 /// The copy (0 .. L - 1) of the global links between the groups of routers R1 and R2
-/// (global router ids) that a minimal route between them takes (see the header).
-std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2);
+/// (global router ids) that a minimal route between them takes (see the header): one of
+/// fewest router hops, the (spread mod their count)-th of those from (R1 + R2) mod L on.
+/// The hops do not depend on `spread`.
+std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2, std::uint64_t spread = 0);
 
 /// "leaf_spine leaf#1040 -> spine#1200 (link 70400)": a link's kind, its two ends and its id
 /// (parallel cables share their ends), for reports.

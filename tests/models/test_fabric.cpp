@@ -604,6 +604,33 @@ TEST_CASE("a dragonfly with several global links per pair of groups: a minimal r
   CHECK(m.average_hops == Rel(brute_average_hops(f)));
 }
 
+TEST_CASE("a dragonfly's flows between two routers spread over the parallel global links that join them") {
+  // a=4, p=2, h=2 on 2 groups: router r of each group owns 2 of the 8 links between the
+  // groups, both to router r of the other. The flows between routers 0 and 0 take both, one
+  // global hop each; between routers 0 and 1, the 4 links of either end (one local hop).
+  // Every flow of a router pair took the first tied link: a 2-group all-to-all used 3 of the 8
+  // links and ran 1.25 S / B against the NICs' 15/16 S / B.
+  const Fabric f = build(dragonfly(4, 2, 2, 2), 16, 1, 1);
+  REQUIRE(std::get<DragonflyLayout>(f.layout).links_per_pair == 8);
+  const auto globals = [&](std::int64_t src, std::int64_t dst) {
+    std::set<std::uint32_t> used;
+    std::set<std::size_t> lengths;
+    for (std::uint64_t flow = 0; flow < 64; ++flow) {
+      std::vector<LinkId> route;
+      f.route_endpoints(src, dst, flow, route);
+      lengths.insert(route.size());
+      for (const LinkId l : route) {
+        if (f.links[l.value].kind == LinkKind::global) used.insert(l.value);
+      }
+    }
+    CHECK(lengths.size() == 1);  // as many hops whichever link
+    return used.size();
+  };
+  CHECK(globals(0, 8) == 2);   // router 0 of group 0 to router 0 of group 1
+  CHECK(globals(0, 10) == 4);  // to router 1: its 2 links or router 0's 2
+  CHECK(globals(0, 1) == 0);   // the same router
+}
+
 TEST_CASE("dragonfly metrics for every fill of small balanced dragonflies: bisection = max-flow, hops = brute force") {
   // Kim et al.'s balanced shape (a >= 2h, a >= 2p), switch links at and above the NIC rate,
   // every group count g from 1 to a h + 1 and every node count that fits: the group-level
