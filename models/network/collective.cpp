@@ -90,6 +90,82 @@ bool even_over_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
                                           [&](const auto& n) { return n.size() == nodes.front().size(); });
 }
 
+// Depth-first search for `want` arc-disjoint Hamiltonian cycles of the complete directed
+// graph on m vertices, each from vertex 0, cycle after cycle (a dead end backtracks into the
+// earlier cycles); gives up when `budget` steps are spent.
+class CycleSearch {
+ public:
+  CycleSearch(int m, int want, long budget)
+      : m_(m), want_(want), budget_(budget), used_(static_cast<std::size_t>(m * m), false) {}
+  std::vector<std::vector<int>> run() {
+    if (!next_cycle()) cycles_.clear();
+    return cycles_;
+  }
+
+ private:
+  bool next_cycle() {
+    if (static_cast<int>(cycles_.size()) == want_) return true;
+    path_.assign(1, 0);
+    in_path_.assign(static_cast<std::size_t>(m_), false);
+    in_path_[0] = true;
+    return extend();
+  }
+  bool extend() {
+    if (--budget_ < 0) return false;
+    const int u = path_.back();
+    if (static_cast<int>(path_.size()) == m_) {
+      if (arc(u, 0)) return false;
+      arc(u, 0) = true;
+      cycles_.push_back(path_);
+      const std::vector<int> mine = path_;
+      const std::vector<bool> mine_in = in_path_;
+      if (next_cycle()) return true;
+      path_ = mine;
+      in_path_ = mine_in;
+      cycles_.pop_back();
+      arc(u, 0) = false;
+      return false;
+    }
+    for (int v = 1; v < m_; ++v) {
+      if (in_path_[static_cast<std::size_t>(v)] || arc(u, v)) continue;
+      arc(u, v) = true;
+      in_path_[static_cast<std::size_t>(v)] = true;
+      path_.push_back(v);
+      if (extend()) return true;
+      path_.pop_back();
+      in_path_[static_cast<std::size_t>(v)] = false;
+      arc(u, v) = false;
+      if (budget_ < 0) return false;
+    }
+    return false;
+  }
+  std::vector<bool>::reference arc(int u, int v) { return used_[static_cast<std::size_t>(u * m_ + v)]; }
+
+  int m_, want_;
+  long budget_;
+  std::vector<bool> used_;  // arcs taken by the cycles so far and the path
+  std::vector<std::vector<int>> cycles_;
+  std::vector<int> path_;
+  std::vector<bool> in_path_;
+};
+
+}  // namespace
+
+std::vector<std::vector<int>> mesh_rings(int m) {
+  // Per thread (sweeps plan on threads), per size: found once.
+  thread_local std::unordered_map<int, std::vector<std::vector<int>>> found;
+  if (m < 3 || m > 16) return {};  // the search's time grows fast beyond
+  if (const auto it = found.find(m); it != found.end()) return it->second;
+  std::vector<std::vector<int>> cycles;
+  // m - 1 exist for every m but 4 and 6 (Tillson, "A Hamiltonian decomposition of K*_2m,
+  // 2m >= 8", J. Combin. Theory B 29, 1980; Bermond and Faber for odd m), found within a
+  // few hundred thousand steps up to m = 16 (on 6, m - 1 is ruled out in ~1 million).
+  for (int want = m - 1; want >= 2 && cycles.empty(); --want) cycles = CycleSearch(m, want, 2'000'000).run();
+  return found[m] = cycles;
+}
+
+namespace {
+
 // The rings of NCCL's channels over `ranks`. The ranks are taken node by node (in the
 // order their nodes first appear, each node's in their order); with k >= 2 ranks on every
 // node (k the fewest on one), k rings run side by side, ring c visiting each node's ranks
@@ -99,10 +175,30 @@ bool even_over_nodes(const std::vector<std::int64_t>& ranks, std::int64_t g) {
 // (`mesh`: every pair of a node's GPUs joined by its own link) rings that differ only by
 // their start would take the same links: ring c steps through each node's m ranks by a
 // stride coprime with m (the (c mod phi(m))-th: 1, 3, 5, 7 on 8), each stride a different
-// set of links, as RCCL's rings spread over the Infinity Fabric links.
+// set of links, as RCCL's rings spread over the Infinity Fabric links. Inside one mesh node
+// (every rank on it, 3 or more), the rings are instead arc-disjoint Hamiltonian cycles of
+// its ranks (mesh_rings(): 7 on 8 GPUs), each link carrying one ring: the strides coprime
+// with 8 take 4 of a GPU's 7 links (MI300X's ring all-reduce at 4 of its 7 links'
+// bandwidth), where RCCL's rings on a fully connected MI300X node use them all (AMD,
+// "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X", ROCm blogs,
+// March 2025: every GPU joined to its 7 peers by its own xGMI link).
 std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int64_t>& ranks, std::int64_t g,
                                                      bool mesh) {
   if (g <= 1 || ranks.empty()) return {ranks};
+  if (mesh && ranks.size() >= 3 && ranks.size() <= static_cast<std::size_t>(g) &&
+      std::all_of(ranks.begin(), ranks.end(), [&](std::int64_t r) { return r / g == ranks.front() / g; })) {
+    const std::vector<std::vector<int>> cycles = mesh_rings(static_cast<int>(ranks.size()));
+    if (!cycles.empty()) {
+      std::vector<std::vector<std::int64_t>> out;
+      out.reserve(cycles.size());
+      for (const auto& c : cycles) {
+        auto& ring = out.emplace_back();
+        ring.reserve(c.size());
+        for (const int v : c) ring.push_back(ranks[static_cast<std::size_t>(v)]);
+      }
+      return out;
+    }
+  }
   // The usual communicator lists its nodes in increasing order, each node's ranks together:
   // found in one pass without allocating (plans are made per size and group kind, often).
   bool ordered = true;

@@ -249,6 +249,12 @@ struct Schedule {
 /// nccl-tests' bus bandwidth factor for `op` on n ranks.
 double bus_factor(Op op, std::int64_t n);
 
+/// The rings of a ring collective on m GPUs of one fully connected node (3 <= m <= 16):
+/// arc-disjoint Hamiltonian cycles of the m vertices, each from vertex 0, as many as a
+/// bounded search finds (m - 1 where they exist: all m but 4 and 6, found up to m = 16);
+/// empty when it finds fewer than 2. Computed once per m and thread.
+std::vector<std::vector<int>> mesh_rings(int m);
+
 /// The algorithms that can run `op` on these ranks (e.g. halving_doubling needs a power of
 /// two, hierarchical needs whole nodes).
 std::vector<Algorithm> algorithms_for(Op op, const std::vector<std::int64_t>& ranks, std::int64_t gpus_per_node);

@@ -1226,14 +1226,15 @@ TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of 
         Rel(time_of(tree)).epsilon(0).margin(1e-9 * static_cast<double>(tree.steps())));
 }
 
-TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: one stride coprime with 8 each") {
+TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of a GPU's inside one node") {
   // 8 GPUs joined pairwise, 450 GB/s of scale-up each spread over 7 links. Rings that differ
-  // only by their start would all take the links i -> i+1; strides 1, 3, 5 and 7 take four
-  // different sets of 8 directed links, so each GPU sends on 4 of its 7 links at once.
+  // only by their start would all take the links i -> i+1. Inside one node the rings are 7
+  // arc-disjoint Hamiltonian cycles: every one of the 56 directed links carries one ring, so
+  // each GPU sends on its 7 links at once (strides coprime with 8, as before, took 4 of 7).
   cluster::ResolvedNode mi = node(8, 8);
   mi.spec.scaleup = hardware::ScaleUp::infinity_fabric;
   std::vector<fabric::FabricError> errors;
-  const auto mesh = fabric::build_fabric(clos(16, 2), mi, 1, errors);
+  const auto mesh = fabric::build_fabric(clos(16, 2), mi, 2, errors);
   REQUIRE(mesh.has_value());
   const NetworkConfig cfg = bare();
   const InNetwork in = in_network(*mesh, cfg);
@@ -1242,24 +1243,50 @@ TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: one stri
   Schedule s;
   std::string why;
   REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(8), sim::Bytes::of(S), 8, in, s, why));
-  std::set<std::pair<std::int64_t, std::int64_t>> links;
-  for (const Transfer& t : s.phases[0].transfers) links.insert({t.src, t.dst});
-  CHECK(links.size() == 4 * 8);
-  for (const auto& [a, b] : links) CHECK(((b - a + 8) % 8) % 2 == 1);  // odd strides only
-  // Each used link carries two of the 8 rings: 2 x S/(8 x 8) per step on a link of the mesh,
-  // plus the hop's 600 ns.
+  std::map<std::pair<std::int64_t, std::int64_t>, int> links;
+  for (const Transfer& t : s.phases[0].transfers) ++links[{t.src, t.dst}];
+  CHECK(links.size() == 56);
+  for (const auto& [link, rings] : links) CHECK(rings == 1);
+  // Each ring carries S/7 in 2 x 7 steps of S/(7 x 8), each step on its own links, plus the
+  // hop's 600 ns.
   double link = 0.0;
   for (std::size_t l = 0; l < mesh->links.size(); ++l) {
     if (mesh->links[l].kind == fabric::LinkKind::nvlink) link = mesh->links[l].bandwidth.value() * cfg.scaleup_efficiency;
   }
   REQUIRE(link > 0.0);
-  const double expected = 2 * 7 * (2 * S / 64 / link + 600e-9);
+  const double expected = 2 * 7 * (S / 56 / link + 600e-9);
   CHECK(analytical_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
   CHECK(flow_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-4));
-  // Without the mesh flag (a switch), the same 8 rings are rotations of one order.
+  // Over two nodes, ring c steps through each node by a stride coprime with 8 (the rings
+  // enter each node at a different GPU, leaving by a different NIC): odd strides only.
+  Schedule two;
+  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(16), sim::Bytes::of(S), 8, in, two, why));
+  std::set<std::pair<std::int64_t, std::int64_t>> inside;
+  for (const Transfer& t : two.phases[0].transfers) {
+    if (t.src / 8 == t.dst / 8 && !t.feeds_next) inside.insert({t.src, t.dst});  // not a PXN relay
+  }
+  CHECK(!inside.empty());
+  for (const auto& [a, b] : inside) CHECK(((b - a + 8) % 8) % 2 == 1);
+  // Without the mesh flag (a switch), the 8 rings of one node are rotations of one order.
   Schedule rotated;
   REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(8), sim::Bytes::of(S), 8, InNetwork{}, rotated, why));
   std::set<std::pair<std::int64_t, std::int64_t>> same;
   for (const Transfer& t : rotated.phases[0].transfers) same.insert({t.src, t.dst});
   CHECK(same.size() == 8);
+}
+
+TEST_CASE("mesh rings: m - 1 arc-disjoint Hamiltonian cycles where they exist, fewer on 4 and 6") {
+  for (int m = 3; m <= 16; ++m) {
+    CAPTURE(m);
+    const std::vector<std::vector<int>> rings = mesh_rings(m);
+    // Tillson: K*_m splits into m - 1 Hamiltonian cycles for every m but 4 and 6.
+    CHECK(static_cast<int>(rings.size()) == (m == 4 || m == 6 ? m - 2 : m - 1));
+    std::set<std::pair<int, int>> arcs;
+    for (const auto& ring : rings) {
+      REQUIRE(static_cast<int>(ring.size()) == m);
+      CHECK(std::set<int>(ring.begin(), ring.end()).size() == static_cast<std::size_t>(m));
+      for (int i = 0; i < m; ++i) arcs.insert({ring[static_cast<std::size_t>(i)], ring[static_cast<std::size_t>((i + 1) % m)]});
+    }
+    CHECK(arcs.size() == rings.size() * static_cast<std::size_t>(m));  // no arc twice
+  }
 }
