@@ -527,6 +527,10 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
     return false;
   };
   const auto colon = text.find(':');
+  if (colon != std::string::npos && text.find(',') != std::string::npos) {
+    why = fmt::format("'{}': give either a range a:b[:step] or a comma list of sizes, not both", text);
+    return false;
+  }
   if (colon != std::string::npos) {
     // a:b doubles; a:b:xF multiplies by F, a:b:+S adds S (nccl-tests' -f and -i).
     const auto second = text.find(':', colon + 1);
@@ -603,7 +607,13 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   if (refuse_seed(args, "collective")) return kExitInput;
   const scenario::LoadedScenario loaded = load(args);
   if (!loaded.fabric) {
-    std::cerr << fmt::format("{}: the scenario has no fabric section; collectives need one\n", loaded.file);
+    // The fabric holds the nodes' NVLink (or mesh) links too: one node needs one as well.
+    std::cerr << fmt::format(
+        "{}: the scenario has no fabric section; collectives need one ({}add e.g. fabric: {{topology: rail_clos, "
+        "radix: 64, link_latency: 700ns}})\n",
+        loaded.file,
+        loaded.config.cluster.nodes == 1 ? "it holds the node's NVLink too, and on one node no traffic leaves it: "
+                                         : "");
     return kExitInput;
   }
   note_sweep_block(loaded.file, tools::sweep_block_points(loaded.config), "collective");
