@@ -2090,9 +2090,25 @@ class Model {
     update_storage();
   }
 
+  /// The final checkpoint write of a job that finished at `done` which account() has not
+  /// charged (s): training ends part way through a cycle and the last write follows it
+  /// (failure_free_duration()), where account() charges writes at the cycles' ends only.
+  /// Left out, time to train exceeded training, checkpoint and lost time by one write.
+  static double final_write_left(const JobState& j, double done) {
+    if (!(j.delta > 0.0)) return 0.0;
+    if (!std::isfinite(j.tau)) return j.delta;
+    const double cycle = j.tau + j.delta;
+    const double x = std::max(0.0, done - j.run_start);
+    const double rest = x - std::floor(x / cycle) * cycle;
+    if (rest <= 1e-9 * cycle) return 0.0;  // ended with a whole cycle, its write charged
+    return j.delta - std::clamp(rest - j.tau, 0.0, j.delta);
+  }
+
   void on_done(sim::Engine& e, std::uint64_t arg) {
     JobState& j = r_.jobs[arg];
     account(j, e.now().seconds());
+    const double share = j.degrade > 0.0 ? std::min(1.0, j.rate / j.degrade) : 1.0;
+    j.checkpoint_gpu_s += final_write_left(j, e.now().seconds()) * share * static_cast<double>(j.p.gpus);
     j.finished = true;
     set_running(j, static_cast<std::int64_t>(arg), false);
     active_.erase(arg);

@@ -693,6 +693,34 @@ TEST_CASE("shrinking: the missing replicas' throughput counts in the lost GPU-ho
   CHECK(shrink.lost_gpu_hours.count("gpu") == 1);
 }
 
+TEST_CASE("a finished job's time to train is its training, checkpoint writes and lost time, the final write included") {
+  // 8 GPUs, 100 GB checkpoints at 1 GB/s (100 s writes) every 30 minutes, no failure:
+  // 20.5 hours of training are 41 whole cycles; 20.25 and 20.1 hours end part way through
+  // the last, whose write follows. That final write was in the time to train but not in the
+  // checkpoint GPU-hours (one write short of the time to train).
+  for (const double hours : {20.5, 20.25, 20.1}) {
+    CAPTURE(hours);
+    FailuresConfig failures;
+    ComponentConfig gpu;
+    gpu.rate = FailureRate{0.0, Per::gpu};
+    failures.components["gpu"] = gpu;
+    LongRunInputs in;
+    in.failures = &failures;
+    in.nodes = 1;
+    in.gpus_per_node = 8;
+    in.checkpoint.interval = {false, sim::Time::from_seconds(1800)};
+    in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e9);
+    in.jobs.push_back(JobProfile{"job", 0, 1, 8, 1, 1.0, hours * 3600.0, 100e9});
+    in.horizon_s = 30 * kDay;
+    in.replications = 1;
+    const LongRunResult r = simulate_long_run(in);
+    const JobSummary& j = r.jobs[0];
+    const double writes = std::ceil(hours * 2.0 - 1e-9);
+    CHECK(j.time_to_train_s.mean == Rel(hours * 3600.0 + writes * 100.0));
+    CHECK(j.checkpoint_gpu_hours.mean * 3600.0 / 8.0 == Rel(writes * 100.0));
+  }
+}
+
 TEST_CASE("a failed node's repair starts once the failure is detected and diagnosed") {
   // One node, no spare: the job restarts after detect (5 h) + diagnose (1 h) + replace (1 h)
   // + restart (10 min) + checkpoint read. The repair started at the failure, so the job waited
