@@ -1293,7 +1293,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   for (const Document& doc : chain) {
     state.sources[doc.file] = doc.text;
     config::Codec<Scenario>::decode(doc.root, out.config, Context(state, doc.file));
+    if (doc.root.IsMap() && doc.root["description"]) out.description_from = doc.file;
   }
+  if (out.description_from == out.file) out.description_from.clear();
   // An empty file (or one of comments only) records no mapping: errors about its missing
   // keys point at its first line rather than at no file at all.
   state.mappings.try_emplace("", Location{out.file, 1, 1});

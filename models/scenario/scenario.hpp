@@ -201,6 +201,9 @@ struct LoadedScenario {
   std::vector<std::string> calibration_overrides;
   std::string file;  ///< the scenario's path, or the built-in's name
   std::vector<std::string> sets;  ///< the --set overrides applied (KEY=VALUE), in order
+  /// The file whose `description` the scenario inherits, when it is a file it extends (its
+  /// text may describe that file's cluster, not this one's); empty when the scenario's own.
+  std::string description_from;
 };
 
 /// Loads the scenario at `path`. Throws config::InputError with every problem found.

@@ -824,7 +824,13 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
   };
   const std::string& name = loaded.config.name.empty() ? loaded.file : loaded.config.name;
   out += fmt::format("clustersim {} | {} | seed {}\n", kVersion, name, loaded.config.simulation.seed);
-  if (!loaded.config.description.empty()) out += fmt::format("{}\n", loaded.config.description);
+  if (!loaded.config.description.empty()) {
+    // Inherited, it may describe the base's cluster ("16 DGX H100 nodes" under nodes: 4).
+    out += loaded.description_from.empty()
+               ? fmt::format("{}\n", loaded.config.description)
+               : fmt::format("{} (the description of {}, which it extends)\n", loaded.config.description,
+                             loaded.description_from);
+  }
   // The description is the file's text: say what the command line changed since.
   if (!loaded.sets.empty()) out += fmt::format("with --set {}\n", fmt::join(loaded.sets, ", --set "));
   out += "\nCluster inventory\n";
