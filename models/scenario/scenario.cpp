@@ -1411,6 +1411,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_sweep_values(out.config, true, state);
   out.calibration_overrides = calibration_overrides(state);
   stop_if_errors();
+  if (!options.resolve) return out;
 
   out.pricing = load_pricing(state);
   if (out.config.fabric) {

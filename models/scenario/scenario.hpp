@@ -169,6 +169,11 @@ struct LoadOptions {
   /// than one scenario): a key at or under one of these that is inert in one scenario
   /// (simulation.replications where nothing fails) is not an error there.
   std::vector<std::string> shared_keys = {};
+  /// Off: stop once the scenario has decoded and its node and calibration are resolved,
+  /// without building the fabric or placing the jobs (LoadedScenario::fabric and jobs stay
+  /// empty). For the base of a sweep, whose points may hold what it does not (a job larger
+  /// than the base's cluster, with cluster.nodes a parameter).
+  bool resolve = true;
 };
 
 /// A job resolved against the catalogs and placed on the cluster.

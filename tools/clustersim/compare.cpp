@@ -231,7 +231,11 @@ void refuse_inert_everywhere(const std::vector<scenario::LoadedScenario>& loaded
 /// point's `name` if the block sets it, else by its parameters).
 void load_designs(const std::string& file, const CompareArgs& args, std::vector<scenario::LoadedScenario>& loaded,
                   std::vector<std::string>& labels) {
-  const scenario::LoadedScenario base = scenario::load_scenario(file, scenario::LoadOptions{args.sets, args.seed, false, false});
+  // The grid's base is judged at its points (a job larger than its cluster, with
+  // cluster.nodes a parameter, holds at each); without a grid, it is the design, loaded below.
+  scenario::LoadOptions unresolved{args.sets, args.seed, false, false};
+  unresolved.resolve = false;
+  const scenario::LoadedScenario base = scenario::load_scenario(file, unresolved);
   SweepSpec spec;
   spec.scenario = file;
   spec.sets = args.sets;

@@ -417,10 +417,27 @@ int cmd_validate(const std::string& cases_file, const std::string& format, doubl
 }
 
 int cmd_check(const ScenarioArgs& args) {
-  const scenario::LoadedScenario loaded = load(args);
-  std::cout << fmt::format("{}: OK ({} node{} of {}, {} GPUs)\n", loaded.file, loaded.config.cluster.nodes,
-                           loaded.config.cluster.nodes == 1 ? "" : "s",
-                           loaded.node.name, loaded.config.cluster.nodes * loaded.node.spec.gpus);
+  // A scenario with a sweep block whose base does not hold by itself (a job larger than its
+  // cluster, with cluster.nodes a parameter) is one sweep and compare take, point by point:
+  // said as a note, with its points below, when one of them holds.
+  std::optional<scenario::LoadedScenario> whole;
+  std::optional<config::InputError> base_error;
+  try {
+    whole = load(args);
+  } catch (const config::InputError& e) {
+    base_error = e;
+  }
+  scenario::LoadOptions unresolved{args.sets, args.seed, false, false};
+  unresolved.resolve = false;
+  const scenario::LoadedScenario loaded =
+      whole ? std::move(*whole)
+            : (args.file.empty() ? scenario::load_default_scenario(unresolved) : scenario::load_scenario(args.file, unresolved));
+  if (base_error && tools::sweep_block_params(loaded.config).empty()) throw *base_error;
+  if (!base_error) {
+    std::cout << fmt::format("{}: OK ({} node{} of {}, {} GPUs)\n", loaded.file, loaded.config.cluster.nodes,
+                             loaded.config.cluster.nodes == 1 ? "" : "s",
+                             loaded.node.name, loaded.config.cluster.nodes * loaded.node.spec.gpus);
+  }
   // A sweep block's values were checked each against its key as the scenario loaded; a point
   // may still not hold together (a job larger than the point's cluster). `sweep` makes such a
   // point an error row and `compare` refuses it: said here, point by point, as notes (the
@@ -466,7 +483,16 @@ int cmd_check(const ScenarioArgs& args) {
                                "and `clustersim compare` refuses them\n",
                                failing, points);
     }
+    if (base_error) {
+      if (failing == points) throw *base_error;
+      const config::Diagnostic& first = base_error->diagnostics().items().front();
+      std::cout << fmt::format("{}: OK as a sweep ({} of its {} points hold); `clustersim run` refuses its base, "
+                               "which does not hold by itself: {}{}\n",
+                               loaded.file, points - failing, points, first.path.empty() ? "" : first.path + ": ",
+                               first.message);
+    }
   }
+  if (base_error && points > kMaxCheckedPoints) throw *base_error;  // too many to load here: the base's errors stand
   return 0;
 }
 
@@ -807,7 +833,9 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   spec.replications = s.replications;
   bool base_fails = false;
   {  // the scenario's sweep block, then the --params
-    const scenario::LoadOptions o{spec.sets, spec.seed, false, false};  // the grid's base: judged at its points
+    // The grid's base, judged at its points (prepare() says whether it holds by itself).
+    scenario::LoadOptions o{spec.sets, spec.seed, false, false};
+    o.resolve = false;
     const scenario::Scenario base =
         (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config;
     spec.params = tools::sweep_block_params(base);

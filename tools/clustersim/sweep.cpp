@@ -743,14 +743,38 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
   scenario::LoadOptions base = spec.options_of(-1);
   base.check_memory = false;
   base.check_inert = false;  // judged at the grid's first point (check_params)
-  const scenario::LoadedScenario loaded = load_with(spec, base);  // throws on a bad scenario
+  // The base is never run, only its points: one that does not hold by itself (a job larger
+  // than its cluster) but where a point does (cluster.nodes a parameter) is swept, its points
+  // judged one by one (error rows). It was refused though every point held. When none of
+  // the first kMaxTried points holds either, the base's own errors are the input error.
+  constexpr std::int64_t kMaxTried = 64;  // loading a point builds its fabric
+  scenario::LoadedScenario loaded;
+  std::optional<scenario::LoadedScenario> held;  // a point that holds, when the base does not
+  try {
+    loaded = load_with(spec, base);
+  } catch (const config::InputError&) {
+    if (spec.params.empty()) throw;
+    scenario::LoadOptions unresolved = base;
+    unresolved.resolve = false;
+    loaded = load_with(spec, unresolved);  // throws on a scenario that does not even decode
+    for (std::int64_t i = 0; i < std::min(spec.points(), kMaxTried) && !held; ++i) {
+      scenario::LoadOptions o = spec.options_of(i);
+      o.check_memory = false;
+      o.check_inert = false;
+      try {
+        held = load_with(spec, o);
+      } catch (const config::InputError&) {
+      }
+    }
+    if (!held) (void)load_with(spec, base);  // throws the base's own errors again
+  }
   base.check_inert = true;
   check_params(spec, base, loaded.config);
   for (const SweepParam& param : spec.params) p.columns.params.push_back(param.key);
   // ETTR and goodput where a point may run the long run: the base does (failures, a queue,
   // a fixed checkpoint interval, a horizon), or a parameter can make it.
   p.columns.failures =
-      scenario::long_run(loaded) || std::any_of(spec.params.begin(), spec.params.end(), [](const SweepParam& q) {
+      scenario::long_run(held ? *held : loaded) || std::any_of(spec.params.begin(), spec.params.end(), [](const SweepParam& q) {
         for (const char* k : {"failures", "checkpoint", "simulation.horizon", "scheduler"}) {
           if (q.key.rfind(k, 0) == 0) return true;
         }
