@@ -611,6 +611,7 @@ double draw_duration(const DurationLaw& d, sim::RandomStream& r) {
 struct Node {
   std::vector<double> mult;  ///< per GPU rate multiplier
   std::vector<double> failure_times;
+  double repair_from = 0.0;  ///< when its repair under way started (its failure known)
   std::uint32_t gen = 0;
   std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired / kInBurnIn / kFenced
   std::vector<std::int32_t> nic_down;  ///< per NIC, the network elements down that hold it (empty: none yet)
@@ -641,7 +642,7 @@ struct JobState {
   std::uint32_t unit_gen = 0;
   std::vector<double> unit_due, unit_left;
   double run_start = 0.0, down_since = 0.0;
-  double known_at = 0.0;  ///< when its last unplanned stop's cause is known (detected and diagnosed)
+  double known_at = 0.0;  ///< when its last stop's cause is known (an unplanned one's detected and diagnosed)
   double start_time = 0.0;  ///< first start
   double done_at = std::numeric_limits<double>::infinity();  ///< the pending finish event's time
   std::string down_cause;
@@ -1305,6 +1306,18 @@ class Model {
     return k * j.delta + std::clamp(x - k * cycle - j.tau, 0.0, j.delta);
   }
 
+  /// Charges the throughput job j loses running degraded for `training` seconds (its
+  /// training, not its blocked writes) to the elements down, by their own losses.
+  void charge_degraded(JobState& j, double training) const {
+    if (!(j.degrade < 1.0)) return;
+    double weights = 0.0;
+    for (const auto& [key, f] : j.degraded_by) weights += 1.0 - f;
+    const double lost = training * j.rate / j.degrade * (1.0 - j.degrade) * static_cast<double>(j.p.gpus) / 3600.0;
+    for (const auto& [key, f] : j.degraded_by) {
+      if (weights > 0.0) j.lost_gpu_hours[classes_[key.first].name] += lost * (1.0 - f) / weights;
+    }
+  }
+
   /// Adds the running time since the last call to job j's integrals.
   void account(JobState& j, double now) const {
     if (j.running && now > j.acc_since) {
@@ -1330,15 +1343,7 @@ class Model {
       // blocked writes are checkpoint time whole: charging them too counted a degraded job's
       // writing seconds 1 + share (1 - degrade) times), shared among the elements down by
       // their own losses.
-      if (j.degrade < 1.0) {
-        double weights = 0.0;
-        for (const auto& [key, f] : j.degraded_by) weights += 1.0 - f;
-        const double lost =
-            (dt - blocked) * j.rate / j.degrade * (1.0 - j.degrade) * static_cast<double>(j.p.gpus) / 3600.0;
-        for (const auto& [key, f] : j.degraded_by) {
-          if (weights > 0.0) j.lost_gpu_hours[classes_[key.first].name] += lost * (1.0 - f) / weights;
-        }
-      }
+      charge_degraded(j, dt - blocked);
     }
     j.acc_since = now;
   }
@@ -1506,10 +1511,25 @@ class Model {
     return s.since > 0.0 ? j.write : 0.0;
   }
 
+  /// Whether running job j, shrunk, has more whole replicas now and growing back onto them
+  /// saves more time than its stop costs (a write, the mean restart and a read): the time
+  /// it has left to run (to its failure-free finish or the horizon) shrinks by the share it
+  /// gains. A job near its end, or regaining 1 of many replicas for a short while, stays.
+  bool regrow_pays(JobState& j) {
+    if (!(j.degrade > 0.0)) return false;
+    const double share = j.rate / j.degrade;
+    const double whole = whole_replicas(j);
+    if (!(whole > share * (1.0 + 1e-9))) return false;
+    const double left = std::min(j.done_at, end_) - engine_.now().seconds();
+    const double cost = j.write + (in_.failures ? in_.failures->repair.restart.mean.seconds() : 0.0) + j.read;
+    return left * (1.0 - share / whole) > cost;
+  }
+
   /// A shrunk job (scheduler.shrink) running on fewer replicas than its nodes now allow
   /// grows back: it checkpoints and stops as for maintenance (no work lost), then restarts
   /// (restart + checkpoint read) on every whole replica, as an elastic launcher re-forms its
-  /// group when nodes join. The stop is not an interruption (no failure caused it); its
+  /// group when nodes join, when that pays (regrow_pays()). A failure during its last write
+  /// joins the stop, as during maintenance's. The stop is not an interruption (no failure caused it); its
   /// downtime counts in lost_gpu_hours under the cause of the shrink. Without it the job
   /// only grew at its next failure, when, without spares, another node was in repair: it
   /// stayed shrunk to the end (4 of 4 replicas lost one for good, ETTR 77% against 94% for
@@ -1525,6 +1545,7 @@ class Model {
     set_running(j, index, false);
     stop_own_units(j, classes_.size());  // paused while down, none redrawn
     j.down_since = now;
+    j.known_at = now;
     j.down_cause = j.shrunk_by.empty() ? std::string("shrink") : j.shrunk_by;
     record("regrow", j.down_cause, index, -1, -1);
     after(final_write, ready_id_, static_cast<std::uint64_t>(index));
@@ -1700,8 +1721,8 @@ class Model {
       // A job missing nodes takes its own back from repair: they free with it.
       ends_.emplace_back(expected_end(j, now), held + j.missing);
     }
-    // A node in repair comes back after the mean replace time (a scheduler knows the repair
-    // is under way, not when it ends); one whose job waits for it goes back to that job
+    // A node in repair comes back the mean replace time after its repair started (once its
+    // failure was known: a scheduler knows the repair is under way, not when it ends); one whose job waits for it goes back to that job
     // (counted above). Without them a head job that needs the node had no reservation, and
     // any later job could start before it, however long (EASY's guarantee broken).
     const double back_after = in_.failures ? in_.failures->repair.replace.mean.seconds() : 0.0;
@@ -1709,7 +1730,7 @@ class Model {
       if (node.job != kInRepair || node.failure_times.empty()) continue;
       const bool to_its_job = node.home_job >= 0 && active_.count(static_cast<std::size_t>(node.home_job)) > 0 &&
                               r_.jobs[static_cast<std::size_t>(node.home_job)].missing > 0;
-      if (!to_its_job) ends_.emplace_back(std::max(now, node.failure_times.back() + back_after), 1);
+      if (!to_its_job) ends_.emplace_back(std::max(now, node.repair_from + back_after), 1);
     }
     std::sort(ends_.begin(), ends_.end());
     double shadow = std::numeric_limits<double>::infinity();
@@ -1882,14 +1903,17 @@ class Model {
       interrupt(job, k);
       // The node's repair starts once the failure is known: detected (the job stopped) and
       // diagnosed (the node named), or at once if the job was down already and its stop's
-      // cause is known (waiting for nodes). Repairs that started at the failure hid the
+      // cause is known (waiting for nodes, or stopping for maintenance or to grow back:
+      // the failure joins that stop, as one during detection joins a failure). Repairs that started at the failure hid the
       // detection and diagnosis inside the repair time: a job without a spare waited
       // max(detect + diagnose, replace) rather than their sum. (A switch or cable the
       // fabric reports down at once; its repair starts at the failure.)
       if (k.hardware) {
         const JobState& j = r_.jobs[static_cast<std::size_t>(job)];
-        after(std::max(0.0, j.known_at - now) + draw_duration(in_.failures->repair.replace, repair_rng_),
-              repaired_id_, static_cast<std::uint64_t>(n));
+        const double from = std::max(now, j.known_at);
+        nodes_[static_cast<std::size_t>(n)].repair_from = from;
+        after(from - now + draw_duration(in_.failures->repair.replace, repair_rng_), repaired_id_,
+              static_cast<std::uint64_t>(n));
       }
       update_storage();
       return;
@@ -2015,8 +2039,7 @@ class Model {
       if (job.missing > 0) fill_from_pool(static_cast<std::int64_t>(j));
       if (job.waiting && can_restart(job)) {
         begin_restart(job, static_cast<std::int64_t>(j));
-      } else if (job.running && in_.scheduler.shrink && job.degrade > 0.0 &&
-                 whole_replicas(job) > job.rate / job.degrade * (1.0 + 1e-9)) {
+      } else if (job.running && in_.scheduler.shrink && regrow_pays(job)) {
         regrow(static_cast<std::int64_t>(j));  // shrunk, and a replica is whole again
       }
     }
@@ -2108,7 +2131,9 @@ class Model {
     JobState& j = r_.jobs[arg];
     account(j, e.now().seconds());
     const double share = j.degrade > 0.0 ? std::min(1.0, j.rate / j.degrade) : 1.0;
-    j.checkpoint_gpu_s += final_write_left(j, e.now().seconds()) * share * static_cast<double>(j.p.gpus);
+    const double final_write = final_write_left(j, e.now().seconds());
+    j.checkpoint_gpu_s += final_write * share * static_cast<double>(j.p.gpus);
+    charge_degraded(j, -final_write);  // account() took it for training
     j.finished = true;
     set_running(j, static_cast<std::int64_t>(arg), false);
     active_.erase(arg);
