@@ -372,6 +372,13 @@ struct Codec<std::map<std::string, T>> {
       return false;
     }
     return decode_entries(n, ctx, "a name", [&](const std::string& key, const YAML::Node& node, const Context& at) {
+      // `name: ~` removes the entry (a file that extends another drops one of its base's
+      // failure components); it read as an entry back at its defaults, often invalid.
+      if (node.IsNull() && at.explicit_null(node)) {
+        at.state().forget_below(at.path());
+        out.erase(key);
+        return true;
+      }
       T value = out.count(key) ? out[key] : T{};
       if (!Codec<T>::decode(node, value, at)) return false;
       out[key] = std::move(value);
@@ -663,6 +670,12 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
     }
     return ok;
   } else if constexpr (requires { typename T::mapped_type; typename T::key_type; }) {
+    // `--set section.map.NAME=~` removes the entry, as `NAME: ~` in a file does.
+    if (next + 1 == segments.size() && value.IsNull() && ctx.child(seg.key).explicit_null(value)) {
+      ctx.state().forget_below(ctx.child(seg.key).path());
+      target.erase(seg.key);
+      return true;
+    }
     return set_at_path(target[seg.key], segments, next + 1, value, ctx.child(seg.key));
   } else if constexpr (requires { target.has_value(); target.emplace(); }) {
     // An optional section that the scenario does not have yet starts from its defaults.
