@@ -950,7 +950,10 @@ void route_dragonfly(const Fabric& f, const DragonflyLayout& d, std::int64_t src
   const std::int64_t R2 = dst / d.p;
   const std::int64_t gs = R1 / d.a, rs = R1 % d.a, gd = R2 / d.a, rd = R2 % d.a;
   const std::uint64_t h = flow_hash(flow, src, dst, f.ecmp_seed);
-  const std::uint64_t spread = h >> 40;  // among a group pair's tied global links (dragonfly_copy)
+  // Among a router pair's tied global links (dragonfly_copy): round robin over the pairs of
+  // their hosts, as a dragonfly's adaptive routing balances parallel minimal paths. A hash
+  // (as ECMP) left 4 flows on 1 of 2 links where 2 each fit (and no seed to draw again).
+  const auto spread = static_cast<std::uint64_t>((src % d.p) * d.p + dst % d.p);
   out.push_back(f.access_up(src));
   bool valiant = d.routing == Routing::valiant && gs != gd && d.g > 2;
   // Intermediate group: uniformly among the groups other than source and destination.

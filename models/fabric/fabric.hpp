@@ -49,9 +49,9 @@
 // route between routers r1 and r2 takes a copy of fewest router hops: a route that can save
 // a local hop does (one leaving on r1's own link, or landing on r2), where the copy
 // (r1 + r2) mod L alone made routes of a partly filled dragonfly up to two local hops
-// longer. Among the tied copies a bit field of the flow hash picks, from (r1 + r2) mod L
-// on (global router ids): the flows of a router pair spread over the parallel links that
-// join the same two routers (taking the first tied copy put all of a pair's flows on one,
+// longer. Among the tied copies the pair of hosts picks, round robin from (r1 + r2) mod L
+// on (global router ids): the flows of a router pair spread evenly over the parallel links
+// that join the same two routers (taking the first tied copy put all of a pair's flows on one,
 // and an all-to-all between two groups of a 2-group dragonfly ran 3.3x slower than its 32
 // global links allow). Hop counts are a function of the pair: dragonfly_copy()). All closed form: O(hops) array lookups. When links have
 // failed, routes that cross them are recomputed by breadth-first search on the surviving

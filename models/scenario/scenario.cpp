@@ -1296,6 +1296,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     if (doc.root.IsMap() && doc.root["description"]) out.description_from = doc.file;
   }
   if (out.description_from == out.file) out.description_from.clear();
+  for (const std::string& set : options.sets) {  // written on the command line: its own
+    if (set.substr(0, set.find('=')) == "description") out.description_from.clear();
+  }
   // An empty file (or one of comments only) records no mapping: errors about its missing
   // keys point at its first line rather than at no file at all.
   state.mappings.try_emplace("", Location{out.file, 1, 1});

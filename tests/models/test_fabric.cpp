@@ -612,23 +612,34 @@ TEST_CASE("a dragonfly's flows between two routers spread over the parallel glob
   // links and ran 1.25 S / B against the NICs' 15/16 S / B.
   const Fabric f = build(dragonfly(4, 2, 2, 2), 16, 1, 1);
   REQUIRE(std::get<DragonflyLayout>(f.layout).links_per_pair == 8);
-  const auto globals = [&](std::int64_t src, std::int64_t dst) {
-    std::set<std::uint32_t> used;
+  // The flows between the hosts of two routers (2 x 2 pairs, both ways), each link's count.
+  const auto globals = [&](std::int64_t r1, std::int64_t r2) {
+    std::map<std::uint32_t, int> used;
     std::set<std::size_t> lengths;
-    for (std::uint64_t flow = 0; flow < 64; ++flow) {
-      std::vector<LinkId> route;
-      f.route_endpoints(src, dst, flow, route);
-      lengths.insert(route.size());
-      for (const LinkId l : route) {
-        if (f.links[l.value].kind == LinkKind::global) used.insert(l.value);
+    for (std::int64_t a = 2 * r1; a < 2 * r1 + 2; ++a) {
+      for (std::int64_t b = 2 * r2; b < 2 * r2 + 2; ++b) {
+        for (const auto& [src, dst] : {std::pair{a, b}, std::pair{b, a}}) {
+          std::vector<LinkId> route;
+          f.route_endpoints(src, dst, 0, route);
+          lengths.insert(route.size());
+          for (const LinkId l : route) {
+            if (f.links[l.value].kind == LinkKind::global) ++used[l.value];
+          }
+        }
       }
     }
     CHECK(lengths.size() == 1);  // as many hops whichever link
-    return used.size();
+    return used;
   };
-  CHECK(globals(0, 8) == 2);   // router 0 of group 0 to router 0 of group 1
-  CHECK(globals(0, 10) == 4);  // to router 1: its 2 links or router 0's 2
-  CHECK(globals(0, 1) == 0);   // the same router
+  // Router 0 of group 0 to router 0 of group 1 (router 4): 2 links each way, 2 flows on each.
+  const auto same = globals(0, 4);
+  CHECK(same.size() == 4);
+  for (const auto& [link, flows] : same) CHECK(flows == 2);
+  // To router 1 of group 1: router 0's links or router 5's, 4 flows each way over 4.
+  const auto other = globals(0, 5);
+  CHECK(other.size() == 8);
+  for (const auto& [link, flows] : other) CHECK(flows == 1);
+  CHECK(globals(0, 1).empty());  // the same group
 }
 
 TEST_CASE("dragonfly metrics for every fill of small balanced dragonflies: bisection = max-flow, hops = brute force") {
