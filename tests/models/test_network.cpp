@@ -1267,6 +1267,17 @@ TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of
   }
   CHECK(!inside.empty());
   for (const auto& [a, b] : inside) CHECK(((b - a + 8) % 8) % 2 == 1);
+  // Hierarchical all-reduce on two nodes: each node's stages on its 7 rings, every link of
+  // the node once, S/(8 x 7) a step on each.
+  Schedule hier;
+  REQUIRE(plan(Op::all_reduce, Algorithm::hierarchical, iota(16), sim::Bytes::of(S), 8, in, hier, why));
+  std::map<std::pair<std::int64_t, std::int64_t>, int> node_links;
+  for (const Transfer& t : hier.phases[0].transfers) {
+    ++node_links[{t.src, t.dst}];
+    CHECK(t.bytes == Rel(S / 56));
+  }
+  CHECK(node_links.size() == 2 * 56);
+  for (const auto& [pair, rings] : node_links) CHECK(rings == 1);
   // Without the mesh flag (a switch), the 8 rings of one node are rotations of one order.
   Schedule rotated;
   REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(8), sim::Bytes::of(S), 8, InNetwork{}, rotated, why));
