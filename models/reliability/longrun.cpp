@@ -1529,8 +1529,9 @@ class Model {
   /// grows back: it checkpoints and stops as for maintenance (no work lost), then restarts
   /// (restart + checkpoint read) on every whole replica, as an elastic launcher re-forms its
   /// group when nodes join, when that pays (regrow_pays()). A failure during its last write
-  /// joins the stop, as during maintenance's. The stop is not an interruption (no failure caused it); its
-  /// downtime counts in lost_gpu_hours under the cause of the shrink. Without it the job
+  /// joins the stop, as during maintenance's. The stop is not an interruption (no failure
+  /// caused it); its downtime (the write, the restart, the read) counts in lost_gpu_hours
+  /// under the cause of the shrink. Without it the job
   /// only grew at its next failure, when, without spares, another node was in repair: it
   /// stayed shrunk to the end (4 of 4 replicas lost one for good, ETTR 77% against 94% for
   /// waiting for the repair).
@@ -1722,8 +1723,8 @@ class Model {
       ends_.emplace_back(expected_end(j, now), held + j.missing);
     }
     // A node in repair comes back the mean replace time after its repair started (once its
-    // failure was known: a scheduler knows the repair is under way, not when it ends); one whose job waits for it goes back to that job
-    // (counted above). Without them a head job that needs the node had no reservation, and
+    // failure was known: a scheduler knows the repair is under way, not when it ends); one
+    // whose job waits for it goes back to that job (counted above). Without them a head job that needs the node had no reservation, and
     // any later job could start before it, however long (EASY's guarantee broken).
     const double back_after = in_.failures ? in_.failures->repair.replace.mean.seconds() : 0.0;
     for (const Node& node : nodes_) {
@@ -1904,9 +1905,9 @@ class Model {
       // The node's repair starts once the failure is known: detected (the job stopped) and
       // diagnosed (the node named), or at once if the job was down already and its stop's
       // cause is known (waiting for nodes, or stopping for maintenance or to grow back:
-      // the failure joins that stop, as one during detection joins a failure). Repairs that started at the failure hid the
-      // detection and diagnosis inside the repair time: a job without a spare waited
-      // max(detect + diagnose, replace) rather than their sum. (A switch or cable the
+      // the failure joins that stop, as one during detection joins a failure). Repairs that
+      // started at the failure hid the detection and diagnosis inside the repair time: a job
+      // without a spare waited max(detect + diagnose, replace) rather than their sum. (A switch or cable the
       // fabric reports down at once; its repair starts at the failure.)
       if (k.hardware) {
         const JobState& j = r_.jobs[static_cast<std::size_t>(job)];

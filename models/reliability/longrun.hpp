@@ -30,9 +30,10 @@
 // the failure is detected and diagnosed). Repaired nodes
 // return to the spare pool (with scheduler.shrink, a job with no spare restarts instead with
 // the data-parallel replicas whose nodes are all there, at that share of its throughput, and
-// grows back as soon as a replica is whole again: it checkpoints, stops and restarts on
-// them, losing no work, with no interruption counted); a node with retire_after failures within retire_window is
-// retired instead and a new one (fresh rate multipliers) arrives after the replace time.
+// grows back once a replica is whole again, when the time it saves exceeds the stop: it
+// checkpoints, stops and restarts on them, losing no work, with no interruption counted);
+// a node with retire_after failures within retire_window is retired instead and a new one
+// (fresh rate multipliers) arrives after the replace time.
 //
 // Heterogeneity (power_law): each GPU's rate multiplier is Pareto(alpha) scaled to mean 1,
 // x_m = (alpha - 1) / alpha; the installed fleet's multipliers are then divided by their
