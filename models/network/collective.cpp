@@ -166,6 +166,16 @@ std::vector<std::vector<int>> mesh_rings(int m) {
 
 namespace {
 
+// Appends to `out` the cycles of mesh_rings() laid on `ranks` (vertex v: ranks[v]).
+void lay_rings(const std::vector<std::vector<int>>& cycles, const std::vector<std::int64_t>& ranks,
+               std::vector<std::vector<std::int64_t>>& out) {
+  for (const auto& c : cycles) {
+    auto& ring = out.emplace_back();
+    ring.reserve(c.size());
+    for (const int v : c) ring.push_back(ranks[static_cast<std::size_t>(v)]);
+  }
+}
+
 // The rings of NCCL's channels over `ranks`. The ranks are taken node by node (in the
 // order their nodes first appear, each node's in their order); with k >= 2 ranks on every
 // node (k the fewest on one), k rings run side by side, ring c visiting each node's ranks
@@ -190,12 +200,7 @@ std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int6
     const std::vector<std::vector<int>> cycles = mesh_rings(static_cast<int>(ranks.size()));
     if (!cycles.empty()) {
       std::vector<std::vector<std::int64_t>> out;
-      out.reserve(cycles.size());
-      for (const auto& c : cycles) {
-        auto& ring = out.emplace_back();
-        ring.reserve(c.size());
-        for (const int v : c) ring.push_back(ranks[static_cast<std::size_t>(v)]);
-      }
+      lay_rings(cycles, ranks, out);
       return out;
     }
   }
@@ -602,12 +607,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       if (in.mesh && g >= 3) {
         if (const std::vector<std::vector<int>> cycles = mesh_rings(static_cast<int>(g)); !cycles.empty()) {
           node_rings.clear();
-          for (const auto& node : in_node) {
-            for (const auto& c : cycles) {
-              auto& ring = node_rings.emplace_back();
-              for (const int v : c) ring.push_back(node[static_cast<std::size_t>(v)]);
-            }
-          }
+          for (const auto& node : in_node) lay_rings(cycles, node, node_rings);
         }
       }
       const double per_node = static_cast<double>(node_rings.size()) / static_cast<double>(nodes);
