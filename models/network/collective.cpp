@@ -176,6 +176,44 @@ void lay_rings(const std::vector<std::vector<int>>& cycles, const std::vector<st
   }
 }
 
+// The rings of NCCL's channels over whole mesh nodes holding m ranks each (`nodes`, the
+// ranks node by node, m from 3 to 16): for each of the node's arc-disjoint Hamiltonian
+// cycles (mesh_rings(): 7 on 8 GPUs) and each of its m vertices e, one ring that visits
+// every node along that cycle from its vertex e, and goes to the next node from the node's
+// last GPU (the cycle's predecessor of e) to the next node's vertex e: relayed over the
+// cycle's closing link to the sender node's vertex e, whose NIC is on the receiver's rail
+// (ring_transfers(), PXN). So every ring takes its cycle's m links in each node, each link
+// carries m rings, and each NIC the same number, one per cycle (7 x 8 = 56 rings on
+// MI300X nodes: a GPU's 7 links and its NIC each evenly loaded). Strides coprime with m
+// (the fallback below) take 4 of 7 links, and two rings share each of them: 2 x 8 MI300X
+// reached 237 GB/s of bus bandwidth, where its 8 x 400 Gb/s NICs allow ~376.
+// The flow model runs each transfer as a flow and holds at most 2^20 at once
+// (network::kMaxFlowTransfers): beyond, one ring per cycle, entering at the cycle's own
+// vertex (cycle j at vertex j), the links still evenly loaded but 7 of the 8 NICs used
+// (from 2,081 MI300X nodes on, 16,648 GPUs, whose rings are latency-bound at usual sizes).
+// Empty when mesh_rings() finds no cycles for m.
+std::vector<std::vector<std::int64_t>> mesh_node_rings(const std::vector<std::vector<std::int64_t>>& nodes) {
+  const std::size_t m = nodes.front().size();
+  const std::vector<std::vector<int>> cycles = mesh_rings(static_cast<int>(m));
+  // Each ring: m hops and one relay per node.
+  const bool every_entry = cycles.size() * m * (m + 1) * nodes.size() <= (std::size_t{1} << 20);
+  std::vector<std::vector<std::int64_t>> out;
+  out.reserve(cycles.size() * m);
+  std::vector<std::size_t> next(m);  // successor of each vertex on the cycle
+  for (std::size_t j = 0; j < cycles.size(); ++j) {
+    const std::vector<int>& cycle = cycles[j];
+    for (std::size_t i = 0; i < m; ++i) next[static_cast<std::size_t>(cycle[i])] = static_cast<std::size_t>(cycle[(i + 1) % m]);
+    for (std::size_t e = every_entry ? 0 : j % m; e < (every_entry ? m : j % m + 1); ++e) {
+      auto& ring = out.emplace_back();
+      ring.reserve(m * nodes.size());
+      for (const auto& node : nodes) {
+        for (std::size_t v = e, i = 0; i < m; ++i, v = next[v]) ring.push_back(node[v]);
+      }
+    }
+  }
+  return out;
+}
+
 // The rings of NCCL's channels over `ranks`. The ranks are taken node by node (in the
 // order their nodes first appear, each node's in their order); with k >= 2 ranks on every
 // node (k the fewest on one), k rings run side by side, ring c visiting each node's ranks
@@ -185,7 +223,8 @@ void lay_rings(const std::vector<std::vector<int>>& cycles, const std::vector<st
 // (`mesh`: every pair of a node's GPUs joined by its own link) rings that differ only by
 // their start would take the same links: ring c steps through each node's m ranks by a
 // stride coprime with m (the (c mod phi(m))-th: 1, 3, 5, 7 on 8), each stride a different
-// set of links, as RCCL's rings spread over the Infinity Fabric links. Inside one mesh node
+// set of links, as RCCL's rings spread over the Infinity Fabric links; on mesh nodes that
+// each hold the same number of ranks, mesh_node_rings() instead. Inside one mesh node
 // (every rank on it, 3 or more), the rings are instead arc-disjoint Hamiltonian cycles of
 // its ranks (mesh_rings(): 7 on 8 GPUs), each link carrying one ring: the strides coprime
 // with 8 take 4 of a GPU's 7 links (MI300X's ring all-reduce at 4 of its 7 links'
@@ -219,6 +258,9 @@ std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int6
   std::size_t k = ranks.size();
   for (const auto& node : nodes) k = std::min(k, node.size());
   if (k < 2) return {ranks};
+  if (mesh && k >= 3 && std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == k; })) {
+    if (std::vector<std::vector<std::int64_t>> out = mesh_node_rings(nodes); !out.empty()) return out;
+  }
   std::vector<std::vector<std::int64_t>> out(k);
   for (std::size_t c = 0; c < k; ++c) {
     out[c].reserve(ranks.size());

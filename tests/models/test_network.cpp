@@ -1226,7 +1226,7 @@ TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of 
         Rel(time_of(tree)).epsilon(0).margin(1e-9 * static_cast<double>(tree.steps())));
 }
 
-TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of a GPU's inside one node") {
+TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of a GPU's, in one node or across nodes") {
   // 8 GPUs joined pairwise, 450 GB/s of scale-up each spread over 7 links. Rings that differ
   // only by their start would all take the links i -> i+1. Inside one node the rings are 7
   // arc-disjoint Hamiltonian cycles: every one of the 56 directed links carries one ring, so
@@ -1257,16 +1257,43 @@ TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of
   const double expected = 2 * 7 * (S / 56 / link + 600e-9);
   CHECK(analytical_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
   CHECK(flow_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-4));
-  // Over two nodes, ring c steps through each node by a stride coprime with 8 (the rings
-  // enter each node at a different GPU, leaving by a different NIC): odd strides only.
+  // Over two whole nodes, 56 rings: one per cycle and entry GPU, each going round its
+  // cycle in both nodes and crossing on the entry GPU's rail (the cycle's closing link
+  // relays to it, PXN). So every one of the 2 x 56 links inside the nodes carries 8 rings'
+  // S/(16 x 56) a step, and every NIC 7 (one per cycle): the strides coprime with 8 used
+  // before put 2 rings on each of 32 links and left 24 idle.
+  // (Both nodes under one leaf: ECMP over spines would add its own collisions.)
+  const auto leaf = fabric::build_fabric(clos(32, 2), mi, 2, errors);
+  REQUIRE(leaf.has_value());
   Schedule two;
-  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(16), sim::Bytes::of(S), 8, in, two, why));
-  std::set<std::pair<std::int64_t, std::int64_t>> inside;
+  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(16), sim::Bytes::of(S), 8, in_network(*leaf, cfg), two, why));
+  const double b = S / 16 / 56;
+  std::map<std::pair<std::int64_t, std::int64_t>, double> inside;
+  std::map<std::int64_t, double> nic_out;
   for (const Transfer& t : two.phases[0].transfers) {
-    if (t.src / 8 == t.dst / 8 && !t.feeds_next) inside.insert({t.src, t.dst});  // not a PXN relay
+    CHECK(t.bytes == Rel(b));
+    if (t.src / 8 == t.dst / 8) {
+      inside[{t.src, t.dst}] += t.bytes;
+    } else {
+      CHECK(t.src % 8 == t.dst % 8);  // on its rail
+      nic_out[t.src] += t.bytes;
+    }
   }
-  CHECK(!inside.empty());
-  for (const auto& [a, b] : inside) CHECK(((b - a + 8) % 8) % 2 == 1);
+  CHECK(inside.size() == 2 * 56);
+  for (const auto& [pair, bytes] : inside) CHECK(bytes == Rel(8 * b));
+  CHECK(nic_out.size() == 16);
+  for (const auto& [gpu, bytes] : nic_out) CHECK(bytes == Rel(7 * b));
+  double nic = 0.0;
+  for (const auto& l : leaf->links) {
+    if (l.kind == fabric::LinkKind::access) nic = l.bandwidth.value() * cfg.scaleout_efficiency;
+  }
+  REQUIRE(nic > 0.0);
+  // 2 x 15 steps, each as long as its busiest link (plus latencies of a few microseconds).
+  const double busiest = std::max(8 * b / link, 7 * b / nic);
+  const double two_time = analytical_time(*leaf, cfg, two).seconds();
+  CHECK(two_time >= 30 * busiest);
+  CHECK(two_time <= 30 * (busiest + 5e-6));
+  CHECK(flow_time(*leaf, cfg, two).seconds() == Rel(two_time).epsilon(1e-4));
   // Hierarchical all-reduce on two nodes: each node's stages on its 7 rings, every link of
   // the node once, S/(8 x 7) a step on each.
   Schedule hier;
