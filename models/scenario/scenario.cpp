@@ -899,6 +899,16 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
               "add a component such as gpu: {rate: 0.0002/gpu-day}, whose failures send the node to repair; or remove it");
       }
     }
+    // A job shrinks by whole data-parallel replicas and keeps at least one.
+    const bool one_replica = std::all_of(sc.workload.jobs.begin(), sc.workload.jobs.end(),
+                                         [](const workload::JobConfig& j) { return j.parallelism.dp < 2; });
+    if (sc.scheduler.shrink && one_replica && stale_under("scheduler.shrink", "workload")) {
+      inert("scheduler.shrink",
+            sc.workload.jobs.empty() ? "the scenario has no job to shrink"
+                                     : "every job runs one data-parallel replica (dp 1), and a job shrinks by whole "
+                                       "replicas, keeping one",
+            sc.workload.jobs.empty() ? "add a job, or remove it" : "give a job dp 2 or more, or remove it");
+    }
   }
   if (sc.failures && sc.failures->components.empty()) {
     inert("failures", "no component fails (failures.components is empty), so its repair, heterogeneity and the "
