@@ -61,7 +61,7 @@ Context Context::element(std::size_t index) const {
 Location Context::locate(const YAML::Node& node) const {
   const YAML::Mark mark = node.Mark();
   if (set_value_column_ > 0) {
-    return Location{file_, 1, set_value_column_ + (mark.is_null() ? 0 : mark.column)};
+    return Location{file_, state_->set_line, set_value_column_ + (mark.is_null() ? 0 : mark.column)};
   }
   if (mark.is_null()) return Location{file_, 0, 0};
   const auto source = state_->sources.find(file_);
@@ -254,7 +254,7 @@ bool check_aliases(const std::string& text, const std::string& file, LoadState& 
     const std::size_t end = text.find_first_of(" \t\r\n,]}#", pos + 1);
     name = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
   }
-  const Location where = value_column > 0 ? Location{file, 1, value_column + at.column}
+  const Location where = value_column > 0 ? Location{file, state.set_line, value_column + at.column}
                                           : Location{file, at.line + 1, character_column(text, at.line, at.column)};
   const std::string alias = name.empty() ? "an alias" : fmt::format("the alias '{}'", name);
   if (check.problem->loop) {
@@ -367,7 +367,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
     }
   }
   if (eq == std::string::npos || eq == 0) {
-    state.diagnostics.add(Location{"<command line>", 1, 1}, "",
+    state.diagnostics.add(Location{"<command line>", state.set_line, 1}, "",
                           fmt::format("--set '{}': expected key.path=value", arg), "e.g. --set cluster.nodes=128");
     return false;
   }
@@ -377,7 +377,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
     if (arg[start] == '"') {
       const std::size_t close = arg.find('"', start + 1);
       if (close == std::string::npos || close > eq || close == start + 1 || (close + 1 != eq && arg[close + 1] != '.')) {
-        state.diagnostics.add(Location{"<command line>", 1, static_cast<int>(start) + 1}, "",
+        state.diagnostics.add(Location{"<command line>", state.set_line, static_cast<int>(start) + 1}, "",
                               fmt::format("--set '{}': a quoted key is a non-empty name between double quotes, "
                                           "followed by '.' or '='",
                                           arg),
@@ -391,7 +391,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
     std::size_t dot = arg.find('.', start);
     if (dot == std::string::npos || dot > eq) dot = eq;
     if (dot == start) {
-      state.diagnostics.add(Location{"<command line>", 1, static_cast<int>(start) + 1}, "",
+      state.diagnostics.add(Location{"<command line>", state.set_line, static_cast<int>(start) + 1}, "",
                             fmt::format("--set '{}': empty key in the path", arg));
       return false;
     }
@@ -405,7 +405,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
       end = open;
     }
     if (end == start) {
-      state.diagnostics.add(Location{"<command line>", 1, static_cast<int>(start) + 1}, "",
+      state.diagnostics.add(Location{"<command line>", state.set_line, static_cast<int>(start) + 1}, "",
                             fmt::format("--set '{}': empty key in the path", arg));
       return false;
     }
@@ -421,7 +421,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
 bool parse_set_value(const std::string& text, int value_column, YAML::Node& out, LoadState& state) {
   state.sources["<command line>"] = text;
   if (const std::size_t bad = first_invalid_utf8(text); bad != std::string::npos) {
-    state.diagnostics.add(Location{"<command line>", 1, value_column + static_cast<int>(bad)}, "",
+    state.diagnostics.add(Location{"<command line>", state.set_line, value_column + static_cast<int>(bad)}, "",
                           fmt::format("the value holds a byte that is not UTF-8 (0x{:02x})", static_cast<unsigned char>(text[bad])),
                           "write the value in UTF-8 (check the terminal's encoding)");
     return false;
@@ -435,7 +435,7 @@ bool parse_set_value(const std::string& text, int value_column, YAML::Node& out,
     if (out.IsNull() && first != std::string::npos && !Context::for_set(state, value_column).explicit_null(out) &&
         text.find_first_not_of(" \t~") != std::string::npos) {
       const char c = text[first];
-      state.diagnostics.add(Location{"<command line>", 1, value_column + static_cast<int>(first)}, "",
+      state.diagnostics.add(Location{"<command line>", state.set_line, value_column + static_cast<int>(first)}, "",
                             fmt::format("the value '{}' reads as no value in YAML ('{}' starts {})", text, c,
                                         c == '#'   ? "a comment"
                                         : c == '&' ? "an anchor"
@@ -447,7 +447,7 @@ bool parse_set_value(const std::string& text, int value_column, YAML::Node& out,
     }
     return true;
   } catch (const YAML::ParserException& e) {
-    state.diagnostics.add(Location{"<command line>", 1, value_column + std::max(0, e.mark.column)}, "",
+    state.diagnostics.add(Location{"<command line>", state.set_line, value_column + std::max(0, e.mark.column)}, "",
                           fmt::format("cannot parse the value '{}': {}", text, e.msg));
     return false;
   }

@@ -74,6 +74,9 @@ struct LoadState {
   /// The text each file's YAML marks index (a --set value's under "<command line>"): tells an
   /// explicit `~` or `null` from a key with nothing after it, which yaml-cpp both reads as null.
   std::map<std::string, std::string> sources;
+  /// Which --set is being applied, counted from 1 in the command's order: its errors are
+  /// placed at "<command line>:N:C", the N-th --set at column C of its KEY=VALUE text.
+  int set_line = 1;
 
   /// Where the value at `path` was written, else where its nearest written ancestor was.
   [[nodiscard]] Location where(const std::string& path) const;
@@ -128,7 +131,7 @@ inline constexpr std::uint64_t kMaxExpandedNodes = 1'000'000;
 /// itself, which every walk over it would follow forever) and aliases whose nesting
 /// multiplies the document past kMaxExpandedNodes (ten lists of ten aliases to the list
 /// before are 10^10 nodes). Each is reported at the alias, `file` and `value_column` (> 0 for
-/// a --set value on the command line, whose line is 1) placing it. Returns whether there was
+/// a --set value on the command line, whose line is LoadState::set_line) placing it. Returns whether there was
 /// none. A syntax error is left to the loader, which says it with its position.
 bool check_aliases(const std::string& text, const std::string& file, LoadState& state, int value_column = 0);
 
@@ -648,7 +651,7 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
     return true;
   }
   const PathSegment& seg = segments[next];
-  const Location at{"<command line>", 1, seg.column};
+  const Location at{"<command line>", ctx.state().set_line, seg.column};
   if constexpr (HasFields<T>) {
     bool known = false;
     bool ok = false;

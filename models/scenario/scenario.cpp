@@ -1312,20 +1312,21 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   // An empty file (or one of comments only) records no mapping: errors about its missing
   // keys point at its first line rather than at no file at all.
   state.mappings.try_emplace("", Location{out.file, 1, 1});
-  std::vector<std::string> table_sets;
+  std::vector<std::size_t> table_sets;  // indexes into options.sets
   for (std::size_t i = 0; i < options.sets.size(); ++i) {
     const std::string& set = options.sets[i];
+    state.set_line = static_cast<int>(i) + 1;
     if (indexes_size_table(set)) {
       const TablePoint point = table_point(i, options.sets);
       if (point == TablePoint::replaced) continue;
       if (point == TablePoint::after_calibration) {
-        table_sets.push_back(set);
+        table_sets.push_back(i);
         continue;
       }
     }
     // The chain of files is read before the overrides: a new `extends` would be ignored.
     if (set.substr(0, set.find('=')) == "extends") {
-      state.diagnostics.add(Location{"<command line>", 1, 1}, "extends",
+      state.diagnostics.add(Location{"<command line>", state.set_line, 1}, "extends",
                             "cannot be overridden with --set: the files a scenario extends are read before "
                             "the overrides",
                             "edit the file's extends: key, or run a scenario that extends the one you want");
@@ -1336,9 +1337,10 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   out.sets = options.sets;
   if (options.seed) {
     // --seed is an override of simulation.seed: with a --set of it too, one would be lost.
-    for (const std::string& set : options.sets) {
+    for (std::size_t i = 0; i < options.sets.size(); ++i) {
+      const std::string& set = options.sets[i];
       if (set_key(set) != "simulation.seed") continue;
-      state.diagnostics.add(Location{"<command line>", 1, 1}, "simulation.seed",
+      state.diagnostics.add(Location{"<command line>", static_cast<int>(i) + 1, 1}, "simulation.seed",
                             fmt::format("set twice, by --seed {} and by --set {}: one of the two would be lost",
                                         *options.seed, set),
                             "give one of --seed and --set simulation.seed");
@@ -1400,12 +1402,14 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   apply_builtin_network(out, state);
   load_calibration(out, std::move(named), state);
   stop_if_errors();
-  for (const std::string& set : table_sets) {
+  for (const std::size_t i : table_sets) {
+    const std::string& set = options.sets[i];
+    state.set_line = static_cast<int>(i) + 1;
     const bool scaleup = set.rfind("network.scaleup_size_factors[", 0) == 0;
     const char* key = scaleup ? "scaleup_size_factors" : "scaleout_size_factors";
     if ((scaleup ? out.config.network.scaleup_size_factors : out.config.network.scaleout_size_factors).empty()) {
       state.diagnostics.add(
-          Location{"<command line>", 1, 1}, fmt::format("network.{}", key),
+          Location{"<command line>", state.set_line, 1}, fmt::format("network.{}", key),
           fmt::format("is empty in {}: neither the scenario nor its calibration ({}) has a size table, so there "
                       "is no point to index",
                       out.file,
