@@ -108,7 +108,7 @@ struct NodeSpec {
         field("scaleup_bandwidth", &NodeSpec::scaleup_bandwidth,
               "per GPU, per direction, inside the scale-up domain (default: the GPU's)"),
         field("scaleup_latency", &NodeSpec::scaleup_latency, "one-way GPU-to-GPU latency inside the node"),
-        field("nics", &NodeSpec::nics, "scale-out NICs").at_least(0).at_most(100'000),
+        field("nics", &NodeSpec::nics, "scale-out NICs, at most one per GPU (each GPU sends through one)").at_least(0).at_most(100'000),
         field("nic_bandwidth", &NodeSpec::nic_bandwidth, "line rate of each scale-out NIC"),
         field("rails", &NodeSpec::rails,
               "a rail-optimized fabric's rails: NIC i is on rail i mod rails, and the node counts as nics / rails "

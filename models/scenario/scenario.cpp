@@ -468,6 +468,20 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
     return std::nullopt;
   }
   // (A node without NICs is said so where the fabric needs them.)
+  // Each GPU sends through one NIC (GPU i through NIC i x nics / gpus; fabric.hpp,
+  // endpoint_of_gpu): NICs beyond one per GPU would be built, priced and counted in the
+  // bisection, yet carry nothing.
+  if (node.spec.nics > node.spec.gpus) {
+    const std::string at = cfg.node.inline_def ? "cluster.node" : "nodes." + node.name;
+    state.diagnostics.add(state.where(at + ".nics"), at + ".nics",
+                          fmt::format("{} NICs for {} GPUs: each GPU sends through one NIC, so NICs beyond one per "
+                                      "GPU would carry nothing",
+                                      node.spec.nics, node.spec.gpus),
+                          fmt::format("at most {} NICs; k NICs per GPU act as one of k times the line rate: "
+                                      "nics: {}, nic_bandwidth: {} for two per GPU",
+                                      node.spec.gpus, node.spec.gpus, sim::format_bandwidth(node.spec.nic_bandwidth * 2.0)));
+    return std::nullopt;
+  }
   if (node.spec.rails > 0 && node.spec.nics > 0 && node.spec.nics % node.spec.rails != 0) {
     const std::string at = cfg.node.inline_def ? "cluster.node" : "nodes." + node.name;
     state.diagnostics.add(state.where(at + ".rails"), at + ".rails",
