@@ -103,9 +103,16 @@ std::vector<LinkId> failure_cables(const Fabric& f) {
 
 std::string describe_link(const Fabric& f, LinkId l) {
   const Link& link = f.links[l.value];
+  // A vertex by its rank among the vertices of its kind (gpu#3: the cluster's GPU 3; nic#8 the
+  // first NIC of node 1 with 8 each; scaleup#1 node 1's switch), not by its id among all
+  // vertices (node 0's NVSwitch of a 4-node cluster read scaleup#64).
+  const auto label = [&](VertexId v) {
+    const VertexKind kind = f.vertex_kind[v.value];
+    const auto rank = std::count(f.vertex_kind.begin(), f.vertex_kind.begin() + v.value, kind);
+    return fmt::format("{}#{}", name(kind), rank);
+  };
   // Parallel cables between two switches share their ends: the link's own id tells them apart.
-  return fmt::format("{} {}#{} -> {}#{} (link {})", name(link.kind), name(f.vertex_kind[link.src.value]),
-                     link.src.value, name(f.vertex_kind[link.dst.value]), link.dst.value, l.value);
+  return fmt::format("{} {} -> {} (link {})", name(link.kind), label(link.src), label(link.dst), l.value);
 }
 
 void Fabric::fail_vertex(VertexId v) {
