@@ -1364,7 +1364,30 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   }
   std::optional<calibration::CalibrationProfile> named;
   if (!out.config.calibration.empty()) named = read_calibration(out.config, chain, top_dir, state);
-  if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));
+  if (!state.diagnostics.ok()) {
+    // Every error at once: the required keys missing too, but for a key in error or under
+    // one (a value that did not decode is not marked written, a section that did not decode
+    // misses all its keys), one a misspelt key's hint names (cluster.nodse: did you mean
+    // 'nodes'?), and any when the chain of files is broken (the base may hold them).
+    const auto& said = state.diagnostics.items();
+    const bool chain_broken =
+        std::any_of(said.begin(), said.end(), [](const config::Diagnostic& d) { return d.path == "extends"; });
+    LoadState probe = state;
+    probe.diagnostics = config::Diagnostics{};
+    if (!chain_broken) config::check_required(out.config, "", probe);
+    for (const config::Diagnostic& missing : probe.diagnostics.items()) {
+      const std::size_t dot = missing.path.rfind('.');
+      const std::string parent = dot == std::string::npos ? std::string() : missing.path.substr(0, dot);
+      const std::string leaf = "'" + missing.path.substr(dot == std::string::npos ? 0 : dot + 1) + "'";
+      const bool covered = std::any_of(said.begin(), said.end(), [&](const config::Diagnostic& d) {
+        const bool sibling = d.path.substr(0, d.path.rfind('.') == std::string::npos ? 0 : d.path.rfind('.')) == parent;
+        return d.path.empty() || d.path == missing.path || config::key_inside(d.path, missing.path) ||
+               config::key_inside(missing.path, d.path) || (sibling && d.hint.find(leaf) != std::string::npos);
+      });
+      if (!covered) state.diagnostics.add(missing.where, missing.path, missing.message, missing.hint);
+    }
+    throw InputError(std::move(state.diagnostics));
+  }
 
   // From here the scenario has decoded: a stage that stops the load says the failure
   // section's relations too (check_failure_relations()), rather than after a fix.
