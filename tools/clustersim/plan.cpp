@@ -349,20 +349,26 @@ Plan plan(const PlanArgs& args) {
     }
   }
 
-  // Every point on a worker thread; points share nothing.
+  // Every point on a worker thread; points share nothing. The first worker shows the share
+  // of points done on a terminal (a search with failures runs for tens of seconds).
   std::atomic<std::size_t> next{0};
+  std::atomic<std::size_t> done{0};
   const int threads = std::max(
       1, std::min<int>(args.jobs > 0 ? args.jobs : static_cast<int>(std::thread::hardware_concurrency()),
                        static_cast<int>(std::max<std::size_t>(1, p.points.size()))));
   {
+    TerminalProgress progress(fmt::format("plan: {} points", p.points.size()));
     std::vector<std::jthread> workers;
     for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&] {
+      workers.emplace_back([&, t] {
         for (std::size_t i = next++; i < p.points.size(); i = next++) {
           if (!sets[i].empty()) evaluate(args, sets[i], p.points[i]);
+          const std::size_t finished = ++done;
+          if (t == 0) progress(static_cast<double>(finished) / static_cast<double>(p.points.size()));
         }
       });
     }
+    for (std::jthread& w : workers) w.join();
   }
 
   // Feasible points, none with a cost: no plan can be chosen, and the reason is the prices
