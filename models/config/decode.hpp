@@ -80,6 +80,10 @@ struct LoadState {
 
   /// Where the value at `path` was written, else where its nearest written ancestor was.
   [[nodiscard]] Location where(const std::string& path) const;
+  /// For an error about how keys go together (tp x pp x dp against gpus, a job that does
+  /// not fit): the last --set that wrote one of `keys`, or when `keys` is empty one at or
+  /// under `path`, the likeliest cause when there is one; else where(path).
+  [[nodiscard]] Location where_overridden(const std::string& path, const std::vector<std::string>& keys = {}) const;
   /// Forgets every assignment strictly below `path` (its value is being replaced whole).
   void forget_below(const std::string& path);
 };

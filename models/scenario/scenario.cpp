@@ -559,7 +559,9 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
     const auto problems = workload::validate_job(job.config, job.model, gpus_per_node);
     for (const workload::JobProblem& e : problems) {
       const std::string at = path + "." + e.path;
-      state.diagnostics.add(state.where(at), at, e.message, e.hint);
+      std::vector<std::string> keys;
+      for (const std::string& k : e.keys) keys.push_back(path + "." + k);
+      state.diagnostics.add(state.where_overridden(at, keys), at, e.message, e.hint);
     }
     if (!problems.empty()) continue;
     // Jobs that do not all fit at once queue; each must fit the cluster on its own.
@@ -602,7 +604,7 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
         hint = fmt::format("a larger pp (now {}) or tp (now {}) spreads the model over more GPUs", p.pp, p.tp);
       }
       state.diagnostics.add(
-          state.where(path), path,
+          state.where_overridden(path), path,
           fmt::format("does not fit: stage {} needs {} per GPU, more than the {} of HBM of one {} (weights {}, "
                       "gradients {}, optimizer {}, activations {})",
                       m.stage, gb(m.total), gb(hbm), loaded.node.gpu_name, gb(m.weights), gb(m.gradients),

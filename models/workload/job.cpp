@@ -47,8 +47,9 @@ std::string micro_batch_hint(const JobConfig& job, std::int64_t least) {
 std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& model, std::int64_t gpus_per_node) {
   std::vector<JobProblem> out;
   const Parallelism& p = job.parallelism;
-  const auto add = [&](std::string path, std::string message, std::string hint = {}) {
-    out.push_back({std::move(path), std::move(message), std::move(hint)});
+  const auto add = [&](std::string path, std::string message, std::string hint = {},
+                       std::vector<std::string> keys = {}) {
+    out.push_back({std::move(path), std::move(message), std::move(hint), std::move(keys)});
   };
 
   // In double: four degrees of up to kMaxDegree multiply past int64 (exact up to 2^53, far
@@ -65,7 +66,8 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                     fits ? fmt::format("{:.0f}", product) : fmt::format("{:.3g}", product), job.gpus),
         divides ? fmt::format("dp: {} uses all {} GPUs", job.gpus / static_cast<std::int64_t>(others), job.gpus)
         : fits  ? fmt::format("gpus: {:.0f}", product)
-                : fmt::format("degrees whose product is the job's {} GPUs", job.gpus));
+                : fmt::format("degrees whose product is the job's {} GPUs", job.gpus),
+        {"parallelism.tp", "parallelism.cp", "parallelism.pp", "parallelism.dp", "gpus"});
   }
   {
     std::vector<Axis> sorted = p.order;
@@ -164,7 +166,8 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         // to a job that had it).
         p.virtual_stages > 1 && (model.layers + 2) / p.pp >= 1
             ? fmt::format("virtual_stages: {}", std::max<std::int64_t>(1, (model.layers + 2) / p.pp))
-            : fmt::format("pp: {} or fewer", model.layers + 2));
+            : fmt::format("pp: {} or fewer", model.layers + 2),
+        {"parallelism.pp", "parallelism.virtual_stages", "model"});
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
     add("parallelism.virtual_stages", "interleaved stages need pipeline parallelism (pp > 1)", "virtual_stages: 1");

@@ -192,6 +192,9 @@ struct JobProblem {
   std::string path;
   std::string message;
   std::string hint;
+  /// For a problem of how several keys go together: those keys (relative to the job, as
+  /// `path`), so that an error can point at the one a --set changed.
+  std::vector<std::string> keys;
 };
 
 /// The sequence length the job trains at.
