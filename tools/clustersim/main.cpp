@@ -109,7 +109,10 @@ std::string check_list(const std::string& v) {
   return v.empty() ? std::string("expected a comma list, got an empty string") : std::string();
 }
 
-void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional) {
+/// `seeded`: the command draws at random, and --seed is listed in its help; otherwise
+/// (topology, collective) --seed is hidden, kept only to say why it changes nothing
+/// (refuse_seed()).
+void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional, bool seeded = true) {
   auto* opt = cmd.add_option("scenario", args.file,
                              file_optional ? "scenario YAML file (default: the built-in quickstart)"
                                            : "scenario YAML file");
@@ -118,7 +121,9 @@ void add_scenario_options(CLI::App& cmd, ScenarioArgs& args, bool file_optional)
   cmd.add_option("--set", args.sets, "override a key: --set cluster.nodes=128 (repeatable; a key set twice takes the last value)")
       ->type_name("KEY=VALUE")
       ->allow_extra_args(false);
-  cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")->transform(CLI::Validator(check_seed, ""));
+  auto* seed = cmd.add_option("--seed", args.seed, "override simulation.seed (an integer from 0 to 2^64-1)")
+                   ->transform(CLI::Validator(check_seed, ""));
+  if (!seeded) seed->group("");
 }
 
 /// topology and collective draw nothing at random: the only seed they read is the fabric's
@@ -1049,7 +1054,7 @@ int run_main(int argc, char** argv) {
   std::string topo_format = "table";
   CLI::App* topology = app.add_subcommand("topology", "build a scenario's fabric and report its size, hops, "
                                                       "bisection bandwidth, cost and power");
-  add_scenario_options(*topology, topo_args, false);
+  add_scenario_options(*topology, topo_args, false, /*seeded=*/false);
   topology->add_option("--format", topo_format, "table, json, or dot (Graphviz, small fabrics)")
       ->check(CLI::IsMember({"table", "json", "dot"}));
   topology->footer(
@@ -1062,7 +1067,7 @@ int run_main(int argc, char** argv) {
   CollectiveArgs coll;
   CLI::App* collective = app.add_subcommand(
       "collective", "time a collective on the scenario's fabric over a range of sizes, like nccl-tests");
-  add_scenario_options(*collective, coll_args, false);
+  add_scenario_options(*collective, coll_args, false, /*seeded=*/false);
   std::vector<std::string> ops;
   for (const auto& entry : enum_names(network::Op{})) ops.emplace_back(entry.second);
   std::vector<std::string> algos;
