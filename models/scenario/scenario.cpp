@@ -625,22 +625,25 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       out.push_back(std::move(copy));
     }
   }
-  // Names identify jobs in the results and the failure timeline.
+  // Names identify jobs in the results and the failure timeline. Checked on every entry,
+  // those in error too (a duplicate waited for the other errors' fix).
   std::map<std::string, std::size_t> names;
-  std::vector<bool> reported(jobs.size(), false);
-  for (const ResolvedJob& job : out) {
-    const auto [it, fresh] = names.emplace(job.config.name, job.entry);
-    if (fresh || reported[job.entry]) continue;
-    reported[job.entry] = true;
-    const std::string at = fmt::format("workload.jobs[{}].name", job.entry);
-    const std::int64_t n = jobs[job.entry].count;
-    const std::string mine = n > 1 ? fmt::format("count: {} names its copies {}-0 .. {}-{}, and '{}'", n,
-                                                 jobs[job.entry].name, jobs[job.entry].name, n - 1, job.config.name)
-                                   : fmt::format("'{}'", job.config.name);
-    state.diagnostics.add(state.where(at), at,
-                          fmt::format("{} is already the name of {}workload.jobs[{}]", mine,
-                                      jobs[it->second].count > 1 ? "a copy of " : "", it->second),
-                          "give each job its own name");
+  for (std::size_t entry = 0; entry < jobs.size(); ++entry) {
+    const std::int64_t n = jobs[entry].count;
+    for (std::int64_t c = 0; c < n; ++c) {
+      const std::string name = n > 1 ? fmt::format("{}-{}", jobs[entry].name, c) : jobs[entry].name;
+      const auto [it, fresh] = names.emplace(name, entry);
+      if (fresh) continue;
+      const std::string at = fmt::format("workload.jobs[{}].name", entry);
+      const std::string mine = n > 1 ? fmt::format("count: {} names its copies {}-0 .. {}-{}, and '{}'", n,
+                                                   jobs[entry].name, jobs[entry].name, n - 1, name)
+                                     : fmt::format("'{}'", name);
+      state.diagnostics.add(state.where(at), at,
+                            fmt::format("{} is already the name of {}workload.jobs[{}]", mine,
+                                        jobs[it->second].count > 1 ? "a copy of " : "", it->second),
+                            "give each job its own name");
+      break;  // one error per entry
+    }
   }
   return out;
 }
