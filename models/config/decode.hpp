@@ -319,7 +319,10 @@ struct Codec<std::vector<T>> {
         ok = false;
       }
     }
-    if (ok) out = std::move(items);
+    // Kept even when an element failed: the checks that follow decoding see the other
+    // elements, so that their errors come in the same pass (a load with errors stops before
+    // using the values).
+    out = std::move(items);
     return ok;
   }
   static Json encode(const std::vector<T>& v) {
@@ -416,9 +419,10 @@ struct Codec<std::optional<T>> {
       if constexpr (requires { typename T::mapped_type; }) return true;
     }
     T value = out.value_or(T{});
-    if (!Codec<T>::decode(n, value, ctx)) return false;
-    out = std::move(value);
-    return true;
+    const bool ok = Codec<T>::decode(n, value, ctx);
+    // A section keeps what did decode, as decode_field() does.
+    if (ok || HasFields<T>) out = std::move(value);
+    return ok;
   }
   static Json encode(const std::optional<T>& v) { return v ? Codec<T>::encode(*v) : Json(nullptr); }
   static std::string type_name() { return Codec<T>::type_name() + " (optional)"; }
@@ -493,11 +497,16 @@ std::vector<std::string_view> field_keys() {
 }
 
 /// Decodes `value` into `out.*f.member` at `ctx`, checking its range; records the
-/// assignment. Returns false (leaving the member unchanged) on error.
+/// assignment. Returns false on error, leaving a scalar member unchanged; a section or a list
+/// keeps what did decode (not marked assigned), so that the checks after decoding (required
+/// keys, a cases file's metrics) see the rest of it and say their errors in the same pass.
 template <class S, class M>
 bool decode_field(const Field<S, M>& f, const YAML::Node& value, S& out, const Context& ctx) {
   M decoded = out.*(f.member);
-  if (!Codec<M>::decode(value, decoded, ctx)) return false;
+  if (!Codec<M>::decode(value, decoded, ctx)) {
+    if constexpr (!Bounded<M> && !BoundedOptional<M>) out.*(f.member) = std::move(decoded);
+    return false;
+  }
   if constexpr (Bounded<M>) {
     if (f.positive && !(M{} < decoded)) {
       ctx.error(value, fmt::format("must be positive, got {}", Codec<M>::text(decoded)));

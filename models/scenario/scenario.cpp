@@ -1372,22 +1372,25 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!state.diagnostics.ok()) {
     // Every error at once: the required keys missing too, but for a key in error or under
     // one (a value that did not decode is not marked written, a section that did not decode
-    // misses all its keys), one a misspelt key's hint names (cluster.nodse: did you mean
-    // 'nodes'?), and any when the chain of files is broken (the base may hold them).
+    // misses all its keys), those of a mapping with an unknown key (cluster.nodse is likely
+    // the missing nodes, a merge key '<<' the missing rest), and any when the chain of
+    // files is broken (the base may hold them).
     const auto& said = state.diagnostics.items();
     const bool chain_broken =
         std::any_of(said.begin(), said.end(), [](const config::Diagnostic& d) { return d.path == "extends"; });
     LoadState probe = state;
     probe.diagnostics = config::Diagnostics{};
     if (!chain_broken) config::check_required(out.config, "", probe);
+    const auto parent = [](const std::string& path) {
+      const std::size_t dot = path.rfind('.');
+      return dot == std::string::npos ? std::string() : path.substr(0, dot);
+    };
     for (const config::Diagnostic& missing : probe.diagnostics.items()) {
-      const std::size_t dot = missing.path.rfind('.');
-      const std::string parent = dot == std::string::npos ? std::string() : missing.path.substr(0, dot);
-      const std::string leaf = "'" + missing.path.substr(dot == std::string::npos ? 0 : dot + 1) + "'";
       const bool covered = std::any_of(said.begin(), said.end(), [&](const config::Diagnostic& d) {
-        const bool sibling = d.path.substr(0, d.path.rfind('.') == std::string::npos ? 0 : d.path.rfind('.')) == parent;
         return d.path.empty() || d.path == missing.path || config::key_inside(d.path, missing.path) ||
-               config::key_inside(missing.path, d.path) || (sibling && d.hint.find(leaf) != std::string::npos);
+               config::key_inside(missing.path, d.path) ||
+               (parent(d.path) == parent(missing.path) && (d.message.starts_with("unknown key") ||
+                                                           d.message.find("merge key") != std::string::npos));
       });
       if (!covered) state.diagnostics.add(missing.where, missing.path, missing.message, missing.hint);
     }

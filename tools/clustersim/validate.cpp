@@ -94,8 +94,9 @@ LoadedCases load_cases(const std::string& file) {
                             fmt::format("an MFU is a fraction of the peak, at most 1, got {}", c.published),
                             fmt::format("published: {:g}, if {:g} was a percentage", c.published / 100.0, c.published));
     }
-    if (std::find(kMetrics.begin(), kMetrics.end(), c.metric) == kMetrics.end() && !is_failure_metric(c.metric)) {
-      const std::string path = fmt::format("cases[{}].metric", i);
+    if (const std::string path = fmt::format("cases[{}].metric", i);
+        state.assigned.count(path) && std::find(kMetrics.begin(), kMetrics.end(), c.metric) == kMetrics.end() &&
+        !is_failure_metric(c.metric)) {
       state.diagnostics.add(state.where(path), path, fmt::format("unknown metric '{}'", c.metric),
                             "one of tflops_per_gpu, megatron_tflops_per_gpu, mfu, tokens_per_s, step_time_s, failures:CAUSE, "
                             "interruptions");
