@@ -187,8 +187,9 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
   if (p.network) check_network(*p.network, "network", file_state);
   for (std::size_t i = 0; i < p.collectives.size(); ++i) {
     for (std::size_t r = 0; r < p.collectives[i].regimes.size(); ++r) {
-      if (p.collectives[i].regimes[r].busbw.value() <= 0.0) {
-        const std::string at = fmt::format("collectives[{}].regimes[{}].busbw", i, r);
+      // (A value that did not decode is reported already.)
+      const std::string at = fmt::format("collectives[{}].regimes[{}].busbw", i, r);
+      if (file_state.assigned.count(at) && p.collectives[i].regimes[r].busbw.value() <= 0.0) {
         file_state.diagnostics.add(file_state.where(at), at, "must be positive");
       }
     }

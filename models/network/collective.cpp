@@ -187,23 +187,34 @@ void lay_rings(const std::vector<std::vector<int>>& cycles, const std::vector<st
 // MI300X nodes: a GPU's 7 links and its NIC each evenly loaded). Strides coprime with m
 // (the fallback below) take 4 of 7 links, and two rings share each of them: 2 x 8 MI300X
 // reached 237 GB/s of bus bandwidth, where its 8 x 400 Gb/s NICs allow ~376.
-// The flow model runs each transfer as a flow and holds at most 2^20 at once
-// (network::kMaxFlowTransfers): beyond, one ring per cycle, entering at the cycle's own
-// vertex (cycle j at vertex j), the links still evenly loaded but 7 of the 8 NICs used
-// (from 2,081 MI300X nodes on, 16,648 GPUs, whose rings are latency-bound at usual sizes).
-// Empty when mesh_rings() finds no cycles for m.
-std::vector<std::vector<std::int64_t>> mesh_node_rings(const std::vector<std::vector<std::int64_t>>& nodes) {
+// Either model routes at most 2^25 paths, a transfer taking `qps` (network::kMaxRoutedPaths),
+// and the flow model (`flow`) runs each transfer as a flow, at most 2^20 at once
+// (network::kMaxFlowTransfers): beyond, m / J rings per cycle when the J cycles divide m
+// (each NIC still once), else one, entering at the cycle's own vertex (cycle j at vertex j),
+// the links still evenly loaded but 7 of the 8 NICs used. On the flow model that is from
+// 2,081 MI300X nodes on (16,648 GPUs in one ring, latency-bound at usual sizes), where the
+// few large flows also collide more under ECMP hashing (16 GiB on a radix-64 fat tree: 274
+// GB/s at 16,640 GPUs, 99 at 16,648); on the analytical one, from 66,577 nodes at one
+// queue pair, 1,041 at 64. Empty when mesh_rings() finds no cycles for m.
+std::vector<std::vector<std::int64_t>> mesh_node_rings(const std::vector<std::vector<std::int64_t>>& nodes,
+                                                       std::int64_t qps, bool flow) {
   const std::size_t m = nodes.front().size();
   const std::vector<std::vector<int>> cycles = mesh_rings(static_cast<int>(m));
+  if (cycles.empty()) return {};
   // Each ring: m hops and one relay per node.
-  const bool every_entry = cycles.size() * m * (m + 1) * nodes.size() <= (std::size_t{1} << 20);
+  const std::size_t hops = cycles.size() * m * (m + 1) * nodes.size();
+  const bool every_entry = (!flow || hops <= (std::size_t{1} << 20)) &&
+                           hops * static_cast<std::size_t>(std::max<std::int64_t>(1, qps)) <= (std::size_t{1} << 25);
+  // Entries of cycle j: every vertex, or j, j + J, ... (those below m).
+  const std::size_t step = every_entry ? 1 : cycles.size();
+  const std::size_t per_cycle = every_entry ? m : m % cycles.size() == 0 ? m / cycles.size() : 1;
   std::vector<std::vector<std::int64_t>> out;
   out.reserve(cycles.size() * m);
   std::vector<std::size_t> next(m);  // successor of each vertex on the cycle
   for (std::size_t j = 0; j < cycles.size(); ++j) {
     const std::vector<int>& cycle = cycles[j];
     for (std::size_t i = 0; i < m; ++i) next[static_cast<std::size_t>(cycle[i])] = static_cast<std::size_t>(cycle[(i + 1) % m]);
-    for (std::size_t e = every_entry ? 0 : j % m; e < (every_entry ? m : j % m + 1); ++e) {
+    for (std::size_t n = 0, e = every_entry ? 0 : j % m; n < per_cycle && e < m; ++n, e += step) {
       auto& ring = out.emplace_back();
       ring.reserve(m * nodes.size());
       for (const auto& node : nodes) {
@@ -232,7 +243,7 @@ std::vector<std::vector<std::int64_t>> mesh_node_rings(const std::vector<std::ve
 // "Understanding RCCL Bandwidth and xGMI Performance on AMD Instinct MI300X", ROCm blogs,
 // March 2025: every GPU joined to its 7 peers by its own xGMI link).
 std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int64_t>& ranks, std::int64_t g,
-                                                     bool mesh) {
+                                                     bool mesh, std::int64_t qps, bool flow) {
   if (g <= 1 || ranks.empty()) return {ranks};
   if (mesh && ranks.size() >= 3 && ranks.size() <= static_cast<std::size_t>(g) &&
       std::all_of(ranks.begin(), ranks.end(), [&](std::int64_t r) { return r / g == ranks.front() / g; })) {
@@ -259,7 +270,7 @@ std::vector<std::vector<std::int64_t>> ring_channels(const std::vector<std::int6
   for (const auto& node : nodes) k = std::min(k, node.size());
   if (k < 2) return {ranks};
   if (mesh && k >= 3 && std::all_of(nodes.begin(), nodes.end(), [&](const auto& n) { return n.size() == k; })) {
-    if (std::vector<std::vector<std::int64_t>> out = mesh_node_rings(nodes); !out.empty()) return out;
+    if (std::vector<std::vector<std::int64_t>> out = mesh_node_rings(nodes, qps, flow); !out.empty()) return out;
   }
   std::vector<std::vector<std::int64_t>> out(k);
   for (std::size_t c = 0; c < k; ++c) {
@@ -532,7 +543,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     case Algorithm::ring: {
       // NCCL's channels (ring_channels(): k rings side by side on nodes that each hold k or
       // more ranks, each ring carrying S/k), inter-node hops kept on their rail (PXN).
-      const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node, in.mesh);
+      const std::vector<std::vector<std::int64_t>> rings = ring_channels(ranks, gpus_per_node, in.mesh, in.qps, in.flow);
       const auto k = static_cast<double>(rings.size());
       std::vector<std::int64_t> members;  // for PXN relays, which one ring never has
       if (rings.size() > 1) {

@@ -211,6 +211,11 @@ struct InNetwork {
   /// joined pairwise (a full mesh, AMD Infinity Fabric), not through a switch, so that rings
   /// that differ only by where they start would all take the same links.
   bool mesh = false;
+  /// Paths each transfer between nodes routes (network.qps_per_connection): the planner
+  /// keeps its ring count within what the network models route (network.hpp).
+  std::int64_t qps = 1;
+  /// The flow-level model runs the plan: it holds at most 2^20 transfers in a phase.
+  bool flow = false;
 };
 
 struct Phase {

@@ -783,7 +783,8 @@ sim::Time flow_time(const fabric::Fabric& f, const NetworkConfig& cfg, const Sch
 }
 
 InNetwork in_network(const fabric::Fabric& f, const NetworkConfig& cfg) {
-  return InNetwork{cfg.nvls && f.has_nvlink && !f.scaleup_mesh, cfg.sharp, f.scaleup_mesh};
+  return InNetwork{cfg.nvls && f.has_nvlink && !f.scaleup_mesh, cfg.sharp, f.scaleup_mesh,
+                   std::max<std::int64_t>(1, cfg.qps_per_connection), cfg.model == Model::flow};
 }
 
 Algorithm choose_algorithm(const fabric::Fabric& f, const NetworkConfig& cfg, Op op,

@@ -825,9 +825,9 @@ class Model {
     // The GPUs in service then fail less than that once spares run: a failed node, repaired
     // with its multiplier, joins the back of the pool, whose idle nodes do not fail, so the
     // flakiest nodes spend part of the run there (llama3-405b-54d.yaml, 32 spares: ~372
-    // interruptions against the configured 419; ~412 without heterogeneity or without spares).
-    // Real fleets select the same way; rates fitted to a fleet's observed counts are of the
-    // nodes in service, and fit best without spares or without heterogeneity.
+    // interruptions against the configured 419; ~412 with every GPU alike). Real fleets
+    // select the same way: rates fitted to a fleet's observed counts are of the nodes in
+    // service (longrun.hpp says more).
     if (alpha_ > 0.0) {
       double sum = 0.0;
       for (const Node& n : nodes_) sum += std::accumulate(n.mult.begin(), n.mult.end(), 0.0);

@@ -46,10 +46,11 @@
 // node keeps its GPUs' multipliers (a repair mends the failure, not what makes a node fail
 // more than others: retire_after is for those), and while it waits in the spare pool its
 // units do not age (see above), so a fleet with spares fails somewhat below the configured
-// rate (Llama 3's 54 days: ~370 interruptions against the 419 the rates come from). The
-// more spares, the further below: a repaired node joins the back of the pool (first in,
-// first out), so a large pool keeps the failure-prone nodes, which come back most often,
-// out of service longest (there, 400 spares: ~356 interruptions, 32: ~381). The job's
+// rate (Llama 3's 54 days, llama3-405b-54d.yaml with its 32 spares: ~372 interruptions
+// against the 419 the rates come from; ~412 with every GPU alike). The more spares, the
+// further below: a repaired node joins the back of the pool (first in, first out), so a
+// large pool keeps the failure-prone nodes, which come back most often, out of service
+// longest (there, 400 spares: ~350 interruptions). The job's
 // mtbf_s and checkpoint.interval auto read the configured rates, not that lower one.
 //
 // Checkpoint interval auto: Daly's higher-order optimum (J. T. Daly, "A higher order

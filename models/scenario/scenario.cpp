@@ -603,8 +603,14 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       } else {
         hint = fmt::format("a larger pp (now {}) or tp (now {}) spreads the model over more GPUs", p.pp, p.tp);
       }
+      // The keys the memory depends on: a renamed job does not make it not fit.
+      std::vector<std::string> memory_keys;
+      for (const char* key : {"parallelism", "micro_batch", "seq_len", "model", "recompute", "precision", "attention",
+                              "grad_dtype", "gpus"}) {
+        memory_keys.push_back(path + "." + key);
+      }
       state.diagnostics.add(
-          state.where_overridden(path), path,
+          state.where_overridden(path, memory_keys), path,
           fmt::format("does not fit: stage {} needs {} per GPU, more than the {} of HBM of one {} (weights {}, "
                       "gradients {}, optimizer {}, activations {})",
                       m.stage, gb(m.total), gb(hbm), loaded.node.gpu_name, gb(m.weights), gb(m.gradients),
@@ -1372,9 +1378,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!state.diagnostics.ok()) {
     // Every error at once: the required keys missing too, but for a key in error or under
     // one (a value that did not decode is not marked written, a section that did not decode
-    // misses all its keys), those of a mapping with an unknown key (cluster.nodse is likely
-    // the missing nodes, a merge key '<<' the missing rest), and any when the chain of
-    // files is broken (the base may hold them).
+    // misses all its keys), those beside an unknown key or under a mapping beside one
+    // (cluster.nodse is likely the missing nodes, a merge key '<<' the missing rest, clustr:
+    // the missing cluster), and any when the chain of files is broken (the base may hold them).
     const auto& said = state.diagnostics.items();
     const bool chain_broken =
         std::any_of(said.begin(), said.end(), [](const config::Diagnostic& d) { return d.path == "extends"; });
@@ -1385,12 +1391,21 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
       const std::size_t dot = path.rfind('.');
       return dot == std::string::npos ? std::string() : path.substr(0, dot);
     };
+    // An unknown key beside the missing one or beside a mapping above it (clustr: for the
+    // missing cluster.nodes).
+    const auto beside = [&](const std::string& unknown, std::string path) {
+      for (;;) {
+        if (parent(unknown) == parent(path)) return true;
+        if (path.find('.') == std::string::npos) return false;
+        path = parent(path);
+      }
+    };
     for (const config::Diagnostic& missing : probe.diagnostics.items()) {
       const bool covered = std::any_of(said.begin(), said.end(), [&](const config::Diagnostic& d) {
         return d.path.empty() || d.path == missing.path || config::key_inside(d.path, missing.path) ||
                config::key_inside(missing.path, d.path) ||
-               (parent(d.path) == parent(missing.path) && (d.message.starts_with("unknown key") ||
-                                                           d.message.find("merge key") != std::string::npos));
+               ((d.message.starts_with("unknown key") || d.message.find("merge key") != std::string::npos) &&
+                beside(d.path, missing.path));
       });
       if (!covered) state.diagnostics.add(missing.where, missing.path, missing.message, missing.hint);
     }

@@ -9,6 +9,7 @@
 #include <exception>
 #include <filesystem>
 #include <map>
+#include <mutex>
 #include <thread>
 
 #include <fmt/format.h>
@@ -349,8 +350,8 @@ Plan plan(const PlanArgs& args) {
     }
   }
 
-  // Every point on a worker thread; points share nothing. The first worker shows the share
-  // of points done on a terminal (a search with failures runs for tens of seconds).
+  // Every point on a worker thread; points share nothing. Each worker, in turn, shows the
+  // share of points done on a terminal (a search with failures runs for tens of seconds).
   std::atomic<std::size_t> next{0};
   std::atomic<std::size_t> done{0};
   const int threads = std::max(
@@ -358,13 +359,15 @@ Plan plan(const PlanArgs& args) {
                        static_cast<int>(std::max<std::size_t>(1, p.points.size()))));
   {
     TerminalProgress progress(fmt::format("plan: {} points", p.points.size()));
+    std::mutex shown;  // TerminalProgress is not thread-safe
     std::vector<std::jthread> workers;
     for (int t = 0; t < threads; ++t) {
-      workers.emplace_back([&, t] {
+      workers.emplace_back([&] {
         for (std::size_t i = next++; i < p.points.size(); i = next++) {
           if (!sets[i].empty()) evaluate(args, sets[i], p.points[i]);
           const std::size_t finished = ++done;
-          if (t == 0) progress(static_cast<double>(finished) / static_cast<double>(p.points.size()));
+          const std::lock_guard lock(shown);
+          progress(static_cast<double>(finished) / static_cast<double>(p.points.size()));
         }
       });
     }
