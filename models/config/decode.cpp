@@ -13,20 +13,11 @@ Location LoadState::where_overridden(const std::string& path, const std::vector<
   const auto consider = [&](const Location& at) {
     if (at.file == "<command line>" && (!last || at.line > last->line)) last = &at;
   };
-  if (keys.empty()) {
-    for (auto it = assigned.lower_bound(path); it != assigned.end() && it->first.compare(0, path.size(), path) == 0;
-         ++it) {
-      const char next = it->first.size() == path.size() ? '.' : it->first[path.size()];
+  for (const std::string& key : keys.empty() ? std::vector<std::string>{path} : keys) {
+    // The key or anything under it (a whole model mapping set on the command line).
+    for (auto it = assigned.lower_bound(key); it != assigned.end() && it->first.compare(0, key.size(), key) == 0; ++it) {
+      const char next = it->first.size() == key.size() ? '.' : it->first[key.size()];
       if (next == '.' || next == '[') consider(it->second);
-    }
-  } else {
-    for (const std::string& key : keys) {
-      // The key or anything under it (a whole model mapping set on the command line).
-      for (auto it = assigned.lower_bound(key); it != assigned.end() && it->first.compare(0, key.size(), key) == 0;
-           ++it) {
-        const char next = it->first.size() == key.size() ? '.' : it->first[key.size()];
-        if (next == '.' || next == '[') consider(it->second);
-      }
     }
   }
   return last ? *last : where(path);

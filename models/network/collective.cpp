@@ -187,9 +187,9 @@ void lay_rings(const std::vector<std::vector<int>>& cycles, const std::vector<st
 // MI300X nodes: a GPU's 7 links and its NIC each evenly loaded). Strides coprime with m
 // (the fallback below) take 4 of 7 links, and two rings share each of them: 2 x 8 MI300X
 // reached 237 GB/s of bus bandwidth, where its 8 x 400 Gb/s NICs allow ~376.
-// Either model routes at most 2^25 paths, a transfer taking `qps` (network::kMaxRoutedPaths),
-// and the flow model (`flow`) runs each transfer as a flow, at most 2^20 at once
-// (network::kMaxFlowTransfers): beyond, m / J rings per cycle when the J cycles divide m
+// Either model routes at most 2^25 paths, a transfer taking `qps` (kMaxRoutedPaths), and
+// the flow model (`flow`) runs each transfer as a flow, at most 2^20 at once
+// (kMaxFlowTransfers): beyond, m / J rings per cycle when the J cycles divide m
 // (each NIC still once), else one, entering at the cycle's own vertex (cycle j at vertex j),
 // the links still evenly loaded but 7 of the 8 NICs used. On the flow model that is from
 // 2,081 MI300X nodes on (16,648 GPUs in one ring, latency-bound at usual sizes), where the
@@ -203,8 +203,8 @@ std::vector<std::vector<std::int64_t>> mesh_node_rings(const std::vector<std::ve
   if (cycles.empty()) return {};
   // Each ring: m hops and one relay per node.
   const std::size_t hops = cycles.size() * m * (m + 1) * nodes.size();
-  const bool every_entry = (!flow || hops <= (std::size_t{1} << 20)) &&
-                           hops * static_cast<std::size_t>(std::max<std::int64_t>(1, qps)) <= (std::size_t{1} << 25);
+  const bool every_entry = (!flow || hops <= kMaxFlowTransfers) &&
+                           hops * static_cast<std::size_t>(std::max<std::int64_t>(1, qps)) <= kMaxRoutedPaths;
   // Entries of cycle j: every vertex, or j, j + J, ... (those below m).
   const std::size_t step = every_entry ? 1 : cycles.size();
   const std::size_t per_cycle = every_entry ? m : m % cycles.size() == 0 ? m / cycles.size() : 1;

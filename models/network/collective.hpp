@@ -134,6 +134,7 @@
 #pragma once
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -204,6 +205,17 @@ struct Transfer {
 
 /// In-network reduction the hardware offers and the scenario enables (NetworkConfig's
 /// nvls and sharp, where the fabric can: network::in_network()).
+/// The most transfers one phase may hold on the flow-level model: each is a flow with its
+/// own route and max-min variable, about 0.5 KB in all, and a phase's flows are solved
+/// together (a direct all-to-all over 2,048 ranks, 4.2 million flows, took 1.9 GB; over
+/// 3,072 it ran out of memory). A 1,024-rank all-to-all fits: about 2 s (bench_network).
+inline constexpr std::size_t kMaxFlowTransfers = std::size_t{1} << 20;
+
+/// The most paths one phase may route (transfers x network.qps_per_connection, in either
+/// model): a 1,024-rank all-to-all at 16 queue pairs (16.8 million) fits; at 256 it took
+/// 77 s and 7 GB in the analytical model alone.
+inline constexpr std::size_t kMaxRoutedPaths = std::size_t{1} << 25;
+
 struct InNetwork {
   bool nvls = false;   ///< NVLink SHARP in the scale-up switches
   bool sharp = false;  ///< SHARP in the fabric's switches

@@ -335,16 +335,7 @@ class FlowNetwork {
   double max_link_ratio_ = 0.0;
 };
 
-/// The most transfers one phase may hold on the flow-level model: each is a flow with its
-/// own route and max-min variable, about 0.5 KB in all, and a phase's flows are solved
-/// together (a direct all-to-all over 2,048 ranks, 4.2 million flows, took 1.9 GB; over
-/// 3,072 it ran out of memory). A 1,024-rank all-to-all fits: about 2 s (bench_network).
-inline constexpr std::size_t kMaxFlowTransfers = std::size_t{1} << 20;
-
-/// The most paths one phase may route (transfers x network.qps_per_connection, in either
-/// model): a 1,024-rank all-to-all at 16 queue pairs (16.8 million) fits; at 256 it took
-/// 77 s and 7 GB in the analytical model alone.
-inline constexpr std::size_t kMaxRoutedPaths = std::size_t{1} << 25;
+// kMaxFlowTransfers and kMaxRoutedPaths: collective.hpp (the planner sizes its rings by them).
 
 /// A step with more paths to route than kMaxRoutedPaths, in either network model.
 class PathLimitError : public sim::LimitError {
