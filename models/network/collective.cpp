@@ -584,10 +584,13 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
     }
     case Algorithm::halving_doubling: {
       // Reduce-scatter by recursive halving: at step k, partners 2^k apart exchange half of
-      // what they still hold; the all-gather mirrors it.
+      // what they still hold; the all-gather mirrors it. Nearest partners first, as MPICH's
+      // Rabenseifner all-reduce (src/mpi/coll/allreduce, reduce_scatter_allgather: mask from
+      // 1 up): with ranks in node order the largest halves stay inside the node, and only
+      // the last, smallest steps cross the network (the other order sent S/2 over the NICs).
       std::vector<Phase> rs;
       double bytes = S / 2;
-      for (std::size_t dist = n / 2; dist >= 1; dist /= 2) {
+      for (std::size_t dist = 1; dist < n; dist *= 2) {
         Phase p;
         for (std::size_t i = 0; i < n; ++i) p.transfers.push_back({ranks[i], ranks[i ^ dist], bytes});
         rs.push_back(std::move(p));

@@ -473,6 +473,34 @@ TEST_CASE("auto picks the fastest algorithm; unsupported algorithms are refused 
   CHECK(analytical_time(f, cfg, s) < auto_time);
 }
 
+TEST_CASE("halving-doubling halves with the nearest partners first: the big halves stay inside the node") {
+  // 32 ranks in node order on 4 nodes of 8: the reduce-scatter's steps pair ranks 1, 2, 4, 8
+  // and 16 apart with S/2, S/4, ..., S/32 (MPICH's Rabenseifner all-reduce), so only S/16 +
+  // S/32 cross the NICs; the all-gather mirrors it. Far partners first sent S/2 + S/4 over
+  // them, 3.8x slower on 4 DGX-like nodes.
+  const double S = 1 << 30;
+  const Schedule s = planned(Op::all_reduce, Algorithm::halving_doubling, iota(32), S, 8);
+  REQUIRE(s.phases.size() == 10);
+  for (std::size_t k = 0; k < 5; ++k) {
+    const std::int64_t dist = std::int64_t{1} << k;
+    for (const Transfer& t : s.phases[k].transfers) {
+      CHECK(t.dst == (t.src ^ dist));
+      CHECK(t.bytes == Rel(S / static_cast<double>(2 * dist)));
+    }
+    CHECK(s.phases[9 - k].transfers.front().bytes == Rel(S / static_cast<double>(2 * dist)));
+  }
+  const fabric::Fabric f = build(clos(16, 2), 4, 8, 8);
+  NetworkConfig cfg;
+  std::string why;
+  Schedule hd;
+  Schedule ring;
+  REQUIRE(plan(Op::all_reduce, Algorithm::halving_doubling, iota(32), sim::Bytes::of(S), 8, hd, why));
+  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(32), sim::Bytes::of(S), 8, ring, why));
+  // Across nodes each GPU moves (1/16 + 1/32) S each way, so it is within twice the ring's time
+  // (1.6x here); far partners first moved (1/2 + 1/4) S over the NICs, 6x the ring's.
+  CHECK(analytical_time(f, cfg, hd).seconds() < 2.0 * analytical_time(f, cfg, ring).seconds());
+}
+
 TEST_CASE("send/recv: a send to another node's other rail is relayed onto the receiver's rail (PXN)") {
   // A ring of sends over two 8-GPU nodes: GPU 7 sends to GPU 8 (node 1, local 0) by way of
   // GPU 0, whose NIC is on rail 0, and GPU 15 to GPU 0 by way of GPU 8. On a rail Clos the
