@@ -8,6 +8,7 @@
 #include <mutex>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -195,8 +196,22 @@ void Diagnostics::add(Location where, std::string path, std::string message, std
 }
 
 std::string Diagnostics::format() const {
+  // In file order: the files as they were first named, each by line and column (the checks
+  // run stage by stage, not in the order of the text; a diagnostic without a line first).
+  std::vector<std::string_view> files;
+  for (const Diagnostic& d : items_) {
+    if (std::find(files.begin(), files.end(), d.where.file) == files.end()) files.push_back(d.where.file);
+  }
+  const auto rank = [&](const Diagnostic& d) {
+    return static_cast<std::size_t>(std::find(files.begin(), files.end(), d.where.file) - files.begin());
+  };
+  std::vector<const Diagnostic*> sorted;
+  for (const Diagnostic& d : items_) sorted.push_back(&d);
+  std::stable_sort(sorted.begin(), sorted.end(), [&](const Diagnostic* a, const Diagnostic* b) {
+    return std::tuple(rank(*a), a->where.line, a->where.column) < std::tuple(rank(*b), b->where.line, b->where.column);
+  });
   std::string out;
-  for (const Diagnostic& d : items_) out += d.format() + "\n";
+  for (const Diagnostic* d : sorted) out += d->format() + "\n";
   return out;
 }
 

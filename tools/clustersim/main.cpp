@@ -434,9 +434,17 @@ int cmd_check(const ScenarioArgs& args) {
   }
   scenario::LoadOptions unresolved{args.sets, args.seed, false, false};
   unresolved.resolve = false;
-  const scenario::LoadedScenario loaded =
-      whole ? std::move(*whole)
-            : (args.file.empty() ? scenario::load_default_scenario(unresolved) : scenario::load_scenario(args.file, unresolved));
+  // The unresolved load checks less (no inert keys, no memory): where it fails too, the full
+  // load's errors are the ones to report (it said only its own, and the inert keys waited for
+  // the next run).
+  const auto unresolved_load = [&] {
+    try {
+      return args.file.empty() ? scenario::load_default_scenario(unresolved) : scenario::load_scenario(args.file, unresolved);
+    } catch (const config::InputError&) {
+      throw *base_error;
+    }
+  };
+  const scenario::LoadedScenario loaded = whole ? std::move(*whole) : unresolved_load();
   if (base_error && tools::sweep_block_params(loaded.config).empty()) throw *base_error;
   if (!base_error) {
     std::cout << fmt::format("{}: OK ({} node{} of {}, {} GPUs)\n", loaded.file, loaded.config.cluster.nodes,
