@@ -504,6 +504,27 @@ workload::ModelCatalog load_models(LoadState& scenario_state) {
 
 /// Resolves each job's model, checks its parallelism, places it after the previous job
 /// and checks that it fits in HBM.
+/// Says each relation of `model` that does not hold at its key (under `at`, the job's model),
+/// or at the model itself for a catalog model; whether there was one.
+bool report_model_problems(const workload::ModelSpec& model, const std::string& at, LoadState& state) {
+  const std::vector<workload::ModelProblem> problems = workload::model_problems(model);
+  for (const workload::ModelProblem& p : problems) {
+    const std::string key = at + "." + p.key;
+    const bool written = state.assigned.count(key) > 0;
+    state.diagnostics.add(state.where(written ? key : at), written ? key : at, p.message, p.hint);
+  }
+  return !problems.empty();
+}
+
+/// An inline model's relations, with the scenario's own checks (they hold whatever the
+/// cluster, so they need not wait for the fabric and the placement).
+void check_inline_models(const Scenario& sc, LoadState& state) {
+  for (std::size_t i = 0; i < sc.workload.jobs.size(); ++i) {
+    const auto& model = sc.workload.jobs[i].model;
+    if (model.inline_def) report_model_problems(*model.inline_def, fmt::format("workload.jobs[{}].model", i), state);
+  }
+}
+
 std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_memory, LoadState& state) {
   std::vector<ResolvedJob> out;
   const auto& jobs = loaded.config.workload.jobs;
@@ -552,10 +573,7 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       job.model_name = it->first;
       job.model = it->second;
     }
-    if (const std::string bad = workload::validate(job.model); !bad.empty()) {
-      state.diagnostics.add(state.where(path + ".model"), path + ".model", bad, "");
-      continue;
-    }
+    if (report_model_problems(job.model, path + ".model", state)) continue;
     const auto problems = workload::validate_job(job.config, job.model, gpus_per_node);
     for (const workload::JobProblem& e : problems) {
       const std::string at = path + "." + e.path;
@@ -1424,12 +1442,14 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_monitoring(out.config, state);
   check_network(out.config, state);
   check_sweep(out.config, state);
+  // (Not for the base of a grid, whose points may set the model's keys; as resolve_jobs.)
+  if (options.resolve) check_inline_models(out.config, state);
   if (options.check_inert) {
     std::vector<std::string> files;
     for (const Document& doc : chain) files.push_back(doc.file);
     check_inert_keys(out.config, files, options.shared_keys, state, out.shared_inert);
   }
-  stop_if_errors();
+  // The catalogs' own errors need nothing above: said with these (they waited for their fix).
 
   // Catalog paths are relative to the file that listed them.
   const Location catalogs_at = state.where("catalogs");

@@ -1,36 +1,77 @@
 #include "models/workload/model.hpp"
 
+#include <algorithm>
+
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace clustersim::workload {
 
-std::string validate(const ModelSpec& m) {
-  if (m.head_dim == 0 && m.hidden % m.heads != 0) {
-    return fmt::format("hidden {} is not a multiple of heads {} (give head_dim if the heads are of another width)",
-                       m.hidden, m.heads);
+std::vector<ModelProblem> model_problems(const ModelSpec& m) {
+  std::vector<ModelProblem> out;
+  const auto bad = [&](std::string key, std::string message, std::string hint) {
+    out.push_back({std::move(key), std::move(message), std::move(hint)});
+  };
+  const bool heads_divide = m.head_dim > 0 || m.hidden % m.heads == 0;
+  if (!heads_divide) {
+    bad("heads", fmt::format("hidden {} is not a multiple of heads {}", m.hidden, m.heads),
+        "heads that divide hidden, or head_dim if the heads are of another width");
   }
   const std::int64_t kv = kv_head_count(m);
-  if (m.heads % kv != 0) return fmt::format("heads {} is not a multiple of kv_heads {}", m.heads, kv);
+  if (m.heads % kv != 0) {
+    bad("kv_heads", fmt::format("heads {} is not a multiple of kv_heads {}", m.heads, kv),
+        "kv_heads dividing heads: 1 for multi-query attention, heads for none shared");
+  }
   // Multi-head latent attention up-projects every head's key and value from the shared latent
   // (DeepSeek-V2, section 2.1.2): there are as many key/value heads as query heads.
   if (m.kv_lora_rank > 0 && kv != m.heads) {
-    return fmt::format("kv_lora_rank (multi-head latent attention) gives every head its own key and value: kv_heads "
-                       "{} must equal heads {}",
-                       kv, m.heads);
+    bad("kv_heads",
+        fmt::format("kv_lora_rank (multi-head latent attention) gives every head its own key and value: kv_heads "
+                    "{} must equal heads {}",
+                    kv, m.heads),
+        "remove kv_heads, or kv_lora_rank for attention without latents");
   }
-  if (m.rope_head_dim > 0 && m.kv_lora_rank == 0) return "rope_head_dim (a decoupled RoPE key) needs kv_lora_rank";
-  if (m.rope_head_dim >= qk_head_dim(m)) {
-    return fmt::format("rope_head_dim {} must be less than the query/key head width {}", m.rope_head_dim,
-                       qk_head_dim(m));
+  if (m.rope_head_dim > 0 && m.kv_lora_rank == 0) {
+    bad("rope_head_dim", "rope_head_dim (a decoupled RoPE key) needs kv_lora_rank",
+        "set kv_lora_rank (multi-head latent attention), or remove rope_head_dim");
+  } else if (heads_divide && m.rope_head_dim >= qk_head_dim(m)) {
+    bad("rope_head_dim",
+        fmt::format("rope_head_dim {} must be less than the query/key head width {}", m.rope_head_dim,
+                    qk_head_dim(m)),
+        fmt::format("at most {}", qk_head_dim(m) - 1));
   }
-  if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts || m.expert_ffn_hidden < 1)) {
-    return fmt::format("a mixture of experts needs 1 <= top_k <= experts ({}) and expert_ffn_hidden", m.experts);
+  if (m.experts > 0 && (m.top_k < 1 || m.top_k > m.experts)) {
+    bad("top_k", fmt::format("a mixture of experts needs 1 <= top_k <= experts ({}), got top_k {}", m.experts, m.top_k),
+        fmt::format("top_k: {}", std::min<std::int64_t>(2, m.experts)));
   }
-  if (m.experts == 0 && (m.top_k || m.expert_ffn_hidden || m.shared_experts || m.dense_layers)) {
-    return "top_k, expert_ffn_hidden, shared_experts and dense_layers need experts";
+  if (m.experts > 0 && m.expert_ffn_hidden < 1) {
+    bad("expert_ffn_hidden", "a mixture of experts needs expert_ffn_hidden, each expert's MLP width",
+        "e.g. expert_ffn_hidden: 14336 (Mixtral 8x7B)");
   }
-  if (m.dense_layers > m.layers) return fmt::format("dense_layers {} exceeds layers {}", m.dense_layers, m.layers);
-  return {};
+  if (m.experts == 0) {
+    std::vector<const char*> given;
+    if (m.top_k) given.push_back("top_k");
+    if (m.expert_ffn_hidden) given.push_back("expert_ffn_hidden");
+    if (m.shared_experts) given.push_back("shared_experts");
+    if (m.dense_layers) given.push_back("dense_layers");
+    if (!given.empty()) {
+      bad(given.front(),
+          fmt::format("{}{}{} need{} experts: the model has none (experts: 0)",
+                      fmt::join(given.begin(), given.end() - 1, ", "), given.size() > 1 ? " and " : "", given.back(),
+                      given.size() == 1 ? "s" : ""),
+          fmt::format("set experts for a mixture of experts, or remove {}", given.size() == 1 ? "it" : "them"));
+    }
+  }
+  if (m.dense_layers > m.layers) {
+    bad("dense_layers", fmt::format("dense_layers {} exceeds layers {}", m.dense_layers, m.layers),
+        fmt::format("at most {}", m.layers));
+  }
+  return out;
+}
+
+std::string validate(const ModelSpec& m) {
+  const std::vector<ModelProblem> problems = model_problems(m);
+  return problems.empty() ? std::string() : problems.front().message;
 }
 
 std::int64_t kv_head_count(const ModelSpec& m) { return m.kv_heads == 0 ? m.heads : m.kv_heads; }

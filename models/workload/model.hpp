@@ -41,6 +41,7 @@
 #include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 #include <string_view>
 #include <tuple>
 #include <utility>
@@ -144,9 +145,19 @@ struct ModelCatalog {
 std::string_view builtin_models_text();
 inline constexpr std::string_view kBuiltinModelsFile = "models/workload/models.yaml";
 
+/// A relation between a model's fields that does not hold: the field to change (a key of
+/// the model's mapping), what is wrong, and how to mend it.
+struct ModelProblem {
+  std::string key;
+  std::string message;
+  std::string hint;
+};
+
 /// Checks the relations between fields that the field table cannot (heads divide hidden
-/// unless head_dim is given, kv_heads divide heads, MLA and MoE keys together). Returns ""
-/// or what is wrong.
+/// unless head_dim is given, kv_heads divide heads, MLA and MoE keys together): every one
+/// that does not hold, none when the model is whole.
+std::vector<ModelProblem> model_problems(const ModelSpec& m);
+/// The first of model_problems()' messages, or "".
 std::string validate(const ModelSpec& m);
 
 /// Key/value heads (kv_heads, or heads when 0).
