@@ -256,7 +256,9 @@ struct CheckpointConfig {
   static auto fields() {
     using config::field;
     return std::tuple{
-        field("interval", &CheckpointConfig::interval, "auto (Young/Daly from the job's MTBF) or a duration (2h)"),
+        field("interval", &CheckpointConfig::interval,
+              "auto (Young/Daly from the job's MTBF) or a duration (2h); taken between steps, so rounded to a whole "
+              "number of the job's steps (at least one)"),
         field("write_bandwidth", &CheckpointConfig::write_bandwidth, "shared-storage write bandwidth, all GPUs")
             .at_least(sim::Bandwidth::of(1.0)),
         field("read_bandwidth", &CheckpointConfig::read_bandwidth, "shared-storage read bandwidth (default: write)")

@@ -741,10 +741,16 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
   } else {
     j.tau = std::numeric_limits<double>::infinity();
   }
-  // Asynchronous writes do not overlap: the next snapshot waits for the previous write.
+  // A trainer saves between steps (Megatron-LM's --save-interval counts iterations): the
+  // interval is a whole number of steps, at least one. (Half a step asked for wrote twice a
+  // step: more time blocked than the steps between the writes could hold.)
+  const double step = j.p.step_s;
+  if (step > 0.0 && std::isfinite(j.tau)) j.tau = std::max(1.0, std::round(j.tau / step)) * step;
+  // Asynchronous writes do not overlap: the next snapshot waits for the previous write (and
+  // for the end of the step under way when it ends).
   if (c.async && j.write - j.delta > j.tau) {
     j.tau_asked = j.tau;
-    j.tau = j.write - j.delta;
+    j.tau = step > 0.0 ? std::ceil((j.write - j.delta) / step) * step : j.write - j.delta;
   }
   if (j.p.train_tokens) j.work = *j.p.train_tokens / j.p.tokens_per_s;
   j.write_alone = j.write;

@@ -17,7 +17,7 @@
 // happens between them, so a job's progress is advanced in closed form: running since s
 // with checkpoint interval tau and blocking checkpoint time delta, at time t it has
 // committed floor((t - s) / (tau + delta)) tau more seconds of training and would lose the
-// rest. A 54-day run of a 16,384-GPU job is a few hundred events per replication; a queue
+// rest (tau a whole number of the job's steps: a trainer saves between steps). A 54-day run of a 16,384-GPU job is a few hundred events per replication; a queue
 // adds a few events per job (submit, start, finish).
 //
 // A failure that stops a job (effect restart): the work since the last completed
@@ -239,6 +239,7 @@ struct JobProfile {
   double checkpoint_bytes = 0.0;
   double submit_s = 0.0;                   ///< enters the queue
   std::vector<Degradation> degradations{};  ///< for components with effect reroute
+  double step_s = 0.0;  ///< one healthy step: checkpoints fall between steps (0: anywhere)
 };
 
 /// Which network elements a job's traffic can cross, judged from the nodes it runs on

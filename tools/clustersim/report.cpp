@@ -125,6 +125,7 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
     p.gpus = job.config.gpus;
     p.dp = job.config.parallelism.order.back() == workload::Axis::dp ? job.config.parallelism.dp : 1;
     p.tokens_per_s = steps[i].tokens_per_s;
+    p.step_s = steps[i].step_time_s;
     if (job.config.train_tokens) p.train_tokens = workload::tokens_in_whole_steps(job.config.train_tokens->value(), steps[i]);
     p.checkpoint_bytes = scenario::checkpoint_bytes(loaded, job);
     p.submit_s = job.config.submit.seconds();
@@ -1014,8 +1015,13 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                : fmt::format("{:.4g}", v);
       };
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
-                             ? fmt::format("every {} min ({}{}), {} s blocking each{}; job MTBF {}",
+                             ? fmt::format("every {} min{} ({}{}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),
+                                           // Saved between steps: the interval is a whole number of them.
+                                           st.step_time_s > 0.0
+                                               ? fmt::format(" = {} step{}", std::llround(rs.checkpoint_interval_s / st.step_time_s),
+                                                             std::llround(rs.checkpoint_interval_s / st.step_time_s) == 1 ? "" : "s")
+                                               : std::string(),
                                            // An asynchronous checkpoint starts when the last one is written.
                                            std::isfinite(rs.checkpoint_interval_asked_s)
                                                ? fmt::format("{} {} min, raised to the background write's time: an "
