@@ -2342,6 +2342,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   std::vector<std::vector<std::map<std::string, double>>> causes(J), lost(J);
   std::vector<std::map<std::string, double>> failures, caught;
   sim::Welford top1, top1_rate, retired, utilisation, busy, available, burn_ins, burn_in_hours, caught_installed;
+  sim::Welford run_length;  // each replication's elapsed time: the horizon, or until every job has trained
   const double cluster_gpus = static_cast<double>(in.nodes * in.gpus_per_node);
   for (std::int64_t rep = 0; rep < in.replications; ++rep) {
     Model model(in, classes, jobs, static_cast<std::uint64_t>(rep), rep == 0);
@@ -2404,6 +2405,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       if (s.finished) finish[j].add(s.finished_at);
       finished[j] += s.finished ? 1 : 0;
     }
+    run_length.add(r.elapsed);
     const double available_gpu_s = cluster_gpus * r.elapsed;
     utilisation.add(available_gpu_s > 0.0 ? busy_gpu_s / available_gpu_s : 0.0);
     busy.add(busy_gpu_s / 3600.0);
@@ -2427,7 +2429,6 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       top1.add(static_cast<double>(std::accumulate(counts.begin(), counts.begin() + top, std::int64_t{0})) / total);
     }
     if (rep == 0) {
-      out.elapsed_s = r.elapsed;
       out.timeline = std::move(r.timeline);
       out.timeline_dropped = r.timeline_dropped;
       out.gpu_failures = std::move(r.gpu_failures);
@@ -2508,6 +2509,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
     out.jobs.push_back(std::move(s));
   }
   out.utilisation = estimate(utilisation);
+  out.elapsed_s = run_length.mean();
   out.busy_gpu_hours = estimate(busy);
   out.available_gpu_hours = estimate(available);
   out.burn_ins = estimate(burn_ins);

@@ -441,7 +441,7 @@ struct LongRunResult {
   Estimate burn_in_node_hours;   ///< node-hours spent in burn-in within the horizon
   std::map<std::string, Estimate> burn_in_failures;  ///< caught in burn-in (the installed fleet's included)
   Estimate burn_in_failures_installed;               ///< caught by the installed fleet's burn-in, before t = 0
-  double elapsed_s = 0.0;       ///< of replication 0
+  double elapsed_s = 0.0;       ///< mean over the replications (each ends at the horizon, or when every job has trained)
   std::vector<TimelineEvent> timeline;     ///< replication 0, its first kMaxTimeline events
   std::uint64_t timeline_dropped = 0;      ///< replication 0's events beyond kMaxTimeline, not kept
   std::vector<std::int64_t> gpu_failures;  ///< replication 0, per physical GPU
