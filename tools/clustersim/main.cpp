@@ -149,6 +149,14 @@ int report_input_error(const config::InputError& e) {
   return kExitInput;
 }
 
+/// Errors in a command's own options, every one of them at once (as a scenario's), then
+/// their count when there is more than one.
+int report_option_errors(const std::vector<std::string>& errors) {
+  for (const std::string& e : errors) std::cerr << "error: " << e << "\n";
+  if (errors.size() > 1) std::cerr << fmt::format("{} errors; nothing was run.\n", errors.size());
+  return kExitInput;
+}
+
 /// A scenario whose values compose into a duration the clock cannot hold: input, not a bug.
 int report_time_range(const sim::TimeRangeError& e, const std::string& input) {
   std::cerr << fmt::format(
@@ -854,15 +862,17 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
     spec.params = tools::sweep_block_params(base);
     base_fails = base.failures.has_value();
   }
+  std::vector<std::string> bad_params;
   for (const std::string& text : s.params) {
     tools::SweepParam p;
     std::string why;
     if (!tools::parse_sweep_param(text, p, why)) {
-      std::cerr << fmt::format("error: --param {}\n", why);
-      return kExitInput;
+      bad_params.push_back("--param " + why);
+      continue;
     }
     spec.params.push_back(std::move(p));
   }
+  if (!bad_params.empty()) return report_option_errors(bad_params);
   const auto grid_fails = [&] {
     return std::any_of(spec.params.begin(), spec.params.end(),
                        [](const tools::SweepParam& p) { return p.key.rfind("failures", 0) == 0; });
@@ -965,20 +975,20 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   p.scenario = args.file;
   p.sets = args.sets;
   p.seed = args.seed;
+  std::vector<std::string> errors;  // every option in error, at once
   const sim::Parsed<sim::Time> deadline = sim::parse_time(o.deadline);
   if (!deadline || deadline.value->ns() <= 0) {
-    std::cerr << fmt::format("error: --deadline {}: {}\n", o.deadline,
-                             deadline ? std::string("must be positive") : deadline.error);
-    return kExitInput;
+    errors.push_back(fmt::format("--deadline {}: {}", o.deadline, deadline ? std::string("must be positive") : deadline.error));
+  } else {
+    p.deadline = *deadline.value;
   }
-  p.deadline = *deadline.value;
   for (const auto& [option, text, out] : {std::tuple{"--budget", &o.budget, &p.budget},
                                           std::tuple{"--capex-budget", &o.capex_budget, &p.capex_budget}}) {
     if (text->empty()) continue;
     const sim::Parsed<sim::Money> money = sim::parse_money(*text);
     if (!money) {
-      std::cerr << fmt::format("error: {} {}: {}\n", option, *text, money.error);
-      return kExitInput;
+      errors.push_back(fmt::format("{} {}: {}", option, *text, money.error));
+      continue;
     }
     *out = *money.value;
   }
@@ -987,15 +997,24 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   for (std::size_t start = 0; !o.topologies.empty() && start <= o.topologies.size();) {
     const std::size_t comma = std::min(o.topologies.find(',', start), o.topologies.size());
     const std::string t = o.topologies.substr(start, comma - start);
+    start = comma + 1;
     if (std::find(names.begin(), names.end(), t) == names.end()) {
       const auto near = sim::closest_match(t, names);
-      std::cerr << fmt::format("error: --topologies: unknown topology '{}'; expected {}{}\n", t, fmt::join(names, ", "),
-                               near ? fmt::format(" (did you mean '{}'?)", *near) : std::string());
-      return kExitInput;
+      errors.push_back(fmt::format("--topologies: unknown topology '{}'; expected {}{}", t, fmt::join(names, ", "),
+                                   near ? fmt::format(" (did you mean '{}'?)", *near) : std::string()));
+      continue;
     }
     p.topologies.push_back(t);
-    start = comma + 1;
   }
+  // --nodes' grammar (its values against the scenario are checked by plan()).
+  if (!p.nodes.empty()) {
+    tools::SweepParam nodes;
+    std::string why;
+    if (!tools::parse_sweep_param("cluster.nodes=" + p.nodes, nodes, why)) {
+      errors.push_back(fmt::format("--nodes: {} (e.g. --nodes 512:8192:x2)", why));
+    }
+  }
+  if (!errors.empty()) return report_option_errors(errors);
   const tools::Plan plan = tools::plan(p);
   note_sweep_block(args.file, plan.sweep_points, "plan");
   if (!o.out_dir.empty()) {
