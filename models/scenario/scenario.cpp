@@ -525,6 +525,47 @@ void check_inline_models(const Scenario& sc, LoadState& state) {
   }
 }
 
+/// Says each way the job at `path` does not hold together (its degrees against its GPUs, its
+/// batch against its micro-batches, ...) at the key most likely to blame; whether there was one.
+bool report_job_problems(const workload::JobConfig& job, const workload::ModelSpec& model, std::int64_t gpus_per_node,
+                         const std::string& path, LoadState& state) {
+  const auto problems = workload::validate_job(job, model, gpus_per_node);
+  for (const workload::JobProblem& e : problems) {
+    const std::string at = path + "." + e.path;
+    std::vector<std::string> keys;
+    for (const std::string& k : e.keys) keys.push_back(path + "." + k);
+    state.diagnostics.add(state.where_overridden(at, keys), at, e.message, e.hint);
+  }
+  return !problems.empty();
+}
+
+workload::ModelCatalog load_models(LoadState& scenario_state);
+std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& cfg, const hardware::Catalog& catalog,
+                                                  LoadState& state);
+
+/// The jobs' own relations, said with the scenario's first errors rather than after their
+/// fix: they need the node's GPUs per node only, resolved here on the side (its own errors
+/// are said where the load resolves it). A job whose model is unknown or in error waits.
+void check_jobs_early(const Scenario& sc, const hardware::Catalog& catalog, LoadState& state) {
+  if (sc.workload.jobs.empty()) return;
+  LoadState probe = state;
+  probe.diagnostics = config::Diagnostics{};
+  const std::optional<cluster::ResolvedNode> node = resolve_node(sc.cluster, catalog, probe);
+  if (!node || !probe.diagnostics.ok() || node->spec.gpus < 1) return;
+  const workload::ModelCatalog models = load_models(probe);
+  for (std::size_t i = 0; i < sc.workload.jobs.size(); ++i) {
+    const workload::JobConfig& job = sc.workload.jobs[i];
+    const workload::ModelSpec* model = nullptr;
+    if (job.model.inline_def) {
+      model = &*job.model.inline_def;
+    } else if (const auto it = models.models.find(job.model.name); it != models.models.end()) {
+      model = &it->second;
+    }
+    if (model == nullptr || !workload::model_problems(*model).empty()) continue;
+    report_job_problems(job, *model, node->spec.gpus, fmt::format("workload.jobs[{}]", i), state);
+  }
+}
+
 std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_memory, LoadState& state) {
   std::vector<ResolvedJob> out;
   const auto& jobs = loaded.config.workload.jobs;
@@ -574,14 +615,7 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       job.model = it->second;
     }
     if (report_model_problems(job.model, path + ".model", state)) continue;
-    const auto problems = workload::validate_job(job.config, job.model, gpus_per_node);
-    for (const workload::JobProblem& e : problems) {
-      const std::string at = path + "." + e.path;
-      std::vector<std::string> keys;
-      for (const std::string& k : e.keys) keys.push_back(path + "." + k);
-      state.diagnostics.add(state.where_overridden(at, keys), at, e.message, e.hint);
-    }
-    if (!problems.empty()) continue;
+    if (report_job_problems(job.config, job.model, gpus_per_node, path, state)) continue;
     // Jobs that do not all fit at once queue; each must fit the cluster on its own.
     if (job.config.gpus > cluster_gpus) {
       state.diagnostics.add(state.where(path + ".gpus"), path + ".gpus",
@@ -1458,6 +1492,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     if (doc.file == catalogs_at.file) catalogs_dir = doc.dir;
   }
   out.catalog = load_catalog(out.config.catalogs, catalogs_dir, catalogs_at, state);
+  // Where the first checks found errors, the jobs' relations come with them (else they are
+  // checked as the jobs are placed, with the rest).
+  if (options.resolve && !state.diagnostics.ok()) check_jobs_early(out.config, out.catalog, state);
   stop_if_errors();
   // Every node type's GPU, not only the one the cluster uses: a catalog that names a GPU it
   // lacks is wrong whichever node a --set or a sweep picks later. (The cluster's own node is
