@@ -737,19 +737,20 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
     j.tau = c.interval.every.seconds();
   } else if (std::isfinite(j.mtbf)) {
     j.tau = daly_interval(j.delta, j.mtbf);
-    if (j.delta == 0.0) j.tau = 1.0;  // free checkpoints: as often as one likes (every second)
+    if (j.delta == 0.0) j.tau = 1.0;  // free checkpoints: as often as one likes (every step, below)
   } else {
     j.tau = std::numeric_limits<double>::infinity();
   }
   // A trainer saves between steps (Megatron-LM's --save-interval counts iterations): the
   // interval is a whole number of steps, at least one. (Half a step asked for wrote twice a
   // step: more time blocked than the steps between the writes could hold.)
-  const double step = j.p.step_s;
+  const double asked = j.tau;
+  const double step = std::isfinite(j.p.step_s) ? j.p.step_s : 0.0;
   if (step > 0.0 && std::isfinite(j.tau)) j.tau = std::max(1.0, std::round(j.tau / step)) * step;
   // Asynchronous writes do not overlap: the next snapshot waits for the previous write (and
-  // for the end of the step under way when it ends).
+  // for the end of the step under way when it ends). What was asked is reported beside it.
   if (c.async && j.write - j.delta > j.tau) {
-    j.tau_asked = j.tau;
+    j.tau_asked = asked;
     j.tau = step > 0.0 ? std::ceil((j.write - j.delta) / step) * step : j.write - j.delta;
   }
   if (j.p.train_tokens) j.work = *j.p.train_tokens / j.p.tokens_per_s;

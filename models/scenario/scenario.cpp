@@ -502,8 +502,6 @@ workload::ModelCatalog load_models(LoadState& scenario_state) {
   return builtin.value;
 }
 
-/// Resolves each job's model, checks its parallelism, places it after the previous job
-/// and checks that it fits in HBM.
 /// Says each relation of `model` that does not hold at its key (under `at`, the job's model),
 /// or at the model itself for a catalog model; whether there was one.
 bool report_model_problems(const workload::ModelSpec& model, const std::string& at, LoadState& state) {
@@ -566,6 +564,8 @@ void check_jobs_early(const Scenario& sc, const hardware::Catalog& catalog, Load
   }
 }
 
+/// Resolves each job's model, checks its parallelism, places it after the previous job
+/// and checks that it fits in HBM.
 std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_memory, LoadState& state) {
   std::vector<ResolvedJob> out;
   const auto& jobs = loaded.config.workload.jobs;
@@ -1381,6 +1381,10 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     state.sources[doc.file] = doc.text;
     config::Codec<Scenario>::decode(doc.root, out.config, Context(state, doc.file));
     if (doc.root.IsMap() && doc.root["description"]) out.description_from = doc.file;
+  }
+  if (options.sweep_block) {
+    const auto& sweep = out.config.sweep;
+    *options.sweep_block = sweep && (!sweep->zip.axes.empty() || !sweep->grid.axes.empty());
   }
   if (out.description_from == out.file) out.description_from.clear();
   for (const std::string& set : options.sets) {  // written on the command line: its own

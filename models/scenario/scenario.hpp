@@ -174,6 +174,10 @@ struct LoadOptions {
   /// empty). For the base of a sweep, whose points may hold what it does not (a job larger
   /// than the base's cluster, with cluster.nodes a parameter).
   bool resolve = true;
+  /// When given, set once the files have decoded (so even when the load then fails): whether
+  /// the scenario has a sweep block with an axis (check takes such a scenario's base as sweep
+  /// does).
+  bool* sweep_block = nullptr;
 };
 
 /// A job resolved against the catalogs and placed on the cluster.

@@ -9,6 +9,9 @@ namespace clustersim::workload {
 
 std::vector<ModelProblem> model_problems(const ModelSpec& m) {
   std::vector<ModelProblem> out;
+  // A model missing its sizes (said by the field table: a required key) has no relations to
+  // check yet, and dividing by its 0 heads would stop the process.
+  if (m.heads < 1 || m.hidden < 1 || m.layers < 1) return out;
   const auto bad = [&](std::string key, std::string message, std::string hint) {
     out.push_back({std::move(key), std::move(message), std::move(hint)});
   };

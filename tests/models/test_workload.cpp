@@ -141,3 +141,47 @@ TEST_CASE("multi-head latent attention: DeepSeek-V3's low-rank projections, per 
   m.kv_lora_rank = 0;
   CHECK(validate(m) == "rope_head_dim (a decoupled RoPE key) needs kv_lora_rank");
 }
+
+TEST_CASE("a model's relations: every one that does not hold, each at its own key with a mend") {
+  ModelSpec m;
+  m.layers = 4;
+  m.hidden = 1000;
+  m.heads = 16;  // 1000 / 16 is not whole, and no head_dim
+  m.kv_heads = 3;
+  m.ffn_hidden = 4096;
+  m.vocab = 32000;
+  m.seq_len = 2048;
+  m.rope_head_dim = 32;  // without kv_lora_rank
+  m.top_k = 2;           // without experts
+  m.dense_layers = 8;    // without experts, and above layers
+  const std::vector<ModelProblem> p = model_problems(m);
+  std::vector<std::string> keys;
+  for (const ModelProblem& x : p) {
+    keys.push_back(x.key);
+    CHECK_FALSE(x.hint.empty());
+  }
+  CHECK(keys == std::vector<std::string>{"heads", "kv_heads", "rope_head_dim", "top_k", "dense_layers"});
+  CHECK(p[3].message == "top_k and dense_layers need experts: the model has none (experts: 0)");
+  CHECK(validate(m) == p.front().message);
+
+  // A mixture of experts: top_k within 1..experts, an expert width.
+  ModelSpec moe = m;
+  moe.hidden = 1024;
+  moe.kv_heads = 8;
+  moe.rope_head_dim = 0;
+  moe.dense_layers = 1;
+  moe.experts = 8;
+  moe.top_k = 9;
+  const std::vector<ModelProblem> q = model_problems(moe);
+  REQUIRE(q.size() == 2);
+  CHECK(q[0].key == "top_k");
+  CHECK(q[0].hint == "top_k: 2");
+  CHECK(q[1].key == "expert_ffn_hidden");
+  moe.top_k = 2;
+  moe.expert_ffn_hidden = 512;
+  CHECK(model_problems(moe).empty());
+  // Without its sizes (a required key missing, said by the field table) nothing is checked,
+  // and nothing is divided by 0 heads.
+  moe.heads = 0;
+  CHECK(model_problems(moe).empty());
+}

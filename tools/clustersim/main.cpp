@@ -150,10 +150,10 @@ int report_input_error(const config::InputError& e) {
 }
 
 /// Errors in a command's own options, every one of them at once (as a scenario's), then
-/// their count when there is more than one.
+/// their count.
 int report_option_errors(const std::vector<std::string>& errors) {
   for (const std::string& e : errors) std::cerr << "error: " << e << "\n";
-  if (errors.size() > 1) std::cerr << fmt::format("{} errors; nothing was run.\n", errors.size());
+  std::cerr << fmt::format("{} error{}; nothing was run.\n", errors.size(), errors.size() == 1 ? "" : "s");
   return kExitInput;
 }
 
@@ -442,13 +442,17 @@ int cmd_check(const ScenarioArgs& args) {
   }
   scenario::LoadOptions unresolved{args.sets, args.seed, false, false};
   unresolved.resolve = false;
-  // The unresolved load checks less (no inert keys, no memory): where it fails too, the full
-  // load's errors are the ones to report (it said only its own, and the inert keys waited for
-  // the next run).
+  bool sweep_block = false;
+  unresolved.sweep_block = &sweep_block;
+  // The unresolved load checks less (no inert keys, no memory, no jobs): where it fails too,
+  // the full load's errors are the ones to report (it said only its own, and the rest waited
+  // for the next run), but for a scenario with a sweep block, whose points may set what its
+  // base lacks (tp 2 beside sequence_parallel), judged as sweep judges it.
   const auto unresolved_load = [&] {
     try {
       return args.file.empty() ? scenario::load_default_scenario(unresolved) : scenario::load_scenario(args.file, unresolved);
     } catch (const config::InputError&) {
+      if (sweep_block) throw;
       throw *base_error;
     }
   };
@@ -1006,14 +1010,7 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     }
     p.topologies.push_back(t);
   }
-  // --nodes' grammar (its values against the scenario are checked by plan()).
-  if (!p.nodes.empty()) {
-    tools::SweepParam nodes;
-    std::string why;
-    if (!tools::parse_sweep_param("cluster.nodes=" + p.nodes, nodes, why)) {
-      errors.push_back(fmt::format("--nodes: {} (e.g. --nodes 512:8192:x2)", why));
-    }
-  }
+  if (const std::string why = tools::node_counts_problem(p.nodes); !why.empty()) errors.push_back("--nodes: " + why);
   if (!errors.empty()) return report_option_errors(errors);
   const tools::Plan plan = tools::plan(p);
   note_sweep_block(args.file, plan.sweep_points, "plan");

@@ -48,7 +48,11 @@ std::vector<std::int64_t> node_counts(const std::string& text, std::int64_t base
   }
   SweepParam p;
   std::string why;
-  if (!parse_sweep_param("cluster.nodes=" + text, p, why)) throw option_error("--nodes", why, "--nodes 512:8192:x2");
+  if (!parse_sweep_param("cluster.nodes=" + text, p, why)) {
+    // "cluster.nodes='8:64:x1': ..." names the key --nodes sets; the option is the user's word.
+    if (why.rfind("cluster.nodes=", 0) == 0) why.erase(0, std::string_view("cluster.nodes=").size());
+    throw option_error("--nodes", why, "--nodes 512:8192:x2");
+  }
   for (const std::string& v : p.values) {
     std::int64_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -122,6 +126,17 @@ std::string duration(double s) {
 }
 
 }  // namespace
+
+std::string node_counts_problem(const std::string& text) {
+  if (text.empty()) return {};
+  try {
+    node_counts(text, 1);
+  } catch (const config::InputError& e) {
+    const config::Diagnostic& d = e.diagnostics().items().front();
+    return d.hint.empty() ? d.message : fmt::format("{} (e.g. {})", d.message, d.hint);
+  }
+  return {};
+}
 
 void mark_pareto(std::vector<PlanPoint>& points) {
   std::vector<std::size_t> order;

@@ -123,6 +123,8 @@ struct Plan {
 /// price (before any point is run; economics.node_price sets one), or no feasible point
 /// has a total cost (a part of every design's network is not in the priced table).
 Plan plan(const PlanArgs& args);
+/// What is wrong with --nodes' text (its grammar, its counts), or "" (an empty text is the default).
+std::string node_counts_problem(const std::string& text);
 
 /// Marks `pareto` on the feasible points with a cost within the capex budget that no other
 /// such point beats on both time and cost; exposed for tests. O(n log n).
