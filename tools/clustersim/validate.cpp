@@ -1,6 +1,7 @@
 #include "tools/clustersim/validate.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -100,6 +101,20 @@ LoadedCases load_cases(const std::string& file) {
       state.diagnostics.add(state.where(path), path, fmt::format("unknown metric '{}'", c.metric),
                             "one of tflops_per_gpu, megatron_tflops_per_gpu, mfu, tokens_per_s, step_time_s, failures:CAUSE, "
                             "interruptions");
+    }
+  }
+  // Every case names where its figure is published: a blank source is none.
+  const auto blank = [](const std::string& words) {
+    return std::all_of(words.begin(), words.end(), [](unsigned char ch) { return std::isspace(ch) != 0; });
+  };
+  for (const auto& [list, count] : {std::pair{"cases", out.cases.size()}, std::pair{"collectives", out.collectives.size()}}) {
+    for (std::size_t i = 0; i < count; ++i) {
+      const std::string path = fmt::format("{}[{}].source", list, i);
+      const std::string& source = std::string_view(list) == "cases" ? out.cases[i].source : out.collectives[i].source;
+      if (state.assigned.count(path) && blank(source)) {
+        state.diagnostics.add(state.where(path), path, "is blank: a case names where its figure is published",
+                              "the paper, table and row, or the page, e.g. \"Narayanan et al., SC'21, Table 1, GPT 1.7B\"");
+      }
     }
   }
   // Values that decoded (those that did not are reported already).
