@@ -246,6 +246,19 @@ bool read_results(const std::string& file, const std::string& text, Measurements
   const std::size_t before = errors.items().size();
   const std::vector<std::string> lines = split_lines(text);
   std::size_t records = 0;
+  // One launch measurement per kind: the fit reads one, and a second (two runs' results
+  // concatenated) was dropped without a word. (GEMM, memory and collective points may repeat:
+  // the fits weigh every point.)
+  std::map<std::string, std::size_t> launches;  // kind -> its line
+  const auto once = [&](Line& l, const std::string& kind, std::size_t line) {
+    const auto [it, fresh] = launches.emplace(kind, line);
+    if (!fresh) {
+      l.fail(fmt::format("a second 'launch' record of kind '{}' (the first at line {}): the fit reads one; keep one "
+                         "run's results",
+                         kind, it->second));
+    }
+    return fresh;
+  };
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& raw = lines[i];
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
@@ -349,6 +362,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     } else if (record == "launch") {
       LaunchPoint p;
       if (!l.text("kind", p.kind) || !l.number("time_s", p.seconds)) continue;
+      if (!once(l, p.kind, i + 1)) continue;
       out.launch.push_back(p);
     } else if (record == "collective") {
       CollectivePoint p;
