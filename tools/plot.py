@@ -83,9 +83,19 @@ def plt_module():
 def read_csv(path):
     try:
         with open(path, newline="") as f:
-            rows = list(csv.DictReader(f))
+            reader = csv.DictReader(f)
+            rows = list(reader)
     except OSError as e:
         raise InputError(f"{path}: cannot read: {e.strerror}")
+    except (csv.Error, UnicodeDecodeError) as e:
+        raise InputError(f"{path}: not a CSV table: {e}")
+    # A row with more or fewer fields than the header (a JSON file, a cut line) is not a table:
+    # DictReader files the extra fields under None and the missing ones as None.
+    for i, r in enumerate(rows):
+        if None in r or None in r.values():
+            fields = len(reader.fieldnames or [])
+            raise InputError(f"{path}: row {i + 2} does not have the header's {fields} fields: not a CSV table "
+                             f"(plot the .csv a command wrote, e.g. plan.csv)")
     return rows
 
 
@@ -274,8 +284,12 @@ def cmd_compare(args):
             ax.spines[side].set_visible(False)
     for ax in list(axes.flat)[len(panels):]:
         ax.set_visible(False)
-    fig.suptitle(f"Designs compared: {', '.join(designs)} (green: the best of each figure)", fontsize=10)
-    fig.tight_layout()
+    # A long list of designs (a sweep block's points: "scheduler.spare_nodes=0, ...") wraps, and
+    # the panels start below it (it ran off the figure's edge, over the first row's titles).
+    import textwrap
+    title = textwrap.wrap(f"Designs compared: {', '.join(designs)} (green: the best of each figure)", width=120)
+    fig.suptitle("\n".join(title), fontsize=10)
+    fig.tight_layout(rect=(0, 0, 1, 1 - (0.1 + 0.2 * len(title)) / fig.get_figheight()))
     save(fig, args.output)
     plt.close(fig)
     if args.breakdown:
@@ -486,7 +500,15 @@ def cmd_pareto(args):
     if not kept:
         raise InputError(f"{args.input}: no row has numbers in both '{args.x}' and '{args.y}'")
     raw = [(number(r[args.x]), number(r[args.y])) for r in kept]
-    front = pareto_front(raw, args.x_better == "lower", args.y_better == "lower")
+    # plan.csv marks its own front (within --capex-budget, exact ties kept): on the plan's axes
+    # that is the front to draw; computed here from all the points, it put on the front designs
+    # the budget excluded.
+    plans_front = ("pareto" in rows[0] and {args.x, args.y} == {"time_to_train_s", "total_cost_usd"}
+                   and args.x_better == "lower" and args.y_better == "lower")
+    if plans_front:
+        front = sorted((i for i, r in enumerate(kept) if r["pareto"] == "true"), key=lambda i: (raw[i][0], raw[i][1]))
+    else:
+        front = pareto_front(raw, args.x_better == "lower", args.y_better == "lower")
     # Seconds spanning days are drawn in days (ticks at whole days, not at 2e6 s).
     scales = [86400.0 if column_unit(c) == "s" and max(abs(p[i]) for p in raw) > 2 * 86400 else 1.0
               for i, c in enumerate((args.x, args.y))]
@@ -497,7 +519,9 @@ def cmd_pareto(args):
             label=f"all {len(pts)} designs")
     fx = [pts[i][0] for i in front]
     fy = [pts[i][1] for i in front]
-    ax.plot(fx, fy, "-o", ms=6, color="#C44E52", label=f"Pareto front ({len(front)})")
+    ax.plot(fx, fy, "-o", ms=6, color="#C44E52",
+            label=f"the plan's Pareto front ({len(front)}; its pareto column)" if plans_front
+            else f"Pareto front ({len(front)})")
     if args.label:
         for i in front:
             ax.annotate(" ".join(kept[i][c] for c in args.label), (pts[i][0], pts[i][1]), textcoords="offset points",

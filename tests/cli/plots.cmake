@@ -99,6 +99,27 @@ if(NOT rc EQUAL 2 OR NOT err MATCHES "no column 'cost'; the columns are design, 
   message(FATAL_ERROR "pareto with an unknown column: exit ${rc}, stderr:\n${err}")
 endif()
 
+# A plan's CSV marks its own front (within --capex-budget, here without f, whose capex is
+# over it): on the plan's axes that is the front drawn (f was drawn on it, computed afresh).
+run_ok("plot.py pareto on a plan" "${PYTHON}" tools/plot.py pareto tests/plots/pareto_plan.csv --x time_to_train_s
+       --y total_cost_usd -o "${TMP}/pareto_plan/pareto.png")
+file(STRINGS "${TMP}/pareto_plan/pareto_front.csv" front)
+set(designs "")
+foreach(line IN LISTS front)
+  string(REGEX MATCH "^[^,]*" d "${line}")
+  list(APPEND designs "${d}")
+endforeach()
+if(NOT designs STREQUAL "point;d;c;a;h")
+  message(FATAL_ERROR "the plan's Pareto front is '${designs}', expected d, c, a, h (its pareto column)")
+endif()
+# A file whose rows do not match its header (plan.json given for plan.csv): an error, exit 2
+# (the message itself failed with a Python traceback).
+execute_process(COMMAND "${PYTHON}" tools/plot.py pareto tests/plots/ragged.csv --x a --y b -o "${TMP}/y.png"
+                WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc ERROR_VARIABLE err)
+if(NOT rc EQUAL 2 OR NOT err MATCHES "row 2 does not have the header's 2 fields")
+  message(FATAL_ERROR "pareto on a ragged file: exit ${rc}, stderr:\n${err}")
+endif()
+
 # The heat map's layout: one pixel per GPU, a node's GPUs in a row, a rack's nodes stacked,
 # racks left to right with one-pixel gaps.
 run_ok("heat map layout" "${PYTHON}" -c "

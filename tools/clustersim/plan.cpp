@@ -543,7 +543,17 @@ std::string plan_table(const Plan& p, bool files_written) {
                        money(pt.capex_usd),
                        pt.usd_per_gpu_hour ? fmt::format("{:.3f}", *pt.usd_per_gpu_hour) : std::string("-"));
   }
-  if (front.empty()) out += "    (no feasible point with a priced cost)\n";
+  if (front.empty()) {
+    // Under a capex budget the front is drawn among the points within it: feasible, priced
+    // points may all lie above it (the message said none was priced).
+    const bool priced = std::any_of(p.points.begin(), p.points.end(), [](const PlanPoint& pt) {
+      return pt.feasible && pt.total_cost_usd.has_value();
+    });
+    out += p.capex_budget_usd && priced
+               ? fmt::format("    (no feasible point within the capex budget of {})\n",
+                             sim::human(sim::Money::of(*p.capex_budget_usd)))
+               : std::string("    (no feasible point with a priced cost)\n");
+  }
   out += "\n";
   if (p.best) {
     const PlanPoint& b = p.points[*p.best];
