@@ -363,6 +363,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       LaunchPoint p;
       if (!l.text("kind", p.kind) || !l.number("time_s", p.seconds)) continue;
       if (!once(l, p.kind, i + 1)) continue;
+      p.where = fmt::format("{}:{}", file, i + 1);
       out.launch.push_back(p);
     } else if (record == "collective") {
       CollectivePoint p;

@@ -62,6 +62,7 @@ struct MemoryPoint {
 struct LaunchPoint {
   std::string kind;  ///< stream, graph, roundtrip
   double seconds = 0.0;
+  std::string where;  ///< "file:line"
 };
 
 struct CollectivePoint {

@@ -340,6 +340,17 @@ int calibrate(const CalibrateArgs& args) {
                                                                                   : peaks.fp8;
       const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
                            static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
+      // Below 1e-5 of the peak: no GEMM of this GPU is that slow (a 256^3 one, launch
+      // included, runs near 0.3% of it); a time written in microseconds is 1e6 times so.
+      if (peak && peak->value() > 0.0 && flops / p.seconds < 1e-5 * peak->value()) {
+        errors.add(config::Location{p.where, 0, 0}, "",
+                   fmt::format("a {} GEMM of {}x{}x{} in {:g} s runs at {}, under a hundred-thousandth of the {} "
+                               "dense peak of one {} ({}): not a measurement of this GPU",
+                               config::enum_name(p.dtype), p.shape.m, p.shape.n, p.shape.k, p.seconds,
+                               sim::human(sim::FlopRate::of(flops / p.seconds)), config::enum_name(p.dtype),
+                               target.gpu_name, sim::human(*peak)),
+                   "check time_s: it is in seconds, not microseconds");
+      }
       // 10% above the catalog's dense peak: past boost-clock and rounding slack.
       if (peak && peak->value() > 0.0 && flops / p.seconds > 1.1 * peak->value()) {
         errors.add(config::Location{p.where, 0, 0}, "",
@@ -358,6 +369,17 @@ int calibrate(const CalibrateArgs& args) {
     for (const calibration::MemoryPoint& p : m.memory) {
       const bool device = p.kind == "d2d_copy" || p.kind == "triad";
       const double buffer = p.kind == "triad" ? p.moved / 3.0 : p.moved / 2.0;
+      // Under 1e-4 of it (0.3 GB/s on an H100): no copy from HBM is that slow; a time in
+      // microseconds is.
+      if (device && hbm > 0.0 && buffer >= calibration::kPastCacheBytes && p.moved / p.seconds < 1e-4 * hbm) {
+        errors.add(config::Location{p.where, 0, 0}, "",
+                   fmt::format("a {} moving {} in {:g} s runs at {}, under a ten-thousandth of the HBM bandwidth of "
+                               "one {} ({}): not a measurement of this GPU",
+                               p.kind, sim::human(sim::Bytes::of(p.moved)), p.seconds,
+                               sim::human(sim::Bandwidth::of(p.moved / p.seconds)), target.gpu_name,
+                               sim::human(sim::Bandwidth::of(hbm))),
+                   "check time_s: it is in seconds, not microseconds");
+      }
       if (device && hbm > 0.0 && buffer >= calibration::kPastCacheBytes && p.moved / p.seconds > 1.1 * hbm) {
         errors.add(config::Location{p.where, 0, 0}, "",
                    fmt::format("a {} moving {} in {:g} s runs at {}, above the HBM bandwidth of one {} ({}): not a "
@@ -368,19 +390,42 @@ int calibrate(const CalibrateArgs& args) {
                    "check time_s (seconds) and moved_bytes; or name the GPU it ran on with --gpu");
       }
     }
+    // A kernel launch costs microseconds (4-6 us per launch and wait on recent drivers): a
+    // millisecond or more is a time in the wrong unit, which would add itself to every kernel.
+    for (const calibration::LaunchPoint& p : m.launch) {
+      if (p.seconds >= 1e-3) {
+        errors.add(config::Location{p.where, 0, 0}, "",
+                   fmt::format("a '{}' launch of {:g} s: a kernel launch takes microseconds, not milliseconds or "
+                               "more; not a measurement of this GPU",
+                               p.kind, p.seconds),
+                   "check time_s: it is in seconds, not microseconds");
+      }
+    }
     // A GPU moves at most its scale-up line rate (or its NIC share) each way; in-network
-    // reduction (NVLS, SHARP) at most doubles the bus bandwidth that buys.
+    // reduction (NVLS, SHARP) at most doubles the bus bandwidth that buys. An all-to-all over
+    // nodes sends (n - g) / n of its buffer through the NICs, which bounds its bus bandwidth
+    // (n - 1) / n x S / t at the NIC share x (n - 1) / (n - g) (another op's log relabelled as
+    // one was fitted at the bound, efficiency 1.0).
     const double line = std::max(target.scaleup_line, target.nic_line_per_gpu);
     std::set<std::string> said;  // an nccl-tests line holds two points (out of place, in place)
     for (const calibration::CollectivePoint& p : m.collectives) {
       const double busbw = p.bytes / p.seconds * network::bus_factor(p.op, p.ranks);
-      if (line > 0.0 && p.ranks > 1 && busbw > 2.0 * line && said.insert(p.where).second) {
+      double bound = line;
+      const std::int64_t g = p.nodes > 1 ? p.ranks / p.nodes : p.ranks;
+      if (p.op == network::Op::all_to_all && p.nodes > 1 && p.ranks > g && target.nic_line_per_gpu > 0.0) {
+        bound = target.nic_line_per_gpu * static_cast<double>(p.ranks - 1) / static_cast<double>(p.ranks - g);
+      }
+      if (bound > 0.0 && p.ranks > 1 && busbw > 2.0 * bound && said.insert(p.where).second) {
         errors.add(config::Location{p.where, 0, 0}, "",
-                   fmt::format("{} of {} B on {} ranks in {:g} s: a bus bandwidth of {}, more than twice one {}'s "
-                               "line rate ({}): not a measurement of these GPUs",
+                   fmt::format("{} of {} B on {} ranks in {:g} s: a bus bandwidth of {}, more than twice {} ({}): not "
+                               "a measurement of these GPUs",
                                config::enum_name(p.op), p.bytes, p.ranks, p.seconds,
-                               sim::human(sim::Bandwidth::of(busbw)), target.gpu_name,
-                               sim::human(sim::Bandwidth::of(line))),
+                               sim::human(sim::Bandwidth::of(busbw)),
+                               bound == line ? fmt::format("one {}'s line rate", target.gpu_name)
+                                             : fmt::format("the most an all-to-all over {} nodes reaches through one {}'s "
+                                                           "share of the NICs",
+                                                           p.nodes, target.gpu_name),
+                               sim::human(sim::Bandwidth::of(bound))),
                    "check the time column's unit (nccl-tests prints microseconds); or name the GPU with --gpu");
       }
     }
