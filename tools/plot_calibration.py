@@ -57,8 +57,20 @@ def worst_text(errs):
     return f"{len(errs)} points: median |error| {med:.1f}%, worst {s[-1]:.1f}%"
 
 
-def plot_collective(plt, group, rows, curve):
-    f = float(rows[0]["bus_factor"])
+def nccl_bus_factor(op, n):
+    """nccl-tests' busbw / algbw (its doc/PERFORMANCE.md) for `op` on n ranks."""
+    if op == "all_reduce":
+        return 2 * (n - 1) / n
+    if op in ("all_gather", "reduce_scatter", "all_to_all"):
+        return (n - 1) / n
+    return 1.0
+
+
+def plot_collective(plt, group, rows, curve, network=False):
+    op, shape = group.split("/")[1:3]
+    nodes, per = shape.split("x")
+    # The network model's rows carry no bus factor: nccl-tests' for the op and rank count.
+    f = nccl_bus_factor(op, int(nodes) * int(per)) if network else float(rows[0]["bus_factor"])
     xs = [float(r["bytes"]) for r in rows]
     busbw = [f * x / float(r["measured_s"]) / 1e9 for x, r in zip(xs, rows)]
     errs = [100 * (float(r["predicted_s"]) / float(r["measured_s"]) - 1) for r in rows]
@@ -67,6 +79,11 @@ def plot_collective(plt, group, rows, curve):
     top.plot(xs, busbw, "o", ms=5, mfc="none", color="C0", label="measured (out-of-place and in-place)")
     middle.plot(xs, [1e6 * float(r["measured_s"]) for r in rows], "o", ms=5, mfc="none", color="C0",
                 label="measured")
+    if network:  # the model's time at each measured size (it has no regimes to draw)
+        px = sorted(set(xs))
+        pred = {float(r["bytes"]): float(r["predicted_s"]) for r in rows}
+        top.plot(px, [f * x / pred[x] / 1e9 for x in px], "-", color="C1", lw=1.6, label="network model")
+        middle.plot(px, [1e6 * pred[x] for x in px], "-", color="C1", lw=1.6, label="network model")
     if curve:
         cx = [float(c["bytes"]) for c in curve]
         cy = [f * x / float(c["predicted_s"]) / 1e9 for x, c in zip(cx, curve)]
@@ -85,9 +102,8 @@ def plot_collective(plt, group, rows, curve):
     top.set_ylim(bottom=0)
     top.grid(True, which="major", alpha=0.3)
     top.legend(loc="upper left", fontsize=8, frameon=False)
-    op, shape = group.split("/")[1:3]
-    nodes, per = shape.split("x")
-    top.set_title(f"{op} on {nodes} node{'s' if nodes != '1' else ''} × {per} GPUs: measured vs fitted\n"
+    what = "the network model (what simulations run)" if network else "fitted"
+    top.set_title(f"{op} on {nodes} node{'s' if nodes != '1' else ''} × {per} GPUs: measured vs {what}\n"
                   f"{worst_text(errs)}", fontsize=10)
     size_axis(bottom, xs)
     error_panel(bottom, xs, errs, "message size (bytes, log scale)")
@@ -164,6 +180,9 @@ def main() -> int:
         if group.startswith("collective/"):
             rows.sort(key=lambda r: float(r["bytes"]))
             fig = plot_collective(plt, group, rows, curves.get(group, []))
+        elif group.startswith("network/"):
+            rows.sort(key=lambda r: float(r["bytes"]))
+            fig = plot_collective(plt, group, rows, [], network=True)
         elif group.startswith("memory/"):
             rows.sort(key=lambda r: float(r["bytes"]))
             fig = plot_memory(plt, group, rows)

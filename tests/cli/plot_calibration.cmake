@@ -17,9 +17,10 @@ foreach(f points.csv curves.csv)
     message(FATAL_ERROR "calibrate --plot did not write ${f}")
   endif()
 endforeach()
-# The collective, memory (fitted and cross-check) and GEMM groups each get a PNG, which opens
+# The collective, network-model, memory (fitted and cross-check) and GEMM groups each get a
+# PNG (the network model, what simulations run, was skipped), which opens
 # with the PNG signature.
-foreach(png collective_all_reduce_2x8 memory_d2d_copy memory_triad gemm_bf16)
+foreach(png collective_all_reduce_2x8 network_all_reduce_2x8 memory_d2d_copy memory_triad gemm_bf16)
   set(f "${TMP}/plots/${png}.png")
   if(NOT EXISTS "${f}")
     file(GLOB written "${TMP}/plots/*")
