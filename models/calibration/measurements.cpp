@@ -417,6 +417,17 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
   }
   const network::Op op = *binary->op;
   const std::vector<std::string> lines = split_lines(text);
+  // Several tests run into one file (a script's output): every row of the second was read as
+  // the first's and said garbled, one error per row. One error, at the second's name.
+  for (std::size_t i = 0; i < lines.size(); ++i) {
+    const PerfBinary* named = find_binary(lines[i], "");
+    if (named && named != binary) {
+      errors.add(Location{file, static_cast<int>(i + 1), 1}, "",
+                 fmt::format("the log holds two tests, {} and then {}: one test per log", binary->binary, named->binary),
+                 "split it where the second test's header begins");
+      return false;
+    }
+  }
   std::int64_t ranks = 0;
   std::set<std::string> hosts;
   bool in_devices = false;
