@@ -754,7 +754,9 @@ void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state);
 
 /// The zipped lists of a sweep block vary together: they must have one length. A key is
 /// either zipped or a grid axis.
-void check_sweep(const Scenario& sc, LoadState& state) {
+/// The sweep block's shape: zipped lists of one length, no key both zipped and in the grid.
+/// It needs only the lists themselves, so it is said even where other keys did not decode.
+void check_sweep_shape(const Scenario& sc, LoadState& state) {
   if (!sc.sweep) return;
   const std::vector<SweepAxis>& zip = sc.sweep->zip.axes;
   for (const SweepAxis& axis : zip) {
@@ -770,6 +772,10 @@ void check_sweep(const Scenario& sc, LoadState& state) {
     const std::string at = "sweep.grid." + axis.key;
     state.diagnostics.add(state.where(at), at, "this key is also under sweep.zip", "keep it in one of the two");
   }
+}
+
+void check_sweep(const Scenario& sc, LoadState& state) {
+  check_sweep_shape(sc, state);
   check_sweep_values(sc, false, state);
 }
 
@@ -1443,6 +1449,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     LoadState probe = state;
     probe.diagnostics = config::Diagnostics{};
     if (!chain_broken) config::check_required(out.config, "", probe);
+    check_sweep_shape(out.config, state);  // the lists that decoded (a zip of two lengths beside an empty grid list)
     const auto parent = [](const std::string& path) {
       const std::size_t dot = path.rfind('.');
       return dot == std::string::npos ? std::string() : path.substr(0, dot);
