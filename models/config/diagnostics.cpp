@@ -5,10 +5,11 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <mutex>
 #include <set>
 #include <sstream>
-#include <tuple>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -192,26 +193,25 @@ std::string Diagnostic::format() const {
 }
 
 void Diagnostics::add(Location where, std::string path, std::string message, std::string hint) {
-  items_.push_back(Diagnostic{std::move(where), std::move(path), std::move(message), std::move(hint)});
+  // Kept in file order (the files as they were first named, each by line and column; one
+  // without a line first): the checks run stage by stage, not in the order of the text, and
+  // whoever reads the list, or only its first item, reads it as the text runs.
+  const auto file_end = std::find_if(items_.rbegin(), items_.rend(),
+                                     [&](const Diagnostic& d) { return d.where.file == where.file; });
+  auto at = items_.end();
+  if (file_end != items_.rend()) {
+    at = file_end.base();  // after the file's last item; then back over those that come later
+    while (at != items_.begin() && std::prev(at)->where.file == where.file &&
+           std::pair(std::prev(at)->where.line, std::prev(at)->where.column) > std::pair(where.line, where.column)) {
+      --at;
+    }
+  }
+  items_.insert(at, Diagnostic{std::move(where), std::move(path), std::move(message), std::move(hint)});
 }
 
 std::string Diagnostics::format() const {
-  // In file order: the files as they were first named, each by line and column (the checks
-  // run stage by stage, not in the order of the text; a diagnostic without a line first).
-  std::vector<std::string_view> files;
-  for (const Diagnostic& d : items_) {
-    if (std::find(files.begin(), files.end(), d.where.file) == files.end()) files.push_back(d.where.file);
-  }
-  const auto rank = [&](const Diagnostic& d) {
-    return static_cast<std::size_t>(std::find(files.begin(), files.end(), d.where.file) - files.begin());
-  };
-  std::vector<const Diagnostic*> sorted;
-  for (const Diagnostic& d : items_) sorted.push_back(&d);
-  std::stable_sort(sorted.begin(), sorted.end(), [&](const Diagnostic* a, const Diagnostic* b) {
-    return std::tuple(rank(*a), a->where.line, a->where.column) < std::tuple(rank(*b), b->where.line, b->where.column);
-  });
   std::string out;
-  for (const Diagnostic* d : sorted) out += d->format() + "\n";
+  for (const Diagnostic& d : items_) out += d.format() + "\n";
   return out;
 }
 

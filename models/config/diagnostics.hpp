@@ -63,6 +63,7 @@ class Diagnostics {
   void add(Location where, std::string path, std::string message, std::string hint = {});
 
   [[nodiscard]] bool ok() const { return items_.empty(); }
+  /// In file order: the files as first named, each by line and column (add() keeps it).
   [[nodiscard]] const std::vector<Diagnostic>& items() const { return items_; }
   /// All diagnostics, one per line, each ending in a newline.
   [[nodiscard]] std::string format() const;
