@@ -246,19 +246,6 @@ bool read_results(const std::string& file, const std::string& text, Measurements
   const std::size_t before = errors.items().size();
   const std::vector<std::string> lines = split_lines(text);
   std::size_t records = 0;
-  // One launch measurement per kind: the fit reads one, and a second (two runs' results
-  // concatenated) was dropped without a word. (GEMM, memory and collective points may repeat:
-  // the fits weigh every point.)
-  std::map<std::string, std::size_t> launches;  // kind -> its line
-  const auto once = [&](Line& l, const std::string& kind, std::size_t line) {
-    const auto [it, fresh] = launches.emplace(kind, line);
-    if (!fresh) {
-      l.fail(fmt::format("a second 'launch' record of kind '{}' (the first at line {}): the fit reads one; keep one "
-                         "run's results",
-                         kind, it->second));
-    }
-    return fresh;
-  };
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& raw = lines[i];
     if (raw.find_first_not_of(" \t") == std::string::npos) continue;
@@ -362,7 +349,6 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     } else if (record == "launch") {
       LaunchPoint p;
       if (!l.text("kind", p.kind) || !l.number("time_s", p.seconds)) continue;
-      if (!once(l, p.kind, i + 1)) continue;
       p.where = fmt::format("{}:{}", file, i + 1);
       out.launch.push_back(p);
     } else if (record == "collective") {
@@ -418,15 +404,19 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
   const network::Op op = *binary->op;
   const std::vector<std::string> lines = split_lines(text);
   // Several tests run into one file (a script's output): every row of the second was read as
-  // the first's and said garbled, one error per row. One error, at the second's name.
-  for (std::size_t i = 0; i < lines.size(); ++i) {
-    const PerfBinary* named = find_binary(lines[i], "");
-    if (named && named != binary) {
-      errors.add(Location{file, static_cast<int>(i + 1), 1}, "",
-                 fmt::format("the log holds two tests, {} and then {}: one test per log", binary->binary, named->binary),
-                 "split it where the second test's header begins");
-      return false;
-    }
+  // the first's and said garbled (or a second row of its size), one error per row. Each test
+  // prints its own header, "# nThread N nGpus G minBytes ...": one error, at the second.
+  for (std::size_t i = 0, headers = 0; i < lines.size(); ++i) {
+    const std::vector<std::string> t = tokens(lines[i]);
+    if (t.size() < 2 || t[0] != "#" || t[1] != "nThread" || ++headers < 2) continue;
+    const PerfBinary* next = nullptr;  // named on the command line just above it, if any
+    for (std::size_t j = i; j-- > 0 && i - j <= 3 && !next;) next = find_binary(lines[j], "");
+    errors.add(Location{file, static_cast<int>(i + 1), 1}, "",
+               next ? fmt::format("a second test begins here ({} after {}): one test per log", next->binary, binary->binary)
+                    : fmt::format("a second test begins here (a second nccl-tests header after {}'s): one test per log",
+                                  binary->binary),
+               "split the log where the second test's output begins");
+    return false;
   }
   std::int64_t ranks = 0;
   std::set<std::string> hosts;

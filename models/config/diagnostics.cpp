@@ -196,6 +196,15 @@ void Diagnostics::add(Location where, std::string path, std::string message, std
   // Kept in file order (the files as they were first named, each by line and column; one
   // without a line first): the checks run stage by stage, not in the order of the text, and
   // whoever reads the list, or only its first item, reads it as the text runs.
+  // A new file, or a place after the last item's in its file (the common cases: a reader
+  // going down its file), is appended without a search.
+  const bool known = !files_.insert(where.file).second;
+  const bool in_order = !items_.empty() && items_.back().where.file == where.file &&
+                        std::pair(items_.back().where.line, items_.back().where.column) <= std::pair(where.line, where.column);
+  if (!known || in_order) {
+    items_.push_back(Diagnostic{std::move(where), std::move(path), std::move(message), std::move(hint)});
+    return;
+  }
   const auto file_end = std::find_if(items_.rbegin(), items_.rend(),
                                      [&](const Diagnostic& d) { return d.where.file == where.file; });
   auto at = items_.end();

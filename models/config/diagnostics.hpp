@@ -2,10 +2,13 @@
 //
 //   scenarios/x.yaml:14:9: fabric.radix: must be even, got 7 (did you mean 'radix: 8'?)
 //
-// Every problem found in a scenario is collected, then all are reported at once, in the
-// order they were found; the command exits with code 2 and writes nothing else.
+// Every problem found in a scenario is collected, then all are reported at once, in file
+// order (the files as first named, each by line and column; the checks run stage by stage,
+// not as the text runs); the command exits with code 2 and writes nothing else.
 #pragma once
 
+#include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -70,6 +73,7 @@ class Diagnostics {
 
  private:
   std::vector<Diagnostic> items_;
+  std::set<std::string, std::less<>> files_;  // the files items_ names: a new one is appended
 };
 
 /// Thrown by a loader when it has collected errors; carries all of them.

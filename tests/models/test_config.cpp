@@ -293,3 +293,17 @@ TEST_CASE("split_set_argument: a quoted key is one segment, dots and '=' include
   CHECK(!config::split_set_argument("a.\"\".c=1", segments, value, column, state));
   CHECK(state.diagnostics.items().size() == 2);
 }
+
+TEST_CASE("diagnostics are kept in file order: files as first named, each by line and column") {
+  config::Diagnostics d;
+  d.add({"f", 5, 1}, "a", "m");
+  d.add({"f", 2, 3}, "b", "m");
+  d.add({"g", 1, 1}, "c", "m");
+  d.add({"f", 0, 0}, "d", "m");   // the whole file: first in it
+  d.add({"f", 2, 3}, "e", "m");   // a tie keeps the order added
+  d.add({"g", 1, 1}, "f", "m");
+  std::string order;
+  for (const config::Diagnostic& x : d.items()) order += x.path;
+  CHECK(order == "dbeacf");
+  CHECK(d.format().find("f:2:3: b: m\nf:2:3: e: m\n") != std::string::npos);
+}
