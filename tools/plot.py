@@ -289,7 +289,9 @@ def cmd_compare(args):
     import textwrap
     title = textwrap.wrap(f"Designs compared: {', '.join(designs)} (green: the best of each figure)", width=120)
     fig.suptitle("\n".join(title), fontsize=10)
-    fig.tight_layout(rect=(0, 0, 1, 1 - (0.1 + 0.2 * len(title)) / fig.get_figheight()))
+    title_h = 0.1 + 0.2 * len(title)  # inches, added to the figure rather than taken from the panels
+    fig.set_figheight(fig.get_figheight() + title_h)
+    fig.tight_layout(rect=(0, 0, 1, 1 - title_h / fig.get_figheight()))
     save(fig, args.output)
     plt.close(fig)
     if args.breakdown:
@@ -503,7 +505,9 @@ def cmd_pareto(args):
     # plan.csv marks its own front (within --capex-budget, exact ties kept): on the plan's axes
     # that is the front to draw; computed here from all the points, it put on the front designs
     # the budget excluded.
-    plans_front = ("pareto" in rows[0] and {args.x, args.y} == {"time_to_train_s", "total_cost_usd"}
+    plans_front = ({"pareto", "within_budget", "meets_deadline"} <= set(rows[0])
+                   and all(r["pareto"] in ("true", "false") for r in kept)
+                   and {args.x, args.y} == {"time_to_train_s", "total_cost_usd"}
                    and args.x_better == "lower" and args.y_better == "lower")
     if plans_front:
         front = sorted((i for i, r in enumerate(kept) if r["pareto"] == "true"), key=lambda i: (raw[i][0], raw[i][1]))
@@ -545,8 +549,9 @@ def cmd_pareto(args):
     ax.set_ylabel(labels[1] + f" — {args.y_better} is better")
     ax.grid(True, alpha=0.3, which="both")
     ax.legend(fontsize=8, frameon=False)
-    ax.set_title(f"Pareto front of {args.y} against {args.x}\n({os.path.basename(args.input)}; "
-                 f"a design is on the front when no other is better on both)", fontsize=10)
+    rule = ("the plan's front: among the designs within its capex budget, when one was given, none better on both"
+            if plans_front else "a design is on the front when no other is better on both")
+    ax.set_title(f"Pareto front of {args.y} against {args.x}\n({os.path.basename(args.input)}; {rule})", fontsize=10)
     fig.tight_layout()
     save(fig, args.output)
     plt.close(fig)

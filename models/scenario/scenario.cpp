@@ -752,10 +752,9 @@ TablePoint table_point(std::size_t i, const std::vector<std::string>& sets) {
 
 void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state);
 
-/// The zipped lists of a sweep block vary together: they must have one length. A key is
-/// either zipped or a grid axis.
-/// The sweep block's shape: zipped lists of one length, no key both zipped and in the grid.
-/// It needs only the lists themselves, so it is said even where other keys did not decode.
+/// The sweep block's shape: the zipped lists vary together, so they must have one length,
+/// and a key is either zipped or a grid axis. It needs only the lists themselves, so it is
+/// said even where other keys did not decode.
 void check_sweep_shape(const Scenario& sc, LoadState& state) {
   if (!sc.sweep) return;
   const std::vector<SweepAxis>& zip = sc.sweep->zip.axes;
@@ -774,6 +773,7 @@ void check_sweep_shape(const Scenario& sc, LoadState& state) {
   }
 }
 
+/// The sweep block: its shape, and every value against its key.
 void check_sweep(const Scenario& sc, LoadState& state) {
   check_sweep_shape(sc, state);
   check_sweep_values(sc, false, state);
@@ -1449,7 +1449,13 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     LoadState probe = state;
     probe.diagnostics = config::Diagnostics{};
     if (!chain_broken) config::check_required(out.config, "", probe);
-    check_sweep_shape(out.config, state);  // the lists that decoded (a zip of two lengths beside an empty grid list)
+    // The sweep block's shape, from the lists that decoded (a zip of two lengths beside an empty
+    // grid list), unless a zipped list is in error: its base's list stands in for it, and the
+    // lengths would blame the base for the override that failed.
+    const bool zip_in_error = std::any_of(said.begin(), said.end(), [](const config::Diagnostic& d) {
+      return d.path == "sweep.zip" || config::key_inside("sweep.zip", d.path);
+    });
+    if (!zip_in_error) check_sweep_shape(out.config, state);
     const auto parent = [](const std::string& path) {
       const std::size_t dot = path.rfind('.');
       return dot == std::string::npos ? std::string() : path.substr(0, dot);

@@ -112,6 +112,15 @@ endforeach()
 if(NOT designs STREQUAL "point;d;c;a;h")
   message(FATAL_ERROR "the plan's Pareto front is '${designs}', expected d, c, a, h (its pareto column)")
 endif()
+# A CSV of one's own with a column named pareto (0s, not a plan's true/false) is no plan:
+# its front is computed (it was read as the plan's, and came out empty).
+run_ok("plot.py pareto with a pareto column of one's own" "${PYTHON}" tools/plot.py pareto
+       tests/plots/pareto_own_column.csv -o "${TMP}/pareto_own/pareto.png")
+file(STRINGS "${TMP}/pareto_own/pareto_front.csv" front)
+list(LENGTH front rows)
+if(NOT rows EQUAL 6)
+  message(FATAL_ERROR "the front of a CSV with its own pareto column has ${rows} lines, expected a header and f, d, c, a, h")
+endif()
 # A file whose rows do not match its header (plan.json given for plan.csv): an error, exit 2
 # (the message itself failed with a Python traceback).
 execute_process(COMMAND "${PYTHON}" tools/plot.py pareto tests/plots/ragged.csv --x a --y b -o "${TMP}/y.png"
