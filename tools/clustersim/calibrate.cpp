@@ -364,27 +364,25 @@ int calibrate(const CalibrateArgs& args) {
                                                                                   : peaks.fp8;
       const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
                            static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
+      if (!peak || peak->value() <= 0.0) continue;
+      const auto refuse = [&](const char* against, const char* hint) {
+        errors.add(located(p.where), "",
+                   fmt::format("a {} GEMM of {}x{}x{} in {:g} s runs at {}, {} the {} dense peak of one {} ({}): "
+                               "not a measurement of this GPU",
+                               config::enum_name(p.dtype), p.shape.m, p.shape.n, p.shape.k, p.seconds,
+                               sim::human(sim::FlopRate::of(flops / p.seconds)), against, config::enum_name(p.dtype),
+                               target.gpu_name, sim::human(*peak)),
+                   hint);
+      };
       // Below 1e-5 of the peak and a millisecond or more: a time written in microseconds (a
       // 256^3 GEMM, launch included, runs near 0.3% of the peak; a 16^3 one, all launch, far
       // below it, but in microseconds).
-      if (peak && peak->value() > 0.0 && flops / p.seconds < 1e-5 * peak->value() && p.seconds >= 1e-3) {
-        errors.add(located(p.where), "",
-                   fmt::format("a {} GEMM of {}x{}x{} in {:g} s runs at {}, under a hundred-thousandth of the {} "
-                               "dense peak of one {} ({}): not a measurement of this GPU",
-                               config::enum_name(p.dtype), p.shape.m, p.shape.n, p.shape.k, p.seconds,
-                               sim::human(sim::FlopRate::of(flops / p.seconds)), config::enum_name(p.dtype),
-                               target.gpu_name, sim::human(*peak)),
-                   "check time_s: it is in seconds, not microseconds");
+      if (flops / p.seconds < 1e-5 * peak->value() && p.seconds >= 1e-3) {
+        refuse("under a hundred-thousandth of", "check time_s: it is in seconds, not microseconds");
       }
       // 10% above the catalog's dense peak: past boost-clock and rounding slack.
-      if (peak && peak->value() > 0.0 && flops / p.seconds > 1.1 * peak->value()) {
-        errors.add(located(p.where), "",
-                   fmt::format("a {} GEMM of {}x{}x{} in {:g} s runs at {}, above the {} dense peak of one {} ({}): "
-                               "not a measurement of this GPU",
-                               config::enum_name(p.dtype), p.shape.m, p.shape.n, p.shape.k, p.seconds,
-                               sim::human(sim::FlopRate::of(flops / p.seconds)), config::enum_name(p.dtype),
-                               target.gpu_name, sim::human(*peak)),
-                   "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
+      if (flops / p.seconds > 1.1 * peak->value()) {
+        refuse("above", "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
       }
     }
     // A copy past the last-level cache (calibration::kPastCacheBytes, as fit_compute() takes
