@@ -537,10 +537,6 @@ bool report_job_problems(const workload::JobConfig& job, const workload::ModelSp
   return !problems.empty();
 }
 
-workload::ModelCatalog load_models(LoadState& scenario_state);
-std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& cfg, const hardware::Catalog& catalog,
-                                                  LoadState& state);
-
 /// The jobs' own relations, said with the scenario's first errors rather than after their
 /// fix: they need the node's GPUs per node only, resolved here on the side (its own errors
 /// are said where the load resolves it). A job whose model is unknown or in error waits.
