@@ -79,17 +79,23 @@ if(NOT csv MATCHES "^metric,unit,better,sweep-small,small-fat-tree,small-dragonf
   message(FATAL_ERROR "compare.csv: ${csv}")
 endif()
 
+# The first column of each line of a front CSV, the header's included.
+function(front_designs file out)
+  file(STRINGS "${file}" front)
+  set(designs "")
+  foreach(line IN LISTS front)
+    string(REGEX MATCH "^[^,]*" d "${line}")
+    list(APPEND designs "${d}")
+  endforeach()
+  set(${out} "${designs}" PARENT_SCOPE)
+endfunction()
+
 # The Pareto front of a generic CSV: time against cost, both lower is better. Of the nine
 # rows with numbers (j is an error row), e is beaten by d, g by f, b by c, i by h.
 run_ok("plot.py pareto" "${PYTHON}" tools/plot.py pareto tests/plots/pareto_points.csv --label nodes
        --label topology -o "${TMP}/pareto/pareto.png")
 expect_png("${TMP}/pareto/pareto.png")
-file(STRINGS "${TMP}/pareto/pareto_front.csv" front)
-set(designs "")
-foreach(line IN LISTS front)
-  string(REGEX MATCH "^[^,]*" d "${line}")
-  list(APPEND designs "${d}")
-endforeach()
+front_designs("${TMP}/pareto/pareto_front.csv" designs)
 if(NOT designs STREQUAL "design;f;d;c;a;h")
   message(FATAL_ERROR "Pareto front is '${designs}', expected f, d, c, a, h")
 endif()
@@ -103,12 +109,7 @@ endif()
 # over it): on the plan's axes that is the front drawn (f was drawn on it, computed afresh).
 run_ok("plot.py pareto on a plan" "${PYTHON}" tools/plot.py pareto tests/plots/pareto_plan.csv --x time_to_train_s
        --y total_cost_usd -o "${TMP}/pareto_plan/pareto.png")
-file(STRINGS "${TMP}/pareto_plan/pareto_front.csv" front)
-set(designs "")
-foreach(line IN LISTS front)
-  string(REGEX MATCH "^[^,]*" d "${line}")
-  list(APPEND designs "${d}")
-endforeach()
+front_designs("${TMP}/pareto_plan/pareto_front.csv" designs)
 if(NOT designs STREQUAL "point;d;c;a;h")
   message(FATAL_ERROR "the plan's Pareto front is '${designs}', expected d, c, a, h (its pareto column)")
 endif()

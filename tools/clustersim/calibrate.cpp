@@ -392,25 +392,23 @@ int calibrate(const CalibrateArgs& args) {
     for (const calibration::MemoryPoint& p : m.memory) {
       const bool device = p.kind == "d2d_copy" || p.kind == "triad";
       const double buffer = p.kind == "triad" ? p.moved / 3.0 : p.moved / 2.0;
-      // Under 1e-4 of it (0.3 GB/s on an H100): no copy from HBM is that slow; a time in
-      // microseconds is.
-      if (device && hbm > 0.0 && buffer >= calibration::kPastCacheBytes && p.moved / p.seconds < 1e-4 * hbm) {
+      if (!device || hbm <= 0.0 || buffer < calibration::kPastCacheBytes) continue;
+      const auto refuse = [&](const char* against, const char* hint) {
         errors.add(located(p.where), "",
-                   fmt::format("a {} moving {} in {:g} s runs at {}, under a ten-thousandth of the HBM bandwidth of "
-                               "one {} ({}): not a measurement of this GPU",
-                               p.kind, sim::human(sim::Bytes::of(p.moved)), p.seconds,
-                               sim::human(sim::Bandwidth::of(p.moved / p.seconds)), target.gpu_name,
-                               sim::human(sim::Bandwidth::of(hbm))),
-                   "check time_s: it is in seconds, not microseconds");
-      }
-      if (device && hbm > 0.0 && buffer >= calibration::kPastCacheBytes && p.moved / p.seconds > 1.1 * hbm) {
-        errors.add(located(p.where), "",
-                   fmt::format("a {} moving {} in {:g} s runs at {}, above the HBM bandwidth of one {} ({}): not a "
+                   fmt::format("a {} moving {} in {:g} s runs at {}, {} the HBM bandwidth of one {} ({}): not a "
                                "measurement of this GPU",
                                p.kind, sim::human(sim::Bytes::of(p.moved)), p.seconds,
-                               sim::human(sim::Bandwidth::of(p.moved / p.seconds)), target.gpu_name,
+                               sim::human(sim::Bandwidth::of(p.moved / p.seconds)), against, target.gpu_name,
                                sim::human(sim::Bandwidth::of(hbm))),
-                   "check time_s (seconds) and moved_bytes; or name the GPU it ran on with --gpu");
+                   hint);
+      };
+      // Under 1e-4 of it (0.3 GB/s on an H100): no copy from HBM is that slow; a time in
+      // microseconds is.
+      if (p.moved / p.seconds < 1e-4 * hbm) {
+        refuse("under a ten-thousandth of", "check time_s: it is in seconds, not microseconds");
+      }
+      if (p.moved / p.seconds > 1.1 * hbm) {
+        refuse("above", "check time_s (seconds) and moved_bytes; or name the GPU it ran on with --gpu");
       }
     }
     // A kernel launch costs microseconds (4-6 us per launch and wait on recent drivers): a
