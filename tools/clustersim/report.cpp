@@ -1015,13 +1015,13 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                : fmt::format("{:.4g}", v);
       };
       // Saved between steps: the interval is a whole number of them.
-      const long long steps_per_interval =
-          st.step_time_s > 0.0 && std::isfinite(rs.checkpoint_interval_s) ? std::llround(rs.checkpoint_interval_s / st.step_time_s) : 0;
+      const bool stepped = st.step_time_s > 0.0 && std::isfinite(rs.checkpoint_interval_s);
+      const long long steps_per_interval = stepped ? std::llround(rs.checkpoint_interval_s / st.step_time_s) : 0;
       const std::string interval_steps = fmt::format("{} step{}", steps_per_interval, steps_per_interval == 1 ? "" : "s");
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
                              ? fmt::format("every {} min{} ({}{}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),
-                                           st.step_time_s > 0.0 ? " = " + interval_steps : std::string(),
+                                           stepped ? " = " + interval_steps : std::string(),
                                            // An asynchronous checkpoint starts when the last one is written.
                                            std::isfinite(rs.checkpoint_interval_asked_s)
                                                ? fmt::format("{} {} min, raised to the background write's time: an "
