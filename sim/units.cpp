@@ -361,6 +361,19 @@ std::optional<std::string> closest_match(std::string_view word,
       best = std::string(cand);
     }
   }
+  // An abbreviation ("distrib" for "distribution") is many edits away but unambiguous when
+  // it begins exactly one candidate.
+  if (!best && max_distance < 0 && word.size() >= 4) {
+    std::size_t starts = 0;
+    for (std::string_view cand : candidates) {
+      if (cand.size() > word.size() &&
+          std::equal(word.begin(), word.end(), cand.begin(), [&](char a, char b) { return lower(a) == lower(b); })) {
+        ++starts;
+        best = std::string(cand);
+      }
+    }
+    if (starts != 1) best.reset();
+  }
   return best;
 }
 

@@ -104,7 +104,8 @@ std::string human(Count c);
 std::string human(EnergyPrice p);
 
 /// The candidate closest to `word` by edit distance (ignoring case), if it is close enough
-/// to be a likely typo: at most `max_distance`, or max(1, |word|/3) when that is negative.
+/// to be a likely typo: at most `max_distance`, or max(1, |word|/3) when that is negative
+/// (then also the one candidate a word of 4 or more letters begins, an abbreviation).
 /// Ties go to the earliest candidate. Used for "did you mean ...?" suggestions.
 /// Complexity O(sum of |word| * |candidate|).
 std::optional<std::string> closest_match(std::string_view word,

@@ -32,7 +32,7 @@ std::vector<ConfigProblem> check_monitoring(const MonitoringConfig& m) {
     const Rollup& r = m.rollups[i];
     const std::string at = fmt::format("rollups[{}]", i);
     if (r.after.ns() == 0) {
-      out.push_back({at + ".after", "is missing (or 0): a rollup needs the age from which it applies",
+      out.push_back({at + ".after", "must be positive (missing counts as 0): a rollup needs the age from which it applies",
                      "after: 40h"});
     } else if (r.after <= prev_after) {
       out.push_back({at + ".after",
@@ -43,8 +43,8 @@ std::vector<ConfigProblem> check_monitoring(const MonitoringConfig& m) {
                      "rollups: [{after: 40h, interval: 5min}, {after: 10d, interval: 1h}]"});
     }
     if (r.interval.ns() == 0) {
-      out.push_back({at + ".interval", "is missing (or 0): a rollup keeps one point per series per interval",
-                     coarser_hint(prev_interval)});
+      out.push_back({at + ".interval", "must be positive (missing counts as 0): a rollup keeps one point per series per interval",
+                     coarser_hint(prev_interval.ns() > 0 ? prev_interval : sim::Time::from_ns(30'000'000'000))});
     } else if (r.interval <= prev_interval) {
       out.push_back({at + ".interval",
                      fmt::format("must be coarser than {} ({}): a rollup keeps fewer points than what it replaces",

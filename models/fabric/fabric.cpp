@@ -233,29 +233,29 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
 
   // Tiers: as given, else the fewest that hold the endpoints.
   std::int64_t tiers = cfg.tiers;
-  const auto fits = [&](std::int64_t t, std::string& why) {
+  const auto fits_at = [&](std::int64_t radix, std::int64_t t, std::string& why) {
     Split s1;
-    if (!split_ports(k, tier_ratio(cfg.oversubscription, 0, t), s1)) {
-      why = fmt::format("radix {} cannot be split into whole down and up ports at {}", k,
+    if (!split_ports(radix, tier_ratio(cfg.oversubscription, 0, t), s1)) {
+      why = fmt::format("radix {} cannot be split into whole down and up ports at {}", radix,
                         config::Codec<Ratio>::text(tier_ratio(cfg.oversubscription, 0, t)));
       return false;
     }
     const std::int64_t leaves = c.rail ? (units + s1.down - 1) / s1.down * R : (E + s1.down - 1) / s1.down;
     if (t == 2) {
-      if (leaves * 1 > k) {
-        // Rail leaves come in groups of R (one per rail): k spine ports take floor(k / R) groups.
-        const std::int64_t held = c.rail ? k / R * R : k;
+      if (leaves * 1 > radix) {
+        // Rail leaves come in groups of R (one per rail): a spine's ports take floor(radix / R) groups.
+        const std::int64_t held = c.rail ? radix / R * R : radix;
         why = fmt::format("2 tiers of radix {} hold {} leaves of {} endpoints ({} endpoints{}); this cluster needs {} "
                           "leaves for its {} endpoints",
-                          k, held, s1.down, held * s1.down,
-                          c.rail && held != k ? fmt::format(", rail leaves {} at a time", R) : std::string(), leaves, E);
+                          radix, held, s1.down, held * s1.down,
+                          c.rail && held != radix ? fmt::format(", rail leaves {} at a time", R) : std::string(), leaves, E);
         return false;
       }
       return true;
     }
     Split s2;
-    if (!split_ports(k, tier_ratio(cfg.oversubscription, 1, t), s2)) {
-      why = fmt::format("radix {} cannot be split into whole down and up ports at {}", k,
+    if (!split_ports(radix, tier_ratio(cfg.oversubscription, 1, t), s2)) {
+      why = fmt::format("radix {} cannot be split into whole down and up ports at {}", radix,
                         config::Codec<Ratio>::text(tier_ratio(cfg.oversubscription, 1, t)));
       return false;
     }
@@ -264,13 +264,14 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
                         s1.up, s2.down);
     }
     const std::int64_t pods = (leaves + s2.down - 1) / s2.down;
-    if (pods > k) {
+    if (pods > radix) {
       why = fmt::format("3 tiers of radix {} hold {} pods of {} leaves ({} endpoints); this cluster needs {} pods",
-                        k, k, s2.down, k * s2.down * s1.down, pods);
+                        radix, radix, s2.down, radix * s2.down * s1.down, pods);
       return false;
     }
     return true;
   };
+  const auto fits = [&](std::int64_t t, std::string& why) { return fits_at(k, t, why); };
   if (!cfg.oversubscription.per_tier.empty() && tiers == 0) {
     errors.push_back({"fabric.tiers", "a list of oversubscription ratios needs the tier count",
                       "add 'tiers: 2' or 'tiers: 3'"});
@@ -325,8 +326,29 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
                         fmt::format("up + down must divide the radix {}: e.g. {}", k, fmt::join(near, " or "))});
       return false;
     }
+    // A hint that works: three tiers where they hold the cluster, else the smallest
+    // power-of-two radix (switches come as 32, 64, 128 ... ports) that does.
+    std::string hint;
+    std::string unused;
+    if (tiers == 2 && fits_at(k, 3, unused)) {
+      hint = "try 'tiers: 3' or a larger radix";
+    } else {
+      std::int64_t larger = 2;
+      while (larger <= k) larger *= 2;
+      for (; larger <= 8192; larger *= 2) {
+        if (fits_at(larger, tiers, unused)) {
+          hint = fmt::format("a radix of {} holds it in {} tiers", larger, tiers);
+          break;
+        }
+        if (tiers == 2 && fits_at(larger, 3, unused)) {
+          hint = fmt::format("'tiers: 3' with a radix of {} holds it", larger);
+          break;
+        }
+      }
+      if (hint.empty()) hint = "no Clos of 3 tiers and radix up to 8192 holds it: fewer nodes or NICs per node";
+    }
     errors.push_back({"fabric.radix", fmt::format("the fabric is too small for {} nodes x {} NICs: {}", f.nodes, f.nics_per_node, why),
-                      tiers == 2 && cfg.tiers == 2 ? "try 'tiers: 3' or a larger radix" : "try a larger radix"});
+                      hint});
     return false;
   }
   c.tiers = tiers;
@@ -454,6 +476,19 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   return true;
 }
 
+// Every dimension of at least 2 vertices; each one that is not, said at its own element.
+bool torus_dims_ok(const std::vector<std::int64_t>& dims, std::vector<FabricError>& errors) {
+  bool ok = true;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (dims[i] >= 2) continue;
+    errors.push_back({fmt::format("fabric.dims[{}]", i),
+                      fmt::format("every torus dimension needs at least 2 vertices, got {}", dims[i]),
+                      "2 or more, or drop the dimension"});
+    ok = false;
+  }
+  return ok;
+}
+
 bool build_torus(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth bw, std::vector<FabricError>& errors) {
   if (cfg.dims.empty()) {
     errors.push_back({"fabric.dims", "a torus needs its dimensions", "add e.g. 'dims: [8, 8, 8]'"});
@@ -462,11 +497,8 @@ bool build_torus(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth 
   TorusLayout t;
   t.dims = cfg.dims;
   t.routers = 1;
+  if (!torus_dims_ok(cfg.dims, errors)) return false;
   for (std::int64_t d : t.dims) {
-    if (d < 2) {
-      errors.push_back({"fabric.dims", fmt::format("every torus dimension needs at least 2 vertices, got {}", d)});
-      return false;
-    }
     t.strides.push_back(t.routers);
     t.routers *= d;  // bounded by build_fabric's size check
   }
@@ -520,6 +552,12 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   const std::int64_t max_groups = d.a * d.h + 1;
   const std::int64_t per_group = d.a * d.p;
   const std::int64_t needed = (f.endpoints() + per_group - 1) / per_group;
+  // A written group count beyond the maximum is its own error, whatever the cluster needs.
+  if (cfg.groups > max_groups) {
+    errors.push_back({"fabric.groups", fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups, got {}",
+                                                   d.a, d.h, max_groups, cfg.groups),
+                      fmt::format("at most 'groups: {}', or more global links per router", max_groups)});
+  }
   if (needed > max_groups) {
     errors.push_back({"fabric.routers_per_group",
                       fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups ({} endpoints); "
@@ -533,11 +571,7 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   // (Kim et al.) is cabled. Before, the default was the maximum, and 33 DGX nodes on a=8, h=4
   // were priced with all 264 routers of 33 groups where 9 groups carry them.
   d.g = cfg.groups ? cfg.groups : needed;
-  if (d.g > max_groups) {
-    errors.push_back({"fabric.groups", fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups, got {}",
-                                                   d.a, d.h, max_groups, d.g)});
-    return false;
-  }
+  if (d.g > max_groups) return false;  // said above
   if (d.g < needed) {
     errors.push_back({"fabric.groups", fmt::format("{} groups of {} endpoints hold {}, fewer than the cluster's {}", d.g,
                                                    per_group, d.g * per_group, f.endpoints())});
@@ -644,11 +678,9 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   std::int64_t fabric_links = 0;  // switch-to-switch cables, estimated from the configuration
   if (cfg.topology == Topology::torus) {
     std::int64_t routers = 1;
+    // (Checked again, with the others, once the fabric's sizes are known to fit.)
+    if (!torus_dims_ok(cfg.dims, errors)) return std::nullopt;
     for (std::int64_t d : cfg.dims) {
-      if (d < 2) {  // checked again, with the others, once the fabric's sizes are known to fit
-        errors.push_back({"fabric.dims", fmt::format("every torus dimension needs at least 2 vertices, got {}", d)});
-        return std::nullopt;
-      }
       if (routers > kMaxGpus / d) {
         errors.push_back({"fabric.dims", fmt::format("the torus has more than {} vertices", kMaxGpus)});
         return std::nullopt;

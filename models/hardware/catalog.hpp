@@ -66,11 +66,11 @@ struct GpuSpec {
             .at_least(0)
             .at_most(100'000),
         field("peak_flops", &GpuSpec::peak_flops, "dense peak FLOP rate per datatype"),
-        field("hbm_capacity", &GpuSpec::hbm_capacity, "HBM capacity").require(),
+        field("hbm_capacity", &GpuSpec::hbm_capacity, "HBM capacity").require().above_zero(),
         field("hbm_bandwidth", &GpuSpec::hbm_bandwidth, "HBM bandwidth").require().above_zero(),
         field("scaleup_bandwidth", &GpuSpec::scaleup_bandwidth,
               "NVLink / Infinity Fabric bandwidth per GPU, per direction"),
-        field("tdp", &GpuSpec::tdp, "thermal design power").require(),
+        field("tdp", &GpuSpec::tdp, "thermal design power").require().above_zero(),
         field("source", &GpuSpec::source, "where the numbers come from (datasheet, paper)"),
         field("notes", &GpuSpec::notes, "derivations and caveats"),
     };

@@ -1,5 +1,7 @@
 #include "models/reliability/config.hpp"
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 
@@ -21,13 +23,43 @@ bool parse_number(std::string_view s, double& v) {
   return ec == std::errc() && p == s.data() + s.size() && std::isfinite(v);
 }
 
+// "0.01/gpu-hour" is meant as a rate over another period: the same rate per day, if the
+// period and the unit are ones we know.
+std::string rate_per_day_hint(std::string_view text) {
+  const auto slash = text.find('/');
+  const auto dash = text.rfind('-');
+  if (slash == std::string_view::npos || dash == std::string_view::npos || dash < slash) return {};
+  double v = 0.0;
+  if (!parse_number(text.substr(0, slash), v) || v < 0.0) return {};
+  const std::string_view unit = text.substr(slash + 1, dash - slash - 1);
+  const std::string_view period = text.substr(dash + 1);
+  // Days in the period; a year of 365 days, a week of 7.
+  constexpr std::array<std::pair<std::string_view, double>, 9> kDays{{{"s", 1.0 / 86400.0},
+                                                                     {"sec", 1.0 / 86400.0},
+                                                                     {"min", 1.0 / 1440.0},
+                                                                     {"h", 1.0 / 24.0},
+                                                                     {"hr", 1.0 / 24.0},
+                                                                     {"hour", 1.0 / 24.0},
+                                                                     {"week", 7.0},
+                                                                     {"year", 365.0},
+                                                                     {"yr", 365.0}}};
+  const auto units = enum_names(Per{});
+  const bool known_unit = std::any_of(units.begin(), units.end(), [&](const auto& e) { return e.second == unit; });
+  if (!known_unit) return {};
+  for (const auto& [name, days] : kDays) {
+    if (period == name) return fmt::format("did you mean '{:.4g}/{}-day'?", v / days, unit);
+  }
+  return {};
+}
+
 }  // namespace
 
-bool parse_rate(std::string_view text, FailureRate& out, std::string& why) {
+bool parse_rate(std::string_view text, FailureRate& out, std::string& why, std::string* hint) {
   const auto slash = text.find('/');
   const auto dash = text.rfind("-day");
   if (slash == std::string_view::npos || dash == std::string_view::npos || dash + 4 != text.size() || dash < slash) {
     why = fmt::format("expected failures per unit and day such as 0.0002/gpu-day, got '{}'", text);
+    if (hint) *hint = rate_per_day_hint(text);
     return false;
   }
   double v = 0.0;
@@ -147,8 +179,9 @@ bool Codec<reliability::FailureRate>::decode(const YAML::Node& n, reliability::F
   std::string text;
   if (!decode_scalar_text(n, text, ctx, "a rate such as 0.0002/gpu-day")) return false;
   std::string why;
-  if (!reliability::parse_rate(text, out, why)) {
-    ctx.error(n, why);
+  std::string hint;
+  if (!reliability::parse_rate(text, out, why, &hint)) {
+    ctx.error(n, why, hint);
     return false;
   }
   return true;

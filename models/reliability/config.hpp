@@ -275,8 +275,9 @@ struct CheckpointConfig {
   }
 };
 
-/// Parses "0.0002/gpu-day". Returns false and a message on error.
-bool parse_rate(std::string_view text, FailureRate& out, std::string& why);
+/// Parses "0.0002/gpu-day". Returns false and a message on error, and in `hint` (when
+/// given) the same rate per day where another period was written ("0.01/gpu-hour").
+bool parse_rate(std::string_view text, FailureRate& out, std::string& why, std::string* hint = nullptr);
 /// Parses "4h", "exponential(4h)", "lognormal(4h, 1.0)", "weibull(4h, 0.7)".
 bool parse_duration_law(std::string_view text, DurationLaw& out, std::string& why);
 std::string format_duration_law(const DurationLaw& d);

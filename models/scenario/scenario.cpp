@@ -1465,6 +1465,12 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         path = parent(path);
       }
     };
+    // The sections' own relations too (a monitoring interval of 0s, a failure law's mean,
+    // the network's size tables), which were said only after a fix: each one that no error
+    // already said covers, at its key, above it or below it.
+    check_monitoring(out.config, probe);
+    check_network(out.config, probe);
+    check_failure_relations(out.config, probe);
     for (const config::Diagnostic& missing : probe.diagnostics.items()) {
       const bool covered = std::any_of(said.begin(), said.end(), [&](const config::Diagnostic& d) {
         return d.path.empty() || d.path == missing.path || config::key_inside(d.path, missing.path) ||

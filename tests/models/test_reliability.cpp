@@ -102,6 +102,14 @@ TEST_CASE("failure rates and duration laws parse, and say what is wrong") {
   CHECK_FALSE(parse_rate("0.0002/rack-day", r, why));
   CHECK(why.find("unknown unit 'rack'") != std::string::npos);
   CHECK_FALSE(parse_rate("-1/gpu-day", r, why));
+  // Another period: the same rate per day is suggested (0.01 per hour = 0.24 per day).
+  std::string hint;
+  CHECK_FALSE(parse_rate("0.01/gpu-hour", r, why, &hint));
+  CHECK(hint == "did you mean '0.24/gpu-day'?");
+  CHECK_FALSE(parse_rate("3/node-year", r, why, &hint));
+  CHECK(hint == "did you mean '0.008219/node-day'?");
+  CHECK_FALSE(parse_rate("3/rack-year", r, why, &hint));
+  CHECK(hint.empty());
 
   DurationLaw d;
   REQUIRE(parse_duration_law("lognormal(4h, 1.0)", d, why));

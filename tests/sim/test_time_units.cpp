@@ -186,6 +186,11 @@ TEST_CASE("closest_match suggests near misses only") {
   CHECK(closest_match("link_latncy", keys) == "link_latency");
   CHECK(closest_match("Radix", keys) == "radix");
   CHECK_FALSE(closest_match("completely_different", keys).has_value());
+  // An abbreviation that begins one key only; "link" begins two, "rad" is too short to trust.
+  CHECK(closest_match("link_band", keys) == "link_bandwidth");
+  CHECK_FALSE(closest_match("link", keys).has_value());
+  CHECK_FALSE(closest_match("rad", keys).has_value());
+  CHECK_FALSE(closest_match("link_band", keys, 2).has_value());  // an explicit distance is kept
 }
 
 TEST_CASE("human(): four significant digits and the largest unit that fits; whole digits past the largest") {
