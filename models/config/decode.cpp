@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/eventhandler.h>
 
 namespace clustersim::config {
@@ -248,6 +249,15 @@ class AliasCheck : public YAML::EventHandler {
 };
 
 }  // namespace
+
+std::string yaml_error_text(const YAML::Exception& e) {
+  if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e)) {
+    return fmt::format("nested {} levels deep by here, the YAML reader's limit (a scenario nests a few levels: "
+                       "brackets or braces opened many times over?)",
+                       deep->depth());
+  }
+  return fmt::format("YAML syntax error: {}", e.msg);
+}
 
 bool check_aliases(const std::string& text, const std::string& file, LoadState& state, int value_column) {
   static_assert(kMaxExpandedNodes == 1'000'000, "the message says a million");

@@ -139,6 +139,10 @@ inline constexpr std::uint64_t kMaxExpandedNodes = 1'000'000;
 /// none. A syntax error is left to the loader, which says it with its position.
 bool check_aliases(const std::string& text, const std::string& file, LoadState& state, int value_column = 0);
 
+/// The message for a YAML text that yaml-cpp refused: "YAML syntax error: ..." with its
+/// own words, except for nesting past its depth limit, which it calls a "bad file".
+std::string yaml_error_text(const YAML::Exception& e);
+
 // ---------------------------------------------------------------------------------------
 // Codecs: decode (false and a diagnostic on error), encode to JSON, and describe the type.
 

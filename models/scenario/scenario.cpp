@@ -200,7 +200,7 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
                          e.mark.line + 1);
     }
     state.diagnostics.add(Location{file, e.mark.line + 1, config::character_column(quote_laws(text), e.mark.line, e.mark.column)},
-                          "", fmt::format("YAML syntax error: {}", e.msg), hint);
+                          "", config::yaml_error_text(e), hint);
     return std::nullopt;
   }
 }
@@ -793,7 +793,15 @@ void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state) 
         config::apply_set(copy, axis.key + "=" + axis.values[i], trial);
         const std::string at = fmt::format("sweep.{}.{}[{}]", section, axis.key, i);
         for (const config::Diagnostic& d : trial.diagnostics.items()) {
-          if (d.message.find("unknown key") != std::string::npos && !said.insert(d.path + ": " + d.message).second) continue;
+          // A key that does not exist is the axis's error, once, at its key (it was said at
+          // the first value, "[0]", as if that value were wrong).
+          if (d.message.find("unknown key") != std::string::npos) {
+            if (!said.insert(d.path + ": " + d.message).second) continue;
+            const std::string key_at = fmt::format("sweep.{}.{}", section, axis.key);
+            state.diagnostics.add(state.where(key_at), key_at,
+                                  d.path.empty() ? d.message : d.path + ": " + d.message, d.hint);
+            continue;
+          }
           state.diagnostics.add(i < axis.where.size() ? axis.where[i] : state.where(at), at,
                                 d.path.empty() ? d.message : d.path + ": " + d.message, d.hint);
         }

@@ -188,9 +188,11 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         micro_batch_hint(job, (passes + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch));
   } else if (p.virtual_stages > 1 && micro_batches(job) % p.pp != 0) {
     add("global_batch",
-        fmt::format("the interleaved schedule needs micro-batches per replica ({}) to be a multiple of pp ({})",
-                    micro_batches(job), p.pp),
-        fmt::format("global_batch: {}", ((micro_batches(job) + p.pp - 1) / p.pp) * p.pp * per_step));
+        fmt::format("{} sequences over dp {} x micro_batch {} make {} micro-batches per replica; the interleaved "
+                    "schedule needs a multiple of pp ({})",
+                    job.global_batch, p.dp, job.micro_batch, micro_batches(job), p.pp),
+        fmt::format("global_batch: {}, or virtual_stages: 1",
+                    ((micro_batches(job) + p.pp - 1) / p.pp) * p.pp * per_step));
   }
   if (job.train_tokens && job.train_tokens->value() < 1.0) {
     add("train_tokens", "must be at least one token", "train_tokens: 15.6T");

@@ -1051,7 +1051,7 @@ int run_main(int argc, char** argv) {
   CLI::App* run = app.add_subcommand("run", "run a scenario and report its results");
   add_scenario_options(*run, run_args, true);
   run->add_option("--format", run_format, "output on stdout")->check(CLI::IsMember({"table", "json", "csv"}));
-  run->add_option("--out", out_dir, "also write results.json (atomically) into this folder")->check(check_path);
+  run->add_option("--out", out_dir, "also write results.json (atomically) into this folder, and with failures failures.csv (the timeline) and gpu_failures.csv (per GPU)")->check(check_path);
   run->add_option("--trace", trace_file, "write one training step of each job as Chrome trace-event JSON (Perfetto)")
       ->check(check_path)
       ->type_name("FILE");

@@ -439,6 +439,7 @@ void add_reliability(config::Json& j, const reliability::JobSummary& s, double j
   j["interruptions"] = {{"total", s.interruptions.mean}, {"by_cause", std::move(by_cause)}};
   j["ettr"] = number(s.ettr.mean);
   j["goodput"] = number(s.goodput_tokens_per_s.mean);
+  j["goodput_tokens_per_s"] = j["goodput"];  // the same, its unit in its key
   j["time_to_train_s"] = number(s.time_to_train_s.mean);
   // Why it is null: no projection past the clock's 292 years (else: under a millionth done).
   if (s.projection_past_clock) j["time_to_train_past_clock"] = true;
@@ -996,6 +997,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                                       : 0.0),
                                                t_unit,
                                                rs.finished_share < 1.0 ? " (projected where the horizon ended first)" : "")
+                                 : rs.started_share <= 0.0
+                                     ? std::string("not projectable: the job never started (queued to the end of "
+                                                   "every replication)")
                                  : rs.projection_past_clock
                                      ? std::string("not projectable: at the pace within the horizon it would take "
                                                    "more than 292 years")

@@ -74,7 +74,7 @@ LoadedCases load_cases(const std::string& file) {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(config::Location{file, e.mark.line + 1, config::character_column(text, e.mark.line, e.mark.column)}, "",
-                          fmt::format("YAML syntax error: {}", e.msg));
+                          config::yaml_error_text(e));
     throw config::InputError(std::move(state.diagnostics));
   }
   if (!config::reject_tags(root, config::Context(state, file))) throw config::InputError(std::move(state.diagnostics));
