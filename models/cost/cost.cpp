@@ -118,6 +118,22 @@ CostResult compute_cost(const CostInputs& in) {
     if (!in.fabric->capex) {
       priced = false;
       for (const std::string& u : in.fabric->unpriced) r.unpriced.push_back("network: " + u);
+    } else if (in.spare_nodes > 0 && in.nodes > 0) {
+      // Hot spares sit on the fabric, ready to take a failed node's place: their NICs, switch
+      // ports, optics and cables, priced as the fabric's share per node (the fabric itself is
+      // built for cluster.nodes). Before, spares were priced as servers alone.
+      sim::Money network_capex;
+      for (const CapexLine& l : r.capex_lines) {
+        if (l.category == "switches" || l.category == "nics" || l.category == "transceivers" || l.category == "cables") {
+          network_capex += l.capex;
+        }
+      }
+      r.capex_lines.push_back({"spares_network",
+                               fmt::format("scheduler.spare_nodes x the fabric's capex per node ({} nodes; ESTIMATE: "
+                                           "pro rata)",
+                                           in.nodes),
+                               in.spare_nodes,
+                               network_capex * (static_cast<double>(in.spare_nodes) / static_cast<double>(in.nodes))});
     }
   } else {
     r.unpriced.push_back("network: the scenario has no fabric section (no switches, optics or cables counted)");

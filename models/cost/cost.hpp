@@ -20,8 +20,13 @@
 //   C_network = sum of the fabric's lines: switches, transceivers, cables, and NICs only
 //               when the servers do not include them
 //   C_spares  = S x price_node            (category "spares": the hot spares, bought like
-//                                          the cluster's nodes; no fabric ports counted)
-//   C = C_servers + C_spares + C_network + economics.other_capex
+//                                          the cluster's nodes)
+//   C_spares_network = S / N x C_network  (category "spares_network": a hot spare sits on the
+//                                          fabric to take a failed node's place; the fabric
+//                                          is built for the N nodes, so the spares' ports,
+//                                          optics and cables are its share per node, an
+//                                          ESTIMATE; their switch power is not added)
+//   C = C_servers + C_spares + C_network + C_spares_network + economics.other_capex
 // Power (W), at busy share u (0 idle, 1 every GPU computing all the time):
 //   P_gpus(u)  = N G P_gpu (f_g + (1 - f_g) u)         f_g = economics.gpu_idle_fraction
 //   P_hosts(u) = N P_host (f_h + (1 - f_h) u)          f_h = economics.host_idle_fraction
@@ -114,7 +119,7 @@ struct CostInputs {
 };
 
 struct CapexLine {
-  std::string category;  ///< gpus, hosts, servers, spares, switches, nics, transceivers, cables, other
+  std::string category;  ///< gpus, hosts, servers, spares, switches, nics, transceivers, cables, spares_network, other
   std::string item;      ///< the priced class or basis
   std::int64_t count = 0;
   sim::Money capex;

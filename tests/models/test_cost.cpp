@@ -176,30 +176,34 @@ TEST_CASE("fleet utilisation: GPU-weighted busy shares, idle GPUs outside jobs, 
   CHECK(fleet_utilization({{8, 1.5}}, 8) == 1.0);
 }
 
-TEST_CASE("hot spares: bought like nodes (their own capex line), idle power, racks; $/GPU-hour over serving GPUs") {
+TEST_CASE("hot spares: bought like nodes (their own capex line) with their share of the fabric, idle power, racks; "
+          "$/GPU-hour over serving GPUs") {
   const fabric::FabricMetrics fab = tiny_fabric();
   CostInputs in = tiny(&fab);
   in.spare_nodes = 3;
   const CostResult r = compute_cost(in);
-  // Capex: 212,000 + 3 spares x 100,000 = 512,000.
+  // Capex: 212,000 + 3 spares x 100,000 + their fabric share, 3 / 2 nodes x the 12,000 of
+  // network bought (switch and transceivers; the NICs come with the servers) = 530,000.
   REQUIRE(r.capex);
-  CHECK(r.capex->value() == Rel(512'000));
-  double spares = 0;
+  CHECK(r.capex->value() == Rel(530'000));
+  double spares = 0, network = 0;
   std::int64_t count = 0;
   for (const CapexLine& l : r.capex_lines) {
     if (l.category == "spares") spares += l.capex.value(), count += l.count;
+    if (l.category == "spares_network") network += l.capex.value();
   }
   CHECK(spares == Rel(300'000));
+  CHECK(network == Rel(18'000));
   CHECK(count == 3);
   // Idle power: 3 x (4 x 500 x 0.1 + 1,000 x 0.5) = 2,100 W, at any load; IT 3,782 + 2,100.
   CHECK(r.average.spares.value() == Rel(2100));
   CHECK(r.peak.spares.value() == Rel(2100));
   CHECK(r.average.it.value() == Rel(5882));
   CHECK(r.peak.it.value() == Rel(8182));
-  // $/GPU-hour: (512,000 / 2 + 1.5 x 5,882 W x 8,766 h x 0.1 USD/kWh) / (8 x 8,766), the
+  // $/GPU-hour: (530,000 / 2 + 1.5 x 5,882 W x 8,766 h x 0.1 USD/kWh) / (8 x 8,766), the
   // spares carried by the 8 serving GPUs.
   REQUIRE(r.usd_per_gpu_hour);
-  CHECK(*r.usd_per_gpu_hour == Rel((256'000 + 1.5 * 5882 * 8766 / 1000 * 0.1) / (8 * 8766.0)));
+  CHECK(*r.usd_per_gpu_hour == Rel((265'000 + 1.5 * 5882 * 8766 / 1000 * 0.1) / (8 * 8766.0)));
   // Racks: 5 nodes, 2 per rack: 3 racks.
   CHECK(r.racks == 3);
   CHECK(r.gpus == 8);

@@ -364,8 +364,10 @@ void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
     r.training.emplace_back(cost::training_cost(inputs, r.cost, loaded.jobs[i].config.gpus, busy, t,
                                                 loaded.jobs[i].config.train_tokens->value()));
   }
-  r.monitoring = cost::monitoring_load(r.inventory.gpus, r.inventory.nodes, r.fabric ? r.fabric->switches : 0,
-                                       loaded.config.monitoring);
+  // Hot spares are monitored as the nodes they stand in for.
+  const std::int64_t spares = loaded.config.scheduler.spare_nodes;
+  r.monitoring = cost::monitoring_load(r.inventory.gpus + spares * loaded.node.spec.gpus, r.inventory.nodes + spares,
+                                       r.fabric ? r.fabric->switches : 0, loaded.config.monitoring);
 }
 
 
