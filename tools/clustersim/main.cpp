@@ -856,27 +856,44 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   spec.sets = args.sets;
   spec.seed = args.seed;
   spec.replications = s.replications;
-  bool base_fails = false;
-  {  // the scenario's sweep block, then the --params
-    // The grid's base, judged at its points (prepare() says whether it holds by itself).
-    scenario::LoadOptions o{spec.sets, spec.seed, false, false};
-    o.resolve = false;
-    const scenario::Scenario base =
-        (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config;
-    spec.params = tools::sweep_block_params(base);
-    base_fails = base.failures.has_value();
-  }
+  // The scenario's sweep block, then the --params. The grid's base is judged at its points
+  // (prepare() says whether it holds by itself).
+  scenario::LoadOptions o{spec.sets, spec.seed, false, false};
+  o.resolve = false;
+  const scenario::Scenario base =
+      (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config;
+  spec.params = tools::sweep_block_params(base);
+  const bool base_fails = base.failures.has_value();
   std::vector<std::string> bad_params;
+  std::vector<std::string> keys;  // of every --param, in order
   for (const std::string& text : s.params) {
     tools::SweepParam p;
     std::string why;
-    if (!tools::parse_sweep_param(text, p, why)) {
+    const bool ok = tools::parse_sweep_param(text, p, why);
+    keys.push_back(p.key);  // empty when the text has none
+    if (!ok) {
       bad_params.push_back("--param " + why);
       continue;
     }
     spec.params.push_back(std::move(p));
   }
-  if (!bad_params.empty()) return report_option_errors(bad_params);
+  if (!bad_params.empty()) {
+    // With them, every --param key the scenario lacks (said only once the values were fixed,
+    // by run_sweep): any value finds the key, and only that error is kept.
+    for (const std::string& key : keys) {
+      if (key.empty()) continue;
+      scenario::Scenario copy = base;
+      copy.sweep.reset();
+      config::LoadState trial;
+      config::apply_set(copy, key + "=0", trial);
+      for (const config::Diagnostic& d : trial.diagnostics.items()) {
+        if (d.message.find("unknown key") == std::string::npos) continue;
+        bad_params.push_back(fmt::format("--param {}: {}{}{}", key, d.path.empty() ? "" : d.path + ": ", d.message,
+                                         d.hint.empty() ? "" : " (" + d.hint + ")"));
+      }
+    }
+    return report_option_errors(bad_params);
+  }
   const auto grid_fails = [&] {
     return std::any_of(spec.params.begin(), spec.params.end(),
                        [](const tools::SweepParam& p) { return p.key.rfind("failures", 0) == 0; });
