@@ -620,6 +620,16 @@ struct Node {
   double burn_in_start = 0.0;
   std::vector<std::pair<double, std::size_t>> caught;  ///< failures caught in the burn-in under way: time, class
   bool paused = false;  ///< its job waits for nodes: its units' clocks are stopped (remaining_ holds what they had left)
+  /// Paused in place (pause_job), since this time; NaN: not so. Its units' clocks stopped
+  /// then without being looked at: what each had left is due - stopped_since (due as
+  /// below), made explicit (stop_units) only if the node leaves service before it resumes.
+  double stopped_since = std::numeric_limits<double>::quiet_NaN();
+  /// Added to a unit's stored due time (due_) to give the time it fails: the time the node
+  /// has spent paused in place since the unit's clock last started.
+  double offset = 0.0;
+  /// The units armed with a failure event (class, unit), some perhaps fired or re-armed
+  /// since: a pause in place cancels these rather than looking at every unit of the node.
+  std::vector<std::pair<std::size_t, std::int64_t>> armed;
 };
 
 struct JobState {
@@ -1052,6 +1062,7 @@ class Model {
   /// Left in the queue, a long-lived unit's stopped failure stayed there until its time:
   /// a job paused and resumed at every failure of a storm piled up GBs of them.
   void stop_units(std::int64_t n, double now) {
+    Node& node = nodes_[static_cast<std::size_t>(n)];
     for (std::size_t c = 0; c < classes_.size(); ++c) {
       const Per per = classes_[c].per;
       if (per != Per::gpu && per != Per::node) continue;
@@ -1059,25 +1070,31 @@ class Model {
       const std::int64_t count = per == Per::gpu ? gpn_ : 1;
       for (std::int64_t u = first; u < first + count; ++u) {
         double& left = remaining_[c][static_cast<std::size_t>(u)];
-        if (!std::isnan(left)) left = std::max(0.0, due_[c][static_cast<std::size_t>(u)] - now);
+        if (!std::isnan(left)) left = std::max(0.0, due_[c][static_cast<std::size_t>(u)] + node.offset - now);
         sim::EventHandle& armed = armed_[c][static_cast<std::size_t>(u)];
         if (armed.seq != 0) engine_.cancel(armed);
         armed = {};
       }
     }
+    node.armed.clear();
+    node.offset = 0.0;
+    node.stopped_since = std::numeric_limits<double>::quiet_NaN();
   }
 
   /// A job waiting for nodes (no spare for a failed one) runs nothing: its nodes' GPU and
   /// node units and its own (software) units stop with the time they had left, as a spare's
   /// do, until it restarts (resume_job). Before, they kept failing while it waited: with few
   /// spares, failures piled up on a job that was not running and its ETTR read far too low.
+  /// The nodes stop in place: only their armed units are looked at (pause_in_place); a
+  /// job of 2,048 nodes without spares spent most of a long run stopping and restarting the
+  /// clocks of its 131,000 GPU and node units, of which a handful fail within the run.
   void pause_job(JobState& j) {
     const double now = engine_.now().seconds();
     for (const std::int64_t n : j.slots) {
       if (n < 0) continue;
       Node& node = nodes_[static_cast<std::size_t>(n)];
       if (node.paused || node.job < 0) continue;
-      stop_units(n, now);
+      pause_in_place(node, now);
       ++node.gen;
       node.paused = true;
     }
@@ -1091,6 +1108,38 @@ class Model {
     ++j.unit_gen;
   }
 
+  /// Stops node's units where they stand: their pending failures are cancelled (kept in
+  /// node.armed, to be armed again), and every unit's due time moves with the time the node
+  /// stays paused (node.offset, on resume_in_place). Each unit's operating time left is what
+  /// stop_units() would have made explicit, unit by unit.
+  void pause_in_place(Node& node, double now) {
+    std::vector<std::pair<std::size_t, std::int64_t>> kept;
+    for (const auto& [c, u] : node.armed) {
+      sim::EventHandle& armed = armed_[c][static_cast<std::size_t>(u)];
+      // A unit listed twice (armed again after a failure) or whose event fired is skipped.
+      if (armed.seq != 0 && engine_.cancel(armed)) kept.emplace_back(c, u);
+      armed = {};
+    }
+    node.armed = std::move(kept);
+    node.stopped_since = now;
+  }
+
+  /// Restarts the clocks pause_in_place stopped: every due time moves by the pause, and the
+  /// units that were armed are armed again (any other unit was due past the end of the run,
+  /// and is later still).
+  void resume_in_place(Node& node, double now) {
+    node.offset += now - node.stopped_since;
+    node.stopped_since = std::numeric_limits<double>::quiet_NaN();
+    std::vector<std::pair<std::size_t, std::int64_t>> pending = std::move(node.armed);
+    node.armed.clear();
+    for (const auto& [c, u] : pending) {
+      const double due = due_[c][static_cast<std::size_t>(u)] + node.offset;
+      if (due >= end_) continue;
+      armed_[c][static_cast<std::size_t>(u)] = engine_.schedule_at(sim::Time::from_seconds(due), fail_id_, pack(c, node.gen, u));
+      node.armed.emplace_back(c, u);
+    }
+  }
+
   /// Restarts the clocks pause_job stopped.
   void resume_job(JobState& j) {
     const double now = engine_.now().seconds();
@@ -1099,7 +1148,13 @@ class Model {
       Node& node = nodes_[static_cast<std::size_t>(n)];
       if (!node.paused) continue;
       node.paused = false;
-      start_units(n, now);
+      // Paused in place, or joined the job while it waited (enter_service: its clocks were
+      // stopped when it left its former service).
+      if (!std::isnan(node.stopped_since)) {
+        resume_in_place(node, now);
+      } else {
+        start_units(n, now);
+      }
     }
     // Its own (software) clocks start with its restart (begin_restart: start_own_units).
   }
@@ -1148,16 +1203,20 @@ class Model {
     double& left = remaining_[c][static_cast<std::size_t>(u)];
     if (std::isnan(left)) left = draw_law(k.law, k.mean_s, k.shape, streams_[c]) / mult;
     const double due = now + left;
-    due_[c][static_cast<std::size_t>(u)] = due;
+    Node& node = nodes_[static_cast<std::size_t>(classes_[c].per == Per::gpu ? u / gpn_ : u)];
+    due_[c][static_cast<std::size_t>(u)] = due - node.offset;
     armed_[c][static_cast<std::size_t>(u)] =
         due < end_ ? engine_.schedule_at(sim::Time::from_seconds(due), fail_id_, pack(c, gen, u)) : sim::EventHandle{};
+    if (due < end_) node.armed.emplace_back(c, u);
   }
 
   /// Takes a node out of service: its units' clocks stop with the time they had left.
   void leave_service(std::int64_t n, std::int64_t state) {
     Node& node = nodes_[static_cast<std::size_t>(n)];
-    // A paused node's clocks stopped already, with what they had left.
+    // A paused node's clocks stopped already: with what they had left, or in place (made
+    // explicit now, as of when they stopped).
     if (node.job >= 0 && !node.paused) stop_units(n, engine_.now().seconds());
+    if (node.job >= 0 && node.paused && !std::isnan(node.stopped_since)) stop_units(n, node.stopped_since);
     ++node.gen;
     node.paused = false;
     node.job = state;
