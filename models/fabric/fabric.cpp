@@ -172,16 +172,19 @@ struct UpCabling {
 
 /// The fewest switches above for `below` switches that each need `needed` uplinks of their
 /// `ports` up ports: `above` switches of radix k, each joined to every switch below by m
-/// parallel links (below x m <= k), with up = above x m in [needed, ports]. At least two
-/// switches above when there are two up ports (one would be a single point of failure
-/// that cuts every leaf off from the others; planners buy two). With up = ports this is the
-/// largest m dividing the ports; with fewer needed, a prime count (11 uplinks) is rounded
-/// up to what the switches above take (12 over 2 spines), not spread one link to each of 11.
-UpCabling cable_up(std::int64_t needed, std::int64_t ports, std::int64_t below, std::int64_t k) {
+/// parallel links (below x m <= k), with up = above x m in [needed, ports]. At least
+/// `min_above` switches above when there are that many up ports: two for a 2-tier Clos's
+/// spines (one would be a single point of failure that cuts every leaf off from the others;
+/// planners buy two), one for each plane of a 3-tier Clos's cores (the planes, two or more,
+/// are the redundancy: two cores per plane left half of each core's ports dark where two
+/// pods fill one). With up = ports this is the largest m dividing the ports; with fewer
+/// needed, a prime count (11 uplinks) is rounded up to what the switches above take (12 over
+/// 2 spines), not spread one link to each of 11.
+UpCabling cable_up(std::int64_t needed, std::int64_t ports, std::int64_t below, std::int64_t k, std::int64_t min_above) {
   if (needed <= 0) return {};
   needed = std::max(needed, std::min<std::int64_t>(2, ports));
   const std::int64_t m_max = std::min(ports, k / below);
-  for (std::int64_t above = std::max<std::int64_t>({(needed + m_max - 1) / m_max, std::min<std::int64_t>(2, ports), 1});
+  for (std::int64_t above = std::max<std::int64_t>({(needed + m_max - 1) / m_max, std::min(min_above, ports), 1});
        above <= ports; ++above) {
     const std::int64_t m = (needed + above - 1) / above;
     if (above * m <= ports && m <= m_max) return {above * m, above, m};
@@ -404,13 +407,14 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
     c.pods = (c.leaves + c.d2 - 1) / c.d2;
     // A leaf's uplinks go one to each aggregation switch of its pod: no parallel links.
     c.u1 = leaf_needs == 0 ? 0 : std::max(leaf_needs, std::min<std::int64_t>(2, s1.up));
-    const UpCabling top = cable_up(c.pods == 1 ? 0 : cabled(std::min(c.d2, c.leaves), s2.up, s2.down), s2.up, c.pods, k);
+    const UpCabling top =
+        cable_up(c.pods == 1 ? 0 : cabled(std::min(c.d2, c.leaves), s2.up, s2.down), s2.up, c.pods, k, 1);
     c.u2 = top.up;
     c.parallel = top.parallel;
     c.top_per_plane = top.above;
     c.top_switches = c.top_per_plane * c.u1;
   } else {
-    const UpCabling top = cable_up(leaf_needs, s1.up, c.leaves, k);
+    const UpCabling top = cable_up(leaf_needs, s1.up, c.leaves, k, 2);
     c.u1 = top.up;
     c.parallel = top.parallel;
     c.top_switches = top.above;

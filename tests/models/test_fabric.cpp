@@ -337,6 +337,24 @@ TEST_CASE("a Clos cables the uplinks its fullest switch needs: a partial rail gr
     CHECK(f.tiers.back().switches == 0);
     check_routes(f, 200, true);
   }
+  {
+    // Three tiers, two pods (256 DGX on radix 64): each of the 32 planes needs 2 x 32
+    // uplinks, one core switch's 64 ports. One core per plane, its ports all cabled (two per
+    // plane left half of each dark: 64 cores bought for the work of 32); the 32 planes are
+    // the redundancy. The bisection stays the endpoints' half.
+    const Fabric f = build(clos(Topology::fat_tree, 64, 3), 256);
+    const auto& c = std::get<ClosLayout>(f.layout);
+    CHECK(c.pods == 2);
+    CHECK(c.u1 == 32);
+    CHECK(c.top_per_plane == 1);
+    CHECK(c.top_switches == 32);
+    CHECK(c.parallel == 32);
+    std::int64_t spine_core = 0;
+    for (const Link& l : f.links) spine_core += l.kind == LinkKind::spine_core ? 1 : 0;
+    CHECK(spine_core / 2 == 32 * 64);  // every core port cabled
+    CHECK(measure(f, prices()).bisection_bandwidth.value() == Rel(1024 * 50e9));
+    check_routes(f, 200, true);
+  }
 }
 
 TEST_CASE("8x8x8 torus: diameter 12, dimension-order routes are shortest") {
