@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include <fmt/format.h>
@@ -246,10 +247,23 @@ bool read_results(const std::string& file, const std::string& text, Measurements
   const std::size_t before = errors.items().size();
   const std::vector<std::string> lines = split_lines(text);
   std::size_t records = 0;
+  bool first_line = true;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& raw = lines[i];
-    if (raw.find_first_not_of(" \t") == std::string::npos) continue;
+    const std::size_t start = raw.find_first_not_of(" \t");
+    if (start == std::string::npos) continue;
     const Location at{file, static_cast<int>(i + 1), 1};
+    // A file whose first line is no JSON object is not JSON lines at all (a YAML scenario, a
+    // log given as results): one error, not one per line, each "truncated?".
+    if (std::exchange(first_line, false) && raw[start] != '{') {
+      errors.add(Location{file, static_cast<int>(i + 1), static_cast<int>(start + 1)}, "",
+                 "not microbenchmark results: the first line is no JSON object (expected JSON lines from "
+                 "tools/microbench)",
+                 raw.find("_perf") != std::string::npos || raw.find("nccl") != std::string::npos
+                     ? "an nccl-tests log goes after --nccl-tests"
+                     : "");
+      return false;
+    }
     nlohmann::json j;
     // A key given twice in one object: nlohmann keeps the last without a word (a record's
     // second time_s replaced its first), so the parse watches the keys of each object.
@@ -390,6 +404,10 @@ bool read_results(const std::string& file, const std::string& text, Measurements
 bool read_nccl_tests(const std::string& file, const std::string& text, Measurements& out,
                      config::Diagnostics& errors) {
   const std::size_t before = errors.items().size();
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    errors.add(Location{file, 0, 0}, "", "the nccl-tests log is empty: no result rows");
+    return false;
+  }
   const PerfBinary* binary = find_binary(text, file);
   if (!binary) {
     errors.add(Location{file, 0, 0}, "",

@@ -630,6 +630,7 @@ struct Node {
   /// The units armed with a failure event (class, unit), some perhaps fired or re-armed
   /// since: a pause in place cancels these rather than looking at every unit of the node.
   std::vector<std::pair<std::size_t, std::int64_t>> armed;
+  std::size_t armed_compact_at = 32;  ///< armed's size past which its stale entries are dropped
 };
 
 struct JobState {
@@ -1133,7 +1134,9 @@ class Model {
     std::vector<std::pair<std::size_t, std::int64_t>> pending = std::move(node.armed);
     node.armed.clear();
     for (const auto& [c, u] : pending) {
-      const double due = due_[c][static_cast<std::size_t>(u)] + node.offset;
+      // Never before now: a failure due in the instant of the pause comes back a rounding
+      // below the resume (the explicit stop clamped what was left at 0 the same way).
+      const double due = std::max(now, due_[c][static_cast<std::size_t>(u)] + node.offset);
       if (due >= end_) continue;
       armed_[c][static_cast<std::size_t>(u)] = engine_.schedule_at(sim::Time::from_seconds(due), fail_id_, pack(c, node.gen, u));
       node.armed.emplace_back(c, u);
@@ -1207,7 +1210,17 @@ class Model {
     due_[c][static_cast<std::size_t>(u)] = due - node.offset;
     armed_[c][static_cast<std::size_t>(u)] =
         due < end_ ? engine_.schedule_at(sim::Time::from_seconds(due), fail_id_, pack(c, gen, u)) : sim::EventHandle{};
-    if (due < end_) node.armed.emplace_back(c, u);
+    if (due < end_) {
+      node.armed.emplace_back(c, u);
+      // A node that never pauses nor leaves service (failures that do not stop it) would
+      // list every arming: past a bound the entries whose event is gone or listed twice go.
+      if (node.armed.size() > node.armed_compact_at) {
+        std::erase_if(node.armed, [&](const auto& e) { return armed_[e.first][static_cast<std::size_t>(e.second)].seq == 0; });
+        std::sort(node.armed.begin(), node.armed.end());
+        node.armed.erase(std::unique(node.armed.begin(), node.armed.end()), node.armed.end());
+        node.armed_compact_at = std::max<std::size_t>(32, 2 * node.armed.size());
+      }
+    }
   }
 
   /// Takes a node out of service: its units' clocks stop with the time they had left.

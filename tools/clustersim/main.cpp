@@ -1163,9 +1163,12 @@ int run_main(int argc, char** argv) {
   calibrate->add_option("results", calibrate_args.results, "microbenchmark results (JSON lines, tools/microbench)")
       ->check(check_path)
       ->type_name("RESULTS.jsonl");
+  // One log per --nccl-tests (repeatable): taking every word after it, it read a results
+  // file that followed as a log.
   calibrate->add_option("--nccl-tests", calibrate_args.nccl_tests,
-                        "nccl-tests logs (all_reduce_perf and friends, as printed)")
+                        "an nccl-tests log (all_reduce_perf and friends, as printed); repeat for more")
       ->check(check_path)
+      ->allow_extra_args(false)
       ->type_name("LOG");
   calibrate->add_option("-o,--output", calibrate_args.output, "the profile to write (JSON)")
       ->required()
