@@ -137,6 +137,17 @@ elseif(MODE STREQUAL "resume")
   if(NOT other_after STREQUAL "${text}\n${partial}")
     message(FATAL_ERROR "a refused resume rewrote sweep.jsonl")
   endif()
+  # A grid grown by a value of its slowest axis keeps the finished points' indexes: they are
+  # reused, and the change of grid is said (it was silent).
+  file(COPY "${TMP}/two/" DESTINATION "${TMP}/grown")
+  execute_process(COMMAND "${EXE}" sweep ${scenario} --param cluster.nodes=8:64:x2
+                          --param "workload.jobs[0].parallelism.tp=1,2,3,4" --param "workload.jobs[0].parallelism.dp=16,32"
+                          --out "${TMP}/grown" --quiet
+                  WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0 OR NOT out MATCHES "32 points \\(7 resumed, 25 run\\)"
+     OR NOT err MATCHES "note: the grid was cluster.nodes=8,16,32 x ")
+    message(FATAL_ERROR "a grown grid should reuse the 7 finished points and say the grid changed, got ${rc}:\n${out}\n${err}")
+  endif()
   sweep(two -j 2)
   string(FIND "${stdout}" "(7 resumed, 17 run)" at)
   if(at EQUAL -1)

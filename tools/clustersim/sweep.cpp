@@ -701,7 +701,9 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
 /// the base scenario as loaded (its files merged, with the command's --set, --seed and
 /// --replications; the sweep block left out, since the grid is checked point by point), the
 /// node and GPU it resolved to, its calibration profile, and the clustersim computing them.
-/// "fingerprint" is FNV-1a 64 of all that; the other keys say it for people.
+/// "fingerprint" is FNV-1a 64 of all that; the other keys say it for people. "grid" is the
+/// grid's axes (each key, its values, whether zipped), so that a rerun with another grid is
+/// refused even where the points it finished hold the same values.
 config::Json base_record(const SweepSpec& spec, const scenario::LoadedScenario& loaded) {
   config::Json scenario = config::to_json(loaded.config);
   scenario.erase("sweep");
@@ -712,12 +714,44 @@ config::Json base_record(const SweepSpec& spec, const scenario::LoadedScenario& 
                       {"clustersim", fmt::format("{} ({})", kVersion, kGitCommit)}};
   config::Json sets = config::Json::array();
   for (const std::string& set : spec.sets) sets.push_back(set);
+  config::Json grid = config::Json::array();
+  for (const SweepParam& p : spec.params) grid.push_back({{"key", p.key}, {"values", p.values}, {"zipped", p.zipped}});
   return {{"fingerprint", fmt::format("{:016x}", sim::fnv1a64(config::json_text(all)))},
           {"scenario", spec.scenario.empty() ? std::string("(built-in quickstart)") : spec.scenario},
           {"sets", std::move(sets)},
           {"seed", loaded.config.simulation.seed},
           {"replications", loaded.config.simulation.replications},
-          {"clustersim", all["clustersim"]}};
+          {"clustersim", all["clustersim"]},
+          {"grid", std::move(grid)}};
+}
+
+/// How the grid of an earlier run (its sweep.base.json's "grid") differs from this one's.
+std::string grid_difference(const config::Json& was, const config::Json& now) {
+  const auto axis_text = [](const config::Json& a) {
+    std::vector<std::string> values;
+    for (const config::Json& v : a["values"]) values.push_back(v.get<std::string>());
+    return fmt::format("{}={}{}", a["key"].get<std::string>(), fmt::join(values, ","), a["zipped"].get<bool>() ? " (zipped)" : "");
+  };
+  std::vector<std::string> then, today;
+  for (const config::Json& a : was) then.push_back(axis_text(a));
+  for (const config::Json& a : now) today.push_back(axis_text(a));
+  return fmt::format("the grid was {}, it is {} now", then.empty() ? "empty" : fmt::format("{}", fmt::join(then, " x ")),
+                     today.empty() ? "empty" : fmt::format("{}", fmt::join(today, " x ")));
+}
+
+/// Whether `g` reads as a grid record of base_record() (an older folder has none).
+bool is_grid_record(const config::Json& g) {
+  if (!g.is_array()) return false;
+  for (const config::Json& a : g) {
+    if (!a.is_object() || !a.contains("key") || !a["key"].is_string() || !a.contains("values") ||
+        !a["values"].is_array() || !a.contains("zipped") || !a["zipped"].is_boolean()) {
+      return false;
+    }
+    for (const config::Json& v : a["values"]) {
+      if (!v.is_string()) return false;
+    }
+  }
+  return true;
 }
 
 /// Why the base of an earlier run (`was`, from its sweep.base.json) is not this one's.
@@ -868,6 +902,13 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
                             was.is_object() ? base_difference(was, base_now)
                                             : fmt::format("{} is missing or unreadable", base_path)),
                 "rerun with what the first run had, or start over in another --out folder, or after deleting this one");
+      } else if (was.contains("grid") && is_grid_record(was["grid"]) && was["grid"] != base_now["grid"]) {
+        // Every finished point is a point of this grid (checked above), so the folder becomes
+        // this sweep (a grid grown by an axis's last values reuses what was done): said, not
+        // silent, as the folder no longer holds the first run's grid.
+        log << fmt::format("sweep: note: {} ({}); the earlier run's {} finished point{} of this grid reused\n",
+                           grid_difference(was["grid"], base_now["grid"]), base_path, p.records.size(),
+                           p.records.size() == 1 ? "" : "s");
       }
     }
     if (!bad.ok()) throw config::InputError(std::move(bad));

@@ -16,7 +16,7 @@
 //                seed, replications, clustersim version and the git commit CMake configured
 //                it at: a rebuild without a new configure keeps the old commit) and a
 //                fingerprint of all it resolved to (the merged scenario, node, GPU and
-//                calibration profile).
+//                calibration profile); and the grid (each axis's key and values).
 // While the sweep runs, each file is a journal: a point's line is appended as the point
 // finishes (completion order), whole, with one append write(2), then the next file's, so a
 // kill loses no finished point. When the last point is done, rank 0 rewrites both files in
@@ -27,7 +27,8 @@
 // sweep.base.json has this run's fingerprint (another --set, seed, replications, an edited
 // scenario file or another clustersim is an input error, not a silent mix), rewrites both
 // files from the records in point order (atomically) and runs only the points that are
-// missing. A point whose scenario is invalid (parallelism that does not divide, a job that
+// missing. Another grid whose points include every finished one (a value added to the
+// slowest axis) resumes too, with a note naming both grids. A point whose scenario is invalid (parallelism that does not divide, a job that
 // does not fit in memory) is a finished point with status "error" and the diagnostics as its
 // message (one a parameter's value caused is located at that value in the sweep block, or
 // names its --param: locate_point_errors); it is not run again on resume.
