@@ -151,10 +151,29 @@ int report_input_error(const config::InputError& e) {
 
 /// Errors in a command's own options, every one of them at once (as a scenario's), then
 /// their count.
-int report_option_errors(const std::vector<std::string>& errors) {
+/// With `scenario`, the scenario's own errors after them, in one count.
+int report_option_errors(const std::vector<std::string>& errors, const config::InputError* scenario = nullptr) {
   for (const std::string& e : errors) std::cerr << "error: " << e << "\n";
-  std::cerr << fmt::format("{} error{}; nothing was run.\n", errors.size(), errors.size() == 1 ? "" : "s");
+  std::size_t count = errors.size();
+  if (scenario) {
+    std::cerr << scenario->diagnostics().format();
+    count += scenario->diagnostics().items().size();
+  }
+  std::cerr << fmt::format("{} error{}; nothing was run.\n", count, count == 1 ? "" : "s");
   return kExitInput;
+}
+
+/// The scenario's errors of value and key (an unresolved load, which builds nothing), to say
+/// with a command's option errors rather than after their fix; nullopt when it decodes.
+std::optional<config::InputError> scenario_value_errors(const ScenarioArgs& args) {
+  scenario::LoadOptions o{args.sets, args.seed, false, false};
+  o.resolve = false;
+  try {
+    (void)(args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o));
+  } catch (const config::InputError& e) {
+    return e;
+  }
+  return std::nullopt;
 }
 
 /// A scenario whose values compose into a duration the clock cannot hold: input, not a bug.
@@ -860,8 +879,13 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   // (prepare() says whether it holds by itself).
   scenario::LoadOptions o{spec.sets, spec.seed, false, false};
   o.resolve = false;
-  const scenario::Scenario base =
-      (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config;
+  scenario::Scenario base;
+  std::optional<config::InputError> base_error;  // said with the --params' own errors
+  try {
+    base = (args.file.empty() ? scenario::load_default_scenario(o) : scenario::load_scenario(args.file, o)).config;
+  } catch (const config::InputError& e) {
+    base_error = e;
+  }
   spec.params = tools::sweep_block_params(base);
   const bool base_fails = base.failures.has_value();
   std::vector<std::string> bad_params;
@@ -877,6 +901,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
     }
     spec.params.push_back(std::move(p));
   }
+  if (base_error) return report_option_errors(bad_params, &*base_error);
   if (!bad_params.empty()) {
     // With them, every --param key the scenario lacks (said only once the values were fixed,
     // by run_sweep): any value finds the key, and only that error is kept.
@@ -1028,7 +1053,10 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     p.topologies.push_back(t);
   }
   if (const std::string why = tools::node_counts_problem(p.nodes); !why.empty()) errors.push_back("--nodes: " + why);
-  if (!errors.empty()) return report_option_errors(errors);
+  if (!errors.empty()) {
+    const std::optional<config::InputError> scenario_errors = scenario_value_errors(args);
+    return report_option_errors(errors, scenario_errors ? &*scenario_errors : nullptr);
+  }
   const tools::Plan plan = tools::plan(p);
   note_sweep_block(args.file, plan.sweep_points, "plan");
   if (!o.out_dir.empty()) {
