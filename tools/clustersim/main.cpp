@@ -1204,7 +1204,8 @@ int run_main(int argc, char** argv) {
       ->type_name("PROFILE.json");
   calibrate->add_option("--gpu", calibrate_args.gpu, "catalog GPU type (default: from the results' device name)");
   calibrate->add_option("--node", calibrate_args.node,
-                        "catalog node type, for the NVLink and NIC line rates (default: the first with that GPU)");
+                        "catalog node type, for the NVLink and NIC line rates (default: the one node with that GPU; "
+                        "required when several have it)");
   calibrate->add_option("--source", calibrate_args.source, "the profile's source text (device, date, driver)");
   calibrate->add_option("--plot", calibrate_args.plot_dir, "write PNGs of measured vs fitted into this folder")
       ->check(check_path)
@@ -1212,7 +1213,7 @@ int run_main(int argc, char** argv) {
   calibrate->footer(
       "Examples:\n"
       "  clustersim calibrate results.jsonl -o h100.json\n"
-      "  clustersim calibrate --nccl-tests all_reduce_perf.log --gpu h100-sxm -o net.json --plot plots/\n"
+      "  clustersim calibrate --nccl-tests all_reduce_perf.log --gpu h100-sxm --node dgx-h100 -o net.json --plot plots/\n"
       "  tools/microbench/device-check.sh out/    # measure, fit and report on a GPU machine");
 
   ScenarioArgs sweep_args;
