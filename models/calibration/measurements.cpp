@@ -255,7 +255,9 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     const Location at{file, static_cast<int>(i + 1), 1};
     // A file whose first line is no JSON object is not JSON lines at all (a YAML scenario, a
     // log given as results): one error, not one per line, each "truncated?".
-    if (std::exchange(first_line, false) && raw[start] != '{') {
+    // (A UTF-8 byte-order mark before it is no content: the JSON parser skips it too.)
+    const bool bom = i == 0 && raw.compare(start, 3, "\xEF\xBB\xBF") == 0;
+    if (std::exchange(first_line, false) && raw.size() > start + (bom ? 3 : 0) && raw[start + (bom ? 3 : 0)] != '{') {
       errors.add(Location{file, static_cast<int>(i + 1), static_cast<int>(start + 1)}, "",
                  "not microbenchmark results: the first line is no JSON object (expected JSON lines from "
                  "tools/microbench)",

@@ -331,24 +331,29 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
     }
     // A hint that works: three tiers where they hold the cluster, else the smallest
     // power-of-two radix (switches come as 32, 64, 128 ... ports) that does.
+    // Three tiers only where the ratios allow them (a list of ratios has one per tier).
     std::string hint;
     std::string unused;
-    if (tiers == 2 && fits_at(k, 3, unused)) {
+    const bool three_possible = tiers == 2 && cfg.oversubscription.per_tier.empty();
+    if (three_possible && fits_at(k, 3, unused)) {
       hint = "try 'tiers: 3' or a larger radix";
     } else {
+      // Powers of two first, then any radix (one whose ports split the ratio: 96 at 1:2).
+      const auto try_radix = [&](std::int64_t r) {
+        if (fits_at(r, tiers, unused)) {
+          hint = fmt::format("a radix of {} holds it in {} tiers", r, tiers);
+        } else if (three_possible && fits_at(r, 3, unused)) {
+          hint = fmt::format("'tiers: 3' with a radix of {} holds it", r);
+        }
+        return !hint.empty();
+      };
       std::int64_t larger = 2;
       while (larger <= k) larger *= 2;
-      for (; larger <= 8192; larger *= 2) {
-        if (fits_at(larger, tiers, unused)) {
-          hint = fmt::format("a radix of {} holds it in {} tiers", larger, tiers);
-          break;
-        }
-        if (tiers == 2 && fits_at(larger, 3, unused)) {
-          hint = fmt::format("'tiers: 3' with a radix of {} holds it", larger);
-          break;
-        }
+      for (; larger <= 8192 && !try_radix(larger); larger *= 2) {
       }
-      if (hint.empty()) hint = "no Clos of 3 tiers and radix up to 8192 holds it: fewer nodes or NICs per node";
+      for (std::int64_t r = k + 1; hint.empty() && r <= 8192 && !try_radix(r); ++r) {
+      }
+      if (hint.empty()) hint = "no Clos of radix up to 8192 holds it: fewer nodes or NICs per node";
     }
     errors.push_back({"fabric.radix", fmt::format("the fabric is too small for {} nodes x {} NICs: {}", f.nodes, f.nics_per_node, why),
                       hint});
@@ -560,7 +565,7 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   if (cfg.groups > max_groups) {
     errors.push_back({"fabric.groups", fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups, got {}",
                                                    d.a, d.h, max_groups, cfg.groups),
-                      fmt::format("at most 'groups: {}', or more global links per router", max_groups)});
+                      fmt::format("groups: {} at most (more groups need more global links per router)", max_groups)});
   }
   if (needed > max_groups) {
     errors.push_back({"fabric.routers_per_group",

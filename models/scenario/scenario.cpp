@@ -795,7 +795,10 @@ void check_sweep_values(const Scenario& sc, bool size_tables, LoadState& state) 
         for (const config::Diagnostic& d : trial.diagnostics.items()) {
           // A key that does not exist is the axis's error, once, at its key (it was said at
           // the first value, "[0]", as if that value were wrong).
-          if (d.message.find("unknown key") != std::string::npos) {
+          // (Only an unknown key of the axis's own path: one inside a value's mapping is that
+          // value's error.)
+          if (d.message.find("unknown key") != std::string::npos &&
+              (d.path == axis.key || config::key_inside(d.path, axis.key))) {
             if (!said.insert(d.path + ": " + d.message).second) continue;
             const std::string key_at = fmt::format("sweep.{}.{}", section, axis.key);
             state.diagnostics.add(state.where(key_at), key_at,
@@ -1473,12 +1476,6 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         path = parent(path);
       }
     };
-    // The sections' own relations too (a monitoring interval of 0s, a failure law's mean,
-    // the network's size tables), which were said only after a fix: each one that no error
-    // already said covers, at its key, above it or below it.
-    check_monitoring(out.config, probe);
-    check_network(out.config, probe);
-    check_failure_relations(out.config, probe);
     for (const config::Diagnostic& missing : probe.diagnostics.items()) {
       const bool covered = std::any_of(said.begin(), said.end(), [&](const config::Diagnostic& d) {
         return d.path.empty() || d.path == missing.path || config::key_inside(d.path, missing.path) ||
@@ -1487,6 +1484,32 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
                 beside(d.path, missing.path));
       });
       if (!covered) state.diagnostics.add(missing.where, missing.path, missing.message, missing.hint);
+    }
+    // The sections' own relations too (a monitoring interval of 0s, a failure law's mean,
+    // the network's size tables), which were said only after a fix; not where the chain of
+    // files is broken (the base may hold what they miss), nor beside an error in the same
+    // part (a failure component, the monitoring or the network section), whose value that
+    // did not decode left a default for them to judge.
+    if (!chain_broken) {
+      LoadState relations = state;
+      relations.diagnostics = config::Diagnostics{};
+      check_monitoring(out.config, relations);
+      check_network(out.config, relations);
+      check_failure_relations(out.config, relations);
+      const auto owner = [](const std::string& path) {
+        const std::size_t depth = path.starts_with("failures.components.") ? 3 : path.starts_with("failures.") ? 2 : 1;
+        std::size_t end = 0;
+        for (std::size_t i = 0; i < depth && end != std::string::npos; ++i) end = path.find('.', end == 0 ? 0 : end + 1);
+        return end == std::string::npos ? path : path.substr(0, end);
+      };
+      const std::vector<config::Diagnostic> before = state.diagnostics.items();
+      for (const config::Diagnostic& r : relations.diagnostics.items()) {
+        const std::string part = owner(r.path);
+        const bool covered = std::any_of(before.begin(), before.end(), [&](const config::Diagnostic& d) {
+          return d.path.empty() || d.path == part || config::key_inside(part, d.path) || config::key_inside(d.path, part);
+        });
+        if (!covered) state.diagnostics.add(r.where, r.path, r.message, r.hint);
+      }
     }
     throw InputError(std::move(state.diagnostics));
   }

@@ -702,8 +702,8 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
 /// --replications; the sweep block left out, since the grid is checked point by point), the
 /// node and GPU it resolved to, its calibration profile, and the clustersim computing them.
 /// "fingerprint" is FNV-1a 64 of all that; the other keys say it for people. "grid" is the
-/// grid's axes (each key, its values, whether zipped), so that a rerun with another grid is
-/// refused even where the points it finished hold the same values.
+/// grid's axes (each key, its values, whether zipped), so that a rerun on another grid whose
+/// points hold the finished ones says so (prepare()).
 config::Json base_record(const SweepSpec& spec, const scenario::LoadedScenario& loaded) {
   config::Json scenario = config::to_json(loaded.config);
   scenario.erase("sweep");
