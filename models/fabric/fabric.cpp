@@ -565,7 +565,7 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
   if (cfg.groups > max_groups) {
     errors.push_back({"fabric.groups", fmt::format("a dragonfly with a={} and h={} has at most a*h+1 = {} groups, got {}",
                                                    d.a, d.h, max_groups, cfg.groups),
-                      fmt::format("groups: {} at most (more groups need more global links per router)", max_groups)});
+                      fmt::format("groups: {} at most; more groups need more global links per router", max_groups)});
   }
   if (needed > max_groups) {
     errors.push_back({"fabric.routers_per_group",
