@@ -918,6 +918,15 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
     inert("scheduler.retire_window", "retire_after is 0: no node is retired, so no failures are counted",
           "retire_after: 3, or remove it");
   }
+  // The window counts the failures of the last retire_window before the latest one
+  // (longrun.cpp, on_node_repaired): a window of 0s holds that one failure alone.
+  if (sc.failures && sc.scheduler.retire_after >= 2 && sc.scheduler.retire_window == sim::Time::zero() &&
+      stale("scheduler.retire_after", "scheduler.retire_window")) {
+    inert("scheduler.retire_after",
+          fmt::format("retire_window is 0s, which holds one failure, and {} are needed: no node is ever retired",
+                      sc.scheduler.retire_after),
+          "a window such as retire_window: 30d, or retire_after: 1");
+  }
   if (sc.failures && !sc.failures->components.empty()) {
     using reliability::Effect;
     using reliability::Per;
@@ -966,6 +975,11 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
           stale_under(planned, fmt::format("failures.components.{}", name))) {
         inert(planned, "effect: none stops no job, so there is no stop to announce; nor is there a burn-in, where a "
                        "planned unit's clock would stop",
+              "effect: restart, or remove it");
+      }
+      // A rerouted element stops no job either, and switches and cables have no burn-in.
+      if (c.planned && c.effect == Effect::reroute && stale_under(planned, fmt::format("failures.components.{}", name))) {
+        inert(planned, "effect: reroute keeps the jobs running around the element: there is no stop to announce",
               "effect: restart, or remove it");
       }
     }
