@@ -57,6 +57,10 @@ std::vector<std::int64_t> node_counts(const std::string& text, std::int64_t base
     std::int64_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > cluster::kMaxNodes) {
+      if (v.find(':') != std::string::npos) {  // a range without its step is a single value
+        throw option_error("--nodes", fmt::format("'{}' is not a node count, nor a range: a range needs its step", v),
+                           fmt::format("--nodes {}:x2 to double, or {}:+1 for steps of 1", v, v));
+      }
       throw option_error("--nodes",
                          fmt::format("'{}' is not a node count (a whole number from 1 to {})", v, cluster::kMaxNodes),
                          "--nodes 512,1024,2048");

@@ -603,9 +603,12 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
                          : fmt::format("a range needs its step: {}:+1 (steps of 1)", value);
           }
         }
+        // An unknown key is the key's error, whatever the value: said without one of them
+        // (quoting "cluster.nodez=4" of "cluster.nodez=4,8" read as a part of the option).
+        const bool key_error = d.message.find("unknown key") != std::string::npos;
         bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
-                fmt::format("--param {}={}: {}{}{}", p.key, value, d.path.empty() ? "" : d.path + ": ", d.message,
-                            hint.empty() ? "" : " (" + hint + ")"));
+                fmt::format("--param {}{}: {}{}{}", p.key, key_error ? "" : "=" + value,
+                            d.path.empty() ? "" : d.path + ": ", d.message, hint.empty() ? "" : " (" + hint + ")"));
       }
     }
   }
