@@ -157,7 +157,8 @@ struct MonitoringConfig {
             .at_least(1.0)
             .at_most(1000.0),
         field("rollups", &MonitoringConfig::rollups,
-              "downsampling levels by increasing age (default: Thanos' 5min after 40h, 1h after 10d)"),
+              "downsampling levels by increasing age (default: Thanos' 5min after 40h, 1h after 10d, less those no "
+              "coarser than the sampling interval or past the retention)"),
         field("retention", &MonitoringConfig::retention, "how long samples are kept, at any resolution"),
     };
   }

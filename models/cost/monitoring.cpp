@@ -52,6 +52,16 @@ std::vector<ConfigProblem> check_monitoring(const MonitoringConfig& m) {
                                  sim::format_time(prev_interval)),
                      coarser_hint(prev_interval)});
     }
+    // Samples are deleted at the retention: a level from there on would hold none (it was
+    // left out of the storage without a word).
+    if (r.after.ns() > 0 && m.retention.ns() > 0 && r.after >= m.retention) {
+      out.push_back({at + ".after",
+                     fmt::format("{} is at or past monitoring.retention ({}): samples are deleted before they reach "
+                                 "this rollup",
+                                 sim::format_time(r.after), sim::format_time(m.retention)),
+                     fmt::format("an after below {}, a longer retention, or remove the rollup",
+                                 sim::format_time(m.retention))});
+    }
     prev_after = std::max(prev_after, r.after);
     prev_interval = std::max(prev_interval, r.interval);
   }

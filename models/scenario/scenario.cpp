@@ -1266,6 +1266,27 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
   }
 }
 
+/// The default rollups (Thanos' 5min after 40h, 1h after 10d) fit the default sampling and
+/// retention; beside a sampling interval as coarse as one of them, or a retention that ends
+/// before one starts, that one would keep nothing (it was refused, pointing at a rollup the
+/// user never wrote): it is left out. Rollups the user wrote are checked, not adapted.
+void adapt_default_rollups(Scenario& sc, const LoadState& state) {
+  const auto it = state.assigned.lower_bound("monitoring.rollups");
+  const bool written = it != state.assigned.end() &&
+                       (it->first == "monitoring.rollups" || it->first.starts_with("monitoring.rollups[") ||
+                        it->first.starts_with("monitoring.rollups."));
+  if (written) return;
+  cost::MonitoringConfig& m = sc.monitoring;
+  std::vector<cost::Rollup> kept;
+  sim::Time finer = m.interval;
+  for (const cost::Rollup& r : m.rollups) {
+    if (r.interval <= finer || r.after >= m.retention) continue;
+    kept.push_back(r);
+    finer = r.interval;
+  }
+  m.rollups = std::move(kept);
+}
+
 /// The monitoring section's relations (rollups by increasing age, each coarser).
 void check_monitoring(const Scenario& sc, LoadState& state) {
   for (const cost::ConfigProblem& p : cost::check_monitoring(sc.monitoring)) {
@@ -1507,6 +1528,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     if (!chain_broken) {
       LoadState relations = state;
       relations.diagnostics = config::Diagnostics{};
+      adapt_default_rollups(out.config, relations);
       check_monitoring(out.config, relations);
       check_network(out.config, relations);
       check_failure_relations(out.config, relations);
@@ -1537,6 +1559,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   };
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
+  adapt_default_rollups(out.config, state);
   check_monitoring(out.config, state);
   check_network(out.config, state);
   check_sweep(out.config, state);

@@ -323,3 +323,26 @@ TEST_CASE("the built-in priced table prices every catalog node type, and the def
   CHECK(s.config.economics.life.seconds() == Rel(1461.0 * 86400.0));
   CHECK(check_monitoring(s.config.monitoring).empty());
 }
+
+TEST_CASE("monitoring: a rollup from the retention on is refused; the default rollups adapt to the sampling") {
+  constexpr std::int64_t kHour = 3'600'000'000'000LL;
+  MonitoringConfig m;
+  m.retention = sim::Time::from_ns(24 * kHour);
+  m.rollups = {Rollup{sim::Time::from_ns(48 * kHour), sim::Time::from_ns(kHour), 5}};
+  const auto past = check_monitoring(m);
+  REQUIRE(past.size() == 1);
+  CHECK(past[0].path == "rollups[0].after");
+  // The defaults, not written: a 10min sampling keeps only the 1h rollup (5min is finer), a
+  // 1d retention neither (both start later); a written list is kept as written.
+  const auto loaded = [](std::vector<std::string> sets) {
+    return scenario::load_default_scenario(scenario::LoadOptions{std::move(sets), std::nullopt}).config.monitoring;
+  };
+  const MonitoringConfig coarse = loaded({"monitoring.interval=10min"});
+  REQUIRE(coarse.rollups.size() == 1);
+  CHECK(coarse.rollups[0].interval.seconds() == Rel(3600.0));
+  CHECK(loaded({"monitoring.retention=1d"}).rollups.empty());
+  CHECK(loaded({}).rollups.size() == 2);
+  CHECK_THROWS_AS(loaded({"monitoring.interval=10min", "monitoring.rollups[0].after=40h",
+                          "monitoring.rollups[0].interval=5min"}),
+                  config::InputError);
+}
