@@ -23,7 +23,7 @@ interpreter that has matplotlib; it also runs on its own:
   plot.py timeline FAILURES.csv [--results RESULTS.json] -o timeline.png
       The failure timeline of a run (replication 0): each failure by cause, each job's
       interruptions and the time it was down, retired nodes, and the cumulative counts.
-      Input: DIR/failures.csv of `clustersim run --out DIR` (time_s,time_d,kind,cause,job,node,gpu).
+      Input: DIR/failures.csv of `clustersim run --out DIR` (time_s,time_d,kind,cause,job,node,gpu,element).
   plot.py heatmap GPU_FAILURES.csv [--results RESULTS.json] [--nodes-per-rack N] -o health.png
       GPU health heat map, one pixel per GPU: failures per GPU over the run (replication 0).
       The GPUs of a node are a row segment, a rack's nodes are stacked in node order, racks

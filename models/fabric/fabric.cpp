@@ -101,18 +101,18 @@ std::vector<LinkId> failure_cables(const Fabric& f) {
   return out;
 }
 
+// By its rank, not its id: node 0's NVSwitch of a 4-node cluster read scaleup#64.
+std::string vertex_label(const Fabric& f, VertexId v) {
+  const VertexKind kind = f.vertex_kind[v.value];
+  const auto rank = std::count(f.vertex_kind.begin(), f.vertex_kind.begin() + v.value, kind);
+  return fmt::format("{}#{}", name(kind), rank);
+}
+
 std::string describe_link(const Fabric& f, LinkId l) {
   const Link& link = f.links[l.value];
-  // A vertex by its rank among the vertices of its kind (gpu#3: the cluster's GPU 3; nic#8 the
-  // first NIC of node 1 with 8 each; scaleup#1 node 1's switch), not by its id among all
-  // vertices (node 0's NVSwitch of a 4-node cluster read scaleup#64).
-  const auto label = [&](VertexId v) {
-    const VertexKind kind = f.vertex_kind[v.value];
-    const auto rank = std::count(f.vertex_kind.begin(), f.vertex_kind.begin() + v.value, kind);
-    return fmt::format("{}#{}", name(kind), rank);
-  };
   // Parallel cables between two switches share their ends: the link's own id tells them apart.
-  return fmt::format("{} {} -> {} (link {})", name(link.kind), label(link.src), label(link.dst), l.value);
+  return fmt::format("{} {} -> {} (link {})", name(link.kind), vertex_label(f, link.src), vertex_label(f, link.dst),
+                     l.value);
 }
 
 void Fabric::fail_vertex(VertexId v) {

@@ -249,6 +249,11 @@ class Fabric {
 /// The hops do not depend on `spread`.
 std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int64_t R2, std::uint64_t spread = 0);
 
+/// "leaf#3": a vertex by its kind and its rank among the vertices of that kind (gpu#3: the
+/// cluster's GPU 3; nic#8: the first NIC of node 1 with 8 each; scaleup#1: node 1's switch),
+/// not by its id among all vertices. O(vertices).
+std::string vertex_label(const Fabric& f, VertexId v);
+
 /// "leaf_spine leaf#1040 -> spine#1200 (link 70400)": a link's kind, its two ends and its id
 /// (parallel cables share their ends), for reports.
 std::string describe_link(const Fabric& f, LinkId l);

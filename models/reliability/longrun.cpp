@@ -953,13 +953,14 @@ class Model {
            static_cast<std::uint64_t>(index);
   }
 
-  void record(std::string kind, const std::string& cause, std::int64_t job, std::int64_t node, std::int64_t gpu) {
+  void record(std::string kind, const std::string& cause, std::int64_t job, std::int64_t node, std::int64_t gpu,
+              std::int64_t element = -1) {
     if (!record_) return;
     if (r_.timeline.size() >= kMaxTimeline) {
       ++r_.timeline_dropped;
       return;
     }
-    r_.timeline.push_back({engine_.now().seconds(), std::move(kind), cause, job, node, gpu});
+    r_.timeline.push_back({engine_.now().seconds(), std::move(kind), cause, job, node, gpu, element});
   }
 
   // A GPU's failure rate is its class's rate times its Pareto multiplier: the cap on
@@ -1316,7 +1317,7 @@ class Model {
       if (all_down == node.cut) continue;
       node.cut = all_down;
       // One record per change, whatever the node is doing (serving, free, in repair).
-      record(all_down ? "cut_off" : "reconnected", k.name, node.job >= 0 ? node.job : -1, n, -1);
+      record(all_down ? "cut_off" : "reconnected", k.name, node.job >= 0 ? node.job : -1, n, -1, index);
       if (all_down) {
         if (node.job == kInPool) {
           pool_.erase(std::find(pool_.begin(), pool_.end(), n));
@@ -2059,7 +2060,8 @@ class Model {
     // Stale: the job has waited for nodes since (pause_job), its clock stopped.
     if (k.per == Per::job && gen != (r_.jobs[static_cast<std::size_t>(index)].unit_gen & 0xFFFFFFu)) return;
     ++r_.failures_by_cause[k.name];
-    record("failure", k.name, k.per == Per::job ? index : -1, -1, -1);
+    record("failure", k.name, k.per == Per::job ? index : -1, -1, -1,
+           k.per == Per::switch_ || k.per == Per::link ? index : -1);
     if (k.restarts) {
       if (k.per == Per::job) {
         interrupt(index, k);
@@ -2113,6 +2115,7 @@ class Model {
   void on_element_back(sim::Engine&, std::uint64_t arg) {
     const auto c = static_cast<std::size_t>(arg >> 32);
     const auto index = static_cast<std::int64_t>(arg & 0xFFFFFFFFu);
+    record("back", classes_[c].name, -1, -1, -1, index);
     fence(classes_[c], index, -1);
     if (classes_[c].reroutes) {
       for (std::size_t j = 0; j < r_.jobs.size(); ++j) {

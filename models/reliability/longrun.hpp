@@ -417,11 +417,16 @@ struct TimelineEvent {
   double time_s = 0.0;
   std::string kind;   ///< failure, interruption, restart, repaired, retired, finished, start, burn_in, burned_in,
                       ///< regrow (a shrunk job stops to grow back),
-                      ///< cut_off (a node behind a switch or cable that is down), reconnected
+                      ///< cut_off (a node behind a switch or cable that is down), reconnected,
+                      ///< back (a switch or cable down until replaced or restarted returns)
   std::string cause;  ///< component class
   std::int64_t job = -1;
   std::int64_t node = -1;  ///< physical node id
   std::int64_t gpu = -1;   ///< physical GPU id (node x gpus_per_node + index)
+  /// A switch or cable failure's unit (per switch: the fabric's switches in vertex order;
+  /// per link: fabric::failure_cables' order) on its failure, its back, and the cut_off and
+  /// reconnected of the nodes behind it; -1 for anything else.
+  std::int64_t element = -1;
 };
 
 /// The most events the timeline keeps (about 100 MB): failure rates far above any component's

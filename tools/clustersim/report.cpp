@@ -385,15 +385,38 @@ std::string duration_text(double seconds) {
 }  // namespace
 
 std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r) {
-  std::string out = "time_s,time_d,kind,cause,job,node,gpu\n";
+  std::string out = "time_s,time_d,kind,cause,job,node,gpu,element\n";
+  // A switch or cable unit by the fabric's names (as the collective report's hot links):
+  // the switches in vertex order from the first, the cables as failure_cables lists them.
+  std::vector<std::string> switches, cables;
+  const auto element = [&](const reliability::TimelineEvent& e) -> std::string {
+    if (e.element < 0 || !loaded.fabric || !loaded.config.failures) return {};
+    const auto c = loaded.config.failures->components.find(e.cause);
+    if (c == loaded.config.failures->components.end()) return {};
+    const fabric::Fabric& f = *loaded.fabric;
+    const bool is_switch = reliability::unit_of(c->first, c->second) == reliability::Per::switch_;
+    if (is_switch && switches.empty()) {
+      std::map<fabric::VertexKind, std::int64_t> rank;
+      for (std::uint32_t v = 0; v < f.vertex_kind.size(); ++v) {
+        const fabric::VertexKind kind = f.vertex_kind[v];
+        const std::int64_t k = rank[kind]++;
+        using K = fabric::VertexKind;
+        if (kind == K::leaf || kind == K::spine || kind == K::core || kind == K::router) switches.push_back(fmt::format("{}#{}", fabric::name(kind), k));
+      }
+    } else if (!is_switch && cables.empty()) {
+      for (const fabric::LinkId l : fabric::failure_cables(f)) cables.push_back(fabric::describe_link(f, l));
+    }
+    const std::vector<std::string>& names = is_switch ? switches : cables;
+    return static_cast<std::size_t>(e.element) < names.size() ? names[static_cast<std::size_t>(e.element)] : std::string();
+  };
   for (const auto& e : r.timeline) {
     const std::string job = e.job >= 0 && static_cast<std::size_t>(e.job) < loaded.jobs.size()
                                 ? loaded.jobs[static_cast<std::size_t>(e.job)].config.name
                                 : std::string();
     // Causes and job names are the scenario's words, which may hold a comma.
-    out += fmt::format("{:.3f},{:.6f},{},{},{},{},{}\n", e.time_s, e.time_s / 86400.0, e.kind, csv_quote(e.cause), csv_quote(job),
-                       e.node >= 0 ? fmt::format("{}", e.node) : std::string(),
-                       e.gpu >= 0 ? fmt::format("{}", e.gpu) : std::string());
+    out += fmt::format("{:.3f},{:.6f},{},{},{},{},{},{}\n", e.time_s, e.time_s / 86400.0, e.kind, csv_quote(e.cause),
+                       csv_quote(job), e.node >= 0 ? fmt::format("{}", e.node) : std::string(),
+                       e.gpu >= 0 ? fmt::format("{}", e.gpu) : std::string(), csv_quote(element(e)));
   }
   return out;
 }

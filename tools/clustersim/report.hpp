@@ -109,7 +109,8 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
 /// (economics.nodes_per_rack, else the priced server's, else 1).
 std::int64_t nodes_per_rack(const scenario::LoadedScenario& loaded);
 
-/// The failure timeline (replication 0) as CSV: time_s,time_d,kind,cause,job,node,gpu.
+/// The failure timeline (replication 0) as CSV: time_s,time_d,kind,cause,job,node,gpu,element
+/// (a switch or cable unit by the fabric's names, e.g. leaf#3).
 std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliability::LongRunResult& r);
 /// Failures per physical GPU (replication 0), for the health heat map: gpu,node,local,failures.
 std::string gpu_failures_csv(const reliability::LongRunResult& r, std::int64_t gpus_per_node);
