@@ -1073,7 +1073,12 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                : std::string(),
                                            std::isfinite(rs.mtbf_s) ? fmt::format("{:.4g} h", rs.mtbf_s / 3600.0)
                                                                     : std::string("none (no failure stops it)"))
-                             : std::string("none: no failure stops this job"));
+                             // The trained model is still saved once at the end (final_write_left()).
+                             : fmt::format("none while it trains: no failure stops this job; one write of {} s saves "
+                                           "it at the end",
+                                           decimal(std::isfinite(rs.checkpoint_blocking_s.mean)
+                                                       ? rs.checkpoint_blocking_s.mean
+                                                       : rs.checkpoint_write_s)));
     }
   }
   out += cost_table(loaded, result);
