@@ -186,7 +186,10 @@ struct FailuresConfig {
   static auto fields() {
     using config::field;
     return std::tuple{
-        field("components", &FailuresConfig::components, "failure processes by component class"),
+        field("components", &FailuresConfig::components,
+              "failure processes by component class; GPU and node units fail while their node serves a running "
+              "job (rates are measured under load: idle nodes and hot spares do not fail nor age), switches and "
+              "cables always"),
         field("heterogeneity", &FailuresConfig::heterogeneity, "how unevenly failures spread over GPUs"),
         field("repair", &FailuresConfig::repair, "detection, diagnosis, restart and repair times"),
         field("fleet_age", &FailuresConfig::fleet_age,
@@ -232,7 +235,8 @@ struct SchedulerConfig {
               "delay the first queued job's reservation)"),
         field("burn_in", &SchedulerConfig::burn_in,
               "burn-in of every node entering the fleet (installed, replacing a retired one, back from repair) "
-              "before it serves jobs or joins the spares; failures during it are caught there (0s: none)")
+              "before it serves jobs or joins the spares; failures during it are caught there (0s: none). The "
+              "installed fleet's runs before the start: its catches are reported apart (caught_installed)")
             .at_least(sim::Time::zero()),
     };
   }
