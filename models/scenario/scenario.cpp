@@ -538,14 +538,17 @@ bool report_job_problems(const workload::JobConfig& job, const workload::ModelSp
 }
 
 /// The jobs' own relations, said with the scenario's first errors rather than after their
-/// fix: they need the node's GPUs per node only, resolved here on the side (its own errors
-/// are said where the load resolves it). A job whose model is unknown or in error waits.
+/// fix: they need the node's GPUs per node only, for the tp they suggest, resolved here on
+/// the side (its own errors are said where the load resolves it; a node that does not
+/// resolve leaves the suggestion to the job's GPUs alone). A job whose model is unknown or
+/// in error waits.
 void check_jobs_early(const Scenario& sc, const hardware::Catalog& catalog, LoadState& state) {
   if (sc.workload.jobs.empty()) return;
   LoadState probe = state;
   probe.diagnostics = config::Diagnostics{};
   const std::optional<cluster::ResolvedNode> node = resolve_node(sc.cluster, catalog, probe);
-  if (!node || !probe.diagnostics.ok() || node->spec.gpus < 1) return;
+  const std::int64_t gpus_per_node = node && probe.diagnostics.ok() ? std::max<std::int64_t>(0, node->spec.gpus) : 0;
+  probe.diagnostics = config::Diagnostics{};
   const workload::ModelCatalog models = load_models(probe);
   for (std::size_t i = 0; i < sc.workload.jobs.size(); ++i) {
     const workload::JobConfig& job = sc.workload.jobs[i];
@@ -556,7 +559,7 @@ void check_jobs_early(const Scenario& sc, const hardware::Catalog& catalog, Load
       model = &it->second;
     }
     if (model == nullptr || !workload::model_problems(*model).empty()) continue;
-    report_job_problems(job, *model, node->spec.gpus, fmt::format("workload.jobs[{}]", i), state);
+    report_job_problems(job, *model, gpus_per_node, fmt::format("workload.jobs[{}]", i), state);
   }
 }
 
@@ -569,7 +572,8 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
   const workload::ModelCatalog catalog = load_models(state);
   const std::int64_t gpus_per_node = loaded.node.spec.gpus;
   const std::int64_t cluster_gpus = loaded.config.cluster.nodes * gpus_per_node;
-  if (!loaded.fabric) {
+  // (A fabric in error is said where it is built: the jobs are checked beside it.)
+  if (!loaded.config.fabric) {
     state.diagnostics.add(state.where("workload"), "workload",
                           "the jobs' collectives need a network: the scenario has no fabric section",
                           loaded.config.cluster.nodes == 1
@@ -1546,6 +1550,42 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         });
         if (!covered) state.diagnostics.add(r.where, r.path, r.message, r.hint);
       }
+      // The cluster's node type and the jobs' relations too (an unknown node beside a
+      // missing fabric key was said only after its fix), where the catalogs, the node and the
+      // job at hand decoded: a value in error leaves a default for them to judge.
+      const auto in_error = [&](const std::string& part) {
+        return std::any_of(before.begin(), before.end(), [&](const config::Diagnostic& d) {
+          return d.path.empty() || d.path == part || config::key_inside(part, d.path) || config::key_inside(d.path, part);
+        });
+      };
+      if (!in_error("catalogs") && !in_error("nodes") && !in_error("gpus") && !in_error("models")) {
+        LoadState side = state;
+        side.diagnostics = config::Diagnostics{};
+        const Location catalogs_at = state.where("catalogs");
+        fs::path catalogs_dir = top_dir;
+        for (const Document& doc : chain) {
+          if (doc.file == catalogs_at.file) catalogs_dir = doc.dir;
+        }
+        const hardware::Catalog catalog = load_catalog(out.config.catalogs, catalogs_dir, catalogs_at, side);
+        if (side.diagnostics.ok()) {
+          // (A node never written is a missing key, said or set aside above.)
+          if (!in_error("cluster.node") && state.assigned.count("cluster.node") > 0) {
+            (void)resolve_node(out.config.cluster, catalog, side);
+          }
+          if (options.resolve) check_jobs_early(out.config, catalog, side);
+        }
+        for (const config::Diagnostic& r : side.diagnostics.items()) {
+          const bool job = r.path.starts_with("workload.jobs[");
+          const std::string part = job ? r.path.substr(0, r.path.find(']') + 1) : r.path;
+          // (The list itself in error, or the workload: its entries may have shifted.)
+          const bool list_in_error = std::any_of(before.begin(), before.end(), [](const config::Diagnostic& d) {
+            return d.path == "workload.jobs" || d.path == "workload";
+          });
+          if (!in_error(part) && !(job && list_in_error)) {
+            state.diagnostics.add(r.where, r.path, r.message, r.hint);
+          }
+        }
+      }
     }
     throw InputError(std::move(state.diagnostics));
   }
@@ -1578,10 +1618,30 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   for (const Document& doc : chain) {
     if (doc.file == catalogs_at.file) catalogs_dir = doc.dir;
   }
+  const std::size_t errors_before_catalog = state.diagnostics.items().size();
   out.catalog = load_catalog(out.config.catalogs, catalogs_dir, catalogs_at, state);
+  // Where the first checks found errors, the cluster's node is resolved with them (an unknown
+  // node type beside a missing fabric key was said only after its fix), if the catalogs
+  // loaded and it decoded; resolve_node() says it once, as the load stops here.
+  const auto said_at = [&](const std::string& part) {
+    const auto& items = state.diagnostics.items();
+    return std::any_of(items.begin(), items.end(), [&](const config::Diagnostic& d) {
+      return d.path == part || config::key_inside(part, d.path) || config::key_inside(d.path, part);
+    });
+  };
+  if (!state.diagnostics.ok() && state.diagnostics.items().size() == errors_before_catalog && !said_at("cluster.node") &&
+      state.assigned.count("cluster.node") > 0) {
+    (void)resolve_node(out.config.cluster, out.catalog, state);
+  }
   // Where the first checks found errors, the jobs' relations come with them (else they are
-  // checked as the jobs are placed, with the rest).
-  if (options.resolve && !state.diagnostics.ok()) check_jobs_early(out.config, out.catalog, state);
+  // checked as the jobs are placed, with the rest), and so where the node does not resolve.
+  bool jobs_checked = false;
+  const auto check_jobs_now = [&] {
+    if (!options.resolve || state.diagnostics.ok() || jobs_checked) return;
+    jobs_checked = true;
+    check_jobs_early(out.config, out.catalog, state);
+  };
+  check_jobs_now();
   stop_if_errors();
   // Every node type's GPU, not only the one the cluster uses: a catalog that names a GPU it
   // lacks is wrong whichever node a --set or a sweep picks later. (The cluster's own node is
@@ -1597,14 +1657,17 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
                                       fmt::join(names_of(out.catalog.gpus), ", ")),
                           did_you_mean(spec.gpu.name, names_of(out.catalog.gpus)));
   }
+  check_jobs_now();
   stop_if_errors();
 
   if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
+  check_jobs_now();
   stop_if_errors();
   check_in_network(out, state);
 
   apply_builtin_network(out, state);
   load_calibration(out, std::move(named), state);
+  check_jobs_now();
   stop_if_errors();
   for (const std::size_t i : table_sets) {
     const std::string& set = options.sets[i];
@@ -1647,7 +1710,8 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
       state.diagnostics.add(state.where(e.path), e.path, std::move(e.message), std::move(e.hint));
     }
   }
-  stop_if_errors();
+  // A fabric in error stops nothing yet: the jobs' errors (one that does not fit in HBM) need
+  // the node alone, and are said with it rather than after its fix.
   out.jobs = resolve_jobs(out, options.check_memory, state);
   stop_if_errors();
   if (options.check_inert) {
