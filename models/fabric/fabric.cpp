@@ -673,7 +673,7 @@ std::optional<Fabric> build_fabric(const FabricConfig& cfg, const cluster::Resol
   }
   // Sizes first, in 64-bit arithmetic, so that an impossible fabric is refused before any
   // allocation and no 32-bit id can overflow.
-  constexpr std::int64_t kMaxGpus = std::int64_t{1} << 22;
+  constexpr std::int64_t kMaxGpus = cluster::kMaxGpus;
   // 2^27 directed links take about 4 GB with their graph (a dragonfly of 2^28 took 12.7 GB
   // and one of 2^30 ran out of memory); 4 million GPUs on a rail-optimized Clos need ~2^25.
   constexpr std::int64_t kMaxLinks = std::int64_t{1} << 27;

@@ -1660,7 +1660,17 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_jobs_now();
   stop_if_errors();
 
-  if (auto node = resolve_node(out.config.cluster, out.catalog, state)) out.node = std::move(*node);
+  if (auto node = resolve_node(out.config.cluster, out.catalog, state)) {
+    out.node = std::move(*node);
+    // (With a fabric, said by the fabric's build with its NICs.)
+    const std::int64_t gpus = out.config.cluster.nodes * out.node.spec.gpus;
+    if (!out.config.fabric && gpus > cluster::kMaxGpus) {
+      state.diagnostics.add(state.where("cluster.nodes"), "cluster.nodes",
+                            fmt::format("the cluster has {} GPUs ({} nodes of {}); clustersim models at most {}",
+                                        gpus, out.config.cluster.nodes, out.node.spec.gpus, cluster::kMaxGpus),
+                            fmt::format("nodes: {} or fewer", cluster::kMaxGpus / out.node.spec.gpus));
+    }
+  }
   check_jobs_now();
   stop_if_errors();
   check_in_network(out, state);

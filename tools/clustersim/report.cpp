@@ -757,8 +757,10 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
   row("rack power density", fmt::format("{} per rack ({} node{} per rack at peak; {} rack{})", sim::human(c.rack_power),
                                         c.nodes_per_rack, c.nodes_per_rack == 1 ? "" : "s", c.racks,
                                         c.racks == 1 ? "" : "s"));
-  row("energy opex", fmt::format("{}/year ({:.4g} GWh/year)", sim::human(c.opex_per_year),
-                                 c.energy_per_year_kwh / 1e6));
+  // GWh, or TWh past 10,000 GWh (6.094e+04 GWh read badly).
+  const double gwh = c.energy_per_year_kwh / 1e6;
+  row("energy opex", fmt::format("{}/year ({})", sim::human(c.opex_per_year),
+                                 gwh < 1e4 ? fmt::format("{:.4g} GWh/year", gwh) : fmt::format("{:.4g} TWh/year", gwh / 1e3)));
   if (c.depreciation_per_year) {
     row("depreciation", fmt::format("{}/year", sim::human(*c.depreciation_per_year)));
     row("cost per GPU-hour", fmt::format("{:.3f} USD/GPU-h (depreciation + energy, over {} GPUs)", *c.usd_per_gpu_hour,
@@ -1127,8 +1129,10 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   row("optics", fmt::format("{} transceivers", m.optics));
   row("diameter", fmt::format("{} switch-to-switch hops", m.diameter_hops));
   row("average hops", fmt::format("{:.3f} (uniform traffic between endpoints)", m.average_hops));
-  row("bisection bandwidth", fmt::format("{} one way ({:.4g}Tbps)", sim::human(m.bisection_bandwidth),
-                                         m.bisection_bandwidth.value() * 8 / 1e12));
+  // In bits too, as switch ports are sold: Tbps, or Pbps past 10,000 Tbps (8.389e+05Tbps read badly).
+  const double tbps = m.bisection_bandwidth.value() * 8 / 1e12;
+  row("bisection bandwidth", fmt::format("{} one way ({})", sim::human(m.bisection_bandwidth),
+                                         tbps < 1e4 ? fmt::format("{:.4g}Tbps", tbps) : fmt::format("{:.4g}Pbps", tbps / 1e3)));
   out += "\nCost and power of the network (models/fabric/pricing.yaml)\n";
   out += fmt::format("  {:<14}{:<20}{:>10}{:>14}{:>12}\n", "part", "model", "count", "capex", "power");
   for (const auto& c : m.costs) {
