@@ -125,7 +125,7 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
   } catch (const nlohmann::json::parse_error& e) {
     state.diagnostics.add(located(path, text, e.byte == 0 ? 0 : e.byte - 1), "",
                           fmt::format("not valid JSON: {}", e.what()),
-                          "a calibration profile is one JSON object (clustersim calibrate writes them)");
+                          "a calibration profile is one JSON object, as clustersim calibrate writes them");
     return std::nullopt;
   } catch (const nlohmann::json::out_of_range& e) {  // a number past a double's range: 1e400
     const std::string number = config::quoted_in(e.what());

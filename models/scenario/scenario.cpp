@@ -1543,10 +1543,17 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         return end == std::string::npos ? path : path.substr(0, end);
       };
       const std::vector<config::Diagnostic> before = state.diagnostics.items();
+      // An error of a whole scenario file (or of the command line) leaves anything unknown; one
+      // of a calibration profile's file (not valid JSON) leaves the scenario's keys as read.
+      const auto whole_scenario = [&](const config::Diagnostic& d) {
+        return d.path.empty() && (d.where.file.empty() || d.where.file == "<command line>" ||
+                                  std::any_of(chain.begin(), chain.end(),
+                                              [&](const Document& doc) { return doc.file == d.where.file; }));
+      };
       for (const config::Diagnostic& r : relations.diagnostics.items()) {
         const std::string part = owner(r.path);
         const bool covered = std::any_of(before.begin(), before.end(), [&](const config::Diagnostic& d) {
-          return d.path.empty() || d.path == part || config::key_inside(part, d.path) || config::key_inside(d.path, part);
+          return whole_scenario(d) || d.path == part || config::key_inside(part, d.path) || config::key_inside(d.path, part);
         });
         if (!covered) state.diagnostics.add(r.where, r.path, r.message, r.hint);
       }
@@ -1555,7 +1562,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
       // job at hand decoded: a value in error leaves a default for them to judge.
       const auto in_error = [&](const std::string& part) {
         return std::any_of(before.begin(), before.end(), [&](const config::Diagnostic& d) {
-          return d.path.empty() || d.path == part || config::key_inside(part, d.path) || config::key_inside(d.path, part);
+          return whole_scenario(d) || d.path == part || config::key_inside(part, d.path) || config::key_inside(d.path, part);
         });
       };
       if (!in_error("catalogs") && !in_error("nodes") && !in_error("gpus") && !in_error("models")) {
