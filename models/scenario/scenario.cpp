@@ -321,14 +321,22 @@ hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::
   hardware::Catalog catalog = builtin.value;
   LoadState state;
   std::vector<Document> docs;
+  std::map<std::string, std::size_t> listed;  // file -> its first entry
   for (std::size_t i = 0; i < files.size(); ++i) {
     const std::string& f = files[i];
     const fs::path p = fs::path(f).is_absolute() ? fs::path(f) : base_dir / f;
     // An entry's error at the entry (each was at the list's start).
     const std::string entry = fmt::format("catalogs[{}]", i);
     const auto at = scenario_state.assigned.find(entry);
-    if (auto doc = read_document(p.lexically_normal().string(), state,
-                                 at != scenario_state.assigned.end() ? at->second : files_at, entry)) {
+    const Location entry_at = at != scenario_state.assigned.end() ? at->second : files_at;
+    // A file listed twice was read twice, each of its errors said twice.
+    const auto [first, fresh] = listed.emplace(p.lexically_normal().string(), i);
+    if (!fresh) {
+      state.diagnostics.add(entry_at, entry, fmt::format("lists {} again (catalogs[{}] lists it already)", f, first->second),
+                            "list each catalog once");
+      continue;
+    }
+    if (auto doc = read_document(p.lexically_normal().string(), state, entry_at, entry)) {
       docs.push_back(std::move(*doc));
     }
   }
