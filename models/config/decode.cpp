@@ -1,6 +1,7 @@
 #include "models/config/decode.hpp"
 
 #include <charconv>
+#include <limits>
 #include <cmath>
 #include <sstream>
 
@@ -317,7 +318,8 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec == std::errc::result_out_of_range) {
-    ctx.error(n, fmt::format("{} is out of range for {}", text, expected));
+    ctx.error(n, fmt::format("{} is out of range for {} ({} to {})", text, expected, std::numeric_limits<Int>::min(),
+                             std::numeric_limits<Int>::max()));
     return false;
   }
   if (ec != std::errc() || ptr != end) {
