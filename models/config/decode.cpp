@@ -378,7 +378,10 @@ void report_unknown_key(const YAML::Node& key_node, const std::string& key, cons
     return;
   }
   const auto near = sim::closest_match(key, keys);
-  parent.child(key).error(key_node, fmt::format("unknown key; expected one of {}", fmt::join(keys, ", ")),
+  // An empty key leaves no path to read ("unknown key" named none).
+  parent.child(key).error(key_node,
+                          fmt::format("unknown key{}; expected one of {}", key.empty() ? " '' (empty)" : "",
+                                      fmt::join(keys, ", ")),
                           near ? fmt::format("did you mean '{}'?", *near) : std::string());
 }
 
