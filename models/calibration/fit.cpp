@@ -314,8 +314,9 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
       p.hbm_bandwidth = sim::Bandwidth::of(1.0 / b);
       report.notes.push_back(fmt::format("hbm_bandwidth {:.4g} GB/s from {} device-to-device copies {} (intercept {:.3g} us)",
                                          1e-9 / b, copies.size(), which, a * 1e6));
-      if (!launch && a > 0.0) {
-        launch = a;
+      // Copies that cost nothing beyond their bytes measured 0 (within rounding: 1 ns), not nothing.
+      if (!launch && a > -1e-9) {
+        launch = std::max(0.0, a);
         report.notes.push_back("launch_overhead: no 'stream' launch record; the copies' intercept is used");
       }
     }

@@ -365,6 +365,11 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     } else if (record == "launch") {
       LaunchPoint p;
       if (!l.text("kind", p.kind) || !l.number("time_s", p.seconds)) continue;
+      // The kinds tools/microbench/launch.cu writes (a typo was read and ignored, as memory's were).
+      if (p.kind != "stream" && p.kind != "graph" && p.kind != "roundtrip") {
+        l.fail(fmt::format("'launch' record: unknown kind '{}' (stream, graph, roundtrip)", p.kind));
+        continue;
+      }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.launch.push_back(p);
     } else if (record == "collective") {

@@ -971,3 +971,22 @@ TEST_CASE("profiles round-trip through JSON, and every shipped profile loads") {
     CHECK(read_back.launch_overhead == built.launch_overhead);
   }
 }
+
+TEST_CASE("copies that cost their bytes alone measure a launch overhead of 0, not none") {
+  // d2d copies at exactly 2.5 TB/s, intercept 0, and no launch record: 0 us is the measured
+  // overhead (the built-in 5.8 us was kept, and the fit then missed its own copies by 11%).
+  std::string results;
+  for (const double bytes : {2.0 * 1073741824.0, 8.0 * 1073741824.0}) {
+    results += fmt::format("{{\"record\":\"memory\",\"kind\":\"d2d_copy\",\"bytes\":{},\"moved_bytes\":{},\"time_s\":{:.17g}}}\n",
+                           bytes / 2, bytes, bytes / 2.5e12);
+  }
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_results("copies.jsonl", results, m, errors));
+  const hardware::GpuSpec gpu = catalog_gpu("h100-sxm");
+  FitReport report;
+  const compute::ComputeProfile fit = fit_compute(m, compute::default_profile("h100-sxm", gpu), report);
+  CHECK(fit.hbm_bandwidth.value() == Rel(2.5e12));
+  CHECK(fit.launch_overhead.seconds() == doctest::Approx(0.0).epsilon(1e-12));
+  CHECK(compute::default_profile("h100-sxm", gpu).launch_overhead.seconds() > 1e-6);  // the case is not vacuous
+}
