@@ -581,13 +581,24 @@ def cmd_run(args):
         raise InputError(f"{d}: nothing to plot (no job steps, no failure files)")
 
 
+def rack_size(text):
+    """--nodes-per-rack: a whole number of nodes, 1 or more (0 was taken as not given)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of nodes, got '{text}'")
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {n}")
+    return n
+
+
 def main(argv):
     p = argparse.ArgumentParser(prog="plot.py", description=__doc__.split("\n")[0],
                                 epilog=__doc__.split("\n", 2)[2], formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
     r = sub.add_parser("run", help="every plot of a clustersim run --out DIR folder")
     r.add_argument("dir", metavar="DIR")
-    r.add_argument("--nodes-per-rack", type=int, metavar="N", help="for the heat map (default: from results.json)")
+    r.add_argument("--nodes-per-rack", type=rack_size, metavar="N", help="for the heat map (default: from results.json)")
     r.set_defaults(run=cmd_run, output=None)
     b = sub.add_parser("breakdown", help="step-time breakdown per design")
     b.add_argument("inputs", nargs="+", metavar="RESULTS.json|BREAKDOWN.csv")
@@ -607,7 +618,7 @@ def main(argv):
     h = sub.add_parser("heatmap", help="GPU health heat map, one pixel per GPU (gpu_failures.csv)")
     h.add_argument("input", metavar="GPU_FAILURES.csv")
     h.add_argument("--results", metavar="RESULTS.json", help="the run's results (racks); default: beside the CSV")
-    h.add_argument("--nodes-per-rack", type=int, metavar="N", help="nodes per rack (default: from the results)")
+    h.add_argument("--nodes-per-rack", type=rack_size, metavar="N", help="nodes per rack (default: from the results)")
     h.add_argument("-o", "--output", required=True, metavar="PNG")
     h.set_defaults(run=cmd_heatmap)
     q = sub.add_parser("pareto", help="Pareto front of two columns of any CSV (time against cost)",
