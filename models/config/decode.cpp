@@ -318,8 +318,7 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec == std::errc::result_out_of_range) {
-    ctx.error(n, fmt::format("{} is out of range for {} ({} to {})", text, expected, std::numeric_limits<Int>::min(),
-                             std::numeric_limits<Int>::max()));
+    ctx.error(n, fmt::format("{} is out of range for {}", text, expected));
     return false;
   }
   if (ec != std::errc() || ptr != end) {

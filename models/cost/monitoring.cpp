@@ -54,7 +54,8 @@ std::vector<ConfigProblem> check_monitoring(const MonitoringConfig& m) {
     }
     // Samples are deleted at the retention: a level from there on would hold none (it was
     // left out of the storage without a word).
-    if (r.after.ns() > 0 && m.retention.ns() > 0 && r.after >= m.retention) {
+    // (Not beside an after already in error.)
+    if (r.after.ns() > 0 && r.after > prev_after && m.retention.ns() > 0 && r.after >= m.retention) {
       out.push_back({at + ".after",
                      fmt::format("{} is at or past monitoring.retention ({}): samples are deleted before they reach "
                                  "this rollup",

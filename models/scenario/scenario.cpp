@@ -930,15 +930,6 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
     inert("scheduler.retire_window", "retire_after is 0: no node is retired, so no failures are counted",
           "retire_after: 3, or remove it");
   }
-  // The window counts the failures of the last retire_window before the latest one
-  // (longrun.cpp, on_node_repaired): a window of 0s holds that one failure alone.
-  if (sc.failures && sc.scheduler.retire_after >= 2 && sc.scheduler.retire_window == sim::Time::zero() &&
-      stale("scheduler.retire_after", "scheduler.retire_window")) {
-    inert("scheduler.retire_after",
-          fmt::format("retire_window is 0s, which holds one failure, and {} are needed: no node is ever retired",
-                      sc.scheduler.retire_after),
-          "a window such as retire_window: 30d, or retire_after: 1");
-  }
   if (sc.failures && !sc.failures->components.empty()) {
     using reliability::Effect;
     using reliability::Per;
@@ -989,17 +980,22 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
                        "planned unit's clock would stop",
               "effect: restart, or remove it");
       }
-      // A rerouted element stops no job either, and switches and cables have no burn-in.
-      if (c.planned && c.effect == Effect::reroute && stale_under(planned, fmt::format("failures.components.{}", name))) {
-        inert(planned, "effect: reroute keeps the jobs running around the element: there is no stop to announce",
-              "effect: restart, or remove it");
-      }
     }
     if (!repairs_nodes && !replaces && stale_under("failures.repair.replace", "failures.components")) {
       inert("failures.repair.replace",
             "no component sends hardware to repair (a GPU or node failure with hardware and effect: restart, or a "
             "switch or cable with hardware)",
             "add such a component, or remove it");
+    }
+    // The window counts the failures of the last retire_window before the latest one
+    // (longrun.cpp, on_node_repaired): a window of 0s holds that one failure alone. (Without
+    // a component that sends nodes to repair, retire_after is said below.)
+    if (repairs_nodes && sc.scheduler.retire_after >= 2 && sc.scheduler.retire_window == sim::Time::zero() &&
+        stale("scheduler.retire_after", "scheduler.retire_window")) {
+      inert("scheduler.retire_after",
+            fmt::format("retire_window is 0s, which holds one failure, and {} are needed: no node is ever retired",
+                        sc.scheduler.retire_after),
+            "a window such as retire_window: 30d, or retire_after: 1");
     }
     if (!repairs_nodes) {
       for (const char* key : {"retire_after", "retire_window"}) {
@@ -1490,7 +1486,21 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     out.config.simulation.seed = *options.seed;
   }
   std::optional<calibration::CalibrationProfile> named;
-  if (!out.config.calibration.empty()) named = read_calibration(out.config, chain, top_dir, state);
+  // The errors the profile's reading adds (the list is kept in file order: told by content).
+  std::multiset<std::string> profile_errors;
+  if (!out.config.calibration.empty()) {
+    std::multiset<std::string> earlier;
+    for (const config::Diagnostic& d : state.diagnostics.items()) earlier.insert(d.format());
+    named = read_calibration(out.config, chain, top_dir, state);
+    for (const config::Diagnostic& d : state.diagnostics.items()) {
+      const std::string text = d.format();
+      if (const auto it = earlier.find(text); it != earlier.end()) {
+        earlier.erase(it);
+      } else {
+        profile_errors.insert(text);
+      }
+    }
+  }
   if (!state.diagnostics.ok()) {
     // Every error at once: the required keys missing too, but for a key in error or under
     // one (a value that did not decode is not marked written, a section that did not decode
@@ -1551,12 +1561,11 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         return end == std::string::npos ? path : path.substr(0, end);
       };
       const std::vector<config::Diagnostic> before = state.diagnostics.items();
-      // An error of a whole scenario file (or of the command line) leaves anything unknown; one
-      // of a calibration profile's file (not valid JSON) leaves the scenario's keys as read.
+      // An error of a whole file (a scenario's, a base's that did not parse, the command line's)
+      // leaves anything unknown; one of the calibration profile's own file (not valid JSON)
+      // leaves the scenario's keys as read.
       const auto whole_scenario = [&](const config::Diagnostic& d) {
-        return d.path.empty() && (d.where.file.empty() || d.where.file == "<command line>" ||
-                                  std::any_of(chain.begin(), chain.end(),
-                                              [&](const Document& doc) { return doc.file == d.where.file; }));
+        return d.path.empty() && profile_errors.count(d.format()) == 0;
       };
       for (const config::Diagnostic& r : relations.diagnostics.items()) {
         const std::string part = owner(r.path);

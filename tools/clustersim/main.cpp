@@ -438,10 +438,11 @@ int cmd_validate(const std::string& cases_file, const std::string& format, const
   double fail_above = -1.0;
   if (!fail_above_text.empty()) {
     if (auto error = parse_fail_above(fail_above_text, fail_above)) {
-      // The cases file's errors are said with it, in one count, rather than after its fix.
+      // The cases file's errors are said with it, in one count, rather than after its fix
+      // (those of a gate too: a file without throughput cases, which --fail-above asks for).
       const std::vector<std::string> errors{*error + "; see clustersim validate --help"};
       try {
-        (void)tools::load_validation(cases_file, false);
+        (void)tools::load_validation(cases_file, true);
       } catch (const config::InputError& e) {
         return report_option_errors(errors, &e);
       }

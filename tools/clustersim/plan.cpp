@@ -57,9 +57,16 @@ std::vector<std::int64_t> node_counts(const std::string& text, std::int64_t base
     std::int64_t n = 0;
     const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
     if (ec != std::errc() || end != v.data() + v.size() || n < 1 || n > cluster::kMaxNodes) {
-      if (v.find(':') != std::string::npos) {  // a range without its step is a single value
-        throw option_error("--nodes", fmt::format("'{}' is not a node count, nor a range: a range needs its step", v),
-                           fmt::format("--nodes {}:x2 to double, or {}:+1 for steps of 1", v, v));
+      // A range without its step is a single value: said so where the range would be one
+      // (from a >= 1 to b >= a), as sweep's --param says it.
+      if (looks_like_range_without_step(v)) {
+        const std::size_t colon = v.find(':');
+        const double a = std::strtod(v.substr(0, colon).c_str(), nullptr);
+        const double b = std::strtod(v.substr(colon + 1).c_str(), nullptr);
+        if (a >= 1.0 && b >= a) {
+          throw option_error("--nodes", fmt::format("'{}' is not a node count, nor a range: a range needs its step", v),
+                             fmt::format("--nodes {}:x2 to double, or {}:+1 for steps of 1", v, v));
+        }
       }
       throw option_error("--nodes",
                          fmt::format("'{}' is not a node count (a whole number from 1 to {})", v, cluster::kMaxNodes),

@@ -395,16 +395,27 @@ std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliabili
     if (c == loaded.config.failures->components.end()) return {};
     const fabric::Fabric& f = *loaded.fabric;
     const bool is_switch = reliability::unit_of(c->first, c->second) == reliability::Per::switch_;
-    if (is_switch && switches.empty()) {
+    // Every vertex's label in one pass (vertex_label() counts from the first vertex: per
+    // cable, a 65,536-GPU fabric's names took 15 s).
+    if ((is_switch ? switches : cables).empty()) {
+      std::vector<std::string> label(f.vertex_kind.size());
       std::map<fabric::VertexKind, std::int64_t> rank;
       for (std::uint32_t v = 0; v < f.vertex_kind.size(); ++v) {
         const fabric::VertexKind kind = f.vertex_kind[v];
-        const std::int64_t k = rank[kind]++;
+        label[v] = fmt::format("{}#{}", fabric::name(kind), rank[kind]++);
         using K = fabric::VertexKind;
-        if (kind == K::leaf || kind == K::spine || kind == K::core || kind == K::router) switches.push_back(fmt::format("{}#{}", fabric::name(kind), k));
+        if (is_switch && (kind == K::leaf || kind == K::spine || kind == K::core || kind == K::router)) {
+          switches.push_back(label[v]);
+        }
       }
-    } else if (!is_switch && cables.empty()) {
-      for (const fabric::LinkId l : fabric::failure_cables(f)) cables.push_back(fabric::describe_link(f, l));
+      if (!is_switch) {
+        // As fabric::describe_link() writes them.
+        for (const fabric::LinkId l : fabric::failure_cables(f)) {
+          const fabric::Link& link = f.links[l.value];
+          cables.push_back(fmt::format("{} {} -> {} (link {})", fabric::name(link.kind), label[link.src.value],
+                                       label[link.dst.value], l.value));
+        }
+      }
     }
     const std::vector<std::string>& names = is_switch ? switches : cables;
     return static_cast<std::size_t>(e.element) < names.size() ? names[static_cast<std::size_t>(e.element)] : std::string();
@@ -757,10 +768,10 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
   row("rack power density", fmt::format("{} per rack ({} node{} per rack at peak; {} rack{})", sim::human(c.rack_power),
                                         c.nodes_per_rack, c.nodes_per_rack == 1 ? "" : "s", c.racks,
                                         c.racks == 1 ? "" : "s"));
-  // GWh, or TWh past 10,000 GWh (6.094e+04 GWh read badly).
+  // GWh, or TWh from what {:.4g} rounds to 10,000 GWh (6.094e+04 GWh read badly).
   const double gwh = c.energy_per_year_kwh / 1e6;
   row("energy opex", fmt::format("{}/year ({})", sim::human(c.opex_per_year),
-                                 gwh < 1e4 ? fmt::format("{:.4g} GWh/year", gwh) : fmt::format("{:.4g} TWh/year", gwh / 1e3)));
+                                 gwh < 9999.5 ? fmt::format("{:.4g} GWh/year", gwh) : fmt::format("{:.4g} TWh/year", gwh / 1e3)));
   if (c.depreciation_per_year) {
     row("depreciation", fmt::format("{}/year", sim::human(*c.depreciation_per_year)));
     row("cost per GPU-hour", fmt::format("{:.3f} USD/GPU-h (depreciation + energy, over {} GPUs)", *c.usd_per_gpu_hour,
@@ -1075,12 +1086,16 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                                : std::string(),
                                            std::isfinite(rs.mtbf_s) ? fmt::format("{:.4g} h", rs.mtbf_s / 3600.0)
                                                                     : std::string("none (no failure stops it)"))
-                             // The trained model is still saved once at the end (final_write_left()).
-                             : fmt::format("none while it trains: no failure stops this job; one write of {} s saves "
-                                           "it at the end",
-                                           decimal(std::isfinite(rs.checkpoint_blocking_s.mean)
-                                                       ? rs.checkpoint_blocking_s.mean
-                                                       : rs.checkpoint_write_s)));
+                             // Announced stops write one each (checkpoint_and_stop()), and the trained
+                             // model is saved once at the end (final_write_left()) where it finishes.
+                             : fmt::format("none on a schedule: no unplanned failure stops this job{}{}",
+                                           rs.interruptions.mean > 0.0 ? "; each announced stop writes one" : "",
+                                           rs.finished_share > 0.0
+                                               ? fmt::format("; one write of {} s saves it at the end",
+                                                             decimal(std::isfinite(rs.checkpoint_blocking_s.mean)
+                                                                         ? rs.checkpoint_blocking_s.mean
+                                                                         : rs.checkpoint_write_s))
+                                               : std::string()));
     }
   }
   out += cost_table(loaded, result);
@@ -1129,10 +1144,11 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   row("optics", fmt::format("{} transceivers", m.optics));
   row("diameter", fmt::format("{} switch-to-switch hops", m.diameter_hops));
   row("average hops", fmt::format("{:.3f} (uniform traffic between endpoints)", m.average_hops));
-  // In bits too, as switch ports are sold: Tbps, or Pbps past 10,000 Tbps (8.389e+05Tbps read badly).
+  // In bits too, as switch ports are sold: Tbps, or Pbps from what {:.4g} rounds to 10,000 Tbps
+  // (8.389e+05Tbps read badly).
   const double tbps = m.bisection_bandwidth.value() * 8 / 1e12;
   row("bisection bandwidth", fmt::format("{} one way ({})", sim::human(m.bisection_bandwidth),
-                                         tbps < 1e4 ? fmt::format("{:.4g}Tbps", tbps) : fmt::format("{:.4g}Pbps", tbps / 1e3)));
+                                         tbps < 9999.5 ? fmt::format("{:.4g}Tbps", tbps) : fmt::format("{:.4g}Pbps", tbps / 1e3)));
   out += "\nCost and power of the network (models/fabric/pricing.yaml)\n";
   out += fmt::format("  {:<14}{:<20}{:>10}{:>14}{:>12}\n", "part", "model", "count", "capex", "power");
   for (const auto& c : m.costs) {

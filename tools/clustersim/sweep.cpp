@@ -556,9 +556,6 @@ void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) 
   }
 }
 
-namespace {
-
-/// Two numbers joined by one ':' ("0:7", "1.5:8"): what a range without its step looks like.
 bool looks_like_range_without_step(std::string_view v) {
   const std::size_t colon = v.find(':');
   if (colon == std::string_view::npos || v.find(':', colon + 1) != std::string_view::npos) return false;
@@ -569,6 +566,8 @@ bool looks_like_range_without_step(std::string_view v) {
   };
   return number(v.substr(0, colon)) && number(v.substr(colon + 1));
 }
+
+namespace {
 
 /// Checks the parameters against the scenario's keys: a misspelt key, or a value its key
 /// does not take (any of a --param's; a sweep block's are checked as the scenario loads), is

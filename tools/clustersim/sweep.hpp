@@ -152,4 +152,7 @@ struct SweepSummary {
 /// parameter or output folder (nothing is run then).
 SweepSummary run_sweep(const SweepSpec& spec, const SweepOptions& options, std::ostream& log);
 
+/// Two numbers joined by one ':' ("0:7", "1.5:8"): what a range without its step looks like.
+bool looks_like_range_without_step(std::string_view v);
+
 }  // namespace clustersim::tools
