@@ -79,7 +79,22 @@ LoadedCases load_cases(const std::string& file) {
   }
   if (!config::reject_tags(root, config::Context(state, file))) throw config::InputError(std::move(state.diagnostics));
   config::Codec<ValidationCases>::decode(root, out, config::Context(state, file));
-  if (state.diagnostics.ok()) config::check_required(out, "", state);
+  // The missing keys too, with the values in error (they were said only after their fix), but
+  // for an entry with an error of its own (a misspelt `sourc` is the missing source).
+  {
+    config::LoadState probe = state;
+    probe.diagnostics = config::Diagnostics{};
+    config::check_required(out, "", probe);
+    const std::vector<config::Diagnostic> decoded = state.diagnostics.items();
+    for (const config::Diagnostic& m : probe.diagnostics.items()) {
+      const std::size_t close = m.path.find(']');
+      const std::string entry = close == std::string::npos ? m.path : m.path.substr(0, close + 1);
+      const bool covered = std::any_of(decoded.begin(), decoded.end(), [&](const config::Diagnostic& d) {
+        return d.path.empty() || d.path == entry || config::key_inside(entry, d.path) || config::key_inside(d.path, entry);
+      });
+      if (!covered) state.diagnostics.add(m.where, m.path, m.message, m.hint);
+    }
+  }
   for (std::size_t i = 0; i < out.cases.size(); ++i) {
     const auto& c = out.cases[i];
     // The error is predicted / published - 1: a published 0 made it inf%, a negative one
