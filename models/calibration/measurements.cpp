@@ -387,7 +387,9 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         continue;
       }
       if (!enum_from(op, p.op)) {
-        l.fail(fmt::format("'collective' record: unknown op '{}'", op));
+        l.fail(fmt::format("'collective' record: unknown op '{}' (all_reduce, all_gather, reduce_scatter, all_to_all, "
+                           "broadcast, send_recv)",
+                           op));
         continue;
       }
       p.where = fmt::format("{}:{}", file, i + 1);

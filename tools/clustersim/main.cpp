@@ -1206,7 +1206,7 @@ int run_main(int argc, char** argv) {
   tools::CalibrateArgs calibrate_args;
   CLI::App* calibrate = app.add_subcommand(
       "calibrate", "fit a calibration profile to CUDA microbenchmark results or nccl-tests logs");
-  calibrate->add_option("results", calibrate_args.results, "microbenchmark results (JSON lines, tools/microbench)")
+  calibrate->add_option("results", calibrate_args.results, "microbenchmark results (JSON lines: the records and their keys are in tools/microbench/README.md)")
       ->check(check_path)
       ->type_name("RESULTS.jsonl");
   // One log per --nccl-tests (repeatable): taking every word after it, it read a results
