@@ -384,7 +384,7 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
       const auto& slot = efficiency_slot(p.gemm_efficiency_by_dtype, d);
       if (!slot) continue;
       if (!bf16 && d != Dtype::bf16) p.gemm_efficiency = *slot;
-      report.notes.push_back(fmt::format("gemm {}: efficiency {:.4f}, achieved peak {:.4g} TFLOP/s of {:.4g}{}",
+      report.notes.push_back(fmt::format("gemm {}: efficiency {:.4f}, a ceiling of {:.4g} TFLOP/s of {:.4g} (the large-GEMM limit before the shape terms){}",
                                          config::enum_name(d), *slot, *slot * compute::peak_flops(d, p) / 1e12,
                                          compute::peak_flops(d, p) / 1e12,
                                          *slot <= kLowestGemmEfficiency
