@@ -1,6 +1,7 @@
 #include "models/fabric/fabric.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -108,11 +109,31 @@ std::string vertex_label(const Fabric& f, VertexId v) {
   return fmt::format("{}#{}", name(kind), rank);
 }
 
+std::vector<std::string> vertex_labels(const Fabric& f) {
+  std::vector<std::string> out(f.vertex_kind.size());
+  std::array<std::int64_t, 256> rank{};
+  for (std::size_t v = 0; v < f.vertex_kind.size(); ++v) {
+    const VertexKind kind = f.vertex_kind[v];
+    out[v] = fmt::format("{}#{}", name(kind), rank[static_cast<std::size_t>(kind)]++);
+  }
+  return out;
+}
+
+namespace {
+// Parallel cables between two switches share their ends: the link's own id tells them apart.
+std::string link_text(const Fabric& f, LinkId l, const std::string& src, const std::string& dst) {
+  return fmt::format("{} {} -> {} (link {})", name(f.links[l.value].kind), src, dst, l.value);
+}
+}  // namespace
+
 std::string describe_link(const Fabric& f, LinkId l) {
   const Link& link = f.links[l.value];
-  // Parallel cables between two switches share their ends: the link's own id tells them apart.
-  return fmt::format("{} {} -> {} (link {})", name(link.kind), vertex_label(f, link.src), vertex_label(f, link.dst),
-                     l.value);
+  return link_text(f, l, vertex_label(f, link.src), vertex_label(f, link.dst));
+}
+
+std::string describe_link(const Fabric& f, LinkId l, const std::vector<std::string>& labels) {
+  const Link& link = f.links[l.value];
+  return link_text(f, l, labels[link.src.value], labels[link.dst.value]);
 }
 
 void Fabric::fail_vertex(VertexId v) {

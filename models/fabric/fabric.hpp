@@ -253,10 +253,14 @@ std::int64_t dragonfly_copy(const DragonflyLayout& d, std::int64_t R1, std::int6
 /// cluster's GPU 3; nic#8: the first NIC of node 1 with 8 each; scaleup#1: node 1's switch),
 /// not by its id among all vertices. O(vertices).
 std::string vertex_label(const Fabric& f, VertexId v);
+/// Every vertex's vertex_label(), in one pass (O(vertices)), for reports that name many.
+std::vector<std::string> vertex_labels(const Fabric& f);
 
 /// "leaf_spine leaf#1040 -> spine#1200 (link 70400)": a link's kind, its two ends and its id
 /// (parallel cables share their ends), for reports.
 std::string describe_link(const Fabric& f, LinkId l);
+/// The same with the labels of vertex_labels(f): O(1) per link.
+std::string describe_link(const Fabric& f, LinkId l, const std::vector<std::string>& labels);
 
 /// The cables that fail as units (failure components `per: link`), in the order the long run
 /// numbers them: by kind (LinkKind order), then by id, one per cable (its lower-id

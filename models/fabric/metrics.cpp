@@ -712,12 +712,11 @@ std::string to_dot(const Fabric& f) {
   std::string out = "graph fabric {\n  node [shape=ellipse, fontsize=10];\n";
   // Switches labelled as the other reports name them (leaf#0, its rank among the leaves),
   // not by their vertex id among all vertices (leaf 272).
-  std::map<VertexKind, std::int64_t> rank;
+  const std::vector<std::string> labels = vertex_labels(f);
   for (std::size_t v = 0; v < f.vertex_kind.size(); ++v) {
     const VertexKind k = f.vertex_kind[v];
-    const std::int64_t r = rank[k]++;
     if (k == VertexKind::gpu || k == VertexKind::nic || k == VertexKind::scaleup) continue;
-    out += fmt::format("  v{} [label=\"{}#{}\"];\n", v, name(k), r);
+    out += fmt::format("  v{} [label=\"{}\"];\n", v, labels[v]);
   }
   for (std::int64_t n = 0; n < f.nodes; ++n) out += fmt::format("  n{} [shape=box, label=\"node {}\"];\n", n, n);
   // One edge per pair of ends, labelled with the number of parallel cables.

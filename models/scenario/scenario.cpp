@@ -1598,13 +1598,13 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
           }
           if (options.resolve) check_jobs_early(out.config, catalog, side);
         }
+        // (The list itself in error, or the workload: its entries may have shifted.)
+        const bool list_in_error = std::any_of(before.begin(), before.end(), [](const config::Diagnostic& d) {
+          return d.path == "workload.jobs" || d.path == "workload";
+        });
         for (const config::Diagnostic& r : side.diagnostics.items()) {
           const bool job = r.path.starts_with("workload.jobs[");
           const std::string part = job ? r.path.substr(0, r.path.find(']') + 1) : r.path;
-          // (The list itself in error, or the workload: its entries may have shifted.)
-          const bool list_in_error = std::any_of(before.begin(), before.end(), [](const config::Diagnostic& d) {
-            return d.path == "workload.jobs" || d.path == "workload";
-          });
           if (!in_error(part) && !(job && list_in_error)) {
             state.diagnostics.add(r.where, r.path, r.message, r.hint);
           }

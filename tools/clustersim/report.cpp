@@ -398,23 +398,15 @@ std::string timeline_csv(const scenario::LoadedScenario& loaded, const reliabili
     // Every vertex's label in one pass (vertex_label() counts from the first vertex: per
     // cable, a 65,536-GPU fabric's names took 15 s).
     if ((is_switch ? switches : cables).empty()) {
-      std::vector<std::string> label(f.vertex_kind.size());
-      std::map<fabric::VertexKind, std::int64_t> rank;
-      for (std::uint32_t v = 0; v < f.vertex_kind.size(); ++v) {
-        const fabric::VertexKind kind = f.vertex_kind[v];
-        label[v] = fmt::format("{}#{}", fabric::name(kind), rank[kind]++);
+      const std::vector<std::string> labels = fabric::vertex_labels(f);
+      if (is_switch) {
         using K = fabric::VertexKind;
-        if (is_switch && (kind == K::leaf || kind == K::spine || kind == K::core || kind == K::router)) {
-          switches.push_back(label[v]);
+        for (std::size_t v = 0; v < labels.size(); ++v) {
+          const K kind = f.vertex_kind[v];
+          if (kind == K::leaf || kind == K::spine || kind == K::core || kind == K::router) switches.push_back(labels[v]);
         }
-      }
-      if (!is_switch) {
-        // As fabric::describe_link() writes them.
-        for (const fabric::LinkId l : fabric::failure_cables(f)) {
-          const fabric::Link& link = f.links[l.value];
-          cables.push_back(fmt::format("{} {} -> {} (link {})", fabric::name(link.kind), label[link.src.value],
-                                       label[link.dst.value], l.value));
-        }
+      } else {
+        for (const fabric::LinkId l : fabric::failure_cables(f)) cables.push_back(fabric::describe_link(f, l, labels));
       }
     }
     const std::vector<std::string>& names = is_switch ? switches : cables;
