@@ -499,6 +499,21 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
                           "the NICs of one tray, 4 for GB200 NVL72's compute trays; or remove rails: one rail per NIC");
     return std::nullopt;
   }
+  // Without a scale-up fabric the node's GPUs reach each other through its NICs: a scale-up
+  // rate or latency written on it was silently ignored (the GPU's own, a property of the
+  // part that other nodes may join, is not the node's to refuse).
+  if (node.spec.scaleup == hardware::ScaleUp::none) {
+    const std::string at = cfg.node.inline_def ? "cluster.node" : "nodes." + node.name;
+    for (const char* key : {"scaleup_bandwidth", "scaleup_latency"}) {
+      const std::string path = at + "." + key;
+      const bool written = std::string_view(key) == "scaleup_bandwidth" ? node.spec.scaleup_bandwidth.has_value()
+                                                                        : state.assigned.count(path) > 0;
+      if (!written) continue;
+      state.diagnostics.add(state.where(path), path,
+                            "does not apply: scaleup is none, so the node's GPUs reach each other through its NICs",
+                            "scaleup: nvswitch for a scale-up fabric, or remove it");
+    }
+  }
   node.scaleup_bandwidth = node.spec.scaleup_bandwidth.value_or(node.gpu.scaleup_bandwidth);
   return node;
 }
@@ -833,35 +848,56 @@ bool set_shared(const std::string& path, const Location& at, const std::vector<s
                      [&](const std::string& key) { return path == key || config::key_inside(key, path); });
 }
 
+/// The order in which the keys were written, to tell which of two came later: the files of
+/// the chain (base first), then the user's --set overrides, one layer (two of them are
+/// written together, as two keys of one file are), then a grid point's values
+/// (LoadOptions::point_sets: sweep's and plan's), which decide whether another key is inert
+/// and are never the mistake themselves (tp 1 beside the file's sequence_parallel is a point
+/// of the grid). Before, every --set counted as a grid's: `--set parallelism.zero=3 --set
+/// overlap_param_gather=true` ran, the overlap silently ignored.
+class WriteOrder {
+ public:
+  WriteOrder(std::vector<std::string> files, std::size_t user_sets) : files_(std::move(files)), user_sets_(user_sets) {}
+  /// 0 .. files-1: a file of the chain; files: a user's --set (or a file outside the
+  /// chain); files + 1: a grid point's value.
+  [[nodiscard]] std::size_t rank(const Location& at) const {
+    if (at.file == "<command line>" && at.line > static_cast<int>(user_sets_)) return files_.size() + 1;
+    const auto it = std::find(files_.begin(), files_.end(), at.file);
+    return it == files_.end() ? files_.size() : static_cast<std::size_t>(it - files_.begin());
+  }
+  /// Written by a grid point.
+  [[nodiscard]] bool grid(const Location& at) const { return rank(at) > files_.size(); }
+
+ private:
+  std::vector<std::string> files_;
+  std::size_t user_sets_;
+};
+
 /// Keys written where they change nothing are errors, as the fabric's are ("does not
 /// apply"): a Weibull shape on an exponential law, Pareto parameters without heterogeneity
 /// (or both of its ways of setting it at once), a parameter gather's overlap without the
 /// ZeRO stages that have one, sequence parallelism without tensor parallelism. A key is
 /// inert only if the key that makes it so was not written after it (a file that extends
 /// another, or --set, may turn off what its base set up: kind: none over a base's Pareto
-/// parameters). `files`: the chain, base first.
-void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files, const std::vector<std::string>& shared,
+/// parameters).
+void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::vector<std::string>& shared,
                       LoadState& state, config::Diagnostics& shared_inert) {
   const auto given = [&](const std::string& path) { return state.assigned.count(path) > 0; };
-  const auto rank = [&](const std::string& path) {  // the file order of where `path` was written
-    const std::string& file = state.assigned.at(path).file;
-    const auto it = std::find(files.begin(), files.end(), file);
-    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());  // --set: last
-  };
-  // `key` written, and `because` (the key that makes it inert) not written after it, nor on
-  // the command line (where plan and sweep set their grid's values: tp 1 for a scenario
-  // with sequence parallelism is a point of the grid, not a mistake).
+  const auto rank = [&](const std::string& path) { return order.rank(state.assigned.at(path)); };
+  const auto grid = [&](const std::string& path) { return order.grid(state.assigned.at(path)); };
+  // `key` written, and `because` (the key that makes it inert) not written after it, nor by
+  // a grid's point (tp 1 for a scenario with sequence parallelism is a point, not a mistake).
   const auto stale = [&](const std::string& key, const std::string& because) {
-    return given(key) && (!given(because) || (rank(because) <= rank(key) && rank(because) < files.size()));
+    return given(key) && (!given(because) || (rank(because) <= rank(key) && !grid(because)));
   };
   // The same, where what makes `key` inert is anything under `section` (the failure
-  // components, whose keys --set and sweeps may change one by one).
+  // components, whose keys a later file or a grid's point may change one by one).
   const auto stale_under = [&](const std::string& key, const std::string& section) {
     if (!given(key)) return false;
     return std::none_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
       const std::string& path = kv.first;
       const bool under = path != key && (path == section || config::key_inside(section, path));
-      return under && (rank(path) > rank(key) || rank(path) >= files.size());
+      return under && (rank(path) > rank(key) || grid(path));
     });
   };
   // compare's shared --set applies to every scenario compared: inert here, it may matter in
@@ -881,8 +917,8 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
   for (const char* key : {"network.nvls_efficiency", "network.nvls_latency"}) {
     if (!sc.network.nvls && stale(key, "network.nvls")) inert(key, "network.nvls is off", "network.nvls: true, or remove it");
   }
-  if (!sc.network.sharp && stale("network.sharp_efficiency", "network.sharp")) {
-    inert("network.sharp_efficiency", "network.sharp is off", "network.sharp: true, or remove it");
+  for (const char* key : {"network.sharp_efficiency", "network.sharp_latency"}) {
+    if (!sc.network.sharp && stale(key, "network.sharp")) inert(key, "network.sharp is off", "network.sharp: true, or remove it");
   }
   if (!sc.failures && sc.simulation.replications > 1 && stale("simulation.replications", "failures")) {
     inert("simulation.replications", "nothing is drawn at random without failures: every replication is the same",
@@ -1077,25 +1113,20 @@ void check_inert_keys(const Scenario& sc, const std::vector<std::string>& files,
 /// The checkpoint's storage keys only matter in the long run (failures, a queue, a fixed
 /// interval or a horizon); without it they were silently ignored. As for the other inert
 /// keys (check_inert_keys), a key is judged only if none of the keys that decide the long
-/// run was written after it (in a later file, or on the command line, where sweep and plan
-/// set their grid's values): a file that turns the long run off does not have to undo the
+/// run was written after it (in a later file or --set, or by a grid's point: WriteOrder): a file that turns the long run off does not have to undo the
 /// storage keys of the one it extends. compare's shared --set is set aside (shared_inert).
-void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::string>& files,
-                            const std::vector<std::string>& shared,
+void check_inert_checkpoint(LoadedScenario& loaded, const WriteOrder& order, const std::vector<std::string>& shared,
                             LoadState& state) {
-  const auto rank = [&](const Location& at) {  // the file order; the command line last
-    const auto it = std::find(files.begin(), files.end(), at.file);
-    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
-  };
+  const auto rank = [&](const Location& at) { return order.rank(at); };
   if (long_run(loaded)) {
     // Only an asynchronous checkpoint copies to host memory first.
     const auto snapshot = state.assigned.find("checkpoint.snapshot_bandwidth");
     const auto async = state.assigned.find("checkpoint.async");
     if (!loaded.config.checkpoint.async && snapshot != state.assigned.end()) {
-      // Not when async was turned off after it (a file extending another), nor on the command
-      // line (where sweep and plan set their grid's values), as for check_inert_keys.
+      // Not when async was turned off after it (a file extending another), nor by a grid's
+      // point, as for check_inert_keys.
       if (async == state.assigned.end() ||
-          (rank(async->second) <= rank(snapshot->second) && rank(async->second) < files.size())) {
+          (rank(async->second) <= rank(snapshot->second) && !order.grid(async->second))) {
         config::Diagnostics& to =
             set_shared("checkpoint.snapshot_bandwidth", snapshot->second, shared) ? loaded.shared_inert : state.diagnostics;
         to.add(snapshot->second, "checkpoint.snapshot_bandwidth",
@@ -1119,7 +1150,7 @@ void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::strin
     if (written == state.assigned.end()) continue;
     const std::size_t when = rank(written->second);
     const bool overtaken = std::any_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
-      return decides(kv.first) && (rank(kv.second) > when || (when == files.size() && rank(kv.second) == when));
+      return decides(kv.first) && (rank(kv.second) > when || order.grid(kv.second));
     });
     if (overtaken) continue;
     config::Diagnostics& to = set_shared(path, written->second, shared) ? loaded.shared_inert : state.diagnostics;
@@ -1138,8 +1169,8 @@ void check_inert_checkpoint(LoadedScenario& loaded, const std::vector<std::strin
 /// the destination half way round, is the only choice it hashes), a dragonfly of at most two
 /// groups (Valiant has no intermediate group, so every route is minimal). The rest is
 /// check_inert_keys'.
-void check_inert_qps(LoadedScenario& loaded, const std::vector<std::string>& files,
-                     const std::vector<std::string>& shared, LoadState& state) {
+void check_inert_qps(LoadedScenario& loaded, const WriteOrder& order, const std::vector<std::string>& shared,
+                     LoadState& state) {
   const auto written = state.assigned.find("network.qps_per_connection");
   if (!loaded.fabric || loaded.config.network.qps_per_connection <= 1 || written == state.assigned.end()) return;
   // Said already (check_inert_keys: one node, say), for this key.
@@ -1164,17 +1195,14 @@ void check_inert_qps(LoadedScenario& loaded, const std::vector<std::string>& fil
     }
   }
   if (why.empty()) return;
-  // Not when the fabric or the cluster was set after it (a file extending another, or the
-  // command line, where sweep and plan set their points), as for check_inert_checkpoint.
-  const auto rank = [&](const Location& at) {
-    const auto it = std::find(files.begin(), files.end(), at.file);
-    return it == files.end() ? files.size() : static_cast<std::size_t>(it - files.begin());
-  };
+  // Not when the fabric or the cluster was set after it (a file extending another, or a
+  // grid's point), as for check_inert_checkpoint.
+  const auto rank = [&](const Location& at) { return order.rank(at); };
   const std::size_t when = rank(written->second);
   const bool overtaken = std::any_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
     const bool decides = kv.first == "fabric" || config::key_inside("fabric", kv.first) || kv.first == "cluster" ||
                          config::key_inside("cluster", kv.first);
-    return decides && (rank(kv.second) > when || (when == files.size() && rank(kv.second) == when));
+    return decides && (rank(kv.second) > when || order.grid(kv.second));
   });
   if (overtaken) return;
   config::Diagnostics& to =
@@ -1574,6 +1602,21 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         });
         if (!covered) state.diagnostics.add(r.where, r.path, r.message, r.hint);
       }
+      // The keys of another topology family (dims on a Clos), said only once an unknown key
+      // elsewhere was fixed; not beside any error in the fabric section, whose topology may
+      // not have decoded.
+      {
+        LoadState topology = state;
+        topology.diagnostics = config::Diagnostics{};
+        Scenario copy = out.config;
+        reconcile_fabric(copy, topology);
+        const bool fabric_in_error = std::any_of(before.begin(), before.end(), [&](const config::Diagnostic& d) {
+          return whole_scenario(d) || d.path == "fabric" || config::key_inside("fabric", d.path);
+        });
+        if (!fabric_in_error) {
+          for (const config::Diagnostic& r : topology.diagnostics.items()) state.diagnostics.add(r.where, r.path, r.message, r.hint);
+        }
+      }
       // The cluster's node type and the jobs' relations too (an unknown node beside a
       // missing fabric key was said only after its fix), where the catalogs, the node and the
       // job at hand decoded: a value in error leaves a default for them to judge.
@@ -1629,11 +1672,10 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_sweep(out.config, state);
   // (Not for the base of a grid, whose points may set the model's keys; as resolve_jobs.)
   if (options.resolve) check_inline_models(out.config, state);
-  if (options.check_inert) {
-    std::vector<std::string> files;
-    for (const Document& doc : chain) files.push_back(doc.file);
-    check_inert_keys(out.config, files, options.shared_keys, state, out.shared_inert);
-  }
+  std::vector<std::string> files;
+  for (const Document& doc : chain) files.push_back(doc.file);
+  const WriteOrder order(std::move(files), options.sets.size() - std::min(options.point_sets, options.sets.size()));
+  if (options.check_inert) check_inert_keys(out.config, order, options.shared_keys, state, out.shared_inert);
   // The catalogs' own errors need nothing above: said with these (they waited for their fix).
 
   // Catalog paths are relative to the file that listed them.
@@ -1749,10 +1791,8 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   out.jobs = resolve_jobs(out, options.check_memory, state);
   stop_if_errors();
   if (options.check_inert) {
-    std::vector<std::string> files;
-    for (const Document& doc : chain) files.push_back(doc.file);
-    check_inert_checkpoint(out, files, options.shared_keys, state);
-    check_inert_qps(out, files, options.shared_keys, state);
+    check_inert_checkpoint(out, order, options.shared_keys, state);
+    check_inert_qps(out, order, options.shared_keys, state);
   }
   check_reliability(out, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));

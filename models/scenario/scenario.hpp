@@ -165,6 +165,10 @@ struct LoadOptions {
   /// A key that changes nothing where it is written is an error. Off for the base of a grid
   /// (plan, sweep), whose points set the key that decides (tp 1 beside sequence_parallel).
   bool check_inert = true;
+  /// The last point_sets of `sets` are a grid point's values (sweep, plan): a key they set
+  /// decides whether another is inert and is never the mistake (tp 1 beside the file's
+  /// sequence_parallel). The other --set are the user's, judged as a file written last.
+  std::size_t point_sets = 0;
   /// Keys whose overrides apply to several scenarios at once (compare's --set, with more
   /// than one scenario): a key at or under one of these that is inert in one scenario
   /// (simulation.replications where nothing fails) is not an error there.

@@ -86,8 +86,9 @@ std::string first_problem(const config::Diagnostics& d) {
 /// Loads and runs one point; fills its figures, or marks it infeasible with the reason.
 void evaluate(const PlanArgs& args, const std::vector<std::string>& sets, PlanPoint& pt) {
   try {
-    const scenario::LoadedScenario loaded =
-        scenario::load_scenario(args.scenario, scenario::LoadOptions{sets, args.seed, true});
+    scenario::LoadOptions options{sets, args.seed, true};
+    options.point_sets = sets.size() - args.sets.size();  // the point's values follow the user's --set
+    const scenario::LoadedScenario loaded = scenario::load_scenario(args.scenario, options);
     EcmpDraws draws = run_ecmp_draws(loaded, args.ecmp_seeds);
     const RunResult& r = draws.run;
     pt.ecmp_seed = draws.seed;

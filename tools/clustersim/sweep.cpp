@@ -655,6 +655,7 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
     scenario::LoadOptions o = base;
     o.check_memory = false;
     for (const SweepParam& p : spec.params) o.sets.push_back(p.key + "=" + p.values.front());
+    o.point_sets = spec.params.size();
     try {
       (void)load_with(spec, o);
     } catch (const config::InputError& e) {
@@ -1057,6 +1058,7 @@ scenario::LoadOptions SweepSpec::options_of(std::int64_t index) const {
   if (index >= 0) {
     const std::vector<std::string> values = values_of(index);
     for (std::size_t i = 0; i < params.size(); ++i) o.sets.push_back(params[i].key + "=" + values[i]);
+    o.point_sets = params.size();
   }
   return o;
 }
