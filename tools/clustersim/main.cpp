@@ -600,7 +600,9 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
   const fabric::FabricMetrics m = fabric::measure(*loaded.fabric, loaded.pricing, loaded.config.network.sharp);
   if (format == "json") {
     config::Json j = fabric::to_json(m);
-    j["nodes_per_rack"] = tools::nodes_per_rack(loaded);
+    const std::int64_t per_rack = tools::nodes_per_rack(loaded);
+    j["nodes_per_rack"] = per_rack;
+    j["racks"] = (m.nodes + per_rack - 1) / per_rack;  // as the table counts them
     std::cout << config::json_text(j, 2) << "\n";
   } else {
     std::cout << tools::topology_table(loaded, m);
@@ -742,7 +744,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   const double unit = tools::float_unit(op, n);
   const bool per_rank = unit > 4.0;  // n >= 2 ranks here
   std::vector<sim::Bytes> whole_sizes;
-  std::vector<std::string> changed, dropped;
+  std::vector<std::string> changed, dropped, repeated;
   for (const sim::Bytes& size : sizes) {
     const double whole = std::floor(size.value() / unit) * unit;
     if (whole < unit) {
@@ -750,9 +752,13 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
       continue;
     }
     if (whole != size.value()) changed.push_back(fmt::format("{:.0f} -> {:.0f}", size.value(), whole));
-    // A size that rounds onto one already timed is timed once.
+    // A size given twice, or rounding onto one already timed, is timed once (and said so: the
+    // table had one row fewer than the list, silently).
     if (std::none_of(whole_sizes.begin(), whole_sizes.end(), [&](sim::Bytes b) { return b.value() == whole; })) {
       whole_sizes.push_back(sim::Bytes::of(whole));
+    } else {
+      const std::string text = fmt::format("{:.0f}", whole);
+      if (std::find(repeated.begin(), repeated.end(), text) == repeated.end()) repeated.push_back(text);
     }
   }
   const std::string floats = per_rank ? fmt::format("4 B per rank, {:.0f} B on {} GPUs", unit, n) : "4 B";
@@ -768,6 +774,10 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   if (!changed.empty()) {
     std::cerr << fmt::format("note: --sizes: rounded down to whole floats ({}): {} B\n", floats,
                              fmt::join(changed, ", "));
+  }
+  if (!repeated.empty()) {
+    std::cerr << fmt::format("note: --sizes: {} B given more than once{}: timed once\n", fmt::join(repeated, ", "),
+                             changed.empty() ? "" : " (after rounding)");
   }
   sizes = std::move(whole_sizes);
   const std::vector<std::int64_t> ranks = tools::first_ranks(n);
