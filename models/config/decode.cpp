@@ -345,8 +345,13 @@ bool decode_double(const YAML::Node& n, double& out, const Context& ctx) {
   double value = 0.0;
   const char* end = text.data() + text.size();
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ec == std::errc::result_out_of_range && ptr == end) {
+    // (It read "expected a number, got '1e400'", which it is.)
+    ctx.error(n, fmt::format("{} is out of range for a number (a magnitude from about 2.2e-308 to 1.8e308, or 0)", text));
+    return false;
+  }
   if (ec != std::errc() || ptr != end || !std::isfinite(value)) {
-    ctx.error(n, fmt::format("expected a number, got '{}'", text));
+    ctx.error(n, fmt::format("expected a{} number, got '{}'", ec == std::errc() && ptr == end ? " finite" : "", text));
     return false;
   }
   out = value == 0.0 ? 0.0 : value;  // -0 is 0 (it printed as "-0.0%")

@@ -149,6 +149,10 @@ TEST_CASE("each kind of bad value gives its exact diagnostic and leaves the valu
   const Row rows[] = {
       {"enabled: yes\n", "t.yaml:1:10: enabled: expected true or false, got 'yes'\n"},
       {"ratio: half\n", "t.yaml:1:8: ratio: expected a number, got 'half'\n"},
+      {"ratio: 1e400\n",
+       "t.yaml:1:8: ratio: 1e400 is out of range for a number (a magnitude from about 2.2e-308 to 1.8e308, or 0)\n"},
+      {"ratio: .inf\n", "t.yaml:1:8: ratio: expected a number, got '.inf'\n"},
+      {"ratio: inf\n", "t.yaml:1:8: ratio: expected a finite number, got 'inf'\n"},
       {"shape: rign\n", "t.yaml:1:8: shape: expected one of ring, tree, got 'rign' (did you mean 'ring'?)\n"},
       {"latency: 5\n", "t.yaml:1:10: latency: '5' has no unit: expected a time such as 700ns, 1.5us, 10min or 54d\n"},
       {"sizes: 3\n", "t.yaml:1:8: sizes: expected a list of integer, got '3'\n"},
