@@ -1752,7 +1752,8 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     const char* key = scaleup ? "scaleup_size_factors" : "scaleout_size_factors";
     if ((scaleup ? out.config.network.scaleup_size_factors : out.config.network.scaleout_size_factors).empty()) {
       state.diagnostics.add(
-          Location{"<command line>", state.set_line, 1}, fmt::format("network.{}", key),
+          // At the index, as an index past a list's end is.
+          Location{"<command line>", state.set_line, static_cast<int>(set.find('[')) + 1}, fmt::format("network.{}", key),
           fmt::format("is empty in {}: neither the scenario nor its calibration ({}) has a size table, so there "
                       "is no point to index",
                       out.file,
