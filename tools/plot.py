@@ -136,8 +136,10 @@ def si(v, unit):
         return f"{v / 86400:.3g} d"
     if unit == "s" and abs(v) >= 3600:
         return f"{v / 3600:.3g} h"
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""), (1e-3, "m"),
-                          (1e-6, "µ")):
+    # Below 1, a prefix only for seconds (ms, µs): "73.4 mUSD" beside "3.33 MUSD" read as
+    # millions; 0.0734 USD does not.
+    small = ((1e-3, "m"), (1e-6, "µ")) if unit == "s" else ()
+    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")) + small:
         if abs(v) >= scale:
             return f"{v / scale:.3g} {prefix}{unit}"
     return f"{v:.3g} {unit}"
@@ -255,7 +257,10 @@ def cmd_compare(args):
     with open(args.input, newline="") as f:
         header = next(csv.reader(f))
     designs = header[3:-1]
-    panels = [r for r in rows if r["metric"] != "gpus" and any(number(r[d]) is not None for d in designs)]
+    # A figure's 95% half-widths over replications follow it as KEY_ci95: its error bars.
+    intervals = {r["metric"][: -len("_ci95")]: r for r in rows if r["metric"].endswith("_ci95")}
+    panels = [r for r in rows if r["metric"] != "gpus" and not r["metric"].endswith("_ci95")
+              and any(number(r[d]) is not None for d in designs)]
     if not panels:
         raise InputError(f"{args.input}: no figures to plot")
     plt = plt_module()
@@ -268,11 +273,19 @@ def cmd_compare(args):
         vals = [number(r[d]) for d in designs]
         ys = list(range(len(designs)))[::-1]
         colours = ["#55A868" if d in best else "#8DA0CB" for d in designs]
-        ax.barh(ys, [v or 0.0 for v in vals], color=colours, height=0.65)
-        top = max((v for v in vals if v is not None), default=0.0)
-        for y, v in zip(ys, vals):
+        ci = intervals.get(r["metric"])
+        half = [number(ci[d]) if ci else None for d in designs]
+        ax.barh(ys, [v or 0.0 for v in vals], color=colours, height=0.65,
+                xerr=[h or 0.0 for h in half] if any(h is not None for h in half) else None,
+                error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#444444"})
+        top = max(((v or 0.0) + (h or 0.0) for v, h in zip(vals, half)), default=0.0)
+        for y, v, h, d in zip(ys, vals, half, designs):
             text = "no value" if v is None else si(v, r["unit"])
-            ax.text((v or 0.0) + 0.02 * (top or 1.0), y, text, va="center", fontsize=7.5)
+            if v is not None and h is not None:
+                text += f" ± {si(h, r['unit'])}"
+            if d in best and (v or 0.0) == 0.0:
+                text += " (best)"  # a bar of no length shows no colour
+            ax.text((v or 0.0) + (h or 0.0) + 0.02 * (top or 1.0), y, text, va="center", fontsize=7.5)
         ax.set_xlim(0, (top or 1.0) * 1.45)
         ax.set_yticks(ys)
         ax.set_yticklabels(designs, fontsize=8)
@@ -287,7 +300,9 @@ def cmd_compare(args):
     # A long list of designs (a sweep block's points: "scheduler.spare_nodes=0, ...") wraps, and
     # the panels start below it (it ran off the figure's edge, over the first row's titles).
     import textwrap
-    title = textwrap.wrap(f"Designs compared: {', '.join(designs)} (green: the best of each figure)", width=120)
+    title = textwrap.wrap(f"Designs compared: {', '.join(designs)} (green: the best of each figure; "
+                          f"bars: 95% intervals over replications)" if intervals else
+                          f"Designs compared: {', '.join(designs)} (green: the best of each figure)", width=120)
     fig.suptitle("\n".join(title), fontsize=10)
     title_h = 0.1 + 0.2 * len(title)  # inches, added to the figure rather than taken from the panels
     fig.set_figheight(fig.get_figheight() + title_h)
@@ -513,9 +528,14 @@ def cmd_pareto(args):
         front = sorted((i for i, r in enumerate(kept) if r["pareto"] == "true"), key=lambda i: (raw[i][0], raw[i][1]))
     else:
         front = pareto_front(raw, args.x_better == "lower", args.y_better == "lower")
-    # Seconds spanning days are drawn in days (ticks at whole days, not at 2e6 s).
-    scales = [86400.0 if column_unit(c) == "s" and max(abs(p[i]) for p in raw) > 2 * 86400 else 1.0
-              for i, c in enumerate((args.x, args.y))]
+    # Seconds spanning days are drawn in days (ticks at whole days, not at 2e6 s), spanning
+    # hours in hours (the ticks read "5.56 h" every 20,000 s under a label in seconds).
+    def time_scale(i, c):
+        if column_unit(c) != "s":
+            return 1.0
+        top = max(abs(p[i]) for p in raw)
+        return 86400.0 if top > 2 * 86400 else 3600.0 if top > 2 * 3600 else 1.0
+    scales = [time_scale(i, c) for i, c in enumerate((args.x, args.y))]
     pts = [(x / scales[0], y / scales[1]) for x, y in raw]
     plt = plt_module()
     fig, ax = plt.subplots(figsize=(8.5, 6))
@@ -539,7 +559,7 @@ def cmd_pareto(args):
     for column, axis, scale in ((args.x, ax.xaxis, scales[0]), (args.y, ax.yaxis, scales[1])):
         unit = column_unit(column)
         if scale != 1.0:
-            labels.append(f"{column} (days)")
+            labels.append(f"{column} ({'days' if scale == 86400.0 else 'hours'})")
         elif unit:  # ticks in the column's unit with a prefix: 45 MUSD
             axis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u) if v else "0"))
             labels.append(axis_label(column))
@@ -551,7 +571,9 @@ def cmd_pareto(args):
     ax.legend(fontsize=8, frameon=False)
     rule = ("the plan's front: among the designs within its capex budget, when one was given, none better on both"
             if plans_front else "a design is on the front when no other is better on both")
-    ax.set_title(f"Pareto front of {args.y} against {args.x}\n({os.path.basename(args.input)}; {rule})", fontsize=10)
+    import textwrap
+    subtitle = textwrap.wrap(f"({os.path.basename(args.input)}; {rule})", width=95)  # it ran off the edge
+    ax.set_title("\n".join([f"Pareto front of {args.y} against {args.x}"] + subtitle), fontsize=10)
     fig.tight_layout()
     save(fig, args.output)
     plt.close(fig)

@@ -501,6 +501,16 @@ std::string compare_csv(const Comparison& c) {
     out += ',';
     out += csv_quote(best);
     out += '\n';
+    // The values' 95% half-widths over replications, as the table and the JSON carry them:
+    // a row of their own under the figure's key (`ettr_ci95`, as sweep.csv names it), no
+    // better nor best.
+    if (std::none_of(row.ci95.begin(), row.ci95.end(), [](const auto& h) { return h.has_value(); })) continue;
+    out += fmt::format("{}_ci95,{},", row.key, row.unit);
+    for (std::size_t i = 0; i < row.values.size(); ++i) {
+      const bool here = i < row.ci95.size() && row.ci95[i];
+      out += here ? fmt::format(",{}", *row.ci95[i]) : std::string(",");
+    }
+    out += ",\n";
   }
   return out;
 }

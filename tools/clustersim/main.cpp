@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cerrno>
+#include <cctype>
 #include <charconv>
 #include <chrono>
 #include <cmath>
@@ -1103,10 +1104,13 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
       return kExitInput;
     }
   }
-  if (o.format == "json") {
-    std::cout << config::json_text(tools::plan_json(plan), 2) << "\n";
-  } else if (o.format == "csv") {
-    std::cout << tools::plan_csv(plan);
+  if (o.format == "json" || o.format == "csv") {
+    std::cout << (o.format == "json" ? config::json_text(tools::plan_json(plan), 2) + "\n" : tools::plan_csv(plan));
+    // What the table says when no point is chosen (a script read "best": null and exit 0 alone).
+    if (std::string why = tools::no_plan_text(plan, !o.out_dir.empty()); !why.empty()) {
+      why[0] = static_cast<char>(std::tolower(static_cast<unsigned char>(why[0])));
+      std::cerr << "note: " << why;
+    }
   } else {
     std::cout << tools::plan_table(plan, !o.out_dir.empty());
     if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", folder(o.out_dir), folder(o.out_dir));

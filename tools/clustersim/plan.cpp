@@ -137,6 +137,15 @@ std::string duration(double s) {
   return fmt::format("{:.3g} s", s);
 }
 
+/// A time to train in the unit duration() gives the deadline, to judge it against the
+/// deadline (under a 5 h deadline, 5.03 h read "0.21 d").
+std::string in_unit_of(double s, double deadline) {
+  if (deadline >= 86400.0) return days(s);
+  if (deadline >= 3600.0) return fmt::format("{:.2f} h", s / 3600.0);
+  if (deadline >= 60.0) return fmt::format("{:.1f} min", s / 60.0);
+  return fmt::format("{:.3g} s", s);
+}
+
 }  // namespace
 
 std::string node_counts_problem(const std::string& text) {
@@ -446,7 +455,8 @@ Plan plan(const PlanArgs& args) {
 /// the cheapest of them is named; else the fastest feasible point (and, with a budget, the
 /// cheapest too); with no feasible point at all, plan.csv's reasons when --out wrote it,
 /// else the most common reasons here.
-static std::string no_plan_text(const Plan& p, bool files_written) {
+std::string no_plan_text(const Plan& p, bool files_written) {
+  if (p.best) return {};
   const auto money = [](const std::optional<double>& v) {
     return v ? sim::human(sim::Money::of(*v)) : std::string("-");
   };
@@ -550,7 +560,7 @@ std::string plan_table(const Plan& p, bool files_written) {
                        mark, pt.nodes, pt.gpus, pt.topology, pt.tp, pt.pp, pt.dp, pt.virtual_stages,
                        pt.step_time_s < 1e5 ? fmt::format("{:.3f}", pt.step_time_s) : fmt::format("{:.3e}", pt.step_time_s),
                        100.0 * pt.mfu, pt.ettr ? fmt::format("{:.1f}%", 100.0 * *pt.ettr) : std::string("-"),
-                       days(pt.time_to_train_s), money(pt.total_cost_usd),
+                       in_unit_of(pt.time_to_train_s, p.deadline_s), money(pt.total_cost_usd),
                        pt.usd_per_million_tokens ? fmt::format("{:.3f}", *pt.usd_per_million_tokens) : std::string("-"),
                        money(pt.capex_usd),
                        pt.usd_per_gpu_hour ? fmt::format("{:.3f}", *pt.usd_per_gpu_hour) : std::string("-"));

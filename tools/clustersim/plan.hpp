@@ -133,6 +133,9 @@ void mark_pareto(std::vector<PlanPoint>& points);
 /// The table; `files_written`: --out wrote plan.csv (an all-infeasible plan points to its
 /// reasons there, else prints the most common ones).
 std::string plan_table(const Plan& p, bool files_written = false);
+/// Why no point is chosen ("No plan meets the deadline; the fastest takes ..."), a line or a
+/// few; empty when one is. `files_written`: plan.csv holds the points' reasons.
+std::string no_plan_text(const Plan& p, bool files_written);
 std::string plan_csv(const Plan& p);
 config::Json plan_json(const Plan& p);
 
