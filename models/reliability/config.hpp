@@ -208,6 +208,18 @@ constexpr std::array<std::pair<QueuePolicy, std::string_view>, 2> enum_names(Que
   return {{{QueuePolicy::fifo, "fifo"}, {QueuePolicy::backfill, "backfill"}}};
 }
 
+/// What becomes of a node that a switch or cable that is down has cut off from some of its
+/// NICs, not all (on a rail-optimized Clos a leaf holds one NIC of each node under it; a NIC's
+/// own cable one of the node's).
+enum class NicLoss {
+  drain,  ///< its health check fails (a NIC port down): it serves no multi-node job until they are all back
+  keep,   ///< it serves on with the NICs it has, at full speed (optimistic: NCCL's detour is not modelled)
+};
+
+constexpr std::array<std::pair<NicLoss, std::string_view>, 2> enum_names(NicLoss) {
+  return {{{NicLoss::drain, "drain"}, {NicLoss::keep, "keep"}}};
+}
+
 struct SchedulerConfig {
   std::int64_t spare_nodes = 0;
   std::int64_t retire_after = 0;
@@ -215,6 +227,7 @@ struct SchedulerConfig {
   bool shrink = false;
   QueuePolicy policy = QueuePolicy::fifo;
   sim::Time burn_in = sim::Time::zero();
+  NicLoss nic_loss = NicLoss::drain;
 
   static auto fields() {
     using config::field;
@@ -238,6 +251,11 @@ struct SchedulerConfig {
               "before it serves jobs or joins the spares; failures during it are caught there (0s: none). The "
               "installed fleet's runs before the start: its catches are reported apart (caught_installed)")
             .at_least(sim::Time::zero()),
+        field("nic_loss", &SchedulerConfig::nic_loss,
+              "a node cut off from some of its NICs by a switch or cable that is down (a rail-optimized leaf holds "
+              "one NIC of each node under it; a NIC's cable, one): drain (its health check fails, so it serves no "
+              "multi-node job until they are back, as a node that lost them all) or keep (it serves on at full "
+              "speed with the NICs it has: optimistic, NCCL's slower detour through them is not modelled)"),
     };
   }
 };

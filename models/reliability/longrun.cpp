@@ -525,7 +525,7 @@ constexpr std::int64_t kInPool = -1;
 constexpr std::int64_t kInRepair = -2;
 constexpr std::int64_t kRetired = -3;
 constexpr std::int64_t kInBurnIn = -4;
-constexpr std::int64_t kFenced = -5;  ///< every NIC cut off by network elements that are down
+constexpr std::int64_t kFenced = -5;  ///< cut off by network elements that are down (scheduler.nic_loss)
 
 /// One component class, resolved.
 struct Klass {
@@ -615,7 +615,7 @@ struct Node {
   std::uint32_t gen = 0;
   std::int64_t job = kInPool;  ///< serving this job, or kInPool / kInRepair / kRetired / kInBurnIn / kFenced
   std::vector<std::int32_t> nic_down;  ///< per NIC, the network elements down that hold it (empty: none yet)
-  bool cut = false;                    ///< every NIC down: no multi-node job may use it
+  bool cut = false;                    ///< cut off (scheduler.nic_loss): no multi-node job may use it
   std::int64_t home_job = -1;          ///< the job it last entered the service of: the one it returns to
   double burn_in_start = 0.0;
   std::vector<std::pair<double, std::size_t>> caught;  ///< failures caught in the burn-in under way: time, class
@@ -1295,12 +1295,13 @@ class Model {
   }
 
   /// Network element `index` of class k went down (delta +1) or is back (-1). While it is
-  /// down, the NICs it holds (FabricScope::nics_behind) are cut off, and a node whose every
-  /// NIC is cut off serves no multi-node job: a free one leaves the pool; one serving a
-  /// multi-node job leaves it (interrupted by the failure already), which takes a spare as
-  /// for a failed node or waits; a single-node job keeps its node, whose work needs no
-  /// fabric. A node with a NIC left keeps serving (NCCL sends its GPUs' traffic through the
-  /// NICs it has: slower, which is not modelled). A node rejoins the pool when a NIC is back.
+  /// down, the NICs it holds (FabricScope::nics_behind) are cut off, and a node with a NIC
+  /// cut off (scheduler.nic_loss drain; with keep, every NIC) serves no multi-node job: a
+  /// free one leaves the pool; one serving a multi-node job leaves it (interrupted by the
+  /// failure already), which takes a spare as for a failed node or waits; a single-node job
+  /// keeps its node, whose work needs no fabric. With keep, a node with a NIC left keeps
+  /// serving (NCCL sends its GPUs' traffic through the NICs it has: slower, which is not
+  /// modelled). A node rejoins the pool when it is no longer cut off.
   void fence(const Klass& k, std::int64_t index, int delta) {
     if (!k.fences || !in_.scope) return;
     const std::int64_t nics = in_.scope->nics_per_node;
@@ -1313,12 +1314,15 @@ class Model {
       std::int32_t& down = node.nic_down[static_cast<std::size_t>(e % nics)];
       down += delta;
       CLUSTERSIM_CHECK(down >= 0, "a NIC is cut off by the elements that are down");
-      const bool all_down = std::all_of(node.nic_down.begin(), node.nic_down.end(), [](std::int32_t d) { return d > 0; });
-      if (all_down == node.cut) continue;
-      node.cut = all_down;
+      const auto down_now = [](std::int32_t d) { return d > 0; };
+      const bool cut_off = in_.scheduler.nic_loss == NicLoss::drain
+                                ? std::any_of(node.nic_down.begin(), node.nic_down.end(), down_now)
+                                : std::all_of(node.nic_down.begin(), node.nic_down.end(), down_now);
+      if (cut_off == node.cut) continue;
+      node.cut = cut_off;
       // One record per change, whatever the node is doing (serving, free, in repair).
-      record(all_down ? "cut_off" : "reconnected", k.name, node.job >= 0 ? node.job : -1, n, -1, index);
-      if (all_down) {
+      record(cut_off ? "cut_off" : "reconnected", k.name, node.job >= 0 ? node.job : -1, n, -1, index);
+      if (cut_off) {
         if (node.job == kInPool) {
           pool_.erase(std::find(pool_.begin(), pool_.end(), n));
           node.job = kFenced;

@@ -151,15 +151,16 @@
 //
 // Cut-off nodes: while a switch or cable that holds NICs is down (a Clos leaf, a torus or
 // dragonfly router, a NIC's cable; a hardware failure until it is replaced, one with effect
-// reroute until it is back), those NICs (FabricScope::nics_behind) are cut off. A node whose
-// every NIC is cut off (on a plain Clos, behind its leaf; on a torus, its router) serves no
+// reroute until it is back), those NICs (FabricScope::nics_behind) are cut off. A node with
+// a NIC cut off (scheduler.nic_loss drain, the default: its health check fails) or with every
+// NIC cut off (keep; on a plain Clos, behind its leaf; on a torus, its router) serves no
 // multi-node job: a free one leaves the pool, and a multi-node job on one loses it as to a
 // node failure (it takes a hot spare, or waits, or with shrink restarts on its whole
 // replicas); a single-node job keeps its node, whose work needs no fabric. The node rejoins
-// the pool when one of its NICs is back. A node with a NIC left (a rail-optimized leaf
-// holds one NIC of each node under it) keeps serving at full speed: NCCL sends its other
-// GPUs' traffic through the NICs it has, slower, which is not modelled. Without a scope
-// nothing is cut off.
+// the pool when it is cut off no more. With keep, a node with a NIC left (a rail-optimized
+// leaf holds one NIC of each node under it) keeps serving at full speed: NCCL sends its
+// other GPUs' traffic through the NICs it has, slower, which is not modelled. Without a
+// scope nothing is cut off.
 //
 // Which jobs a switch or a cable reaches (LongRunInputs::scope): only the running
 // multi-node jobs whose traffic can cross it, judged from the nodes they run on

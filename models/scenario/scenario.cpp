@@ -925,7 +925,7 @@ void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::ve
           "add failures, or remove it");
   }
   if (!sc.failures) {
-    for (const char* key : {"retire_after", "retire_window", "shrink", "burn_in"}) {
+    for (const char* key : {"retire_after", "retire_window", "shrink", "burn_in", "nic_loss"}) {
       const std::string at = fmt::format("scheduler.{}", key);
       if (stale(at, "failures")) inert(at, "nothing fails: the scenario has no failures section", "add failures, or remove it");
     }
@@ -1016,6 +1016,10 @@ void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::ve
                        "planned unit's clock would stop",
               "effect: restart, or remove it");
       }
+    }
+    if (!elements && stale_under("scheduler.nic_loss", "failures.components")) {
+      inert("scheduler.nic_loss", "no switch or cable fails, so no node is ever cut off from its NICs",
+            "add a component per switch or link, e.g. switch: {rate: 0.0007/switch-day}; or remove it");
     }
     if (!repairs_nodes && !replaces && stale_under("failures.repair.replace", "failures.components")) {
       inert("failures.repair.replace",

@@ -279,13 +279,15 @@ TEST_CASE("a leaf that is down cuts off the nodes behind it: their job waits for
   CHECK(restarts >= cut / 2 - 1);
 }
 
-TEST_CASE("a node is cut off only when every one of its NICs is: a rail-optimized leaf holds one NIC of each") {
+TEST_CASE("a node is cut off when a NIC is (drain) or every one is (keep): a rail-optimized leaf holds one NIC of each") {
   // 4 nodes of 2 NICs under 4 leaves of 2 ports and a spine; leaves fail 0.1 a day while up
   // and are replaced in 2 days. On a plain Clos a leaf holds both NICs of one node, so every
-  // leaf failure cuts a node off. Rail-optimized, a leaf holds rail i of two nodes: they are
-  // cut off only while both leaves of their group are down at once, so about a third as many
-  // cut-offs (two nodes at a time, 2 days in 12), but some.
-  const auto cut_offs = [](bool rail) {
+  // leaf failure cuts a node off, whatever scheduler.nic_loss. Rail-optimized, a leaf holds
+  // rail i of two nodes. Drained, both are cut off at each leaf failure (unless the other
+  // leaf of the group is down already, 2 days in 12): about 2 x 10/12 cut-offs a failure.
+  // Kept, they are cut off only while both leaves of their group are down at once, so about
+  // a third as many cut-offs as on the plain Clos (two nodes at a time, 2 days in 12), but some.
+  const auto cut_offs = [](bool rail, NicLoss loss) {
     FailuresConfig failures;
     ComponentConfig c;
     c.rate = FailureRate{0.1, Per::switch_};
@@ -304,6 +306,7 @@ TEST_CASE("a node is cut off only when every one of its NICs is: a rail-optimize
     in.horizon_s = 2000 * kDay;
     in.replications = 1;
     in.seed = 3;
+    in.scheduler.nic_loss = loss;
     FabricScope scope;
     scope.rail = rail;
     scope.nics_per_node = 2;
@@ -318,14 +321,21 @@ TEST_CASE("a node is cut off only when every one of its NICs is: a rail-optimize
     leaf_failures = static_cast<std::int64_t>(r.failures_by_cause.at("switch").mean * 4.0 / 5.0);
     return std::pair{cut, leaf_failures};
   };
-  const auto [plain, plain_failures] = cut_offs(false);
-  const auto [rail, rail_failures] = cut_offs(true);
+  const auto [plain, plain_failures] = cut_offs(false, NicLoss::keep);
+  const auto [rail, rail_failures] = cut_offs(true, NicLoss::keep);
   CHECK(plain == Rel(static_cast<double>(plain_failures)).epsilon(0.15));  // one node per leaf failure
   CHECK(rail > 0);
   CHECK(rail < plain / 2);
   // Each rail leaf failure finds the node's other leaf down with probability about 2/12, and
   // cuts off the two nodes of its group then.
   CHECK(static_cast<double>(rail) == Rel(2.0 * static_cast<double>(rail_failures) * 2.0 / 12.0).epsilon(0.35));
+
+  const auto [plain_drained, plain_drained_failures] = cut_offs(false, NicLoss::drain);
+  const auto [rail_drained, rail_drained_failures] = cut_offs(true, NicLoss::drain);
+  CHECK(plain_drained == Rel(static_cast<double>(plain_drained_failures)).epsilon(0.15));
+  CHECK(static_cast<double>(rail_drained) ==
+        Rel(2.0 * static_cast<double>(rail_drained_failures) * 10.0 / 12.0).epsilon(0.2));
+  CHECK(rail_drained > 3 * rail);
 }
 
 TEST_CASE("a starting job's contiguous range is made of the fabric's nodes, never through a hot spare") {
