@@ -51,7 +51,11 @@
 // further below: a repaired node joins the back of the pool (first in, first out), so a
 // large pool keeps the failure-prone nodes, which come back most often, out of service
 // longest (there, 400 spares: ~350 interruptions). The job's
-// mtbf_s and checkpoint.interval auto read the configured rates, not that lower one.
+// mtbf_s and checkpoint.interval auto read the configured rates, not that lower one. A new
+// fleet (fleet_age new) of a law that is not memoryless counts each unit with the failures it
+// expects over the run instead (expected_renewals, from its age at the start: a node's units
+// have burned in), the run being the horizon, else the job's failure-free training: a Weibull
+// of shape 0.5 new over 54 days fails ~6 times the in-service rate.
 //
 // Checkpoint interval auto: Daly's higher-order optimum (J. T. Daly, "A higher order
 // estimate of the optimum checkpoint interval for restart dumps", FGCS 22(3), 2006, eq. 37)
@@ -467,6 +471,14 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f);
 /// Daly's higher-order optimum checkpoint interval (see the header comment) for a blocking
 /// write of `delta` seconds and an MTBF of `mtbf` seconds (both > 0).
 double daly_interval(double delta, double mtbf);
+
+/// The renewal function M(t) of a unit new at 0 whose lives follow `law` (its `shape`) with
+/// mean 1: the expected failures in (0, t], each failed part replaced by a new one. M(t) = t
+/// for an exponential law; a Weibull of shape below 1 fails early (M(t) > t while t is small).
+/// Solved on a grid from the renewal equation M(t) = F(t) + int_0^t M(t - x) dF(x) (Xie's
+/// Riemann-Stieltjes method, M. Xie, "On the solution of renewal-type integral equations",
+/// Communications in Statistics B 18(1), 1989), 2,000 steps: within 1e-3 relative.
+double expected_renewals(Distribution law, double shape, double t);
 
 /// The Pareto shape of the heterogeneity (0 when none).
 double pareto_alpha(const Heterogeneity& h);

@@ -1179,3 +1179,60 @@ TEST_CASE("burn-in catches infant mortality before service and its time is accou
   CHECK(one.burn_ins.mean == started);
   CHECK(one.burn_in_node_hours.mean == Rel(hours));
 }
+
+TEST_CASE("the renewal function: t for an exponential life, t + (CV^2 - 1) / 2 far out, a simulated count near 0") {
+  // M(t) = t exactly for a memoryless life of mean 1.
+  CHECK(expected_renewals(Distribution::exponential, 1.0, 3.5) == 3.5);
+  CHECK(expected_renewals(Distribution::weibull, 1.0, 2.0) == Rel(2.0).epsilon(1e-3));
+  // Far out, M(t) -> t + (CV^2 - 1) / 2 (Cox, Renewal Theory, 1962, section 4.5). Weibull of
+  // shape 0.5: CV^2 = Gamma(5) / Gamma(3)^2 - 1 = 5, M(t) -> t + 2; of shape 2: CV^2 =
+  // 1 / Gamma(1.5)^2 - 1 = 0.2732, M(t) -> t - 0.3634; lognormal of sigma 1: CV^2 = e - 1.
+  CHECK(expected_renewals(Distribution::weibull, 0.5, 40.0) == Rel(42.0).epsilon(0.01));
+  CHECK(expected_renewals(Distribution::weibull, 2.0, 20.0) == Rel(20.0 - 0.3634).epsilon(0.002));
+  CHECK(expected_renewals(Distribution::lognormal, 1.0, 30.0) == Rel(30.0 + (std::exp(1.0) - 2.0) / 2.0).epsilon(0.005));
+  // Near 0 a shape-0.5 life fails early: counted by drawing lives (each part new).
+  sim::RandomStream rng = sim::make_stream(5, "renewals");
+  const double t = 0.05;
+  const double scale = 1.0 / std::tgamma(3.0);
+  constexpr int kUnits = 200000;
+  std::int64_t failures = 0;
+  for (int u = 0; u < kUnits; ++u) {
+    for (double at = rng.weibull(0.5, scale); at <= t; at += rng.weibull(0.5, scale)) ++failures;
+  }
+  const double simulated = static_cast<double>(failures) / kUnits;
+  CHECK(simulated > 4.0 * t);  // about 6 times the in-service rate's
+  CHECK(expected_renewals(Distribution::weibull, 0.5, t) == Rel(simulated).epsilon(0.02));
+}
+
+TEST_CASE("a new fleet of early-failing parts checkpoints for the failures it expects over the run") {
+  // 64 GPUs of mean life 2,000 days, Weibull of shape 0.5, new at the start of a 20-day run:
+  // they fail far more often than the in-service rate says, and the job's MTBF and interval
+  // come from the failures expected over the run (the simulated ones), not from the mean.
+  FailuresConfig failures;
+  ComponentConfig c;
+  c.mtbf = sim::Time::from_seconds(2000.0 * kDay);
+  c.per = Per::gpu;
+  c.distribution = Distribution::weibull;
+  c.shape = 0.5;
+  c.hardware = false;
+  failures.components["gpu"] = c;
+  LongRunInputs in;
+  in.failures = &failures;
+  in.nodes = 8;
+  in.gpus_per_node = 8;
+  in.checkpoint.write_bandwidth = sim::Bandwidth::of(1e12);
+  in.jobs.push_back(JobProfile{"a", 0, 8, 64, 8, 1e6, std::nullopt, 6e12});
+  in.horizon_s = 20.0 * kDay;
+  in.replications = 400;
+  in.seed = 2;
+  const LongRunResult in_service = simulate_long_run(in);
+  failures.fleet_age = FleetAge::new_;
+  const LongRunResult fresh = simulate_long_run(in);
+  CHECK(in_service.jobs[0].mtbf_s == Rel(2000.0 * kDay / 64.0).epsilon(1e-9));
+  const double expected = 64.0 * expected_renewals(Distribution::weibull, 0.5, 0.01);
+  CHECK(fresh.jobs[0].mtbf_s == Rel(20.0 * kDay / expected).epsilon(1e-9));
+  CHECK(fresh.jobs[0].mtbf_s < in_service.jobs[0].mtbf_s / 5.0);
+  // The simulated failures match (a GPU's clock stops while the job is down: a little fewer).
+  CHECK(fresh.failures_by_cause.at("gpu").mean == Rel(expected).epsilon(0.1));
+  CHECK(fresh.jobs[0].checkpoint_interval_s < in_service.jobs[0].checkpoint_interval_s / 2.0);
+}
