@@ -2623,6 +2623,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   const auto summarize = [&](const std::vector<std::map<std::string, double>>& reps) {
     std::map<std::string, Estimate> m;
     std::map<std::string, sim::Welford> w;
+    std::map<std::string, double> sums;
     for (const auto& rep : reps) {
       for (const auto& [k, v] : rep) w[k];
     }
@@ -2630,9 +2631,16 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
       for (auto& [k, acc] : w) {
         const auto it = rep.find(k);
         acc.add(it == rep.end() ? 0.0 : it->second);
+        sums[k] += it == rep.end() ? 0.0 : it->second;
       }
     }
-    for (const auto& [k, acc] : w) m[k] = estimate(acc);
+    // The mean as sum / n: counts are summed exactly, so equal counts give equal means (the
+    // running mean's rounding read 1/20 as 0.05000000000000001 for one cause and
+    // 0.049999999999999996 for another, printed 0.1 and 0.0).
+    for (const auto& [k, acc] : w) {
+      m[k] = estimate(acc);
+      m[k].mean = sums[k] / static_cast<double>(acc.count());
+    }
     return m;
   };
   std::vector<double> remaining(J, 0.0);  // mean projected remaining time over the projections
