@@ -574,6 +574,9 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
 
 config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult& result) {
   config::Json events = config::Json::array();
+  // Where jobs queue, the scheduler places them: a step is timed on first_gpu.. (results.json's
+  // placement), which the label says rather than naming the GPUs it ran on.
+  const bool queued = result.reliability && scenario::jobs_queue(loaded);
   for (std::size_t ji = 0; ji < result.jobs.size(); ++ji) {
     const auto& job = loaded.jobs[ji];
     const auto& step = result.jobs[ji];
@@ -590,7 +593,8 @@ config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult&
         }
       }
       events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", pid_of(s)},
-                        {"args", {{"name", fmt::format("{}: stage {} (GPU {})", job.config.name, s, gpu)}}}});
+                        {"args", {{"name", fmt::format("{}: stage {} ({}GPU {})", job.config.name, s,
+                                                       queued ? "timed on " : "", gpu)}}}});
       events.push_back({{"ph", "M"}, {"name", "process_sort_index"}, {"pid", pid_of(s)}, {"args", {{"sort_index", pid_of(s)}}}});
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_of(s)}, {"tid", 0}, {"args", {{"name", "compute"}}}});
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_of(s)}, {"tid", 1},
@@ -653,8 +657,13 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
                         {"overrides", loaded.calibration_overrides}};
   if (result.fabric) doc["fabric"] = fabric::to_json(*result.fabric);
   config::Json jobs = config::Json::array();
+  // In a queue the scheduler places each job when it starts (failures.csv's start rows):
+  // first_gpu is then where its step was timed, which another job may hold meanwhile (it read
+  // as the placement). "fixed": the job runs on first_gpu.. throughout.
+  const bool queued = result.reliability && scenario::jobs_queue(loaded);
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
     config::Json j = job_json(loaded.jobs[i], result.jobs[i]);
+    j["placement"] = queued ? "scheduler" : "fixed";
     if (result.reliability) add_reliability(j, result.reliability->jobs[i], loaded.jobs[i].config.submit.seconds());
     jobs.push_back(std::move(j));
   }
