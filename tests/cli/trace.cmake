@@ -40,14 +40,16 @@ if(NOT out MATCHES "trace written to")
   message(FATAL_ERROR "run did not say where the trace went: ${out}")
 endif()
 # The copies of a `count` job share the first copy's step; each is named with its own first
-# GPU (they all read the first copy's: hp-1 said GPU 256, where it runs on 264).
+# GPU (they all read the first copy's: hp-1 said GPU 256, where it runs on 264). The jobs queue
+# here, so the scheduler places them: the label says where the step was timed.
 execute_process(COMMAND "${EXE}" run scenarios/shared-cluster.yaml --trace "${TMP}/shared.json"
                 WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_QUIET)
 if(NOT rc EQUAL 0)
   message(FATAL_ERROR "run --trace on the shared cluster failed (exit ${rc})")
 endif()
 file(READ "${TMP}/shared.json" shared)
-foreach(name "hp-0: stage 0 (GPU 256)" "hp-1: stage 0 (GPU 264)" "hp-33: stage 0 (GPU 8)" "eval-3: stage 0 (GPU 408)")
+foreach(name "hp-0: stage 0 (timed on GPU 256)" "hp-1: stage 0 (timed on GPU 264)" "hp-33: stage 0 (timed on GPU 8)"
+        "eval-3: stage 0 (timed on GPU 408)")
   string(FIND "${shared}" "\"${name}\"" at)
   if(at EQUAL -1)
     message(FATAL_ERROR "the shared cluster's trace does not name '${name}'")
