@@ -1292,6 +1292,12 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       }
       for (const auto& [cause, e] : rs.lost_gpu_hours) row("lost_gpu_hours_" + cause, e.mean, "GPU-h");
       row("checkpoint_gpu_hours", rs.checkpoint_gpu_hours.mean, "GPU-h");
+      // The rest of results.json's job figures (the CSV lacked them).
+      row("checkpoint_blocking_alone_s", rs.checkpoint_write_s, "s");
+      row("submit_s", loaded.jobs[i].config.submit.seconds(), "s");
+      row("started_share", rs.started_share, "fraction");
+      if (std::isfinite(rs.fragmented_starts.mean)) row("fragmented_starts", rs.fragmented_starts.mean, "count");
+      row("placement", scenario::jobs_queue(loaded) ? "scheduler" : "fixed", "");
     }
     if (i < result.training.size() && result.training[i]) {
       const cost::TrainingCost& t = *result.training[i];
@@ -1308,6 +1314,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     row("utilisation", result.reliability->utilisation.mean, "fraction");
     row("busy_gpu_hours", result.reliability->busy_gpu_hours.mean, "GPU-h");
     row("burn_in_node_hours", result.reliability->burn_in_node_hours.mean, "node-h");
+    row("available_gpu_hours", result.reliability->available_gpu_hours.mean, "GPU-h");
     if (std::isfinite(result.reliability->utilisation.ci95)) {
       row("utilisation_ci95", result.reliability->utilisation.ci95, "fraction");
     }
@@ -1319,6 +1326,13 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     if (std::isfinite(rel.top1_failure_share.mean)) row("top1_failure_share", rel.top1_failure_share.mean, "fraction");
     if (std::isfinite(rel.top1_rate_share.mean)) row("top1_rate_share", rel.top1_rate_share.mean, "fraction");
     row("retired_nodes", rel.retired_nodes.mean, "count");
+    row("heterogeneity_alpha", rel.heterogeneity_alpha, "");
+    row("timeline_events", rel.timeline.size(), "count");
+    row("timeline_events_dropped", rel.timeline_dropped, "count");
+    row("burn_in_duration_s", loaded.config.scheduler.burn_in.seconds(), "s");
+    row("burn_ins", rel.burn_ins.mean, "count");
+    row("burn_in_caught_installed", rel.burn_in_failures_installed.mean, "count");
+    for (const auto& [cause, e] : rel.burn_in_failures) row("burn_in_caught_" + cause, e.mean, "count");
   }
   return out;
 }
