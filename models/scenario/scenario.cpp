@@ -508,7 +508,10 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
       const std::string path = at + "." + key;
       const bool written = std::string_view(key) == "scaleup_bandwidth" ? node.spec.scaleup_bandwidth.has_value()
                                                                         : state.assigned.count(path) > 0;
-      if (!written) continue;
+      // As reconcile_fabric's keys: a mistake where written with the scaleup that makes it
+      // inert (the same file, or the command line), not where a later layer (a file extending
+      // this one, --set, a grid's point) turned scale-up off under a base's rate.
+      if (!written || state.where(path).file != state.where(at + ".scaleup").file) continue;
       state.diagnostics.add(state.where(path), path,
                             "does not apply: scaleup is none, so the node's GPUs reach each other through its NICs",
                             "scaleup: nvswitch for a scale-up fabric, or remove it");
@@ -993,7 +996,7 @@ void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::ve
     // that restarts the job sends hardware to repair (repair.replace), where retire_after
     // counts it; a switch or cable down cuts nodes off, and is replaced if hardware. Only
     // nodes leaving service make a job wait for spares or shrink.
-    bool repairs_nodes = false, replaces = false, elements = false;
+    bool repairs_nodes = false, replaces = false, elements = false, cuts_nics = false;
     for (const auto& [name, c] : components) {
       const Per per = reliability::unit_of(name, c);
       const bool hardware = c.hardware.value_or(reliability::default_hardware(name));
@@ -1001,6 +1004,9 @@ void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::ve
       repairs_nodes |= node_unit && hardware && c.effect == Effect::restart;
       elements |= per == Per::switch_ || per == Per::link;
       replaces |= (per == Per::switch_ || per == Per::link) && hardware;
+      // As longrun.cpp's Klass::fences: an element that stays down cuts off the NICs it holds.
+      cuts_nics |= (per == Per::switch_ || per == Per::link) &&
+                   (c.effect == Effect::reroute || (c.effect == Effect::restart && hardware));
       const std::string at = fmt::format("failures.components.{}.hardware", name);
       if (per == Per::job && stale_under(at, fmt::format("failures.components.{}", name))) {
         inert(at, "a failure of the whole job (per: job) takes no node out of service", "remove it");
@@ -1017,8 +1023,10 @@ void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::ve
               "effect: restart, or remove it");
       }
     }
-    if (!elements && stale_under("scheduler.nic_loss", "failures.components")) {
-      inert("scheduler.nic_loss", "no switch or cable fails, so no node is ever cut off from its NICs",
+    if (!cuts_nics && stale_under("scheduler.nic_loss", "failures.components")) {
+      inert("scheduler.nic_loss",
+            "no switch or cable stays down when it fails (per switch or link, with hardware and effect restart, or "
+            "effect reroute), so no node is ever cut off from its NICs",
             "add a component per switch or link, e.g. switch: {rate: 0.0007/switch-day}; or remove it");
     }
     if (!repairs_nodes && !replaces && stale_under("failures.repair.replace", "failures.components")) {
@@ -1614,9 +1622,13 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         topology.diagnostics = config::Diagnostics{};
         Scenario copy = out.config;
         reconcile_fabric(copy, topology);
-        const bool fabric_in_error = std::any_of(before.begin(), before.end(), [&](const config::Diagnostic& d) {
-          return whole_scenario(d) || d.path == "fabric" || config::key_inside("fabric", d.path);
-        });
+        // (Nor where the topology was not written: judged against the default, while its own
+        // missing key may be set aside beside an unknown one.)
+        const bool fabric_in_error =
+            state.assigned.count("fabric.topology") == 0 ||
+            std::any_of(before.begin(), before.end(), [&](const config::Diagnostic& d) {
+              return whole_scenario(d) || d.path == "fabric" || config::key_inside("fabric", d.path);
+            });
         if (!fabric_in_error) {
           for (const config::Diagnostic& r : topology.diagnostics.items()) state.diagnostics.add(r.where, r.path, r.message, r.hint);
         }

@@ -1190,6 +1190,9 @@ TEST_CASE("the renewal function: t for an exponential life, t + (CV^2 - 1) / 2 f
   CHECK(expected_renewals(Distribution::weibull, 0.5, 40.0) == Rel(42.0).epsilon(0.01));
   CHECK(expected_renewals(Distribution::weibull, 2.0, 20.0) == Rel(20.0 - 0.3634).epsilon(0.002));
   CHECK(expected_renewals(Distribution::lognormal, 1.0, 30.0) == Rel(30.0 + (std::exp(1.0) - 2.0) / 2.0).epsilon(0.005));
+  // Hundreds of lives out (a grid of t / 2000 steps there under-counted, 36% at 4,000).
+  CHECK(expected_renewals(Distribution::weibull, 0.5, 400.0) == Rel(402.0).epsilon(0.002));
+  CHECK(expected_renewals(Distribution::weibull, 2.0, 4000.0) == Rel(4000.0 - 0.3634).epsilon(1e-4));
   // Near 0 a shape-0.5 life fails early: counted by drawing lives (each part new).
   sim::RandomStream rng = sim::make_stream(5, "renewals");
   const double t = 0.05;

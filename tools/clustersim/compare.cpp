@@ -134,6 +134,13 @@ std::string si(double v, std::string_view unit) {
   static constexpr std::pair<double, const char*> kPrefixes[] = {
       {1e15, "P"}, {1e12, "T"}, {1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1.0, ""}, {1e-3, "m"}, {1e-6, "u"}};
   const bool money = unit == "USD";
+  // Tokens as run counts them (282.5K tokens/s, 15.6T tokens: K, M, B, T), not 282.5 ktokens/s.
+  if (unit.starts_with("tokens") && std::abs(v) >= 1e3) {
+    static constexpr std::pair<double, const char*> kCounts[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
+    for (const auto& [scale, prefix] : kCounts) {
+      if (std::abs(v) >= scale) return fmt::format("{:.4g}{} {}", v / scale, prefix, unit);
+    }
+  }
   for (const auto& [scale, prefix] : kPrefixes) {
     // Money's billions are B, as run prints them and scenarios write them (1.489 BUSD; a
     // G read as another unit beside run's table).

@@ -746,19 +746,24 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   const bool per_rank = unit > 4.0;  // n >= 2 ranks here
   std::vector<sim::Bytes> whole_sizes;
   std::vector<std::string> changed, dropped, repeated;
+  std::vector<double> rounded_onto;  // whole sizes some given size was rounded down to
   for (const sim::Bytes& size : sizes) {
     const double whole = std::floor(size.value() / unit) * unit;
     if (whole < unit) {
       dropped.push_back(fmt::format("{:.0f}", size.value()));
       continue;
     }
-    if (whole != size.value()) changed.push_back(fmt::format("{:.0f} -> {:.0f}", size.value(), whole));
+    if (whole != size.value()) {
+      changed.push_back(fmt::format("{:.0f} -> {:.0f}", size.value(), whole));
+      rounded_onto.push_back(whole);
+    }
     // A size given twice, or rounding onto one already timed, is timed once (and said so: the
     // table had one row fewer than the list, silently).
     if (std::none_of(whole_sizes.begin(), whole_sizes.end(), [&](sim::Bytes b) { return b.value() == whole; })) {
       whole_sizes.push_back(sim::Bytes::of(whole));
     } else {
-      const std::string text = fmt::format("{:.0f}", whole);
+      const bool rounded = std::find(rounded_onto.begin(), rounded_onto.end(), whole) != rounded_onto.end();
+      const std::string text = fmt::format("{:.0f} B{}", whole, rounded ? " (after rounding)" : "");
       if (std::find(repeated.begin(), repeated.end(), text) == repeated.end()) repeated.push_back(text);
     }
   }
@@ -777,8 +782,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
                              fmt::join(changed, ", "));
   }
   if (!repeated.empty()) {
-    std::cerr << fmt::format("note: --sizes: {} B given more than once{}: timed once\n", fmt::join(repeated, ", "),
-                             changed.empty() ? "" : " (after rounding)");
+    std::cerr << fmt::format("note: --sizes: given more than once, timed once: {}\n", fmt::join(repeated, ", "));
   }
   sizes = std::move(whole_sizes);
   const std::vector<std::int64_t> ranks = tools::first_ranks(n);

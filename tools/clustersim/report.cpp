@@ -659,7 +659,8 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   config::Json jobs = config::Json::array();
   // In a queue the scheduler places each job when it starts (failures.csv's start rows):
   // first_gpu is then where its step was timed, which another job may hold meanwhile (it read
-  // as the placement). "fixed": the job runs on first_gpu.. throughout.
+  // as the placement). "fixed": the job runs on first_gpu.. (a hot spare may stand in for a
+  // failed node of it).
   const bool queued = result.reliability && scenario::jobs_queue(loaded);
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
     config::Json j = job_json(loaded.jobs[i], result.jobs[i]);
@@ -915,17 +916,42 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                 n, loaded.config.workload.jobs[job.entry].name, loaded.config.workload.jobs[job.entry].name,
                                 n - 1));
     }
-    // A tp that does not divide a node's GPUs is allowed, and costly: say why its TP time is.
+    // Tensor-parallel groups across two nodes are allowed, and costly: say why its TP time is
+    // (a tp that does not divide the node's GPUs, a job that starts mid-node, a rank order with
+    // TP not fastest). Counted from the ranks' GPUs (it was judged by gpus % tp alone: silent
+    // for a job starting at GPU 4, said for tp 16 of a 72-GPU node that holds the job whole).
     // So is a tp above the key/value heads (each rank holds a replica of its head, as vLLM
     // does; Megatron-Core refuses it): say where the weights and the K/V GEMMs come from.
     const std::int64_t gpn = loaded.node.spec.gpus;
     const std::int64_t kv = workload::kv_head_count(job.model);
+    std::int64_t tp_across = 0;  // TP groups with ranks on two nodes or more
+    if (p.tp > 1 && gpn > 1) {
+      std::int64_t stride = 1;  // of the TP coordinate (workload/job.hpp: the first of `order` varies fastest)
+      for (const workload::Axis a : p.order) {
+        if (a == workload::Axis::tp) break;
+        stride *= a == workload::Axis::cp ? p.cp : a == workload::Axis::pp ? p.pp : p.dp;
+      }
+      for (std::int64_t base = 0; base < job.config.gpus; ++base) {
+        if ((base / stride) % p.tp != 0) continue;  // a group's first rank: its TP coordinate 0
+        const std::int64_t node = (job.first_gpu + base) / gpn;
+        bool across = false;
+        for (std::int64_t k = 1; k < p.tp && !across; ++k) across = (job.first_gpu + base + k * stride) / gpn != node;
+        tp_across += across ? 1 : 0;
+      }
+    }
+    const std::int64_t tp_groups = job.config.gpus / p.tp;
     row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}{}{}", p.tp, p.cp, p.pp, p.dp,
                                    p.ep, p.virtual_stages, p.zero, p.sequence_parallel ? ", sequence parallel" : "",
-                                   p.tp > 1 && gpn > 1 && gpn % p.tp != 0
-                                       ? fmt::format(" (tp {} does not divide the node's {} GPUs: some tensor-parallel "
-                                                     "groups span two nodes, their traffic over the fabric)",
-                                                     p.tp, gpn)
+                                   tp_across > 0
+                                       ? fmt::format(" ({} of {} tensor-parallel groups span{} two nodes, their "
+                                                     "traffic over the fabric: {})",
+                                                     tp_across, tp_groups, tp_across == 1 ? "s" : "",
+                                                     gpn % p.tp != 0   ? fmt::format("tp {} does not divide the node's {} "
+                                                                                     "GPUs", p.tp, gpn)
+                                                     : job.first_gpu % gpn != 0 ? fmt::format("the job starts mid-node, at "
+                                                                                              "GPU {}", job.first_gpu)
+                                                                                : std::string("the rank order puts other "
+                                                                                              "axes inside TP"))
                                        : std::string(),
                                    p.tp > kv ? fmt::format(" (the model's {} key/value head{} on {} TP ranks: each "
                                                            "held whole by {} ranks, its weights and K/V work replicated)",
@@ -1297,8 +1323,8 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       row("submit_s", loaded.jobs[i].config.submit.seconds(), "s");
       row("started_share", rs.started_share, "fraction");
       if (std::isfinite(rs.fragmented_starts.mean)) row("fragmented_starts", rs.fragmented_starts.mean, "count");
-      row("placement", scenario::jobs_queue(loaded) ? "scheduler" : "fixed", "");
     }
+    row("placement", result.reliability && scenario::jobs_queue(loaded) ? "scheduler" : "fixed", "");
     if (i < result.training.size() && result.training[i]) {
       const cost::TrainingCost& t = *result.training[i];
       // With failures the time to train (ETTR included) is among the reliability rows.

@@ -666,8 +666,15 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
         };
         return holds(a, b) || holds(b, a);
       };
+      const std::size_t user_sets = o.sets.size() - o.point_sets;
       for (const config::Diagnostic& d : e.diagnostics().items()) {
         if (d.where.file != kCommandLine || d.message.rfind("does not apply", 0) != 0) continue;
+        // The user's own --set made inert by another of theirs: said as it is (it was put on a
+        // --param it has nothing to do with).
+        if (d.where.line >= 1 && static_cast<std::size_t>(d.where.line) <= user_sets) {
+          bad.add(d.where, d.path, d.message, d.hint);
+          continue;
+        }
         const auto owner = std::find_if(spec.params.begin(), spec.params.end(),
                                         [&](const SweepParam& p) { return related(p.key, d.path); });
         const SweepParam& p = owner != spec.params.end() ? *owner : spec.params.front();
