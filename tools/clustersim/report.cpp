@@ -1279,6 +1279,19 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     row("mfu", st.mfu, "fraction");
     row("hfu", st.hfu, "fraction");
     row("memory_per_gpu_bytes", st.memory.total, "B");
+    // As results.json's job: the memory's split and the step's shape (the per-stage rows and
+    // the collectives, lists, are the JSON's alone).
+    row("memory_stage", st.memory.stage, "");
+    row("memory_weights_bytes", st.memory.weights, "B");
+    row("memory_gradients_bytes", st.memory.gradients, "B");
+    row("memory_optimizer_bytes", st.memory.optimizer, "B");
+    row("memory_activations_bytes", st.memory.activations, "B");
+    row("micro_batches", st.micro_batches, "count");
+    row("tokens_per_step", st.tokens_per_step, "tokens");
+    row("model_flops_per_step", st.model_flops_per_step, "FLOP");
+    row("hardware_flops_per_step", st.hardware_flops_per_step, "FLOP");
+    row("critical_stage", st.critical_stage, "");
+    row("busiest_stage", st.busiest_stage, "");
     const workload::Breakdown& b = st.breakdown;
     for (const auto& [k, v] : {std::pair{"compute_s", b.compute}, {"tp_s", b.tp}, {"cp_s", b.cp}, {"ep_s", b.ep},
                                {"pp_s", b.pp}, {"dp_s", b.dp}, {"bubble_s", b.bubble}, {"optimizer_s", b.optimizer},
