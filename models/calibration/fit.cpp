@@ -562,10 +562,18 @@ std::vector<CollectiveFit> fit_collectives(const std::vector<CollectivePoint>& p
                              r.busbw.value() >= kFlatBusbw ? std::string("latency only")
                                                            : fmt::format("busbw {:.2f} GB/s", r.busbw.value() / 1e9));
     }
-    report.notes.push_back(fmt::format("{} ({}): {} regime{} ({}); repeatability {:.2f}% (median spread of the "
-                                       "times measured twice at one size)",
-                                       group, config::enum_name(fit.level), fit.regimes.size(),
-                                       fit.regimes.size() == 1 ? "" : "s", regimes, 100 * repeatability(pts)));
+    // Measured where a size was timed twice; else the default, said as assumed (it read as measured).
+    const bool repeated = std::any_of(pts.begin(), pts.end(), [&](const CollectivePoint& a) {
+      return std::count_if(pts.begin(), pts.end(), [&](const CollectivePoint& b) { return b.bytes == a.bytes; }) > 1;
+    });
+    report.notes.push_back(fmt::format("{} ({}): {} regime{} ({}); repeatability {}", group,
+                                       config::enum_name(fit.level), fit.regimes.size(),
+                                       fit.regimes.size() == 1 ? "" : "s", regimes,
+                                       repeated ? fmt::format("{:.2f}% (median spread of the times measured twice at "
+                                                              "one size)",
+                                                              100 * repeatability(pts))
+                                                : fmt::format("not measured (no size timed twice): {:.2f}% assumed",
+                                                              100 * repeatability(pts))));
     fits.push_back(std::move(fit));
   }
   return fits;

@@ -114,7 +114,11 @@ class Line {
   bool integer(const char* key, std::int64_t& out) {
     double v = 0.0;
     if (!number(key, v)) return false;
-    if (v != std::floor(v) || v > 9e15) {
+    if (v > 9e15) {  // (1e30 is whole: it read "must be a whole number")
+      fail(fmt::format("'{}' record: '{}' {:g} is too large for a count (at most 9e15)", record(), key, v));
+      return false;
+    }
+    if (v != std::floor(v)) {
       fail(fmt::format("'{}' record: '{}' must be a whole number, got {}", record(), key, v));
       return false;
     }
@@ -288,8 +292,15 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       j = nlohmann::json::parse(raw, watch);
     } catch (const nlohmann::json::parse_error& e) {
       const bool truncated = i + 1 == lines.size() || raw.find('}') == std::string::npos;
+      // The parser's own words, without its prefix and its position within the line (it said
+      // "line 1" of the file's line 16): "[json.exception.parse_error.101] parse error at line
+      // 1, column 54: syntax error ..." reads "syntax error ...".
+      std::string why = e.what();
+      if (const std::size_t column = why.find(", column "); column != std::string::npos) {
+        if (const std::size_t colon = why.find(": ", column); colon != std::string::npos) why = why.substr(colon + 2);
+      }
       errors.add(Location{file, static_cast<int>(i + 1), static_cast<int>(std::min<std::size_t>(e.byte, raw.size() + 1))},
-                 "", fmt::format("not a JSON object{}: {}", truncated ? " (truncated line?)" : "", e.what()));
+                 "", fmt::format("not a JSON object{}: {}", truncated ? " (truncated line?)" : "", why));
       continue;
     } catch (const nlohmann::json::out_of_range& e) {  // a number past a double's range: 1e400
       const std::string number = config::quoted_in(e.what());
@@ -330,6 +341,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
                            d.name, d.sm_count, out.device->name, out.device->sm_count));
         continue;
       }
+      d.where = out.device ? out.device->where : fmt::format("{}:{}", file, i + 1);
       out.device = d;
     } else if (record == "gemm") {
       GemmPoint p;
@@ -360,6 +372,20 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       // writes its buffer: 2 x bytes), which only moved_bytes says: without it the buffer's
       // size was taken, and a copy's bandwidth read half.
       if (!l.number(record == "memory" ? "moved_bytes" : "bytes", p.moved)) continue;
+      // What a kernel moves follows from its buffer (tools/microbench/memory.cu): a copy reads
+      // and writes it (2 x bytes), a triad reads two and writes one (3x), a host copy crosses
+      // once. moved_bytes 1 beside a 1 GiB copy was fitted as 3.9 TB/s of HBM.
+      if (record == "memory" && j.contains("bytes")) {
+        double bytes = 0.0;
+        if (!l.number("bytes", bytes)) continue;
+        const double times = p.kind == "d2d_copy" ? 2.0 : p.kind == "triad" ? 3.0 : 1.0;
+        if (std::abs(p.moved - times * bytes) > 1e-9 * times * bytes) {
+          l.fail(fmt::format("'memory' record: a {} of a {:.0f} B buffer moves {:.0f} B ({:g} x bytes), not 'moved_bytes' "
+                             "{:.0f}",
+                             p.kind, bytes, times * bytes, times, p.moved));
+          continue;
+        }
+      }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.memory.push_back(p);
     } else if (record == "launch") {
@@ -368,6 +394,12 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       // The kinds tools/microbench/launch.cu writes (a typo was read and ignored, as memory's were).
       if (p.kind != "stream" && p.kind != "graph" && p.kind != "roundtrip") {
         l.fail(fmt::format("'launch' record: unknown kind '{}' (stream, graph, roundtrip)", p.kind));
+        continue;
+      }
+      std::int64_t kernels = 1;
+      if (j.contains("kernels") && !l.integer("kernels", kernels)) continue;
+      if (kernels < 1) {  // (as gemm's batch: 0 was accepted)
+        l.fail(fmt::format("'launch' record: 'kernels' must be at least 1, got {}", kernels));
         continue;
       }
       p.where = fmt::format("{}:{}", file, i + 1);
@@ -380,6 +412,26 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         continue;
       }
       if (j.contains("nodes") && !l.integer("nodes", p.nodes)) continue;
+      if (p.bytes != std::floor(p.bytes)) {
+        l.fail(fmt::format("'collective' record: 'bytes' must be a whole number, got {}", p.bytes));
+        continue;
+      }
+      // The ranks split evenly over the nodes (ranks 8 on nodes 16 was written, read 16x0).
+      if (j.contains("nodes") && (p.nodes < 1 || p.ranks % p.nodes != 0)) {
+        l.fail(fmt::format("'collective' record: 'nodes' {} does not divide 'ranks' {} (each node runs ranks / nodes)",
+                           p.nodes, p.ranks));
+        continue;
+      }
+      if (j.contains("ranks_per_node")) {
+        std::int64_t per_node = 0;
+        if (!l.integer("ranks_per_node", per_node)) continue;
+        const std::int64_t nodes = j.contains("nodes") ? p.nodes : 1;
+        if (per_node * nodes != p.ranks) {
+          l.fail(fmt::format("'collective' record: 'ranks_per_node' {} on {} node{} is not 'ranks' {}", per_node, nodes,
+                             nodes == 1 ? "" : "s", p.ranks));
+          continue;
+        }
+      }
       if (p.ranks < 2) {  // a profile of it would not load (collectives[].ranks: at least 2)
         l.fail(fmt::format("'collective' record: 'ranks' must be at least 2 (a collective joins two ranks or more), "
                            "got {}",
@@ -447,6 +499,9 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
   }
   std::int64_t ranks = 0;
   std::set<std::string> hosts;
+  std::map<std::string, std::int64_t> per_host;  // ranks on each host, to check they split evenly
+  int devices_line = 0;
+  bool uneven_said = false;
   bool in_devices = false;
   bool other_gpu = false;
   std::size_t rows = 0;
@@ -463,6 +518,9 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       if (h.size() >= 2 && h[0] == "Using" && h[1] == "devices") {
         ranks = 0;
         hosts.clear();
+        per_host.clear();
+        devices_line = line_no;
+        uneven_said = false;
         in_devices = true;
       } else if (in_devices && !h.empty() && h[0] == "Rank") {
         const auto on = std::find(h.begin(), h.end(), "on");
@@ -472,6 +530,7 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
         }
         ++ranks;
         hosts.insert(*(on + 1));
+        ++per_host[*(on + 1)];
         // "... device 0 [0x0f] NVIDIA A100-SXM4-40GB": the GPU the log ran on, so that a
         // profile for another GPU type is refused (calibrate --node or --gpu).
         if (const std::size_t bus = line.find("] "); bus != std::string::npos) {
@@ -485,7 +544,7 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
                                    out.device->name),
                        "calibrate one GPU type at a time");
           } else if (!name.empty() && !out.device) {
-            out.device = DeviceInfo{name};
+            out.device = DeviceInfo{.name = name, .where = fmt::format("{}:{}", file, line_no)};
           }
         }
       }
@@ -618,6 +677,23 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
                  fmt::format("a second row for {:.0f} B (the first at line {}): one row per size", size, it->second),
                  "keep one run's rows: split logs of several runs into files, one fit each");
       continue;
+    }
+    // A profile's collective is ranks = nodes x ranks per node (an 8 + 4 + 4 split was
+    // written as 16 ranks on 3 nodes, "3x5").
+    if (per_host.size() > 1) {
+      const auto [fewest, most] = std::minmax_element(per_host.begin(), per_host.end(),
+                                                      [](const auto& a, const auto& b) { return a.second < b.second; });
+      if (fewest->second != most->second) {
+        if (!uneven_said) {
+          uneven_said = true;
+          errors.add(Location{file, devices_line, 1}, "",
+                     fmt::format("the {} ranks are not split evenly over the {} hosts ({} on {}, {} on {}): a "
+                                 "collective profile is nodes x ranks per node",
+                                 ranks, per_host.size(), most->second, most->first, fewest->second, fewest->first),
+                     "calibrate from a run with the same number of ranks on every host");
+        }
+        continue;
+      }
     }
     for (int half = 0; half < 2; ++half) {
       CollectivePoint p;

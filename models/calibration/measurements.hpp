@@ -42,6 +42,7 @@ struct DeviceInfo {
   double sm_clock_mhz = 0.0;
   std::int64_t driver_version = 0;
   std::int64_t cuda_version = 0;
+  std::string where;  ///< "file:line" of its first record
 };
 
 struct GemmPoint {

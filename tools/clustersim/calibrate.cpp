@@ -285,7 +285,9 @@ int calibrate(const CalibrateArgs& args) {
     if (n != catalog.nodes.end()) target.gpu_name = n->second.gpu.name;
   }
   if (target.gpu_name.empty() && inputs_read && node_known) {
-    errors.add(config::Location{"<command line>", 0, 0}, "",
+    // At the device record that names it (it was said at the command line).
+    errors.add(m.device && !m.device->where.empty() ? located(m.device->where) : config::Location{"<command line>", 0, 0},
+               "",
                m.device ? fmt::format("the device '{}' is not a catalog GPU type", m.device->name)
                         : std::string("the results name no device"),
                "name the catalog GPU with --gpu, e.g. --gpu h100-sxm");
@@ -356,6 +358,7 @@ int calibrate(const CalibrateArgs& args) {
   // system) would be fitted and clamped into a profile that looks measured: refused.
   if (!target.gpu_name.empty() && errors.ok()) {
     const hardware::PeakFlops& peaks = target.gpu.peak_flops;
+    std::set<compute::Dtype> without_peak;  // said once, at its first record
     for (const calibration::GemmPoint& p : m.gemm) {
       const std::optional<sim::FlopRate> peak = p.dtype == compute::Dtype::fp32   ? peaks.fp32
                                                 : p.dtype == compute::Dtype::tf32 ? peaks.tf32
@@ -364,7 +367,24 @@ int calibrate(const CalibrateArgs& args) {
                                                                                   : peaks.fp8;
       const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
                            static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
-      if (!peak || peak->value() <= 0.0) continue;
+      // A datatype the GPU has no peak for (FP8 on an A100) was fitted against another's, and
+      // its efficiency written as measured.
+      if (!peak || peak->value() <= 0.0) {
+        if (without_peak.insert(p.dtype).second) {
+          const std::size_t n = static_cast<std::size_t>(std::count_if(
+              m.gemm.begin(), m.gemm.end(), [&](const calibration::GemmPoint& q) { return q.dtype == p.dtype; }));
+          errors.add(located(p.where), "",
+                     fmt::format("{} {} GEMM record{}, but one {} has no {} peak in the catalog: no {} tensor cores "
+                                 "to measure",
+                                 n, config::enum_name(p.dtype), n == 1 ? "" : "s", target.gpu_name,
+                                 config::enum_name(p.dtype), config::enum_name(p.dtype)),
+                     p.dtype == compute::Dtype::fp8
+                         ? "FP8 GEMMs need compute capability 8.9 or higher, Ada, Hopper or Blackwell: leave them out, "
+                           "or name the GPU they ran on with --gpu"
+                         : "leave them out, or name the GPU they ran on with --gpu");
+        }
+        continue;
+      }
       const auto refuse = [&](const char* against, const char* hint) {
         errors.add(located(p.where), "",
                    fmt::format("a {} GEMM of {}x{}x{} in {:g} s runs at {}, {} the {} dense peak of one {} ({}): "
@@ -517,7 +537,9 @@ int calibrate(const CalibrateArgs& args) {
   std::cout << report_text(report);
   std::cout << fmt::format("\nprofile for {} written to {}\n", target.gpu_name, args.output);
   if (!args.plot_dir.empty()) {
-    std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", args.plot_dir);
+    std::string dir = args.plot_dir;  // without its trailing slashes ("plots/" printed "plots//")
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", dir);
   }
   return 0;
 }
