@@ -541,6 +541,20 @@ int calibrate(const CalibrateArgs& args) {
     while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
     std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", dir);
   }
+  // The network model fitted on these logs missing them by more than their own size, in
+  // sample: no set of its parameters fits them all (logs of two systems, a log relabelled).
+  // Written, as a fit, and said on stderr (it went without a word).
+  const calibration::FitPoint* worst = nullptr;
+  for (const calibration::FitPoint& p : report.points) {
+    if (!p.group.starts_with("network/") || !p.fitted) continue;
+    if (!worst || std::abs(p.error()) > std::abs(worst->error())) worst = &p;
+  }
+  if (worst && std::abs(worst->error()) > 1.0) {
+    std::cerr << fmt::format("warning: the fitted network model misses its own measurements by up to {:+.1f}% ({} at "
+                             "{}): no one set of network parameters fits them; check that the logs come from one "
+                             "system and GPU type\n",
+                             100.0 * worst->error(), worst->group, worst->label);
+  }
   return 0;
 }
 
