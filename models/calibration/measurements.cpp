@@ -291,7 +291,8 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     try {
       j = nlohmann::json::parse(raw, watch);
     } catch (const nlohmann::json::parse_error& e) {
-      const bool truncated = i + 1 == lines.size() || raw.find('}') == std::string::npos;
+      // Truncated: an object left open (not "{...} x", a whole object with text after it).
+      const bool truncated = std::count(raw.begin(), raw.end(), '{') > std::count(raw.begin(), raw.end(), '}');
       // The parser's own words, without its prefix and its position within the line (it said
       // "line 1" of the file's line 16): "[json.exception.parse_error.101] parse error at line
       // 1, column 54: syntax error ..." reads "syntax error ...".
@@ -396,12 +397,9 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         l.fail(fmt::format("'launch' record: unknown kind '{}' (stream, graph, roundtrip)", p.kind));
         continue;
       }
+      // (A count of kernels, as gemm's batch: 0 was accepted; integer() refuses it.)
       std::int64_t kernels = 1;
       if (j.contains("kernels") && !l.integer("kernels", kernels)) continue;
-      if (kernels < 1) {  // (as gemm's batch: 0 was accepted)
-        l.fail(fmt::format("'launch' record: 'kernels' must be at least 1, got {}", kernels));
-        continue;
-      }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.launch.push_back(p);
     } else if (record == "collective") {
@@ -425,10 +423,15 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       if (j.contains("ranks_per_node")) {
         std::int64_t per_node = 0;
         if (!l.integer("ranks_per_node", per_node)) continue;
-        const std::int64_t nodes = j.contains("nodes") ? p.nodes : 1;
-        if (per_node * nodes != p.ranks) {
-          l.fail(fmt::format("'collective' record: 'ranks_per_node' {} on {} node{} is not 'ranks' {}", per_node, nodes,
-                             nodes == 1 ? "" : "s", p.ranks));
+        if (!j.contains("nodes")) {  // the nodes follow: ranks / ranks_per_node
+          if (p.ranks % per_node != 0) {
+            l.fail(fmt::format("'collective' record: 'ranks_per_node' {} does not divide 'ranks' {}", per_node, p.ranks));
+            continue;
+          }
+          p.nodes = p.ranks / per_node;
+        } else if (per_node != p.ranks / p.nodes) {  // (nodes divides ranks, checked above)
+          l.fail(fmt::format("'collective' record: 'ranks_per_node' {} on {} node{} is not 'ranks' {}", per_node,
+                             p.nodes, p.nodes == 1 ? "" : "s", p.ranks));
           continue;
         }
       }

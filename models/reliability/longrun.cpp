@@ -47,10 +47,10 @@ double daly_interval(double delta, double mtbf) {
   return std::sqrt(2.0 * delta * mtbf) * (1.0 + std::sqrt(x) / 3.0 + x / 9.0) - delta;
 }
 
-double expected_renewals(Distribution law, double shape, double t) {
+double expected_renewals(Distribution law, double shape, double t, double burned_in) {
   if (!(t > 0.0)) return 0.0;
   if (law == Distribution::exponential) return t;
-  const auto cdf = [&](double x) {
+  const auto life_cdf = [&](double x) {  // the law of mean 1
     if (x <= 0.0) return 0.0;
     if (law == Distribution::weibull) {
       const double scale = 1.0 / std::tgamma(1.0 + 1.0 / shape);
@@ -59,11 +59,26 @@ double expected_renewals(Distribution law, double shape, double t) {
     const double mu = -0.5 * shape * shape;  // lognormal of mean 1
     return 0.5 * std::erfc(-(std::log(x) - mu) / (shape * std::sqrt(2.0)));
   };
-  // Far out M(t) - t settles (to (CV^2 - 1) / 2, Cox 1962, section 4.5): past 20 mean lives
-  // the grid is solved to 20 and the rest added as t - 20 (a grid of t / 2000 steps there
-  // let a life's whole law fall inside a step: 36% low at 4,000 lives).
+  // A life that survived its burn-in b: P(X - b <= x | X > b) = (F(b + x) - F(b)) / (1 - F(b)).
+  const double b = std::max(0.0, burned_in);
+  const double survived = 1.0 - life_cdf(b);
+  if (!(survived > 0.0)) return 0.0;  // no part survives its burn-in
+  const auto cdf = [&](double x) { return x <= 0.0 ? 0.0 : (life_cdf(b + x) - life_cdf(b)) / survived; };
+  // Far out M(t) grows at one failure a mean life (Cox 1962, section 4.5: M(t) - t / mu
+  // settles): past 20 mean lives the grid is solved to 20 and the rest added at 1 / mu (a
+  // grid of t / 2000 steps there let a life's whole law fall inside a step: 36% low at 4,000
+  // lives). mu, the burned-in life's mean: (1 - int_0^b (1 - F)) / (1 - F(b)).
   constexpr double kSettled = 20.0;
-  if (t > kSettled) return expected_renewals(law, shape, kSettled) + (t - kSettled);
+  if (t > kSettled) {
+    double lived = 0.0;  // int_0^b (1 - F(u)) du, trapezoids
+    constexpr int kMeanSteps = 4000;
+    for (int i = 0; i < kMeanSteps && b > 0.0; ++i) {
+      const double u0 = b * i / kMeanSteps, u1 = b * (i + 1) / kMeanSteps;
+      lived += 0.5 * (2.0 - life_cdf(u0) - life_cdf(u1)) * (u1 - u0);
+    }
+    const double mean = (1.0 - lived) / survived;
+    return expected_renewals(law, shape, kSettled, b) + (t - kSettled) / mean;
+  }
   constexpr int kSteps = 2000;
   const double h = t / kSteps;
   std::vector<double> F(kSteps + 1), M(kSteps + 1, 0.0);
@@ -727,7 +742,7 @@ double failure_free_duration(const JobState& j) {
 /// `renewals`: expected failures per unit over a run, by (class name, run): shared by the jobs
 /// (each takes 2,000^2 / 2 steps to solve).
 void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Klass>& classes,
-                      std::map<std::pair<std::string, double>, double>& renewals) {
+                      std::map<std::tuple<std::string, double, double>, double>& renewals) {
   const CheckpointConfig& c = in.checkpoint;
   const double size = j.p.checkpoint_bytes;
   j.write = size / c.write_bandwidth.value();
@@ -765,19 +780,32 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
   // in-service rate: 3 times too long for a new fleet of shape 0.5 over 54 days.)
   // LIMITATION: the mean unit's, not each heterogeneous GPU's (a power law's spread makes a
   // shape below 1 fail somewhat less than this says); and a unit ages while the job runs.
-  const double run_s = in.horizon_s > 0.0 ? in.horizon_s
-                       : j.p.train_tokens ? *j.p.train_tokens / j.p.tokens_per_s
-                                          : std::numeric_limits<double>::infinity();
-  const bool new_fleet = in.failures->fleet_age == FleetAge::new_ && std::isfinite(run_s) && run_s > 0.0;
+  // The job's own run: from its submission (a wait in the queue is not known here) to the
+  // horizon, or to the end of its failure-free training when that comes first (it spread a
+  // 30-day horizon's failures over a job of 3 days).
+  const double start_s = j.p.submit_s;
+  const double training_s =
+      j.p.train_tokens ? *j.p.train_tokens / j.p.tokens_per_s : std::numeric_limits<double>::infinity();
+  const double run_s = in.horizon_s > 0.0 ? std::min(in.horizon_s - start_s, training_s) : training_s;
+  const bool known_run = std::isfinite(run_s) && run_s > 0.0;
+  const bool new_fleet = in.failures->fleet_age == FleetAge::new_ && known_run;
+  const double burn_in_s = in.scheduler.burn_in.seconds();
   const auto per_unit_rate = [&](const Klass& k) {
     // A job's own units (software) start new with the job, whatever the fleet's age.
-    const bool from_new = new_fleet || (k.per == Per::job && std::isfinite(run_s) && run_s > 0.0);
+    const bool from_new = new_fleet || (k.per == Per::job && known_run);
     if (!from_new || k.law == Distribution::exponential) return 1.0 / k.mean_s;
-    const auto [it, added] = renewals.try_emplace({k.name, run_s}, 0.0);
+    const auto [it, added] = renewals.try_emplace({k.name, start_s, run_s}, 0.0);
     if (added) {
-      const double age = k.per == Per::gpu || k.per == Per::node ? in.scheduler.burn_in.seconds() : 0.0;
-      it->second = expected_renewals(k.law, k.shape, (age + run_s) / k.mean_s) -
-                   expected_renewals(k.law, k.shape, age / k.mean_s);
+      const double m = k.mean_s;
+      if (k.per == Per::gpu || k.per == Per::node) {
+        // They age only while they serve, from their burn-in (every life in service starts
+        // burned in: the fleet's, and each part back from repair).
+        it->second = expected_renewals(k.law, k.shape, run_s / m, burn_in_s / m);
+      } else if (k.per == Per::job) {
+        it->second = expected_renewals(k.law, k.shape, run_s / m);
+      } else {  // switches and cables age from the start, the job's run a window of their life
+        it->second = expected_renewals(k.law, k.shape, (start_s + run_s) / m) - expected_renewals(k.law, k.shape, start_s / m);
+      }
     }
     return it->second / run_s;
   };
@@ -2514,7 +2542,7 @@ LongRunResult simulate_long_run(const LongRunInputs& in) {
   const std::vector<Klass> classes = resolve_classes(*in.failures);
   std::vector<JobState> jobs;
   double ideal = 0.0, last_submit = 0.0;
-  std::map<std::pair<std::string, double>, double> renewals;
+  std::map<std::tuple<std::string, double, double>, double> renewals;
   for (const JobProfile& p : in.jobs) {
     JobState j;
     j.p = p;

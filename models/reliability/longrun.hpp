@@ -53,8 +53,10 @@
 // longest (there, 400 spares: ~350 interruptions). The job's
 // mtbf_s and checkpoint.interval auto read the configured rates, not that lower one. A new
 // fleet (fleet_age new) of a law that is not memoryless counts each unit with the failures it
-// expects over the run instead (expected_renewals, from its age at the start: a node's units
-// have burned in), the run being the horizon, else the job's failure-free training: M(t)/t
+// expects over the job's run instead (expected_renewals: GPU and node units from their
+// burn-in, every life in service having survived one; switches and cables over the window of
+// their life the job runs in), the run being from the job's submission to the horizon or to
+// the end of its failure-free training, whichever comes first: M(t)/t
 // times the in-service rate, t the run in mean lives (a Weibull of shape 0.5 with a mean life
 // of 3,300 days, new over 54 days: 11 times). A job's own units (per: job) start new with
 // the job whatever the fleet's age, and count so too.
@@ -482,7 +484,9 @@ double daly_interval(double delta, double mtbf);
 /// Communications in Statistics B 18(1), 1989), 2,000 steps up to 20 mean lives and M(20) +
 /// (t - 20) past them (M(t) - t has settled): within 1e-2 relative (1e-3 for t up to 40 in
 /// the tests).
-double expected_renewals(Distribution law, double shape, double t);
+/// `burned_in` (mean lives): every life has survived a burn-in of that age first, its failures
+/// counted from there (a life of the law conditioned on X > burned_in, less burned_in).
+double expected_renewals(Distribution law, double shape, double t, double burned_in = 0.0);
 
 /// The Pareto shape of the heterogeneity (0 when none).
 double pareto_alpha(const Heterogeneity& h);

@@ -1205,6 +1205,30 @@ TEST_CASE("the renewal function: t for an exponential life, t + (CV^2 - 1) / 2 f
   const double simulated = static_cast<double>(failures) / kUnits;
   CHECK(simulated > 4.0 * t);  // about 6 times the in-service rate's
   CHECK(expected_renewals(Distribution::weibull, 0.5, t) == Rel(simulated).epsilon(0.02));
+  // Every life burned in first (b = 0.04 mean lives, as 2 days of a 50-day life): a Weibull
+  // life past b is scale ((b / scale)^k + E)^(1/k) - b, E exponential of mean 1. Far fewer
+  // failures than new parts have (the early ones were caught in the burn-in).
+  const double b = 0.04, run = 0.6;
+  std::int64_t burned_failures = 0;
+  const auto burned_life = [&] {
+    return scale * std::pow(std::pow(b / scale, 0.5) + rng.exponential(1.0), 2.0) - b;
+  };
+  constexpr int kBurnedUnits = 100000;
+  for (int u = 0; u < kBurnedUnits; ++u) {
+    for (double at = burned_life(); at <= run; at += burned_life()) ++burned_failures;
+  }
+  const double burned = static_cast<double>(burned_failures) / kBurnedUnits;
+  CHECK(expected_renewals(Distribution::weibull, 0.5, run, b) == Rel(burned).epsilon(0.02));
+  CHECK(burned < 0.9 * expected_renewals(Distribution::weibull, 0.5, run));
+  // Far out, one failure a burned-in mean life, longer than a new part's (the survivors of
+  // an early-failing law live longer): drawn here.
+  double lived = 0.0;
+  constexpr int kLives = 400000;
+  for (int u = 0; u < kLives; ++u) lived += burned_life();
+  const double burned_mean = lived / kLives;
+  CHECK(burned_mean > 1.2);
+  CHECK(expected_renewals(Distribution::weibull, 0.5, 400.0, b) - expected_renewals(Distribution::weibull, 0.5, 200.0, b) ==
+        Rel(200.0 / burned_mean).epsilon(0.02));
 }
 
 TEST_CASE("a new fleet of early-failing parts checkpoints for the failures it expects over the run") {
