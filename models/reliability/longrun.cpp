@@ -773,16 +773,15 @@ void plan_checkpoints(JobState& j, const LongRunInputs& in, const std::vector<Kl
     return static_cast<double>(n);
   };
   // A new fleet (failures.fleet_age: new) of a law that is not memoryless fails at another
-  // rate than its mean's over the run: a Weibull of shape below 1 early and often. Its units
-  // count with their expected failures over the run, from their age at the start (a node's
-  // units have burned in), each part replaced new (expected_renewals); the run is the
-  // horizon, else the job's failure-free training. (The Young/Daly interval took the
-  // in-service rate: 3 times too long for a new fleet of shape 0.5 over 54 days.)
+  // rate than its mean's over the job's run: a Weibull of shape below 1 early and often. Its
+  // units count with the failures they are expected to have over that run, each part
+  // replaced new (expected_renewals), and so do a job's own units, new with the job whatever
+  // the fleet's age. (The Young/Daly interval took the in-service rate: 3 times too long for a
+  // new fleet of shape 0.5 over 54 days.) The run: from the job's submission (a wait in the
+  // queue is not known here) to the horizon, or to the end of its failure-free training when
+  // that comes first (it spread a 30-day horizon's failures over a job of 3 days).
   // LIMITATION: the mean unit's, not each heterogeneous GPU's (a power law's spread makes a
-  // shape below 1 fail somewhat less than this says); and a unit ages while the job runs.
-  // The job's own run: from its submission (a wait in the queue is not known here) to the
-  // horizon, or to the end of its failure-free training when that comes first (it spread a
-  // 30-day horizon's failures over a job of 3 days).
+  // shape below 1 fail somewhat less than this says).
   const double start_s = j.p.submit_s;
   const double training_s =
       j.p.train_tokens ? *j.p.train_tokens / j.p.tokens_per_s : std::numeric_limits<double>::infinity();
