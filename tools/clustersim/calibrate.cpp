@@ -537,9 +537,8 @@ int calibrate(const CalibrateArgs& args) {
   std::cout << report_text(report);
   std::cout << fmt::format("\nprofile for {} written to {}\n", target.gpu_name, args.output);
   if (!args.plot_dir.empty()) {
-    std::string dir = args.plot_dir;  // without its trailing slashes ("plots/" printed "plots//")
-    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-    std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", dir);
+    // ("plots/" printed "plots//")
+    std::cout << fmt::format("plots written to {}/ (measured vs fitted, one PNG per group)\n", folder(args.plot_dir));
   }
   // The network model fitted on these logs missing them by more than their own size, in
   // sample: no set of its parameters fits them all (logs of two systems, a log relabelled).

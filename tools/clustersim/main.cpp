@@ -45,14 +45,8 @@
 
 namespace {
 
-/// A folder as messages print it before "/file": without its trailing slashes ("out/" gave
-/// "out//results.json"); "/" stays.
-std::string folder(std::string dir) {
-  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
-  return dir;
-}
-
 using namespace clustersim;
+using tools::folder;
 
 constexpr int kExitInput = 2;
 constexpr int kExitInternal = 3;

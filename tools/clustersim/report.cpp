@@ -1188,6 +1188,11 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
   return out;
 }
 
+std::string folder(std::string dir) {
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  return dir;
+}
+
 std::string csv_quote(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string out = "\"";

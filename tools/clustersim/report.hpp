@@ -95,6 +95,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
 
 /// `s` as one CSV field: quoted (quotes doubled) when it holds a comma, quote or line break.
 std::string csv_quote(std::string_view s);
+/// A folder as messages print it before "/file": without its trailing slashes ("out/" gave
+/// "out//results.json"); "/" stays.
+std::string folder(std::string dir);
 
 /// "2,048" style thousands separators for counts people read (rounded to a whole number).
 std::string grouped(double v);
