@@ -51,7 +51,9 @@ class Time {
   static Time from_seconds(double s, const char* what = nullptr);
 
   [[nodiscard]] constexpr std::int64_t ns() const { return ns_; }
-  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ns_) * 1e-9; }
+  /// Divided rather than multiplied by 1e-9 (which is not exact): the quotient is the double
+  /// nearest ns / 10^9, so 8,400 ns prints as 8.4e-06, not 8.400000000000001e-06.
+  [[nodiscard]] constexpr double seconds() const { return static_cast<double>(ns_) / 1e9; }
 
   // Checked: a result past the range throws TimeRangeError (see the header comment).
   constexpr Time& operator+=(Time o) { return *this = *this + o; }
