@@ -220,6 +220,9 @@ struct Split {
 
 // Down and up ports of a radix-k switch for an up:down ratio; false if not whole ports.
 bool split_ports(std::int64_t k, Ratio r, Split& out) {
+  // In lowest terms: 2:6 is 1:3 (3 up and 9 down ports of 12), not parts of 8.
+  const std::int64_t g = std::gcd(r.up, r.down);
+  if (g > 1) r = Ratio{r.up / g, r.down / g};
   const std::int64_t parts = r.up + r.down;
   if (k % parts != 0) return false;
   out.up = k / parts * r.up;

@@ -168,13 +168,31 @@ class CommTimes {
     const sim::Bytes size = sim::Bytes::of(std::max(1.0, bytes));
     const network::Algorithm algo = op == Op::send_recv ? network::Algorithm::direct : choose(op, groups, size);
     network::Schedule& merged = merged_for(g, op, algo, boundary, groups, size);
-    const sim::Time t = in_.network->model == network::Model::flow
-                            ? network::flow_time(*in_.fabric, *in_.network, merged)
-                            : timer_.time(merged);
+    // Each link's bytes, for the busiest link of a row of timings() (as `collective` finds it).
+    network::LinkLoad load;
+    network::LinkLoad* const want = in_.want_links && boundary <= 0 ? &load : nullptr;
+    const bool flow = in_.network->model == network::Model::flow;
+    const sim::Time t = flow ? network::flow_time(*in_.fabric, *in_.network, merged, want) : timer_.time(merged);
+    if (want && !flow) network::analytical_time(*in_.fabric, *in_.network, merged, want);
     const double seconds = t.seconds();
     cache_.emplace(key, seconds);
     if (boundary <= 0) {
-      timings_.push_back({g, op, algo, bytes, static_cast<std::int64_t>(groups.ranks[0].size()), groups.count, seconds});
+      CommTiming row;
+      row.group = g;
+      row.op = op;
+      row.algorithm = algo;
+      row.bytes = bytes;
+      row.group_size = static_cast<std::int64_t>(groups.ranks[0].size());
+      row.groups = groups.count;
+      row.time_s = seconds;
+      if (want && t > sim::Time::zero()) {
+        const auto hottest = network::hottest_links(*in_.fabric, *in_.network, load, t, 1);
+        if (!hottest.empty() && hottest.front().second > 0.0) {
+          row.busiest_link = fabric::describe_link(*in_.fabric, hottest.front().first);
+          row.busiest_utilisation = hottest.front().second;
+        }
+      }
+      timings_.push_back(std::move(row));
     }
     return seconds;
   }

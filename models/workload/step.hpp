@@ -159,6 +159,12 @@ struct CommTiming {
   std::int64_t group_size = 0;
   std::int64_t groups = 0;
   double time_s = 0.0;
+  /// With StepInputs::want_links: the link the call loads most (every group of its kind at
+  /// once), as fabric::describe_link() names it, and its utilisation over the call (bytes
+  /// carried / (line rate x efficiency x time), network::hottest_links()); empty and 0
+  /// without, or when the call crosses no link (a group of one GPU).
+  std::string busiest_link;
+  double busiest_utilisation = 0.0;
 };
 
 struct StepResult {
@@ -194,6 +200,9 @@ struct StepInputs {
   const network::NetworkConfig* network = nullptr;
   std::int64_t first_gpu = 0;  ///< the job's GPUs are first_gpu .. first_gpu + gpus - 1
   bool want_trace = false;
+  /// Fill CommTiming's busiest link (its routes again, analytical model: O(transfers x hops
+  /// + links) per distinct call; `run` asks, sweeps and plans do not).
+  bool want_links = false;
 };
 
 /// Simulates one step. The job must have passed validate_job and fit the fabric.

@@ -211,6 +211,23 @@ TEST_CASE("oversubscription 1:7 at the top tier: 56 down and 8 up ports, bisecti
   check_routes(f, 200, true);
 }
 
+TEST_CASE("an oversubscription ratio counts in lowest terms: 2:6 is 1:3") {
+  // Radix 12 splits 9 down, 3 up at 1:3; 2:6 was refused (its 2 + 6 = 8 parts do not divide 12).
+  FabricConfig lowest = clos(Topology::fat_tree, 12, 2);
+  lowest.oversubscription.top = Ratio{1, 3};
+  FabricConfig scaled = lowest;
+  scaled.oversubscription.top = Ratio{2, 6};
+  const Fabric a = build(lowest, 4);
+  const Fabric b = build(scaled, 4);
+  const auto& ca = std::get<ClosLayout>(a.layout);
+  const auto& cb = std::get<ClosLayout>(b.layout);
+  CHECK(ca.d1 == 9);
+  CHECK(ca.u1 == 3);
+  CHECK(cb.d1 == ca.d1);
+  CHECK(cb.u1 == ca.u1);
+  CHECK(measure(b, prices()).bisection_bandwidth.value() == measure(a, prices()).bisection_bandwidth.value());
+}
+
 TEST_CASE("rail-optimized Clos: NIC r of every node in a group plugs into rail switch r") {
   const Fabric f = build(clos(Topology::rail_clos, 16, 2), 16);
   const auto& c = std::get<ClosLayout>(f.layout);

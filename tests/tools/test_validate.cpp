@@ -105,7 +105,11 @@ TEST_CASE("validate: the collective table and JSON keep their own median, apart 
 
   const std::string table = tools::validation_table(training, coll);
   CHECK(table.find("Collective bus bandwidth") != std::string::npos);
-  CHECK(table.find("median absolute error 3.0% over 2 cases") != std::string::npos);
+  CHECK(table.find("median absolute error 3.0% over 2 cases (target: at most 10%: met)") != std::string::npos);
+  // Against the gate validate --fail-above applies, when one is given, and said when exceeded.
+  CHECK(tools::validation_table(training, coll, "cases.yaml", 2.5).find("(--fail-above 2.5%: exceeded)") !=
+        std::string::npos);
+  CHECK(tools::validation_table(training, coll, "cases.yaml", 3.5).find("(--fail-above 3.5%: met)") != std::string::npos);
   CHECK(table.find("median absolute error 20.0% over 3 collective cases") != std::string::npos);
   CHECK(table.find("8GiB") != std::string::npos);
   CHECK(tools::validation_table(training).find("Collective bus bandwidth") == std::string::npos);

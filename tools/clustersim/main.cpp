@@ -300,7 +300,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                              trace_file);
     return kExitInput;
   }
-  tools::RunResult result = tools::compute_run(loaded, !trace_file.empty(), /*progress=*/true);
+  tools::RunResult result = tools::compute_run(loaded, !trace_file.empty(), /*progress=*/true, /*links=*/true);
   result.info.wall_time_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const config::Json doc = tools::result_document(loaded, result);
   // Every output file or none (a trace that cannot be written left results.json behind).
@@ -451,7 +451,7 @@ int cmd_validate(const std::string& cases_file, const std::string& format, const
   if (format == "json") {
     std::cout << config::json_text(tools::validation_json(results, collectives), 2) << "\n";
   } else {
-    std::cout << tools::validation_table(results, collectives, cases_file);
+    std::cout << tools::validation_table(results, collectives, cases_file, fail_above);
   }
   const double median = 100.0 * tools::median_abs_error(results);
   if (fail_above >= 0.0 && median > fail_above) {

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <array>
 #include <functional>
 #include <chrono>
 #include <cmath>
@@ -26,7 +27,8 @@
 
 namespace clustersim::tools {
 
-workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job, bool trace) {
+workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job, bool trace,
+                                 bool links) {
   workload::StepInputs in;
   in.job = &job.config;
   in.model = &job.model;
@@ -35,6 +37,7 @@ workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const s
   in.network = &loaded.config.network;
   in.first_gpu = job.first_gpu;
   in.want_trace = trace;
+  in.want_links = links;
   return in;
 }
 
@@ -201,7 +204,7 @@ void TerminalProgress::operator()(double done) {
   shown_ = true;
 }
 
-RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool progress) {
+RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool progress, bool links) {
   RunResult r;
   r.inventory = cluster::make_inventory(loaded.node, loaded.config.cluster.nodes);
   if (loaded.fabric) r.fabric = fabric::measure(*loaded.fabric, loaded.pricing, loaded.config.network.sharp);
@@ -211,7 +214,7 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
       continue;
     }
     try {
-      r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace)));
+      r.jobs.push_back(workload::simulate_step(step_inputs(loaded, job, trace, links)));
     } catch (const sim::TimeRangeError& e) {
       throw located_input_error(job.where, fmt::format("workload.jobs[{}]", job.entry),
                                    fmt::format("job '{}': its training step cannot be simulated: {}", job.config.name, e.what()),
@@ -567,6 +570,15 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
                     {"group_size", c.group_size},
                     {"groups", c.groups},
                     {"time_s", c.time_s}});
+    // nccl-tests' bus bandwidth of one group's call (network::bus_factor), and the link the
+    // call, every group of its kind at once, loads most.
+    if (c.time_s > 0.0 && c.group_size > 1) {
+      comm.back()["busbw_GBps"] = c.bytes / c.time_s * network::bus_factor(c.op, c.group_size) / 1e9;
+    }
+    if (!c.busiest_link.empty()) {
+      comm.back()["busiest_link"] = c.busiest_link;
+      comm.back()["busiest_link_utilisation"] = c.busiest_utilisation;
+    }
   }
   j["collectives"] = std::move(comm);
   return j;
@@ -993,6 +1005,33 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     part("DP communication", b.dp);
     part("pipeline bubble", b.bubble);
     part("optimizer", b.optimizer);
+    if (!st.comm.empty()) {
+      // Each distinct call as the step timed it: every group of its kind at once, so a busy
+      // link shared by groups shows here (the busiest over the call, at its utilisation).
+      out += "  collectives (each distinct call, every group of its kind at once; busbw as nccl-tests; the link it loads most)\n";
+      std::vector<std::array<std::string, 6>> cells;
+      for (const workload::CommTiming& c : st.comm) {
+        const double us = c.time_s * 1e6;
+        const double busbw = c.time_s > 0.0 && c.group_size > 1
+                                 ? c.bytes / c.time_s * network::bus_factor(c.op, c.group_size) / 1e9
+                                 : 0.0;
+        cells.push_back({fmt::format("{} {} {}", group_name(c.group), config::enum_name(c.op), config::enum_name(c.algorithm)),
+                         sim::human(sim::Bytes::of(c.bytes)),
+                         fmt::format("{} group{} of {}", c.groups, c.groups == 1 ? "" : "s", c.group_size),
+                         us < 1000.0 ? fmt::format("{:.1f} us", us) : fmt::format("{:.3f} ms", us / 1000.0),
+                         fmt::format("{:.1f} GB/s", busbw),
+                         c.busiest_link.empty() ? std::string("-")
+                                                : fmt::format("{:.1f}% {}", 100.0 * c.busiest_utilisation, c.busiest_link)});
+      }
+      std::array<std::size_t, 6> width{};
+      for (const auto& cell : cells) {
+        for (std::size_t k = 0; k < cell.size(); ++k) width[k] = std::max(width[k], cell[k].size());
+      }
+      for (const auto& cell : cells) {
+        out += fmt::format("    {:<{}}  {:>{}}  {:<{}}  {:>{}}  busbw {:>{}}  {}\n", cell[0], width[0], cell[1], width[1],
+                           cell[2], width[2], cell[3], width[3], cell[4], width[4], cell[5]);
+      }
+    }
     const auto busy = [](const workload::Breakdown& x) { return x.total() - x.bubble - x.pp; };
     if (st.busiest_stage != st.critical_stage && !st.stage_breakdowns.empty() &&
         busy(st.stage_breakdowns[static_cast<std::size_t>(st.busiest_stage)]) - busy(b) > 0.05 * st.step_time_s) {

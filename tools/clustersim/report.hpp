@@ -52,8 +52,9 @@ double time_to_train_s(const scenario::LoadedScenario& loaded, const RunResult& 
 
 
 /// What the training-step model needs for one of the scenario's jobs (which must outlive it).
+/// With `links`, each collective's busiest link too (StepInputs::want_links).
 workload::StepInputs step_inputs(const scenario::LoadedScenario& loaded, const scenario::ResolvedJob& job,
-                                 bool trace = false);
+                                 bool trace = false, bool links = false);
 
 /// What the long-horizon model needs: the scenario's failure sections, its jobs with the
 /// throughput of their simulated `steps`, and the fabric's switch and cable counts.
@@ -64,7 +65,9 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
 /// Computes everything `run` reports. With `trace`, each job's step keeps its timeline.
 /// With `progress`, a long run (failures, a queue) that takes more than a second shows its
 /// progress on stderr, when stderr is a terminal (one line, rewritten, erased at the end).
-RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false, bool progress = false);
+/// With `links`, each job's collectives name their busiest link (what `run` reports).
+RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false, bool progress = false,
+                      bool links = false);
 
 /// Whether the scenario's routes depend on the flow hash (fabric.ecmp_seed): a Clos that
 /// hashes its uplinks, a dragonfly that picks Valiant groups.
