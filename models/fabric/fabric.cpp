@@ -350,7 +350,8 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
         return false;
       }
       errors.push_back({"fabric.oversubscription", fmt::format("the fabric cannot be built: {}", why),
-                        fmt::format("up + down must divide the radix {}: e.g. {}", k, fmt::join(near, " or "))});
+                        fmt::format("up + down (in lowest terms) must divide the radix {}: e.g. {}", k,
+                                    fmt::join(near, " or "))});
       return false;
     }
     // A hint that works: three tiers where they hold the cluster, else the smallest

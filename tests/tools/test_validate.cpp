@@ -110,6 +110,9 @@ TEST_CASE("validate: the collective table and JSON keep their own median, apart 
   CHECK(tools::validation_table(training, coll, "cases.yaml", 2.5).find("(--fail-above 2.5%: exceeded)") !=
         std::string::npos);
   CHECK(tools::validation_table(training, coll, "cases.yaml", 3.5).find("(--fail-above 3.5%: met)") != std::string::npos);
+  // An exceeded gate that one decimal would print as the median itself takes more digits.
+  CHECK(tools::validation_table(training, coll, "cases.yaml", 2.99).find("median absolute error 3.00% over 2 cases "
+                                                                          "(--fail-above 2.99%: exceeded)") != std::string::npos);
   CHECK(table.find("median absolute error 20.0% over 3 collective cases") != std::string::npos);
   CHECK(table.find("8GiB") != std::string::npos);
   CHECK(tools::validation_table(training).find("Collective bus bandwidth") == std::string::npos);

@@ -575,7 +575,9 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
     if (c.time_s > 0.0 && c.group_size > 1) {
       comm.back()["busbw_GBps"] = c.bytes / c.time_s * network::bus_factor(c.op, c.group_size) / 1e9;
     }
-    if (!c.busiest_link.empty()) {
+    // A copy of a `count` job shares the first copy's step, whose link lies on the first
+    // copy's GPUs: not named for the others.
+    if (!c.busiest_link.empty() && job.copy == 0) {
       comm.back()["busiest_link"] = c.busiest_link;
       comm.back()["busiest_link_utilisation"] = c.busiest_utilisation;
     }
@@ -1015,11 +1017,13 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
         const double busbw = c.time_s > 0.0 && c.group_size > 1
                                  ? c.bytes / c.time_s * network::bus_factor(c.op, c.group_size) / 1e9
                                  : 0.0;
-        cells.push_back({fmt::format("{} {} {}", group_name(c.group), config::enum_name(c.op), config::enum_name(c.algorithm)),
+        // Pipeline sends are timed per stage boundary; the row is the first boundary's.
+        cells.push_back({fmt::format("{} {} {}{}", group_name(c.group), config::enum_name(c.op),
+                                     config::enum_name(c.algorithm), c.group == workload::Group::pp ? " (stages 0-1)" : ""),
                          sim::human(sim::Bytes::of(c.bytes)),
                          fmt::format("{} group{} of {}", c.groups, c.groups == 1 ? "" : "s", c.group_size),
                          us < 1000.0 ? fmt::format("{:.1f} us", us) : fmt::format("{:.3f} ms", us / 1000.0),
-                         fmt::format("{:.1f} GB/s", busbw),
+                         busbw > 0.0 ? fmt::format("{:.1f} GB/s", busbw) : std::string("-"),
                          c.busiest_link.empty() ? std::string("-")
                                                 : fmt::format("{:.1f}% {}", 100.0 * c.busiest_utilisation, c.busiest_link)});
       }
