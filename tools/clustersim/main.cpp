@@ -456,10 +456,7 @@ int cmd_validate(const std::string& cases_file, const std::string& format, const
   const double median = 100.0 * tools::median_abs_error(results);
   if (fail_above >= 0.0 && median > fail_above) {
     // Enough digits that the two numbers differ as they do (9.467% exceeds 9.46%).
-    int digits = 1;
-    while (digits < 6 && std::round(median * std::pow(10, digits)) <= std::round(fail_above * std::pow(10, digits))) {
-      ++digits;
-    }
+    const int digits = tools::digits_apart(median, fail_above);
     std::cerr << (median < 1e6 ? fmt::format("validation: median absolute error {:.{}f}% exceeds {:g}%\n", median,
                                              digits, fail_above)
                                : fmt::format("validation: median absolute error {:.3g}% exceeds {:g}%\n", median,

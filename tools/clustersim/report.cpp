@@ -438,6 +438,12 @@ std::string gpu_failures_csv(const reliability::LongRunResult& r, std::int64_t g
 
 namespace {
 
+/// nccl-tests' bus bandwidth of one group's call (GB/s; network::bus_factor); 0 when it has
+/// none (no time, a group of one).
+double busbw_GBps(const workload::CommTiming& c) {
+  return c.time_s > 0.0 && c.group_size > 1 ? c.bytes / c.time_s * network::bus_factor(c.op, c.group_size) / 1e9 : 0.0;
+}
+
 std::string_view group_name(workload::Group g) {
   switch (g) {
     case workload::Group::tp: return "tp";
@@ -572,9 +578,7 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
                     {"time_s", c.time_s}});
     // nccl-tests' bus bandwidth of one group's call (network::bus_factor), and the link the
     // call, every group of its kind at once, loads most.
-    if (c.time_s > 0.0 && c.group_size > 1) {
-      comm.back()["busbw_GBps"] = c.bytes / c.time_s * network::bus_factor(c.op, c.group_size) / 1e9;
-    }
+    if (const double busbw = busbw_GBps(c); busbw > 0.0) comm.back()["busbw_GBps"] = busbw;
     // A copy of a `count` job shares the first copy's step, whose link lies on the first
     // copy's GPUs: not named for the others.
     if (!c.busiest_link.empty() && job.copy == 0) {
@@ -1014,9 +1018,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       std::vector<std::array<std::string, 6>> cells;
       for (const workload::CommTiming& c : st.comm) {
         const double us = c.time_s * 1e6;
-        const double busbw = c.time_s > 0.0 && c.group_size > 1
-                                 ? c.bytes / c.time_s * network::bus_factor(c.op, c.group_size) / 1e9
-                                 : 0.0;
+        const double busbw = busbw_GBps(c);
         // Pipeline sends are timed per stage boundary; the row is the first boundary's.
         cells.push_back({fmt::format("{} {} {}{}", group_name(c.group), config::enum_name(c.op),
                                      config::enum_name(c.algorithm), c.group == workload::Group::pp ? " (stages 0-1)" : ""),

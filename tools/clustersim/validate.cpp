@@ -481,6 +481,15 @@ double median_abs_error(const std::vector<CollectiveResult>& results) {
   return median(std::move(e));
 }
 
+int digits_apart(double percent, double limit) {
+  int digits = 1;
+  while (percent > limit && digits < 6 &&
+         std::round(percent * std::pow(10, digits)) <= std::round(limit * std::pow(10, digits))) {
+    ++digits;
+  }
+  return digits;
+}
+
 std::string validation_table(const std::vector<CaseResult>& results, const std::vector<CollectiveResult>& collectives,
                              const std::string& cases_file, double fail_above) {
   // A percentage in the table's width: one decimal, or three digits with an exponent past a
@@ -509,11 +518,7 @@ std::string validation_table(const std::vector<CaseResult>& results, const std::
     const double median = 100.0 * median_abs_error(results);
     const double limit = fail_above >= 0.0 ? fail_above : 10.0;
     // Enough digits that an exceeded limit does not print as the median (9.44% against 9.4%).
-    int digits = 1;
-    while (median > limit && digits < 6 &&
-           std::round(median * std::pow(10, digits)) <= std::round(limit * std::pow(10, digits))) {
-      ++digits;
-    }
+    const int digits = digits_apart(median, limit);
     const std::string shown = digits == 1 ? pct(median / 100.0) : fmt::format("{:.{}f}%", median, digits);
     out += fmt::format("\nmedian absolute error {} over {} case{} ({} {:g}%: {})\n", shown, throughput,
                        throughput == 1 ? "" : "s", fail_above >= 0.0 ? "--fail-above" : "target: at most", limit,

@@ -188,6 +188,10 @@ double median_abs_error(const std::vector<CaseResult>& results);
 /// Median of |error| over the collective results (0 when there are none).
 double median_abs_error(const std::vector<CollectiveResult>& results);
 
+/// Decimals (1 to 6) that print `percent` apart from a `limit` it exceeds (9.467% against
+/// 9.46%: 3); 1 when it does not exceed it.
+int digits_apart(double percent, double limit);
+
 /// The tables: training throughput (with its median), failures, collective bus bandwidth
 /// (with its own median); a table without cases is left out. The footer names `cases_file`.
 /// The training median is set against `fail_above` (percent) when it is 0 or more, the gate
