@@ -445,13 +445,21 @@ std::uint64_t shape_hash(const Schedule& s) {
 
 AnalyticalTimer::AnalyticalTimer(const fabric::Fabric& f, const NetworkConfig& cfg) : fabric_(f), cfg_(cfg) {}
 
-sim::Time AnalyticalTimer::time(const Schedule& s) {
+sim::Time AnalyticalTimer::time(const Schedule& s, LinkLoad* load) {
   const std::uint64_t h = shape_hash(s);
+  const AnalyticalRoutes* found = nullptr;
   for (const auto& [hash, routes] : routes_) {
-    if (hash == h && routes.matches(s)) return routes.time(s);
+    if (hash == h && routes.matches(s)) {
+      found = &routes;
+      break;
+    }
   }
-  routes_.emplace_back(h, AnalyticalRoutes(fabric_, cfg_, s, scratch_));
-  return routes_.back().second.time(s);
+  if (!found) found = &routes_.emplace_back(h, AnalyticalRoutes(fabric_, cfg_, s, scratch_)).second;
+  if (load) {
+    load->bytes.assign(fabric_.links.size(), 0.0);
+    found->add_load(s, *load);
+  }
+  return found->time(s);
 }
 
 FlowNetwork::FlowNetwork(sim::Engine& engine, const fabric::Fabric& fabric, const NetworkConfig& cfg)

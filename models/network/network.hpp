@@ -224,7 +224,8 @@ class AnalyticalRoutes {
 class AnalyticalTimer {
  public:
   AnalyticalTimer(const fabric::Fabric& f, const NetworkConfig& cfg);
-  [[nodiscard]] sim::Time time(const Schedule& s);
+  /// Fills `load` when given, from the same routes (AnalyticalRoutes::add_load).
+  [[nodiscard]] sim::Time time(const Schedule& s, LinkLoad* load = nullptr);
   [[nodiscard]] const fabric::Fabric& fabric() const { return fabric_; }
   [[nodiscard]] const NetworkConfig& config() const { return cfg_; }
   /// Shapes routed so far.

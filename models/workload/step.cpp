@@ -172,8 +172,7 @@ class CommTimes {
     network::LinkLoad load;
     network::LinkLoad* const want = in_.want_links && boundary <= 0 ? &load : nullptr;
     const bool flow = in_.network->model == network::Model::flow;
-    const sim::Time t = flow ? network::flow_time(*in_.fabric, *in_.network, merged, want) : timer_.time(merged);
-    if (want && !flow) network::analytical_time(*in_.fabric, *in_.network, merged, want);
+    const sim::Time t = flow ? network::flow_time(*in_.fabric, *in_.network, merged, want) : timer_.time(merged, want);
     const double seconds = t.seconds();
     cache_.emplace(key, seconds);
     if (boundary <= 0) {

@@ -200,8 +200,8 @@ struct StepInputs {
   const network::NetworkConfig* network = nullptr;
   std::int64_t first_gpu = 0;  ///< the job's GPUs are first_gpu .. first_gpu + gpus - 1
   bool want_trace = false;
-  /// Fill CommTiming's busiest link (its routes again, analytical model: O(transfers x hops
-  /// + links) per distinct call; `run` asks, sweeps and plans do not).
+  /// Fill CommTiming's busiest link (O(transfers x hops + links) per distinct call; `run`
+  /// asks, sweeps and plans do not).
   bool want_links = false;
 };
 
