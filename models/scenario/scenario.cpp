@@ -660,6 +660,15 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
                             fmt::format("give the GPU a peak_flops.{}, or the job a precision the GPU has", dtype));
       continue;
     }
+    // An fp8 job runs its attention in bf16 (workload::chunk_costs): the GPU needs that peak too.
+    if (job.config.precision == compute::Dtype::fp8 && compute::peak_flops(compute::Dtype::bf16, job.profile) <= 0.0) {
+      state.diagnostics.add(state.where(path + ".precision"), path + ".precision",
+                            fmt::format("the GPU type '{}' has no bf16 peak FLOP rate (peak_flops.bf16 is missing or 0), "
+                                        "which an fp8 job needs: its attention runs in bf16",
+                                        loaded.node.gpu_name),
+                            "give the GPU a peak_flops.bf16 as well as its fp8 one");
+      continue;
+    }
     const auto chunks = workload::chunk_costs(job.config, job.model, job.profile);
     const auto order = workload::pipeline_order(job.config.parallelism.pp, job.config.parallelism.virtual_stages,
                                                 workload::micro_batches(job.config));
@@ -736,19 +745,31 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
 /// into one ("network.scaleup_size_factors[3].factor=0.9") addresses the table in force, so
 /// it is applied after the calibration, once the node (hence the GPU type) is known.
 bool indexes_size_table(const std::string& set) {
-  const std::string key = set.substr(0, set.find('='));
+  const std::string key = set_key(set);
   for (const char* list : {"network.scaleup_size_factors[", "network.scaleout_size_factors["}) {
     if (key.rfind(list, 0) == 0) return true;
   }
   return false;
 }
 
-/// The key a --set writes, spaces removed: "simulation.seed" for " simulation.seed = 7".
+}  // namespace
+
+std::size_t set_value_start(const std::string& set) {
+  for (std::size_t i = 0, quoted = 0; i < set.size(); ++i) {
+    if (set[i] == '"') quoted ^= 1U;
+    if (set[i] == '=' && !quoted) return i + 1;
+  }
+  return std::string::npos;
+}
+
 std::string set_key(const std::string& set) {
-  std::string key = set.substr(0, set.find('='));
-  key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+  const std::size_t value = set_value_start(set);
+  std::string key = set.substr(0, value == std::string::npos ? set.size() : value - 1);
+  std::erase_if(key, [](char c) { return c == ' ' || c == '"'; });
   return key;
 }
+
+namespace {
 
 /// Whether `other` (a --set) writes the whole table that `set` indexes into.
 bool writes_whole_table(const std::string& set, const std::string& other) {
@@ -1484,7 +1505,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   }
   if (out.description_from == out.file) out.description_from.clear();
   for (const std::string& set : options.sets) {  // written on the command line: its own
-    if (set.substr(0, set.find('=')) == "description") out.description_from.clear();
+    if (set_key(set) == "description") out.description_from.clear();
   }
   // An empty file (or one of comments only) records no mapping: errors about its missing
   // keys point at its first line rather than at no file at all.
@@ -1502,7 +1523,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
       }
     }
     // The chain of files is read before the overrides: a new `extends` would be ignored.
-    if (set.substr(0, set.find('=')) == "extends") {
+    if (set_key(set) == "extends") {
       state.diagnostics.add(Location{"<command line>", state.set_line, 1}, "extends",
                             "cannot be overridden with --set: the files a scenario extends are read before "
                             "the overrides",

@@ -222,6 +222,15 @@ struct LoadedScenario {
 /// Loads the scenario at `path`. Throws config::InputError with every problem found.
 LoadedScenario load_scenario(const std::string& path, const LoadOptions& options);
 
+/// The key a --set writes, as a plain dotted path: up to the first '=' outside double
+/// quotes (as config::split_set_argument reads it), without quotes and spaces, so that
+/// ' "simulation".seed = 7' writes simulation.seed. Commands that look at what a --set
+/// writes compare this.
+std::string set_key(const std::string& set);
+/// Where the value of a --set starts: one past its first '=' outside double quotes;
+/// npos when there is none.
+std::size_t set_value_start(const std::string& set);
+
 /// Whether the jobs queue: they need more GPUs together than the cluster has, or one is
 /// submitted after the start. Such a workload runs through the long-horizon model's
 /// scheduler, with failures or without.

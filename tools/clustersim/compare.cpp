@@ -256,7 +256,7 @@ void load_designs(const std::string& file, const CompareArgs& args, std::vector<
   // With other files the --set applies to them too: a key inert here may matter there.
   std::vector<std::string> shared;
   if (args.files.size() > 1) {
-    for (const std::string& set : args.sets) shared.push_back(set.substr(0, set.find('=')));
+    for (const std::string& set : args.sets) shared.push_back(scenario::set_key(set));
   }
   if (spec.params.empty()) {
     scenario::LoadOptions o{args.sets, args.seed, true};

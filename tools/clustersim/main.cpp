@@ -1464,6 +1464,12 @@ int run_main(int argc, char** argv) {
   } catch (const sim::LimitError& e) {  // commands that run outside compute_run
     std::cerr << fmt::format("error: {}\n1 error; nothing was run.\n", e.what());
     return kExitInput;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A path the user named (an output folder, a file in it) that the system will not let
+    // us look at or write: a symbolic link loop, a permission, a name too long.
+    std::cerr << fmt::format("error: {}: {}\n", e.path1().empty() ? std::string("(a path)") : e.path1().string(),
+                             e.code().message());
+    return kExitInput;
   } catch (const sim::TimeRangeError& e) {
     // The input the command was given, to name in the message.
     const auto file_of = [](const ScenarioArgs& a) { return a.file.empty() ? std::string("(quickstart)") : a.file; };

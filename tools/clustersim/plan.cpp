@@ -212,10 +212,9 @@ void check_sets_against_search(const PlanArgs& args) {
             std::string(hint));
   };
   for (const std::string& set : args.sets) {
-    const std::size_t eq = set.find('=');
-    std::string key = set.substr(0, eq);
-    key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
-    const std::string value = eq == std::string::npos ? std::string() : set.substr(eq + 1);
+    const std::string key = scenario::set_key(set);
+    const std::size_t start = scenario::set_value_start(set);
+    const std::string value = start == std::string::npos ? std::string() : set.substr(start);
     for (const Searched& s : searched) {
       if (!s.searched) continue;
       const std::string_view k = s.key;

@@ -528,14 +528,13 @@ void check_sets_against_params(const SweepSpec& spec, config::Diagnostics& bad) 
   // --seed and --replications are overrides of simulation.seed and .replications too (the
   // seed applied after the grid: rows labelled seed 1 and 2 ran the same seed).
   std::vector<std::pair<std::string, std::string>> sets;  // (the option as given, its key)
-  for (const std::string& set : spec.sets) sets.emplace_back("--set " + set, set.substr(0, set.find('=')));
+  for (const std::string& set : spec.sets) sets.emplace_back("--set " + set, scenario::set_key(set));
   if (spec.seed) sets.emplace_back(fmt::format("--seed {}", *spec.seed), "simulation.seed");
   if (spec.replications) sets.emplace_back(fmt::format("--replications {}", *spec.replications), "simulation.replications");
   // An option and a --set of the same key: the option wins without a word.
   for (std::size_t i = spec.sets.size(); i < sets.size(); ++i) {
     for (std::size_t k = 0; k < spec.sets.size(); ++k) {
-      std::string key = sets[k].second;
-      key.erase(std::remove(key.begin(), key.end(), ' '), key.end());
+      const std::string& key = sets[k].second;
       if (key != sets[i].second) continue;
       bad.add(config::Location{std::string(kCommandLine), 0, 0}, key,
               fmt::format("set twice, by {} and by {}: one of the two would be lost", sets[i].first, sets[k].first),
