@@ -64,6 +64,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
+#include "models/hardware/catalog.hpp"
 #include "sim/check.hpp"
 
 namespace clustersim::compute {
@@ -216,6 +217,27 @@ ComputeProfile default_profile(std::string_view gpu_name, const hardware::GpuSpe
       config::Context(state, std::string(kBuiltinProfilesFile)).child("profiles").child(gpu_name);
   config::Codec<ComputeProfile>::decode(entry, p, ctx);
   CLUSTERSIM_CHECK(state.diagnostics.ok(), state.diagnostics.format());
+  // The entry's achieved HBM bandwidth is a share of the built-in GPU's datasheet figure: a
+  // catalog file that redefines the GPU with another datasheet bandwidth gets that share of
+  // its own (it kept the built-in figure, above the one the user wrote).
+  static const hardware::Catalog builtin = [] {
+    hardware::Catalog c;
+    config::LoadState s;
+    config::Codec<hardware::Catalog>::decode(YAML::Load(std::string(hardware::builtin_catalog_text())), c,
+                                             config::Context(s, std::string(hardware::kBuiltinCatalogFile)));
+    CLUSTERSIM_CHECK(s.diagnostics.ok(), s.diagnostics.format());
+    return c;
+  }();
+  if (const auto it = builtin.gpus.find(std::string(gpu_name)); it != builtin.gpus.end()) {
+    const double datasheet = it->second.hbm_bandwidth.value();
+    const double given = gpu.hbm_bandwidth.value();
+    if (datasheet > 0.0 && given > 0.0 && given != datasheet) {
+      p.hbm_bandwidth = p.hbm_bandwidth * (given / datasheet);
+      p.source += fmt::format(" hbm_bandwidth scaled to the catalog's {} ({:.1f}% of it, the built-in share of {}).",
+                              sim::format_bandwidth(gpu.hbm_bandwidth), 100.0 * p.hbm_bandwidth.value() / given,
+                              sim::format_bandwidth(it->second.hbm_bandwidth));
+    }
+  }
   return p;
 }
 

@@ -344,7 +344,31 @@ hardware::Catalog load_catalog(const std::vector<std::string>& files, const fs::
   for (const Document& doc : docs) {
     hardware::Catalog part;
     LoadState file_state;
-    config::Codec<hardware::Catalog>::decode(doc.root, part, Context(file_state, doc.file));
+    const Context file_ctx(file_state, doc.file);
+    config::Codec<hardware::Catalog>::decode(doc.root, part, file_ctx);
+    // `name: ~` (or `nodes: ~`) removes an entry in a scenario's mappings, but a catalog file
+    // only adds and replaces: it read as nothing, and the built-in entry stayed.
+    if (doc.root.IsMap()) {
+      for (const char* section : {"gpus", "nodes"}) {
+        const YAML::Node entries = doc.root[section];
+        if (!entries) continue;  // not written
+        const Context at = file_ctx.child(section);
+        if (entries.IsNull() && at.explicit_null(entries)) {
+          at.error(entries, "a catalog file cannot remove entries: the built-in catalog's and earlier files' stay",
+                   fmt::format("leave '{}' out, or give it entries", section));
+        } else if (entries.IsMap()) {
+          for (auto it = entries.begin(); it != entries.end(); ++it) {
+            if (!it->first.IsScalar()) continue;  // said by the decoding
+            const Context entry = at.child(it->first.as<std::string>());
+            if (it->second.IsNull() && entry.explicit_null(it->second)) {
+              entry.error(it->second,
+                          "a catalog file cannot remove an entry: the built-in catalog's or an earlier file's stays",
+                          "give the entry its keys to replace it, or leave it out");
+            }
+          }
+        }
+      }
+    }
     if (file_state.diagnostics.ok()) config::check_required(part, "", file_state);
     for (const auto& d : file_state.diagnostics.items()) state.diagnostics.add(d.where, d.path, d.message, d.hint);
     // Where each entry was written, for the errors found when the node is resolved (an
@@ -1746,19 +1770,14 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   };
   check_jobs_now();
   stop_if_errors();
-  // Every node type's GPU, not only the one the cluster uses: a catalog that names a GPU it
-  // lacks is wrong whichever node a --set or a sweep picks later. (The cluster's own node is
-  // said once, by resolve_node.)
+  // Every node type, not only the one the cluster uses: a catalog entry that names a GPU it
+  // lacks, or holds more NICs than GPUs, is wrong whichever node a --set or a sweep picks
+  // later. (The cluster's own node is said once, by resolve_node below.)
   for (const auto& [name, spec] : out.catalog.nodes) {
-    if (spec.gpu.inline_def || out.catalog.gpus.count(spec.gpu.name) ||
-        (!out.config.cluster.node.inline_def && out.config.cluster.node.name == name)) {
-      continue;
-    }
-    const std::string path = "nodes." + name + ".gpu";
-    state.diagnostics.add(state.where(path), path,
-                          fmt::format("unknown GPU type '{}'; the catalog has {}", spec.gpu.name,
-                                      fmt::join(names_of(out.catalog.gpus), ", ")),
-                          did_you_mean(spec.gpu.name, names_of(out.catalog.gpus)));
+    if (!out.config.cluster.node.inline_def && out.config.cluster.node.name == name) continue;
+    cluster::ClusterConfig probe;
+    probe.node.name = name;
+    (void)resolve_node(probe, out.catalog, state);
   }
   check_jobs_now();
   stop_if_errors();

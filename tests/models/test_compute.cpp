@@ -246,6 +246,20 @@ TEST_CASE("memory-bound kernels: t = launch + bytes / hbm; empty work costs noth
   CHECK_THROWS(gemm_seconds({64, 64, 64, 1}, Dtype::tf32, synthetic()));
 }
 
+TEST_CASE("a catalog GPU redefined with another HBM bandwidth gets the built-in share of it") {
+  const hardware::Catalog c = builtin_catalog();
+  hardware::GpuSpec slow = c.gpus.at("h100-sxm");
+  const ComputeProfile stock = default_profile("h100-sxm", slow);
+  CHECK(stock.hbm_bandwidth.value() == Rel(2.903e12));  // 86.7% of 3.35 TB/s, as profiles.yaml says
+  slow.hbm_bandwidth = sim::Bandwidth::of(100e9);
+  const ComputeProfile p = default_profile("h100-sxm", slow);
+  // 2.903 / 3.35 of 100 GB/s: the user's figure, not the built-in 2.903 TB/s above it
+  CHECK(p.hbm_bandwidth.value() == Rel(100e9 * 2.903e12 / 3.35e12));
+  CHECK(p.gemm_efficiency == stock.gemm_efficiency);
+  CHECK(p.source.find("hbm_bandwidth scaled to the catalog's") != std::string::npos);
+  CHECK(stock.source.find("scaled") == std::string::npos);
+}
+
 TEST_CASE("every catalog GPU has a built-in profile that decodes, cites a source and is plausible") {
   config::LoadState state;
   ProfileCatalog profiles;
