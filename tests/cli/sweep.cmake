@@ -148,6 +148,27 @@ elseif(MODE STREQUAL "resume")
      OR NOT err MATCHES "note: the grid was cluster.nodes=8,16,32 x ")
     message(FATAL_ERROR "a grown grid should reuse the 7 finished points and say the grid changed, got ${rc}:\n${out}\n${err}")
   endif()
+  # Grown by a value of its fastest axis, the grid numbers the finished points anew: they are
+  # found by their values (the resume was refused, "not this sweep's"), written under their
+  # new numbers, and the files are those of a fresh sweep of the grown grid.
+  file(COPY "${TMP}/two/" DESTINATION "${TMP}/grown_fast")
+  set(fast_params --param cluster.nodes=8:32:x2 --param "workload.jobs[0].parallelism.tp=1,2,3,4"
+                  --param "workload.jobs[0].parallelism.dp=16,32,64")
+  foreach(dir grown_fast fresh_fast)
+    execute_process(COMMAND "${EXE}" sweep ${scenario} ${fast_params} --out "${TMP}/${dir}" --quiet -j 1
+                    WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+    if(dir STREQUAL "grown_fast" AND (NOT rc EQUAL 0 OR NOT out MATCHES "36 points \\(7 resumed, 29 run\\)"
+                                      OR NOT err MATCHES "7 finished points of this grid reused, [0-9]+ of them under a new point number"))
+      message(FATAL_ERROR "a grid grown on its fastest axis should reuse the 7 finished points, got ${rc}:\n${out}\n${err}")
+    endif()
+  endforeach()
+  foreach(name sweep.csv sweep.jsonl)
+    without_wall_s(a "fresh_fast/${name}")
+    without_wall_s(b "grown_fast/${name}")
+    if(NOT a STREQUAL b)
+      message(FATAL_ERROR "grown_fast/${name} differs from a fresh sweep of the same grid (wall_s aside)")
+    endif()
+  endforeach()
   sweep(two -j 2)
   string(FIND "${stdout}" "(7 resumed, 17 run)" at)
   if(at EQUAL -1)

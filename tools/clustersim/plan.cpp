@@ -593,7 +593,11 @@ std::string plan_csv(const Plan& p) {
   std::string out =
       "point,nodes,gpus,topology,tp,cp,pp,dp,ep,virtual_stages,status,step_time_s,mfu,ettr,time_to_train_s,"
       "total_cost_usd,usd_per_million_tokens,capex_usd,usd_per_gpu_hour,peak_facility_power_w,meets_deadline,"
-      "within_budget,pareto,best,reason\n";
+      "within_budget,pareto,best,reason";
+  // The draw each hashed point kept, so that a row can be run again (`run --set
+  // fabric.ecmp_seed=`): as plan.json, only when several were drawn.
+  const bool seeds = p.ecmp_seeds > 1;
+  out += seeds ? ",ecmp_seed\n" : "\n";
   const auto flag = [](bool b) { return b ? "true" : "false"; };
   for (std::size_t i = 0; i < p.points.size(); ++i) {
     const PlanPoint& pt = p.points[i];
@@ -609,6 +613,7 @@ std::string plan_csv(const Plan& p) {
       out += ",,,,,,,,,,false,false,false,false,";
     }
     out += csv_quote(pt.reason);
+    if (seeds) out += pt.feasible && pt.ecmp_seed ? fmt::format(",{}", *pt.ecmp_seed) : std::string(",");
     out += '\n';
   }
   return out;
@@ -638,6 +643,12 @@ config::Json plan_json(const Plan& p) {
       j["pareto"] = pt.pareto;
       j["best"] = p.best == i;
     } else {
+      // The same fields as plan.csv: an infeasible point meets nothing and is on no front.
+      if (p.ecmp_seeds > 1) j["ecmp_seed"] = nullptr;
+      j["meets_deadline"] = false;
+      j["within_budget"] = false;
+      j["pareto"] = false;
+      j["best"] = false;
       j["reason"] = pt.reason;
     }
     points.push_back(std::move(j));

@@ -285,7 +285,11 @@ EcmpDraws run_ecmp_draws(const scenario::LoadedScenario& loaded, std::int64_t dr
   // By step time, seeds in order among equal ones.
   std::stable_sort(runs.begin(), runs.end(), [&](const auto& a, const auto& b) { return step(a.second) < step(b.second); });
   if (!runs.front().second.jobs.empty()) out.steps = std::pair{step(runs.front().second), step(runs.back().second)};
-  auto& median = runs[(runs.size() - 1) / 2];
+  // The median step; of the draws that tie with it, the first seed (the scenario's own when
+  // every draw ties: a design whose hashing collides alike on every draw).
+  std::size_t m = (runs.size() - 1) / 2;
+  while (m > 0 && step(runs[m - 1].second) == step(runs[m].second)) --m;
+  auto& median = runs[m];
   out.seed = median.first;
   out.run = std::move(median.second);
   return out;

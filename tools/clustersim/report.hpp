@@ -75,7 +75,7 @@ bool routes_hashed(const scenario::LoadedScenario& loaded);
 
 /// A run over several draws of the flow hash: the run of median first-job step time.
 struct EcmpDraws {
-  RunResult run;                                   ///< the median draw's (the lower median of an even count)
+  RunResult run;                                   ///< the median draw's (the lower median of an even count; of draws tied with it, the first seed's)
   std::optional<std::int64_t> seed;                ///< its fabric.ecmp_seed; none when one run was made
   std::optional<std::pair<double, double>> steps;  ///< fastest and slowest first-job step; none without a job
 };

@@ -21,8 +21,10 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
 #include "models/calibration/profile.hpp"
@@ -471,6 +473,7 @@ struct Prepared {
   std::vector<std::int64_t> pending;
   std::int64_t resumed = 0;
   std::int64_t resumed_errors = 0;
+  std::int64_t renumbered = 0;  // of the resumed, those the grown grid numbers anew
   std::string jsonl_path;
   std::string csv_path;
 };
@@ -854,6 +857,9 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
     config::Diagnostics bad;
     std::size_t start = 0;
     int line_no = 0;
+    // The points of this grid by their values, built when a record is not where it was.
+    std::unordered_map<std::string, std::int64_t> point_of;
+    const auto values_key = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, "\x1f")); };
     while (start < text.size()) {
       ++line_no;
       const std::size_t nl = text.find('\n', start);
@@ -875,25 +881,41 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
         fail("not a sweep record");
         continue;
       }
-      const auto index = rec["point"].get<std::int64_t>();
-      if (index < 0 || index >= spec.points()) {
-        fail(fmt::format("point {} is not in this sweep's grid of {} points", index, spec.points()));
-        continue;
-      }
-      const std::vector<std::string> values = spec.values_of(index);
-      bool same = rec["params"].size() == values.size();
-      for (std::size_t i = 0; same && i < values.size(); ++i) {
+      // The record's values in this sweep's order of axes; its point is the one of this grid
+      // with those values, wherever the grid holds it now (an axis grown by values in the
+      // middle or at the end moves the points after them).
+      std::vector<std::string> values;
+      bool complete = rec["params"].size() == spec.params.size();
+      for (std::size_t i = 0; complete && i < spec.params.size(); ++i) {
         const auto it = rec["params"].find(spec.params[i].key);
-        same = it != rec["params"].end() && it->is_string() && it->get<std::string>() == values[i];
+        complete = it != rec["params"].end() && it->is_string();
+        if (complete) values.push_back(it->get<std::string>());
       }
-      if (!same) {
-        fail(fmt::format("point {} has the parameters {}, not this sweep's", index, config::json_text(rec["params"])));
+      const auto was = rec["point"].get<std::int64_t>();
+      std::int64_t index = was;
+      if (complete && (index < 0 || index >= spec.points() || spec.values_of(index) != values)) {
+        if (point_of.empty()) {
+          for (std::int64_t i = 0; i < spec.points(); ++i) point_of.emplace(values_key(spec.values_of(i)), i);
+        }
+        const auto found = point_of.find(values_key(values));
+        index = found == point_of.end() ? -1 : found->second;
+      }
+      if (!complete || index < 0) {
+        fail(fmt::format("point {} has the parameters {}, not a point of this sweep's grid of {}", was,
+                         config::json_text(rec["params"]), spec.points()));
         continue;
       }
       if (done[static_cast<std::size_t>(index)]) continue;  // a duplicate: keep the first
       done[static_cast<std::size_t>(index)] = true;
       ++p.resumed;
       if (rec["status"] != "ok") ++p.resumed_errors;
+      if (index != was) {  // written again under its new number, as a fresh run writes it
+        rec["point"] = index;
+        p.records.push_back({index, rec.dump(-1, ' ', false, config::Json::error_handler_t::replace) + "\n",
+                             p.columns.row(rec)});
+        ++p.renumbered;
+        continue;
+      }
       p.records.push_back({index, line + "\n", p.columns.row(rec)});
     }
     // Records of another base scenario (another --set, seed, number of replications, an
@@ -913,11 +935,13 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
                 "rerun with what the first run had, or start over in another --out folder, or after deleting this one");
       } else if (was.contains("grid") && is_grid_record(was["grid"]) && was["grid"] != base_now["grid"]) {
         // Every finished point is a point of this grid (checked above), so the folder becomes
-        // this sweep (a grid grown by an axis's last values reuses what was done): said, not
+        // this sweep (a grid grown by an axis's values reuses what was done): said, not
         // silent, as the folder no longer holds the first run's grid.
-        log << fmt::format("sweep: note: {} ({}); the earlier run's {} finished point{} of this grid reused\n",
+        log << fmt::format("sweep: note: {} ({}); the earlier run's {} finished point{} of this grid reused{}\n",
                            grid_difference(was["grid"], base_now["grid"]), base_path, p.records.size(),
-                           p.records.size() == 1 ? "" : "s");
+                           p.records.size() == 1 ? "" : "s",
+                           p.renumbered > 0 ? fmt::format(", {} of them under a new point number", p.renumbered)
+                                            : std::string());
       }
     }
     if (!bad.ok()) throw config::InputError(std::move(bad));
