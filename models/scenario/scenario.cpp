@@ -613,6 +613,22 @@ void check_jobs_early(const Scenario& sc, const hardware::Catalog& catalog, Load
   }
 }
 
+}  // namespace
+
+std::optional<std::pair<std::string, workload::ModelSpec>> job_model(const workload::JobConfig& job) {
+  if (job.model.inline_def) {
+    return std::pair{job.model.inline_def->name.empty() ? std::string("inline") : job.model.inline_def->name,
+                     *job.model.inline_def};
+  }
+  LoadState state;
+  const workload::ModelCatalog catalog = load_models(state);
+  const auto it = catalog.models.find(job.model.name);
+  if (it == catalog.models.end()) return std::nullopt;
+  return *it;
+}
+
+namespace {
+
 /// Resolves each job's model, checks its parallelism, places it after the previous job
 /// and checks that it fits in HBM.
 std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_memory, LoadState& state) {
@@ -1828,9 +1844,9 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_sweep_values(out.config, true, state);
   out.calibration_overrides = calibration_overrides(state);
   stop_if_errors();
+  out.pricing = load_pricing(state);  // (the built-in table: a base that stops here prices its node too)
   if (!options.resolve) return out;
 
-  out.pricing = load_pricing(state);
   if (out.config.fabric) {
     std::vector<fabric::FabricError> errors;
     // Which cables leave a rack (torus, dragonfly): the rack packing the cost model uses.

@@ -231,6 +231,11 @@ std::string set_key(const std::string& set);
 /// npos when there is none.
 std::size_t set_value_start(const std::string& set);
 
+/// The model a job names (its inline definition, or the built-in catalog's entry) and the
+/// name a report gives it; nullopt for a name the catalog lacks. For a base that does not
+/// resolve in full (plan's), whose jobs are not resolved.
+std::optional<std::pair<std::string, workload::ModelSpec>> job_model(const workload::JobConfig& job);
+
 /// Whether the jobs queue: they need more GPUs together than the cluster has, or one is
 /// submitted after the start. Such a workload runs through the long-horizon model's
 /// scheduler, with failures or without.

@@ -252,19 +252,52 @@ bool faster_then_cheaper(const PlanPoint& a, const PlanPoint& b) {
 Plan plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   check_sets_against_search(args);
-  const scenario::LoadedScenario base =
-      scenario::load_scenario(args.scenario, scenario::LoadOptions{args.sets, args.seed, false, false});
+  // The base need not hold where what fails is what the search sets (a job larger than the
+  // scenario's cluster, a dp that does not divide its batch), as a sweep's base: it is then
+  // taken as decoded, its node resolved, and each point is checked in full as it is run.
+  // An error the search does not set (an unknown model, a broken fabric) ends every point
+  // the same way, each with the reason.
+  scenario::LoadOptions options{args.sets, args.seed, false, false};
+  scenario::LoadedScenario base;
+  std::string base_problem;  // the base's first error, when it does not hold
+  try {
+    base = scenario::load_scenario(args.scenario, options);
+  } catch (const config::InputError& e) {
+    options.resolve = false;
+    base = scenario::load_scenario(args.scenario, options);  // its decoding errors are the scenario's
+    const auto& said = e.diagnostics().items();
+    if (!said.empty()) base_problem = said.front().format();
+  }
+  // The planned job as the base resolved it, or (a base that does not hold) its model looked
+  // up on the side.
+  std::optional<scenario::ResolvedJob> unresolved;
+  if (base.jobs.empty() && !base_problem.empty() && !base.config.workload.jobs.empty()) {
+    scenario::ResolvedJob j;
+    j.config = base.config.workload.jobs[0];
+    j.where = config::Location{base.file, 0, 0};
+    if (auto model = scenario::job_model(j.config)) {
+      j.model_name = std::move(model->first);
+      j.model = std::move(model->second);
+      unresolved = std::move(j);
+    }
+  }
+  if (base.jobs.empty() && !base_problem.empty() && !unresolved) {
+    // Not even the job's model: the base's own errors say what.
+    options.resolve = true;
+    (void)scenario::load_scenario(args.scenario, options);
+  }
   // What the scenario lacks is said at the scenario (its job, or the file), not the command line.
   const auto scenario_error = [&](config::Location where, std::string path, std::string message, std::string hint) {
     config::Diagnostics d;
     d.add(std::move(where), std::move(path), std::move(message), std::move(hint));
     return config::InputError(std::move(d));
   };
-  if (base.jobs.empty() || !base.jobs[0].config.train_tokens) {
-    throw scenario_error(base.jobs.empty() ? config::Location{base.file, 0, 0} : base.jobs[0].where,
-                         base.jobs.empty() ? "workload.jobs" : "workload.jobs[0]",
+  const scenario::ResolvedJob* planned = unresolved ? &*unresolved : base.jobs.empty() ? nullptr : &base.jobs[0];
+  if (planned == nullptr || !planned->config.train_tokens) {
+    throw scenario_error(planned == nullptr ? config::Location{base.file, 0, 0} : planned->where,
+                         planned == nullptr ? "workload.jobs" : "workload.jobs[0]",
                          "plan needs a job with train_tokens (what has to be trained by the deadline)",
-                         base.jobs.empty() ? "workload: {jobs: [{name: pretrain, model: llama3-405b, train_tokens: 15.6T, ...}]}"
+                         planned == nullptr ? "workload: {jobs: [{name: pretrain, model: llama3-405b, train_tokens: 15.6T, ...}]}"
                                            : "train_tokens: 15.6T");
   }
   if (!base.config.fabric) {
@@ -286,7 +319,7 @@ Plan plan(const PlanArgs& args) {
           "set economics.node_price, e.g. economics: {node_price: 300kUSD} or --set economics.node_price=300kUSD");
     throw config::InputError(std::move(d));
   }
-  const scenario::ResolvedJob& job = base.jobs[0];
+  const scenario::ResolvedJob& job = *planned;
   const auto& par = job.config.parallelism;
   const std::int64_t gpn = base.node.spec.gpus;
 
@@ -294,6 +327,7 @@ Plan plan(const PlanArgs& args) {
   p.scenario = base.config.name.empty() ? std::filesystem::path(base.file).stem().string() : base.config.name;
   p.job = job.config.name;
   p.sweep_points = sweep_block_points(base.config);
+  p.base_problem = base_problem;
   p.model = job.model_name;
   p.train_tokens = job.config.train_tokens->value();
   p.deadline_s = args.deadline.seconds();
@@ -528,6 +562,11 @@ std::string plan_table(const Plan& p, bool files_written) {
                          (p.ecmp_seeds > 1 ? fmt::format(", the median step of {} ECMP seeds per hashed design",
                                                          p.ecmp_seeds)
                                            : std::string()));
+  if (!p.base_problem.empty()) {
+    out += fmt::format("Note: the scenario as written does not hold ({}); plan sets the job's GPUs and parallelism at "
+                       "each point and checks each point in full\n",
+                       p.base_problem);
+  }
   out += fmt::format("{} points, {} feasible ({} not: they do not fit, do not divide or cannot be simulated), {:.2f} s\n",
                      p.points.size(), feasible,
                      p.points.size() - feasible, p.wall_s);
@@ -660,6 +699,8 @@ config::Json plan_json(const Plan& p) {
   return {{"scenario", p.scenario},
           {"job", p.job},
           {"model", p.model},
+          // The scenario's first error where it does not hold as written; null where it does.
+          {"base_problem", p.base_problem.empty() ? config::Json(nullptr) : config::Json(p.base_problem)},
           {"train_tokens", p.train_tokens},
           {"deadline_s", p.deadline_s},
           {"budget_usd", opt_json(p.budget_usd)},

@@ -112,6 +112,9 @@ struct Plan {
   std::int64_t replications = 0;  ///< 0: the scenario has no failures
   std::int64_t ecmp_seeds = 1;    ///< PlanArgs::ecmp_seeds
   std::int64_t sweep_points = 0;  ///< points of the scenario's sweep block (not applied by plan)
+  /// The scenario's first error when it does not hold as written (what the search sets, a
+  /// job larger than its cluster say), said with the table; empty when it holds.
+  std::string base_problem;
   std::vector<PlanPoint> points;  ///< in search order
   std::optional<std::size_t> best;  ///< cheapest meeting the deadline and the budget
   double wall_s = 0.0;
