@@ -824,14 +824,20 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     // count: elements per rank's buffer, as nccl-tests prints it (the send count of all-gather
     // and all-to-all, the receive count of reduce-scatter: size / 4 / n for those).
     const auto count = static_cast<std::int64_t>(size.value() / unit);
+    // Under a nanosecond (no latency, no call overhead, a few bytes) the time reads 0 and no
+    // bandwidth is defined: null in JSON, empty in CSV, '-' in the table (it printed inf).
+    const bool instant = t.ns() == 0;
+    const auto json_rate = [&](double r) { return instant ? config::Json(nullptr) : config::Json(r); };
+    const auto cell_rate = [&](double r) { return instant ? std::string("-") : fmt::format("{:.2f}", r); };
+    const auto csv_rate = [&](double r) { return instant ? std::string() : fmt::format("{}", r); };
     rows.push_back({{"op", c.op}, {"algo", algo_name}, {"model", model_name}, {"gpus", n},
                     {"size_bytes", static_cast<std::int64_t>(size.value())},  // whole bytes (parse_sizes), <= 1 PiB
-                    {"time_s", t.seconds()}, {"algbw_GBps", algbw},
-                    {"busbw_GBps", busbw}, {"count", count}, {"type", "float"}});
+                    {"time_s", t.seconds()}, {"algbw_GBps", json_rate(algbw)},
+                    {"busbw_GBps", json_rate(busbw)}, {"count", count}, {"type", "float"}});
     cells.push_back({fmt::format("{:.0f}", size.value()), fmt::format("{}", count), "float", std::string(algo_name),
-                     fmt::format("{:.2f}", t.seconds() * 1e6), fmt::format("{:.2f}", algbw), fmt::format("{:.2f}", busbw)});
+                     fmt::format("{:.2f}", t.seconds() * 1e6), cell_rate(algbw), cell_rate(busbw)});
     csv += fmt::format("{},{},{},{},{:.0f},{},{},{},{},float\n", c.op, algo_name, model_name, n, size.value(),
-                       t.seconds(), algbw, busbw, count);
+                       t.seconds(), csv_rate(algbw), csv_rate(busbw), count);
   }
   {
     const std::array<std::string, 7> header{"size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)"};
@@ -854,8 +860,14 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   } else {
     table += fmt::format("# busiest links at {} (utilisation of line rate x efficiency over the collective):\n",
                          fmt::format("{:.0f} B", sizes.back().value()));  // as the size column
-    for (const auto& [link, u] : network::hottest_links(fab, cfg, last_load, last_time, 5)) {
-      table += fmt::format("#   {:>5.1f}%  {}\n", u * 100, fabric::describe_link(fab, link));
+    if (last_time.ns() == 0) {
+      table += "#   none: the collective took under a nanosecond (no latency and no call overhead)\n";
+    } else {
+      for (const auto& [link, u] : network::hottest_links(fab, cfg, last_load, last_time, 5)) {
+        table += fmt::format("#   {:>5.1f}%  {}\n", u * 100, fabric::describe_link(fab, link));
+      }
+      // Times are whole nanoseconds, each step's rounded: over a few of them a share can pass 100%.
+      if (last_time.ns() < 1000) table += "#   (times are whole nanoseconds: under a microsecond, utilisations are off by the rounding of each step)\n";
     }
     std::cout << table;
   }
