@@ -322,7 +322,19 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
     return false;
   }
   if (ec != std::errc() || ptr != end) {
-    ctx.error(n, fmt::format("expected {}, got '{}'", expected, text));
+    // A whole number written as a real one (1e7, 16.0) or with separators (10_000): the
+    // hint writes it as an integer.
+    std::string hint;
+    std::string digits = text;
+    std::erase_if(digits, [](char c) { return c == '_'; });
+    double real = 0.0;
+    const char* dend = digits.data() + digits.size();
+    const auto [dptr, dec] = std::from_chars(digits.data(), dend, real);
+    if (dec == std::errc() && dptr == dend && std::isfinite(real) && std::fabs(real) < 9e18) {
+      hint = real == std::floor(real) ? fmt::format("write it as an integer: {:.0f}", real)
+                                      : fmt::format("a whole number, e.g. {:.0f}", std::round(real));
+    }
+    ctx.error(n, fmt::format("expected {}, got '{}'", expected, text), hint);
     return false;
   }
   out = value;
