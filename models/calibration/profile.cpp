@@ -140,7 +140,7 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(config::Location{path, e.mark.line + 1, config::character_column(text, e.mark.line, e.mark.column)},
-                          "", fmt::format("not valid JSON: {}", e.msg));
+                          "", fmt::format("cannot read the JSON: {}", config::yaml_error_text(e)));
     return std::nullopt;
   }
   if (!root.IsMap()) {

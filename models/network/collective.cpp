@@ -421,7 +421,7 @@ std::string why_not(Op op, Algorithm a, const InNetwork& in) {
   if (!op_has) return fmt::format("{} has no {} algorithm", config::enum_name(op), config::enum_name(a));
   switch (a) {
     case Algorithm::halving_doubling: return "it needs a power-of-two number of ranks";
-    case Algorithm::hierarchical: return "it needs every GPU of two or more nodes";
+    case Algorithm::hierarchical: return "it needs every GPU of two or more nodes, each of two or more GPUs";
     case Algorithm::nvls:
       return !in.nvls ? "network.nvls is off, or the node has no NVSwitch" : "it runs inside one node";
     case Algorithm::sharp:
