@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
+#include <yaml-cpp/depthguard.h>
 #include <yaml-cpp/yaml.h>
 
 #include "sim/check.hpp"
@@ -140,7 +141,10 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(config::Location{path, e.mark.line + 1, config::character_column(text, e.mark.line, e.mark.column)},
-                          "", fmt::format("cannot read the JSON: {}", config::yaml_error_text(e)));
+                          "",
+                          dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr
+                              ? fmt::format("cannot read the JSON: {}", config::yaml_error_text(e))
+                              : fmt::format("not valid JSON: {}", e.msg));
     return std::nullopt;
   }
   if (!root.IsMap()) {

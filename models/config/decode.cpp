@@ -253,7 +253,7 @@ class AliasCheck : public YAML::EventHandler {
 
 std::string yaml_error_text(const YAML::Exception& e) {
   if (const auto* deep = dynamic_cast<const YAML::DeepRecursion*>(&e)) {
-    return fmt::format("nested {} levels deep by here, the YAML reader's limit (a scenario nests a few levels: "
+    return fmt::format("nested {} levels deep by here, the YAML reader's limit (a few levels are usual: "
                        "brackets or braces opened many times over?)",
                        deep->depth());
   }
@@ -330,9 +330,13 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
     double real = 0.0;
     const char* dend = digits.data() + digits.size();
     const auto [dptr, dec] = std::from_chars(digits.data(), dend, real);
-    if (dec == std::errc() && dptr == dend && std::isfinite(real) && std::fabs(real) < 9e18) {
-      hint = real == std::floor(real) ? fmt::format("write it as an integer: {:.0f}", real)
-                                      : fmt::format("a whole number, e.g. {:.0f}", std::round(real));
+    const double whole = std::round(real) + 0.0;  // + 0.0: -0 is 0
+    // Only a value the key can take (not -1 for a non-negative integer).
+    if (dec == std::errc() && dptr == dend && std::isfinite(real) &&
+        whole >= static_cast<double>(std::numeric_limits<Int>::min()) &&
+        whole <= static_cast<double>(std::numeric_limits<Int>::max()) / 2) {
+      hint = real == whole ? fmt::format("write it as an integer: {:.0f}", whole)
+                           : fmt::format("a whole number, e.g. {:.0f}", whole);
     }
     ctx.error(n, fmt::format("expected {}, got '{}'", expected, text), hint);
     return false;
@@ -494,7 +498,8 @@ bool parse_set_value(const std::string& text, int value_column, YAML::Node& out,
     return true;
   } catch (const YAML::ParserException& e) {
     state.diagnostics.add(Location{"<command line>", state.set_line, value_column + std::max(0, e.mark.column)}, "",
-                          fmt::format("cannot parse the value '{}': {}", text, e.msg));
+                          fmt::format("cannot parse the value '{}': {}", text,
+                                      dynamic_cast<const YAML::DeepRecursion*>(&e) != nullptr ? yaml_error_text(e) : e.msg));
     return false;
   }
 }

@@ -804,8 +804,31 @@ std::size_t set_value_start(const std::string& set) {
 
 std::string set_key(const std::string& set) {
   const std::size_t value = set_value_start(set);
-  std::string key = set.substr(0, value == std::string::npos ? set.size() : value - 1);
-  std::erase_if(key, [](char c) { return c == ' ' || c == '"'; });
+  const std::string text = set.substr(0, value == std::string::npos ? set.size() : value - 1);
+  // Segment by segment (a '.' outside quotes ends one): spaces dropped, quotes dropped but
+  // around a name that holds '.' or '=' (a component "nic.cx7"), which only they keep whole.
+  std::string key;
+  std::string segment;
+  bool quoted = false;
+  bool was_quoted = false;
+  const auto flush = [&] {
+    const bool keep = was_quoted && segment.find_first_of(".=") != std::string::npos;
+    key += keep ? "\"" + segment + "\"" : segment;
+    segment.clear();
+    was_quoted = false;
+  };
+  for (const char c : text) {
+    if (c == '"') {
+      quoted = !quoted;
+      was_quoted = true;
+    } else if (c == '.' && !quoted) {
+      flush();
+      key += '.';
+    } else if (c != ' ' || quoted) {
+      segment += c;
+    }
+  }
+  flush();
   return key;
 }
 
@@ -813,13 +836,14 @@ namespace {
 
 /// Whether `other` (a --set) writes the whole table that `set` indexes into.
 bool writes_whole_table(const std::string& set, const std::string& other) {
-  const std::string table = set.substr(0, set.find('['));  // "network.scaleup_size_factors"
+  const std::string indexed = set_key(set);
+  const std::string table = indexed.substr(0, indexed.find('['));  // "network.scaleup_size_factors"
   const std::string key = set_key(other);
   if (key == table) return true;
   // A whole network mapping writes the table only if it holds it.
-  const std::size_t eq = other.find('=');
-  return key == "network" && eq != std::string::npos &&
-         other.find(table.substr(table.find('.') + 1), eq) != std::string::npos;
+  const std::size_t value = set_value_start(other);
+  return key == "network" && value != std::string::npos &&
+         other.find(table.substr(table.find('.') + 1), value) != std::string::npos;
 }
 
 /// What becomes of the point edit sets[i] of a size table. The last --set wins: after a

@@ -255,18 +255,29 @@ Plan plan(const PlanArgs& args) {
   // The base need not hold where what fails is what the search sets (a job larger than the
   // scenario's cluster, a dp that does not divide its batch), as a sweep's base: it is then
   // taken as decoded, its node resolved, and each point is checked in full as it is run.
-  // An error the search does not set (an unknown model, a broken fabric) ends every point
-  // the same way, each with the reason.
+  // An error the search does not set (an unknown model, a broken fabric) is the scenario's.
   scenario::LoadOptions options{args.sets, args.seed, false, false};
   scenario::LoadedScenario base;
   std::string base_problem;  // the base's first error, when it does not hold
   try {
     base = scenario::load_scenario(args.scenario, options);
   } catch (const config::InputError& e) {
+    // Only errors about what the search sets: the planned job's size, parallelism and the
+    // batch its dp must divide, the cluster's size, the topology. Any other is the scenario's.
+    const auto& said = e.diagnostics().items();
+    const auto searched = [](const std::string& path) {
+      for (const std::string_view k : {"workload.jobs[0].gpus", "workload.jobs[0].parallelism", "workload.jobs[0].global_batch",
+                                       "cluster.nodes", "fabric.topology"}) {
+        if (path == k || config::key_inside(k, path)) return true;
+      }
+      return false;
+    };
+    if (said.empty() || !std::all_of(said.begin(), said.end(), [&](const config::Diagnostic& d) { return searched(d.path); })) {
+      throw;
+    }
     options.resolve = false;
     base = scenario::load_scenario(args.scenario, options);  // its decoding errors are the scenario's
-    const auto& said = e.diagnostics().items();
-    if (!said.empty()) base_problem = said.front().format();
+    base_problem = said.front().format();
   }
   // The planned job as the base resolved it, or (a base that does not hold) its model looked
   // up on the side.

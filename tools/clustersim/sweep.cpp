@@ -909,11 +909,16 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
       done[static_cast<std::size_t>(index)] = true;
       ++p.resumed;
       if (rec["status"] != "ok") ++p.resumed_errors;
-      if (index != was) {  // written again under its new number, as a fresh run writes it
+      // Written again where the grid moved it, or reordered its axes: under its new number,
+      // its parameters in this grid's order, as a fresh run writes it.
+      config::Json params = config::Json::object();
+      for (std::size_t i = 0; i < spec.params.size(); ++i) params[spec.params[i].key] = values[i];
+      if (index != was || rec["params"] != params) {
         rec["point"] = index;
+        rec["params"] = std::move(params);
         p.records.push_back({index, rec.dump(-1, ' ', false, config::Json::error_handler_t::replace) + "\n",
                              p.columns.row(rec)});
-        ++p.renumbered;
+        if (index != was) ++p.renumbered;
         continue;
       }
       p.records.push_back({index, line + "\n", p.columns.row(rec)});
@@ -956,13 +961,17 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
 }  // namespace
 
 bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why) {
-  const auto eq = text.find('=');
-  const std::string_view key = eq == std::string_view::npos ? std::string_view() : trim(text.substr(0, eq));
+  // The key up to the first '=' outside quotes, as a --set reads it, written as set_key
+  // writes it ('"cluster".nodes' is cluster.nodes, to compare with the --set keys).
+  const std::string whole(text);
+  const std::size_t start = scenario::set_value_start(whole);
+  const auto eq = start == std::string::npos ? std::string_view::npos : start - 1;
+  const std::string key = eq == std::string_view::npos ? std::string() : scenario::set_key(whole);
   if (key.empty() || eq + 1 >= text.size()) {
     why = fmt::format("'{}': expected KEY=v1,v2,... or KEY=a:b:x2 (e.g. --param cluster.nodes=16,32,64)", text);
     return false;
   }
-  out.key = std::string(key);
+  out.key = key;
   out.values.clear();
   const std::vector<std::string> parts = split_top_level(text.substr(eq + 1));
   if (parts.size() == 1) {

@@ -28,8 +28,9 @@
 // scenario file or another clustersim is an input error, not a silent mix), rewrites both
 // files from the records in point order (atomically) and runs only the points that are
 // missing. Another grid whose points include every finished one (values added to any
-// axis) resumes too, with a note naming both grids: a record is the point of the new grid
-// with its parameters' values, rewritten under that point's number where it moved. A point whose scenario is invalid (parallelism that does not divide, a job that
+// axis, axes in another order) resumes too, with a note naming both grids: a record is the
+// point of the new grid with its parameters' values, rewritten under that point's number
+// where it moved (an error row's message keeps the places the earlier run named). A point whose scenario is invalid (parallelism that does not divide, a job that
 // does not fit in memory) is a finished point with status "error" and the diagnostics as its
 // message (one a parameter's value caused is located at that value in the sweep block, or
 // names its --param: locate_point_errors); it is not run again on resume.
