@@ -243,7 +243,7 @@ def metric_name(key, unit):
     if key in COMPARE_NAMES:
         return COMPARE_NAMES[key]
     for suffix, _ in UNIT_SUFFIXES:
-        if key.lower().endswith(suffix):
+        if key.lower().endswith(suffix) and not key.lower().endswith("_per_s"):  # a rate keeps its "per s"
             key = key[: -len(suffix)]
             break
     return key.replace("_", " ")
@@ -480,6 +480,10 @@ def cmd_heatmap(args):
 # --- pareto ----------------------------------------------------------------------------
 
 def column_unit(column):
+    # A rate: "goodput_tokens_per_s" is in tokens/s (its "_s" is not seconds).
+    if column.lower().endswith("_per_s"):
+        words = column[: -len("_per_s")].split("_")
+        return f"{words[-1]}/s" if words[-1] else "1/s"
     for suffix, unit in UNIT_SUFFIXES:
         if column.lower().endswith(suffix):
             return unit
@@ -499,9 +503,10 @@ def pareto_front(points, x_lower, y_lower):
     front, best_y = [], math.inf
     for i in order:
         y = sy * points[i][1]
-        if y < best_y:
+        # Equal on both axes to the last point kept: not beaten, so on the front too.
+        if y < best_y or (front and points[i] == points[front[-1]]):
             front.append(i)
-            best_y = y
+            best_y = min(best_y, y)
     return front
 
 

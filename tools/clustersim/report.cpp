@@ -1120,6 +1120,19 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                      : std::string("not projectable: by the horizon, under a millionth of the "
                                                    "training was done and saved, or expected to be saved, by a "
                                                    "checkpoint"));
+        // The ETTR is a mean of ratios, the time to train a mean of times: where replications
+        // differ widely the two part (a mean of ratios is not a ratio of means). Said where
+        // they part by more than a twentieth, so that neither reads as a slip of the other.
+        const double ideal = st.tokens_per_s > 0 ? workload::ideal_time_to_train_s(job.config, st) : 0.0;
+        if (std::isfinite(rs.time_to_train_s.mean) && rs.time_to_train_s.mean > 0.0 && std::isfinite(rs.ettr.mean) &&
+            rs.ettr.mean > 0.0 && ideal > 0.0) {
+          const double implied = ideal / rs.time_to_train_s.mean;
+          if (std::fabs(implied - rs.ettr.mean) > 0.05 * rs.ettr.mean) {
+            row("", fmt::format("(the failure-free {} is {:.1f}% of that mean, the mean ETTR {:.1f}%: the replications "
+                                "differ widely, and a mean of ratios is not a ratio of means)",
+                                duration_text(ideal), 100.0 * implied, 100.0 * rs.ettr.mean));
+          }
+        }
       }
       row("lost GPU-hours", fmt::format("{} (lost work and downtime; {} more blocked writing checkpoints)",
                                         grouped(reliability::total_lost_gpu_hours(rs)),
