@@ -509,6 +509,11 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
   bool other_gpu = false;
   std::size_t rows = 0;
   std::map<double, int> sizes_seen;  // size in bytes -> the line of its row
+  static const std::map<std::string, double> kTypeBytes{
+      {"int8", 1}, {"uint8", 1}, {"f8e4m3", 1}, {"f8e5m2", 1}, {"half", 2}, {"bfloat16", 2}, {"int32", 4},
+      {"uint32", 4}, {"float", 4}, {"int64", 8}, {"uint64", 8}, {"double", 8}};
+  bool one_rank_said = false;
+  bool series_twice_said = false;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const int line_no = static_cast<int>(i + 1);
@@ -553,12 +558,29 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       }
       continue;
     }
-    if (!all_digits(t[0])) continue;  // NCCL INFO lines, warnings, mpirun output
+    // NCCL INFO lines, warnings, mpirun output; but a row shaped as nccl-tests prints them
+    // (a count and a type after it) whose size is not a number is a garbled row (it was
+    // dropped without a word).
+    if (!all_digits(t[0])) {
+      if ((t.size() == 12 || t.size() == 13) && all_digits(t[1]) && kTypeBytes.count(t[2]) != 0) {
+        errors.add(Location{file, line_no, token_columns(line)[0]}, "",
+                   fmt::format("garbled row: '{}' is not a size in bytes", t[0]));
+      }
+      continue;
+    }
     const Location at{file, line_no, 1};
     const std::vector<int> columns = token_columns(line);
     const auto at_token = [&](std::size_t index) { return Location{file, line_no, columns[index]}; };
     if (ranks == 0) {
       errors.add(at, "", "a data row before the '# Using devices' list of ranks: cannot tell the rank count");
+      continue;
+    }
+    if (ranks < 2) {  // nothing crosses a link: no rate to fit (the profile would not load)
+      if (!one_rank_said) {
+        one_rank_said = true;
+        errors.add(Location{file, devices_line, 1}, "", "the test ran on 1 rank: a collective needs 2 or more",
+                   "calibrate from a run on the GPUs of a node (-g 8) or of several nodes");
+      }
       continue;
     }
     if (t.size() != 12 && t.size() != 13) {
@@ -596,9 +618,6 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
     // size counts every rank's part, as nccl-tests prints them): a row whose count says
     // otherwise is garbled, whatever its times.
     {
-      static const std::map<std::string, double> kTypeBytes{
-          {"int8", 1}, {"uint8", 1}, {"f8e4m3", 1}, {"f8e5m2", 1}, {"half", 2}, {"bfloat16", 2}, {"int32", 4},
-          {"uint32", 4}, {"float", 4}, {"int64", 8}, {"uint64", 8}, {"double", 8}};
       const auto type = kTypeBytes.find(t[2]);
       const bool per_rank = op == network::Op::all_gather || op == network::Op::reduce_scatter ||
                             op == network::Op::all_to_all;
@@ -673,6 +692,9 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       }
     }
     if (!consistent) continue;
+    // NCCL returns at once from a collective of 0 elements: such a row (nccl-tests -b 0) times
+    // the test's own loop, no transfer, and is left out of the fit.
+    if (size <= 0.0) continue;
     // One row per size: a second (two logs pasted together, another run) would be fitted
     // as if both were the same measurement, times that disagree averaged into the fit.
     if (const auto [it, added] = sizes_seen.try_emplace(size, line_no); !added) {
@@ -697,6 +719,23 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
         }
         continue;
       }
+    }
+    // Likewise across logs: the same series (collective, ranks, nodes) measured twice, in two
+    // files (the same log given twice, two runs) would be averaged into one fit silently.
+    const auto nodes_here = static_cast<std::int64_t>(hosts.size());
+    const auto twice = std::find_if(out.collectives.begin(), out.collectives.end(), [&](const CollectivePoint& q) {
+      return q.op == op && q.ranks == ranks && q.nodes == nodes_here && q.bytes == size;
+    });
+    if (twice != out.collectives.end()) {
+      if (!series_twice_said) {  // once per log: its other rows repeat the same news
+        series_twice_said = true;
+        errors.add(at, "",
+                   fmt::format("{} on {} ranks ({} node{}) again: {:.0f} B was measured at {} already; one log per "
+                               "series",
+                               config::enum_name(op), ranks, nodes_here, nodes_here == 1 ? "" : "s", size, twice->where),
+                   "give one run's log of each series: several runs would be averaged into one fit");
+      }
+      continue;
     }
     for (int half = 0; half < 2; ++half) {
       CollectivePoint p;

@@ -276,11 +276,45 @@ TEST_CASE("nccl-tests logs: truncated and garbled lines are errors naming the fi
                            "range (9.22e+09 s, 292 years): not a measured time\n");
   // A negative time is said to be negative (it was "not a number"), at its column.
   config::Diagnostics negative;
+  const std::string two_ranks =
+      "# Using devices\n#  Rank  0 Group  0 Pid 1 on host device  0 [0x0f] GPU\n"
+      "#  Rank  1 Group  0 Pid 1 on host device  1 [0x10] GPU\n";
+  CHECK_FALSE(read_nccl_tests("all_reduce_perf.log", two_ranks + "64 16 float sum -1 -3.2 0.00 0.00 0 3.2 0.02 0.02 0\n",
+                              m, negative));
+  CHECK(negative.format() == "all_reduce_perf.log:4:20: garbled row: '-3.2' is negative\n");
+  // A row shaped as nccl-tests prints them whose size is not a number is garbled (it was
+  // skipped as if it were an INFO line, its size missing from the fit without a word).
+  m = {};
+  config::Diagnostics letter;
+  CHECK_FALSE(read_nccl_tests("all_reduce_perf.log", two_ranks + "1O48576 262144 float sum -1 76.71 13.67 13.67 0 77.73 13.49 13.49 0\n",
+                              m, letter));
+  CHECK(letter.format() == "all_reduce_perf.log:4:1: garbled row: '1O48576' is not a size in bytes\n");
+  // One rank: no link to fit, and a profile of it would not load (ranks >= 2).
+  m = {};
+  config::Diagnostics one;
   CHECK_FALSE(read_nccl_tests("all_reduce_perf.log",
                               "# Using devices\n#  Rank  0 Group  0 Pid 1 on host device  0 [0x0f] GPU\n"
-                              "64 16 float sum -1 -3.2 0.00 0.00 0 3.2 0.02 0.02 0\n",
-                              m, negative));
-  CHECK(negative.format() == "all_reduce_perf.log:3:20: garbled row: '-3.2' is negative\n");
+                              "1048576 262144 float sum -1 76.71 13.67 0.00 0 77.73 13.49 0.00 0\n",
+                              m, one));
+  CHECK(one.format() == "all_reduce_perf.log:1:1: the test ran on 1 rank: a collective needs 2 or more (calibrate "
+                        "from a run on the GPUs of a node (-g 8) or of several nodes)\n");
+  // A 0-byte row (nccl-tests -b 0) times no transfer: left out of the fit, the rest read.
+  m = {};
+  config::Diagnostics zero;
+  CHECK(read_nccl_tests("all_reduce_perf.log",
+                        two_ranks + "0 0 float sum -1 31.90 0.00 0.00 0 31.85 0.00 0.00 0\n"
+                                    "1048576 262144 float sum -1 76.71 13.67 13.67 0 77.73 13.49 13.49 0\n",
+                        m, zero));
+  CHECK(zero.ok());
+  REQUIRE(m.collectives.size() == 2);  // the 1 MiB row's two halves
+  CHECK(m.collectives[0].bytes == 1048576.0);
+  // The same series in a second log (the same file twice, two runs): said once, not averaged.
+  config::Diagnostics again;
+  CHECK_FALSE(read_nccl_tests("rerun_all_reduce_perf.log", two_ranks + "1048576 262144 float sum -1 80.00 13.11 13.11 0 80.00 13.11 13.11 0\n",
+                              m, again));
+  CHECK(again.format() == "rerun_all_reduce_perf.log:4:1: all_reduce on 2 ranks (1 node) again: 1048576 B was measured at "
+                          "all_reduce_perf.log:5 already; one log per series (give one run's log of each series: "
+                          "several runs would be averaged into one fit)\n");
 
   m = {};
   errors = {};

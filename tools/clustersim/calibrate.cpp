@@ -137,12 +137,12 @@ std::pair<std::string, std::string> plot_data(const calibration::FitReport& repo
     const std::string group = group_of(f);
     double lo = std::numeric_limits<double>::infinity(), hi = 0.0;
     for (const auto& p : report.points) {
-      if (p.group == group) {
+      if (p.group == group && p.bytes > 0.0) {  // a log axis: positive sizes only
         lo = std::min(lo, p.bytes);
         hi = std::max(hi, p.bytes);
       }
     }
-    if (!(hi > 0.0)) continue;
+    if (!(hi > 0.0) || !(lo > 0.0)) continue;
     std::vector<double> sizes;
     for (double s = lo; s <= hi * (1 + 1e-12); s *= std::pow(2.0, 1.0 / 16)) sizes.push_back(s);
     for (const auto& r : f.regimes) {
