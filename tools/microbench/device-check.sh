@@ -11,6 +11,7 @@
 # The microbenchmarks are built first; clustersim, for the fit, builds in the background
 # while they measure.
 # Usage: tools/microbench/device-check.sh OUT_DIR [--quick]
+# The build goes to build/device-check in the source tree, or to $CLUSTERSIM_BUILD_DIR.
 # With collectives measured on several GPUs, the catalog node type they ran on sets the
 # network parameters: give it as CLUSTERSIM_NODE=dgx-h100 (calibrate --node) when the
 # catalog has several nodes of the GPU.
@@ -19,10 +20,13 @@ if [[ $# -lt 1 ]]; then
   echo "usage: $0 OUT_DIR [--quick]" >&2
   exit 2
 fi
-out=$(mkdir -p "$1" && cd "$1" && pwd)
+if ! out=$(mkdir -p "$1" && cd "$1" && pwd) || [[ -z "$out" ]]; then
+  echo "device-check: cannot create the output folder '$1'" >&2
+  exit 2
+fi
 quick=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
-build="$root/build/device-check"
+build=${CLUSTERSIM_BUILD_DIR:-"$root/build/device-check"}
 start=$SECONDS
 deadline=$((start + 360 - 15))
 jobs=$(nproc 2>/dev/null || echo 4)
@@ -32,7 +36,11 @@ cap() {
   echo $(( $1 < left ? $1 : left ))
 }
 
-if ! command -v nvidia-smi >/dev/null || ! nvidia-smi -L >/dev/null 2>&1; then
+if ! command -v nvidia-smi >/dev/null; then
+  echo "device-check: no nvidia-smi (no NVIDIA driver installed); nothing measured" | tee "$out/report.txt" >&2
+  exit 1
+fi
+if ! nvidia-smi -L >/dev/null 2>&1; then
   echo "device-check: no GPU visible (nvidia-smi -L failed); nothing measured" | tee "$out/report.txt" >&2
   exit 1
 fi
@@ -41,6 +49,11 @@ nvidia-smi -L > "$out/gpus.txt"
 # nvcc where the toolkit installs it, when it is not on the PATH (CMake looks there for it).
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
+fi
+if ! command -v nvcc >/dev/null; then
+  echo "device-check: no CUDA compiler (nvcc not on the PATH nor in /usr/local/cuda/bin): install the CUDA" \
+       "toolkit; nothing measured" | tee "$out/report.txt" >&2
+  exit 1
 fi
 { nvidia-smi --query-gpu=name,driver_version --format=csv,noheader; command -v nvcc ninja cmake; } \
   > "$out/environment.txt" 2>&1
