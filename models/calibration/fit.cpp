@@ -546,9 +546,16 @@ std::vector<CollectiveFit> fit_collectives(const std::vector<CollectivePoint>& p
     std::vector<double> sizes;
     for (const auto& p : pts) sizes.push_back(p.bytes);
     std::sort(sizes.begin(), sizes.end());
-    if (std::unique(sizes.begin(), sizes.end()) - sizes.begin() < 2) {
+    const auto distinct = std::unique(sizes.begin(), sizes.end()) - sizes.begin();
+    if (distinct < 2) {
       report.notes.push_back(fmt::format("{}: fewer than two sizes; not fitted", group));
       continue;
+    }
+    if (distinct == 2) {  // a regime wants three (fit_collective_series): a line meets any two
+      report.notes.push_back(fmt::format("{}: only two sizes, which its line meets whatever they are: nothing checks "
+                                         "the fit, and the latency and bus bandwidth beyond them are extrapolated "
+                                         "(measure a range: nccl-tests -b 8 -e 8G -f 2)",
+                                         group));
     }
     CollectiveFit fit = fit_collective_series(pts);
     for (const CollectivePoint& p : pts) {

@@ -449,6 +449,28 @@ std::vector<CollectivePoint> synthetic_log(const NetworkModel& model, const netw
 
 }  // namespace
 
+TEST_CASE("a collective series of two sizes is fitted with a note that nothing checks it") {
+  std::vector<CollectivePoint> points;
+  for (const double bytes : {4294967296.0, 8589934592.0}) {
+    CollectivePoint p;
+    p.ranks = 16;
+    p.nodes = 2;
+    p.bytes = bytes;
+    p.seconds = 20e-6 + bytes * 1.875 / 45e9;
+    points.push_back(p);
+  }
+  FitReport report;
+  const std::vector<CollectiveFit> fits = fit_collectives(points, report);
+  REQUIRE(fits.size() == 1);
+  const bool said = std::any_of(report.notes.begin(), report.notes.end(), [](const std::string& n) {
+    return n.find("collective/all_reduce/2x8: only two sizes") == 0;
+  });
+  CHECK(said);
+  points.pop_back();  // one size: not fitted at all
+  FitReport one;
+  CHECK(fit_collectives(points, one).empty());
+}
+
 TEST_CASE("inverting the network model recovers the parameters it was run with (within 1%)") {
   // All-reduce on 1 node of 8 and on 2 nodes of 8 H100s, timed by the network model itself
   // with known parameters; calibrate's inversion must find them again.
