@@ -310,6 +310,7 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
       report.notes.push_back(fmt::format("hbm_bandwidth: the {} device-to-device copies {} take no longer as they grow "
                                          "(slope {:.3g} s/B); the built-in value is kept",
                                          copies.size(), which, b));
+      report.kept_builtin.emplace_back("hbm_bandwidth");
     } else {
       p.hbm_bandwidth = sim::Bandwidth::of(1.0 / b);
       report.notes.push_back(fmt::format("hbm_bandwidth {:.4g} GB/s from {} device-to-device copies {} (intercept {:.3g} us)",
@@ -322,12 +323,14 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     }
   } else {
     report.notes.push_back("hbm_bandwidth: no device-to-device copies measured; the built-in value is kept");
+    report.kept_builtin.emplace_back("hbm_bandwidth");
   }
   if (launch) {
     p.launch_overhead = sim::Time::from_seconds(*launch);
     report.notes.push_back(fmt::format("launch_overhead {:.3g} us", *launch * 1e6));
   } else {
     report.notes.push_back("launch_overhead: not measured; the built-in value is kept");
+    report.kept_builtin.emplace_back("launch_overhead");
   }
 
   // GEMM shape terms and per-datatype efficiencies.
@@ -405,6 +408,7 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     }
   } else {
     report.notes.push_back("gemm: no GEMM measured; the built-in efficiency and shape terms are kept");
+    report.kept_builtin.emplace_back("the GEMM efficiency and shape terms");
   }
   for (const MemoryPoint& mp : m.memory) {
     if (mp.kind == "h2d" || mp.kind == "d2h") continue;

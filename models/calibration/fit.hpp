@@ -118,6 +118,9 @@ struct FitPoint {
 struct FitReport {
   std::vector<FitPoint> points;
   std::vector<std::string> notes;
+  /// The compute profile's keys nothing measured, kept at the built-in profile's values
+  /// (a profile of launches alone is "measured" for those only; its source says so).
+  std::vector<std::string> kept_builtin;
 };
 
 /// What the fit needs besides the measurements: the catalog GPU (peaks, built-in profile)

@@ -523,7 +523,12 @@ int calibrate(const CalibrateArgs& args) {
   }
   profile.source = args.source.empty() ? fmt::format("fitted by clustersim calibrate from {}", fmt::join(inputs_of(args), ", "))
                                        : args.source;
-  if (profile.compute) profile.compute->source = profile.source;
+  if (profile.compute) {
+    profile.compute->source = profile.source;
+    if (!report.kept_builtin.empty()) {
+      profile.compute->source += fmt::format("; not measured, the built-in profile's: {}", fmt::join(report.kept_builtin, ", "));
+    }
+  }
   // The plots first: when they fail, nothing is left (the profile is not written).
   if (!args.plot_dir.empty()) {
     if (const int rc = write_plots(args.plot_dir, plots_before, python, report, profile); rc != 0) return rc;
