@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <tuple>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -513,7 +514,7 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       {"int8", 1}, {"uint8", 1}, {"f8e4m3", 1}, {"f8e5m2", 1}, {"half", 2}, {"bfloat16", 2}, {"int32", 4},
       {"uint32", 4}, {"float", 4}, {"int64", 8}, {"uint64", 8}, {"double", 8}};
   bool one_rank_said = false;
-  bool series_twice_said = false;
+  std::size_t zero_rows = 0;  // rows of 0 bytes, left out
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const int line_no = static_cast<int>(i + 1);
@@ -694,7 +695,10 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
     if (!consistent) continue;
     // NCCL returns at once from a collective of 0 elements: such a row (nccl-tests -b 0) times
     // the test's own loop, no transfer, and is left out of the fit.
-    if (size <= 0.0) continue;
+    if (size <= 0.0) {
+      ++zero_rows;
+      continue;
+    }
     // One row per size: a second (two logs pasted together, another run) would be fitted
     // as if both were the same measurement, times that disagree averaged into the fit.
     if (const auto [it, added] = sizes_seen.try_emplace(size, line_no); !added) {
@@ -720,23 +724,6 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
         continue;
       }
     }
-    // Likewise across logs: the same series (collective, ranks, nodes) measured twice, in two
-    // files (the same log given twice, two runs) would be averaged into one fit silently.
-    const auto nodes_here = static_cast<std::int64_t>(hosts.size());
-    const auto twice = std::find_if(out.collectives.begin(), out.collectives.end(), [&](const CollectivePoint& q) {
-      return q.op == op && q.ranks == ranks && q.nodes == nodes_here && q.bytes == size;
-    });
-    if (twice != out.collectives.end()) {
-      if (!series_twice_said) {  // once per log: its other rows repeat the same news
-        series_twice_said = true;
-        errors.add(at, "",
-                   fmt::format("{} on {} ranks ({} node{}) again: {:.0f} B was measured at {} already; one log per "
-                               "series",
-                               config::enum_name(op), ranks, nodes_here, nodes_here == 1 ? "" : "s", size, twice->where),
-                   "give one run's log of each series: several runs would be averaged into one fit");
-      }
-      continue;
-    }
     for (int half = 0; half < 2; ++half) {
       CollectivePoint p;
       p.op = op;
@@ -750,7 +737,33 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
     ++rows;
   }
   if (rows == 0 && errors.items().size() == before) {
-    errors.add(Location{file, 0, 0}, "", "no data rows: is this an nccl-tests log?");
+    errors.add(Location{file, 0, 0}, "",
+               zero_rows > 0 ? "only rows of 0 bytes (nccl-tests -b 0), which time no transfer: nothing to fit"
+                             : "no data rows: is this an nccl-tests log?");
+  }
+  return errors.items().size() == before;
+}
+
+bool check_series_across_files(const Measurements& m, config::Diagnostics& errors) {
+  // The file of a point's "file:line".
+  const auto file_of = [](const std::string& where) { return where.substr(0, where.rfind(':')); };
+  std::map<std::tuple<network::Op, std::int64_t, std::int64_t, double>, const CollectivePoint*> first;
+  std::set<std::pair<std::string, std::string>> said;  // (earlier file, later file)
+  const std::size_t before = errors.items().size();
+  for (const CollectivePoint& p : m.collectives) {
+    const auto [it, added] = first.try_emplace({p.op, p.ranks, p.nodes, p.bytes}, &p);
+    if (added) continue;
+    const std::string earlier = file_of(it->second->where);
+    const std::string later = file_of(p.where);
+    if (earlier == later || !said.emplace(earlier, later).second) continue;  // a file's own repeats are its timing
+    const std::string::size_type colon = p.where.rfind(':');
+    const int line = colon == std::string::npos ? 0 : std::atoi(p.where.c_str() + colon + 1);
+    errors.add(Location{later, line, 1}, "",
+               fmt::format("{} on {} ranks ({} node{}): {:.0f} B was measured in {} already (at {}); a size of a "
+                           "series in two files would be averaged into one fit",
+                           config::enum_name(p.op), p.ranks, p.nodes, p.nodes == 1 ? "" : "s", p.bytes, earlier,
+                           it->second->where),
+               "give each size of a series from one run: drop the file given twice, or the other run's rows");
   }
   return errors.items().size() == before;
 }

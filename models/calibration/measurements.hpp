@@ -92,4 +92,9 @@ bool read_results(const std::string& file, const std::string& text, Measurements
 bool read_nccl_tests(const std::string& file, const std::string& text, Measurements& out,
                      config::Diagnostics& errors);
 
+/// The same size of a collective series (op, ranks, nodes) from two input files (a file
+/// given twice, two runs): an error per pair of files, at the later file's first such row;
+/// one file's own repeats are its measured spread. Returns false when any.
+bool check_series_across_files(const Measurements& m, config::Diagnostics& errors);
+
 }  // namespace clustersim::calibration

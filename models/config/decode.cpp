@@ -335,8 +335,9 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
     if (dec == std::errc() && dptr == dend && std::isfinite(real) &&
         whole >= static_cast<double>(std::numeric_limits<Int>::min()) &&
         whole <= static_cast<double>(std::numeric_limits<Int>::max()) / 2) {
-      hint = real == whole ? fmt::format("write it as an integer: {:.0f}", whole)
-                           : fmt::format("a whole number, e.g. {:.0f}", whole);
+      // The integer it means where it wrote one (1e7, 16.0); else no guess at the one meant,
+      // which the key's own bounds may not allow.
+      hint = real == whole ? fmt::format("write it as an integer: {:.0f}", whole) : std::string("a whole number");
     }
     ctx.error(n, fmt::format("expected {}, got '{}'", expected, text), hint);
     return false;

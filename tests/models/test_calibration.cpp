@@ -308,14 +308,28 @@ TEST_CASE("nccl-tests logs: truncated and garbled lines are errors naming the fi
   CHECK(zero.ok());
   REQUIRE(m.collectives.size() == 2);  // the 1 MiB row's two halves
   CHECK(m.collectives[0].bytes == 1048576.0);
-  // The same series in a second log (the same file twice, two runs): said once, not averaged.
+  // The same size of a series in a second file (the same log twice, two runs): said once per
+  // pair of files, at the later one, not averaged into the fit; a file's own repeats stand.
+  CHECK(read_nccl_tests("rerun_all_reduce_perf.log",
+                        two_ranks + "1048576 262144 float sum -1 80.00 13.11 13.11 0 80.00 13.11 13.11 0\n"
+                                    "2097152 524288 float sum -1 150.00 13.98 13.98 0 150.00 13.98 13.98 0\n",
+                        m, zero));
   config::Diagnostics again;
-  CHECK_FALSE(read_nccl_tests("rerun_all_reduce_perf.log", two_ranks + "1048576 262144 float sum -1 80.00 13.11 13.11 0 80.00 13.11 13.11 0\n",
-                              m, again));
-  CHECK(again.format() == "rerun_all_reduce_perf.log:4:1: all_reduce on 2 ranks (1 node) again: 1048576 B was measured at "
-                          "all_reduce_perf.log:5 already; one log per series (give one run's log of each series: "
-                          "several runs would be averaged into one fit)\n");
-
+  CHECK_FALSE(check_series_across_files(m, again));
+  CHECK(again.format() == "rerun_all_reduce_perf.log:4:1: all_reduce on 2 ranks (1 node): 1048576 B was measured in "
+                          "all_reduce_perf.log already (at all_reduce_perf.log:5); a size of a series in two files would "
+                          "be averaged into one fit (give each size of a series from one run: drop the file given "
+                          "twice, or the other run's rows)\n");
+  // Other sizes of the same series from another run, and one file's in- and out-of-place
+  // halves, are not repeats across files.
+  Measurements ranges;
+  CHECK(read_nccl_tests("a_all_reduce_perf.log", two_ranks + "1048576 262144 float sum -1 76.71 13.67 13.67 0 77.73 13.49 13.49 0\n",
+                        ranges, zero));
+  CHECK(read_nccl_tests("b_all_reduce_perf.log", two_ranks + "2097152 524288 float sum -1 150.00 13.98 13.98 0 150.00 13.98 13.98 0\n",
+                        ranges, zero));
+  config::Diagnostics none;
+  CHECK(check_series_across_files(ranges, none));
+  CHECK(none.ok());
   m = {};
   errors = {};
   CHECK_FALSE(read_nccl_tests("mystery.log", "     1048576   262144  float sum -1  76.71 13.67 23.92 0 77.73 13.49 23.61 0\n",

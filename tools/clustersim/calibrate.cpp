@@ -233,14 +233,30 @@ int write_plots(const std::string& dir, const PlotFolder& before, const std::str
 int calibrate(const CalibrateArgs& args) {
   config::Diagnostics errors;
   calibration::Measurements m;
+  // A file given twice would be read twice, its points counted as repeats (a spread of 0):
+  // said, and read once.
+  std::map<std::string, std::string> seen;  // canonical path -> as given
+  const auto first_time = [&](const std::string& f) {
+    std::error_code ec;
+    const std::filesystem::path canonical = std::filesystem::weakly_canonical(f, ec);
+    const auto [it, added] = seen.try_emplace(ec ? f : canonical.string(), f);
+    if (!added) {
+      errors.add(config::Location{"<command line>", 0, 0}, "",
+                 fmt::format("{} is given twice{}: its measurements would count as repeats of themselves", f,
+                             it->second == f ? std::string() : fmt::format(" (as {} too)", it->second)),
+                 "give each file once");
+    }
+    return added;
+  };
   for (const std::string& f : args.results) {
     std::string text;
-    if (read_file(f, text, errors)) calibration::read_results(f, text, m, errors);
+    if (first_time(f) && read_file(f, text, errors)) calibration::read_results(f, text, m, errors);
   }
   for (const std::string& f : args.nccl_tests) {
     std::string text;
-    if (read_file(f, text, errors)) calibration::read_nccl_tests(f, text, m, errors);
+    if (first_time(f) && read_file(f, text, errors)) calibration::read_nccl_tests(f, text, m, errors);
   }
+  if (errors.ok()) calibration::check_series_across_files(m, errors);
   if (args.results.empty() && args.nccl_tests.empty()) {
     errors.add(config::Location{"<command line>", 0, 0}, "",
                "nothing to fit: name microbenchmark results (RESULTS.jsonl) or --nccl-tests logs");

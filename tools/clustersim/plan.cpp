@@ -253,28 +253,21 @@ Plan plan(const PlanArgs& args) {
   const auto start = std::chrono::steady_clock::now();
   check_sets_against_search(args);
   // The base need not hold where what fails is what the search sets (a job larger than the
-  // scenario's cluster, a dp that does not divide its batch), as a sweep's base: it is then
-  // taken as decoded, its node resolved, and each point is checked in full as it is run.
-  // An error the search does not set (an unknown model, a broken fabric) is the scenario's.
+  // scenario's cluster, a dp that does not divide its batch, a fabric too small for its
+  // nodes), as a sweep's base: it is then taken as decoded, its node resolved, and each
+  // point is checked in full as it is run. Where no point holds, the error is the base's.
   scenario::LoadOptions options{args.sets, args.seed, false, false};
   scenario::LoadedScenario base;
   std::string base_problem;  // the base's first error, when it does not hold
+  std::optional<config::InputError> base_error;
   try {
     base = scenario::load_scenario(args.scenario, options);
   } catch (const config::InputError& e) {
-    // Only errors about what the search sets: the planned job's size, parallelism and the
-    // batch its dp must divide, the cluster's size, the topology. Any other is the scenario's.
+    // Whether the search sets what fails shows in its points: where none holds, the base's
+    // own errors are the answer (an unknown model, a broken fabric), said as a load says them.
     const auto& said = e.diagnostics().items();
-    const auto searched = [](const std::string& path) {
-      for (const std::string_view k : {"workload.jobs[0].gpus", "workload.jobs[0].parallelism", "workload.jobs[0].global_batch",
-                                       "cluster.nodes", "fabric.topology"}) {
-        if (path == k || config::key_inside(k, path)) return true;
-      }
-      return false;
-    };
-    if (said.empty() || !std::all_of(said.begin(), said.end(), [&](const config::Diagnostic& d) { return searched(d.path); })) {
-      throw;
-    }
+    if (said.empty()) throw;
+    base_error.emplace(e);
     options.resolve = false;
     base = scenario::load_scenario(args.scenario, options);  // its decoding errors are the scenario's
     base_problem = said.front().format();
@@ -454,6 +447,11 @@ Plan plan(const PlanArgs& args) {
     for (std::jthread& w : workers) w.join();
   }
 
+  // A base that did not hold, and no point that does: the base's errors say why (an error
+  // the search does not set, an unknown model of another job, a broken fabric).
+  if (base_error && std::none_of(p.points.begin(), p.points.end(), [](const PlanPoint& pt) { return pt.feasible; })) {
+    throw *base_error;
+  }
   // Feasible points, none with a cost: no plan can be chosen, and the reason is the prices
   // (a network part of every design not in the priced table), not the deadline.
   std::vector<std::string> unpriced;
@@ -574,8 +572,8 @@ std::string plan_table(const Plan& p, bool files_written) {
                                                          p.ecmp_seeds)
                                            : std::string()));
   if (!p.base_problem.empty()) {
-    out += fmt::format("Note: the scenario as written does not hold ({}); plan sets the job's GPUs and parallelism at "
-                       "each point and checks each point in full\n",
+    out += fmt::format("Note: the scenario as written does not hold ({}); plan sets the cluster's size, the topology "
+                       "and the job's GPUs and parallelism at each point and checks each point in full\n",
                        p.base_problem);
   }
   out += fmt::format("{} points, {} feasible ({} not: they do not fit, do not divide or cannot be simulated), {:.2f} s\n",

@@ -1006,9 +1006,12 @@ std::int64_t sweep_block_points(const scenario::Scenario& sc) {
 std::vector<SweepParam> sweep_block_params(const scenario::Scenario& sc) {
   std::vector<SweepParam> out;
   if (!sc.sweep) return out;
-  for (const scenario::SweepAxis& a : sc.sweep->zip.axes) out.push_back({a.key, a.values, true, "sweep.zip", a.where});
+  // Keys as a --set of them writes them (set_key): '"cluster".nodes' is cluster.nodes.
+  for (const scenario::SweepAxis& a : sc.sweep->zip.axes) {
+    out.push_back({scenario::set_key(a.key), a.values, true, "sweep.zip", a.where});
+  }
   for (const scenario::SweepAxis& a : sc.sweep->grid.axes) {
-    out.push_back({a.key, a.values, false, "sweep.grid", a.where});
+    out.push_back({scenario::set_key(a.key), a.values, false, "sweep.grid", a.where});
   }
   return out;
 }

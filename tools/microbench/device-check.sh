@@ -50,7 +50,7 @@ nvidia-smi -L > "$out/gpus.txt"
 if ! command -v nvcc >/dev/null && [[ -x /usr/local/cuda/bin/nvcc ]]; then
   export PATH="/usr/local/cuda/bin:$PATH"
 fi
-if ! command -v nvcc >/dev/null; then
+if [[ -z "${CUDACXX:-}" ]] && ! command -v nvcc >/dev/null; then  # CMake takes $CUDACXX first
   echo "device-check: no CUDA compiler (nvcc not on the PATH nor in /usr/local/cuda/bin): install the CUDA" \
        "toolkit; nothing measured" | tee "$out/report.txt" >&2
   exit 1
