@@ -285,11 +285,7 @@ Plan plan(const PlanArgs& args) {
       unresolved = std::move(j);
     }
   }
-  if (base.jobs.empty() && !base_problem.empty() && !unresolved) {
-    // Not even the job's model: the base's own errors say what.
-    options.resolve = true;
-    (void)scenario::load_scenario(args.scenario, options);
-  }
+  if (base_error && !unresolved) throw *base_error;  // no job, or not even its model: the base's own errors
   // What the scenario lacks is said at the scenario (its job, or the file), not the command line.
   const auto scenario_error = [&](config::Location where, std::string path, std::string message, std::string hint) {
     config::Diagnostics d;
