@@ -406,17 +406,18 @@ void report_unknown_key(const YAML::Node& key_node, const std::string& key, cons
                           near ? fmt::format("did you mean '{}'?", *near) : std::string());
 }
 
+std::size_t set_value_start(std::string_view set) {
+  for (std::size_t i = 0, quoted = 0; i < set.size(); ++i) {
+    if (set[i] == '"') quoted ^= 1U;
+    if (set[i] == '=' && !quoted) return i + 1;
+  }
+  return std::string_view::npos;
+}
+
 bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segments, std::string& value,
                         int& value_column, LoadState& state) {
-  // The first '=' outside a quoted key.
-  std::size_t eq = std::string::npos;
-  for (std::size_t i = 0, quoted = 0; i < arg.size(); ++i) {
-    if (arg[i] == '"') quoted ^= 1U;
-    if (arg[i] == '=' && !quoted) {
-      eq = i;
-      break;
-    }
-  }
+  const std::size_t value_start = set_value_start(arg);  // one past the first '=' outside a quoted key
+  const std::size_t eq = value_start == std::string::npos ? std::string::npos : value_start - 1;
   if (eq == std::string::npos || eq == 0) {
     state.diagnostics.add(Location{"<command line>", state.set_line, 1}, "",
                           fmt::format("--set '{}': expected key.path=value", arg), "e.g. --set cluster.nodes=128");

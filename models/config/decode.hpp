@@ -654,6 +654,9 @@ struct PathSegment {
 /// Splits "a.b.c=value" into segments and the value's text and column; a key between double
 /// quotes is one segment whatever it holds ("a.\"b.c\".d=1": a, b.c, d). False (and a
 /// diagnostic) when the argument has no '=', an empty key or an ill-formed quoted one.
+/// Where the value of a --set starts: one past its first '=' outside double quotes (a
+/// quoted key may hold '='); npos when there is none.
+std::size_t set_value_start(std::string_view set);
 bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segments, std::string& value,
                         int& value_column, LoadState& state);
 /// Parses the value of a --set as YAML (so `--set a={x: 1}` and lists work).

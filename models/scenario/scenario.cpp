@@ -794,16 +794,8 @@ bool indexes_size_table(const std::string& set) {
 
 }  // namespace
 
-std::size_t set_value_start(const std::string& set) {
-  for (std::size_t i = 0, quoted = 0; i < set.size(); ++i) {
-    if (set[i] == '"') quoted ^= 1U;
-    if (set[i] == '=' && !quoted) return i + 1;
-  }
-  return std::string::npos;
-}
-
 std::string set_key(const std::string& set) {
-  const std::size_t value = set_value_start(set);
+  const std::size_t value = config::set_value_start(set);
   const std::string text = set.substr(0, value == std::string::npos ? set.size() : value - 1);
   // Segment by segment (a '.' outside quotes ends one): spaces dropped, quotes dropped but
   // around a name that holds '.' or '=' (a component "nic.cx7"), which only they keep whole.
@@ -841,7 +833,7 @@ bool writes_whole_table(const std::string& set, const std::string& other) {
   const std::string key = set_key(other);
   if (key == table) return true;
   // A whole network mapping writes the table only if it holds it.
-  const std::size_t value = set_value_start(other);
+  const std::size_t value = config::set_value_start(other);
   return key == "network" && value != std::string::npos &&
          other.find(table.substr(table.find('.') + 1), value) != std::string::npos;
 }

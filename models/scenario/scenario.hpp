@@ -223,13 +223,11 @@ struct LoadedScenario {
 LoadedScenario load_scenario(const std::string& path, const LoadOptions& options);
 
 /// The key a --set writes, as a plain dotted path: up to the first '=' outside double
-/// quotes (as config::split_set_argument reads it), without quotes and spaces, so that
+/// quotes (config::set_value_start, as config::split_set_argument reads it), without
+/// spaces, and without quotes but around a name that holds '.' or '=', so that
 /// ' "simulation".seed = 7' writes simulation.seed. Commands that look at what a --set
 /// writes compare this.
 std::string set_key(const std::string& set);
-/// Where the value of a --set starts: one past its first '=' outside double quotes;
-/// npos when there is none.
-std::size_t set_value_start(const std::string& set);
 
 /// The model a job names (its inline definition, or the built-in catalog's entry) and the
 /// name a report gives it; nullopt for a name the catalog lacks. For a base that does not

@@ -213,7 +213,7 @@ void check_sets_against_search(const PlanArgs& args) {
   };
   for (const std::string& set : args.sets) {
     const std::string key = scenario::set_key(set);
-    const std::size_t start = scenario::set_value_start(set);
+    const std::size_t start = config::set_value_start(set);
     const std::string value = start == std::string::npos ? std::string() : set.substr(start);
     for (const Searched& s : searched) {
       if (!s.searched) continue;

@@ -964,7 +964,7 @@ bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why)
   // The key up to the first '=' outside quotes, as a --set reads it, written as set_key
   // writes it ('"cluster".nodes' is cluster.nodes, to compare with the --set keys).
   const std::string whole(text);
-  const std::size_t start = scenario::set_value_start(whole);
+  const std::size_t start = config::set_value_start(whole);
   const auto eq = start == std::string::npos ? std::string_view::npos : start - 1;
   const std::string key = eq == std::string_view::npos ? std::string() : scenario::set_key(whole);
   if (key.empty() || eq + 1 >= text.size()) {
