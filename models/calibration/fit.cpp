@@ -163,10 +163,11 @@ double repeatability(const std::vector<CollectivePoint>& points) {
 // values: models/compute/profile.hpp).
 constexpr double kLowestGemmEfficiency = 0.01;
 
-std::string shape_label(const GemmPoint& g) {
-  return g.shape.batch == 1 ? fmt::format("{}x{}x{}", g.shape.m, g.shape.n, g.shape.k)
-                            : fmt::format("{}x{}x{}x{}", g.shape.batch, g.shape.m, g.shape.n, g.shape.k);
+std::string shape_label_of(const compute::GemmShape& s) {
+  return s.batch == 1 ? fmt::format("{}x{}x{}", s.m, s.n, s.k) : fmt::format("{}x{}x{}x{}", s.batch, s.m, s.n, s.k);
 }
+
+std::string shape_label(const GemmPoint& g) { return shape_label_of(g.shape); }
 
 /// The depth past which deeper GEMMs ran no closer to peak (compute.k_saturation), from a
 /// depth sweep: the GEMMs of one datatype and m x n x batch at three or more k (bf16 first,
@@ -280,6 +281,92 @@ std::optional<std::string> catalog_gpu_for(const std::string& device_name) {
   return std::nullopt;
 }
 
+namespace {
+
+/// The windows of a held GEMM (gemm --sustained) against the sweep's point of the same shape:
+/// what the GPU keeps under minutes of load, where power or heat lowers its clocks, against
+/// what the fit was made of. A sweep more than 5% above it overstates a training run.
+void sustained_notes(const Measurements& m, FitReport& report) {
+  std::vector<std::vector<const SustainedPoint*>> runs;  // by dtype and shape, in file order
+  for (const SustainedPoint& s : m.sustained) {
+    const auto same = [&](const std::vector<const SustainedPoint*>& r) {
+      const SustainedPoint& f = *r.front();
+      return f.dtype == s.dtype && f.shape.m == s.shape.m && f.shape.n == s.shape.n && f.shape.k == s.shape.k &&
+             f.shape.batch == s.shape.batch;
+    };
+    const auto it = std::find_if(runs.begin(), runs.end(), same);
+    if (it == runs.end()) {
+      runs.push_back({&s});
+    } else {
+      it->push_back(&s);
+    }
+  }
+  for (const auto& run : runs) {
+    const SustainedPoint& f = *run.front();
+    double last = 0.0;
+    for (const SustainedPoint* s : run) last = std::max(last, s->t_s);
+    // The settled half: windows ending past half of the run (the first seconds hold a boost).
+    std::vector<const SustainedPoint*> settled;
+    for (const SustainedPoint* s : run) {
+      if (s->t_s > 0.5 * last) settled.push_back(s);
+    }
+    if (settled.empty()) settled = run;
+    std::vector<double> rates;
+    double clock_lo = 1e300, clock_hi = -1.0, power = 0.0, temperature = 0.0;
+    int power_n = 0, temperature_n = 0;
+    for (const SustainedPoint* s : settled) {
+      rates.push_back(s->flops());
+      if (s->sm_clock_mhz >= 0.0) {
+        clock_lo = std::min(clock_lo, s->sm_clock_mhz);
+        clock_hi = std::max(clock_hi, s->sm_clock_mhz);
+      }
+      if (s->power_w >= 0.0) power += s->power_w, ++power_n;
+      if (s->temperature_c >= 0.0) temperature += s->temperature_c, ++temperature_n;
+    }
+    std::sort(rates.begin(), rates.end());
+    const double held = rates.size() % 2 ? rates[rates.size() / 2]
+                                          : 0.5 * (rates[rates.size() / 2 - 1] + rates[rates.size() / 2]);
+    std::string state;
+    if (clock_hi >= 0.0) {
+      state += clock_lo == clock_hi ? fmt::format("SM clock {:g} MHz", clock_hi)
+                                    : fmt::format("SM clock {:g}-{:g} MHz", clock_lo, clock_hi);
+    }
+    if (power_n > 0) state += fmt::format("{}{:.0f} W", state.empty() ? "" : ", ", power / power_n);
+    if (temperature_n > 0) state += fmt::format("{}{:.0f} C", state.empty() ? "" : ", ", temperature / temperature_n);
+    const std::string what = fmt::format("{} {}", config::enum_name(f.dtype), shape_label_of(f.shape));
+    std::string line = fmt::format("sustained {}: {:.4g} TFLOP/s held over {:.0f} s (median of the {} windows past "
+                                   "{:.0f} s{}{})",
+                                   what, held / 1e12, last, settled.size(), 0.5 * last, state.empty() ? "" : "; ",
+                                   state);
+    // The sweep's points of the shape (the fastest, as the fit's ceiling is).
+    double swept = 0.0;
+    for (const GemmPoint& g : m.gemm) {
+      if (g.dtype == f.dtype && g.shape.m == f.shape.m && g.shape.n == f.shape.n && g.shape.k == f.shape.k &&
+          g.shape.batch == f.shape.batch) {
+        swept = std::max(swept, 2.0 * double(g.shape.m) * double(g.shape.n) * double(g.shape.k) *
+                                    double(g.shape.batch) / g.seconds);
+      }
+    }
+    if (swept <= 0.0) {
+      line += ": no point of the sweep has this shape and datatype to compare";
+    } else {
+      const double ratio = held / swept;
+      line += fmt::format(", {:.1f}% of the sweep's {:.4g} TFLOP/s for the shape", 100.0 * ratio, swept / 1e12);
+      if (ratio < 0.95) {
+        line += fmt::format(": WARNING the sweep ran {:.0f}% faster than the GPU holds under load (a boost it keeps for "
+                            "a moment); its GEMM efficiencies overstate a training run's: measure each point after a "
+                            "warm-up, as tools/microbench/gemm does",
+                            100.0 * (1.0 / ratio - 1.0));
+      } else {
+        line += ": the sweep's points are what the GPU holds";
+      }
+    }
+    report.notes.push_back(line);
+  }
+}
+
+}  // namespace
+
 compute::ComputeProfile fit_compute(const Measurements& m, const compute::ComputeProfile& base, FitReport& report) {
   compute::ComputeProfile p = base;
   if (m.device) p.sms = m.device->sm_count;
@@ -339,6 +426,19 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     if (compute::peak_flops(g.dtype, p) > 0.0) gemm.push_back(g);
   }
   if (!gemm.empty()) {
+    // tools/microbench/gemm times each shape after half a second of its calls: the fitted
+    // efficiencies are what the GPU holds (the held GEMM's note checks it), sustained_factor 1.
+    // The built-in attention efficiencies, kept, become held ones at the built-in's factor.
+    if (p.sustained_factor != 1.0) {
+      report.notes.push_back(fmt::format(
+          "sustained_factor 1 (the GEMMs were timed after a warm-up, in the clocks the GPU holds); the built-in "
+          "attention efficiencies {:.4g} and {:.4g} (not measured) times its sustained_factor {:.4g}: {:.4g} and {:.4g}",
+          p.attention_efficiency, p.attention_backward_efficiency, p.sustained_factor,
+          p.attention_efficiency * p.sustained_factor, p.attention_backward_efficiency * p.sustained_factor));
+      p.attention_efficiency *= p.sustained_factor;
+      p.attention_backward_efficiency *= p.sustained_factor;
+      p.sustained_factor = 1.0;
+    }
     // The measured shapes set the k term themselves, its saturation depth included (the
     // built-in profile's comes from a published scan of shapes, not from these).
     const Saturation saturation = saturation_depth(gemm, p);
@@ -428,7 +528,20 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
                                          kind, 1e-9 / b, a * 1e6));
     }
   }
-  for (const std::string& s : m.skipped) report.notes.push_back("skipped: " + s);
+  // Each reason once, with its count (a plain-FP32 sweep skips thirty shapes for one reason).
+  std::vector<std::pair<std::string, int>> skipped;
+  for (const std::string& s : m.skipped) {
+    const auto it = std::find_if(skipped.begin(), skipped.end(), [&](const auto& e) { return e.first == s; });
+    if (it == skipped.end()) {
+      skipped.emplace_back(s, 1);
+    } else {
+      ++it->second;
+    }
+  }
+  for (const auto& [s, n] : skipped) {
+    report.notes.push_back(n == 1 ? "skipped: " + s : fmt::format("skipped: {} ({} records)", s, n));
+  }
+  sustained_notes(m, report);
   return p;
 }
 

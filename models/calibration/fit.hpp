@@ -11,7 +11,12 @@
 //                    over the points that are compute-bound; the (tile, k_half) with the
 //                    least squared log error over all GEMM points wins. wave uses the
 //                    device's SM count. gemm_efficiency = bf16's e (else the first fitted).
-//   attention_efficiency is not measured: it keeps the built-in profile's value.
+//   attention_efficiency is not measured: it keeps the built-in profile's value (times the
+//                    built-in sustained_factor when GEMMs were measured: the fitted profile's
+//                    figures are held ones, sustained_factor 1, as gemm times each shape
+//                    after a warm-up)
+//   sustained        (gemm --sustained) not fitted: a note compares the held GEMM with the
+//                    sweep's point of its shape and warns when the sweep ran 5% or more faster
 // Collectives: each series (op, ranks, nodes) is fitted by size regimes
 // (models/calibration/profile.hpp: piecewise in size, t = latency_r + factor S / busbw_r):
 //   1. every run of at least 3 consecutive sizes gets its minimax line: latency >= 0 and

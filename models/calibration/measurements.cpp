@@ -171,7 +171,10 @@ bool known_keys(const nlohmann::json& j, const std::string& record, Line& l) {
       {"elementwise", {"kind", "rows", "cols", "bytes", "gbps"}},
       {"launch", {"kind", "kernels"}},
       {"collective", {"op", "ranks", "ranks_per_node", "nodes", "bytes", "algbw_gbps", "busbw_gbps"}},
-      {"skipped", {"bench", "reason", "dtype", "m", "n", "k"}}};
+      {"skipped", {"bench", "reason", "dtype", "m", "n", "k"}},
+      {"sustained",
+       {"dtype", "m", "n", "k", "t_s", "window_s", "tflops", "sm_clock_mhz", "power_w", "temperature_c",
+        "clock_event_reasons"}}};
   static const std::set<std::string> kEvery = {"record", "note", "time_s", "min_s", "max_s", "repeats", "calls"};
   const auto keys = kKeys.find(record);
   if (keys == kKeys.end()) return true;  // an unknown record is reported as such
@@ -323,7 +326,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     }
     if (!j.is_object() || !j.contains("record") || !j["record"].is_string()) {
       errors.add(at, "", "expected a JSON object with a \"record\" key (device, gemm, memory, launch, elementwise, "
-                         "collective, skipped)");
+                         "collective, sustained, skipped)");
       continue;
     }
     Line l(j, at, errors);
@@ -450,6 +453,36 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.collectives.push_back(p);
+    } else if (record == "sustained") {
+      SustainedPoint p;
+      std::string dtype;
+      if (!l.text("dtype", dtype) || !l.integer("m", p.shape.m) || !l.integer("n", p.shape.n) ||
+          !l.integer("k", p.shape.k) || !l.number("t_s", p.t_s) || !l.number("window_s", p.window_s) ||
+          !l.integer("calls", p.calls)) {
+        continue;
+      }
+      if (!enum_from(dtype, p.dtype)) {
+        l.fail(fmt::format("'sustained' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
+        continue;
+      }
+      // The GPU's state: a number, -1 where NVML could not read it.
+      bool state_ok = true;
+      for (auto [key, slot] : {std::pair{"sm_clock_mhz", &p.sm_clock_mhz}, std::pair{"power_w", &p.power_w},
+                               std::pair{"temperature_c", &p.temperature_c}}) {
+        const auto it = j.find(key);
+        if (it == j.end()) continue;
+        if (!it->is_number() || !std::isfinite(it->get<double>()) ||
+            (it->get<double>() < 0.0 && it->get<double>() != -1.0)) {
+          l.fail(fmt::format("'sustained' record: '{}' must be a number, 0 or more (-1: not read), got {}", key,
+                             it->dump()));
+          state_ok = false;
+          break;
+        }
+        *slot = it->get<double>();
+      }
+      if (!state_ok) continue;
+      p.where = fmt::format("{}:{}", file, i + 1);
+      out.sustained.push_back(p);
     } else if (record == "skipped") {
       std::string bench = "?";
       std::string reason = "?";
@@ -457,7 +490,9 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       out.skipped.push_back(fmt::format("{}: {}", bench, reason));
     } else {
       --records;
-      l.fail(fmt::format("unknown record '{}' (device, gemm, memory, launch, elementwise, collective, skipped)", record));
+      l.fail(fmt::format("unknown record '{}' (device, gemm, memory, launch, elementwise, collective, sustained, "
+                         "skipped)",
+                         record));
     }
   }
   if (records == 0 && errors.items().size() == before) {

@@ -9,6 +9,9 @@
 //   {"record":"elementwise","kind":..,"bytes":..,"time_s":..}
 //   {"record":"collective","op":"all_reduce",..,"ranks":n,"nodes":1,"bytes":S,"time_s":..}
 //   {"record":"skipped","bench":..,"reason":..}
+//   {"record":"sustained","dtype":"bf16","m":..,"n":..,"k":..,"t_s":..,"window_s":..,"calls":..}
+//     one window of a GEMM held back to back (gemm --sustained), t_s its end since the start;
+//     sm_clock_mhz, power_w, temperature_c (-1: not read) and clock_event_reasons optional
 // Other keys are kept by the programs for people (tflops, gbps, min_s, ...) and ignored here.
 //
 // nccl-tests logs: the text all_reduce_perf and its siblings print. The "#  Rank r Group g
@@ -75,12 +78,32 @@ struct CollectivePoint {
   std::string where;  ///< "file:line"
 };
 
+/// One window of a GEMM held back to back (gemm --sustained): `calls` calls in `window_s`
+/// seconds, ending `t_s` seconds into the run.
+struct SustainedPoint {
+  compute::GemmShape shape;
+  compute::Dtype dtype = compute::Dtype::bf16;
+  double t_s = 0.0;
+  double window_s = 0.0;
+  std::int64_t calls = 0;
+  double sm_clock_mhz = -1.0;  ///< -1: not read
+  double power_w = -1.0;
+  double temperature_c = -1.0;
+  std::string where;  ///< "file:line"
+
+  /// FLOP/s over the window.
+  [[nodiscard]] double flops() const {
+    return 2.0 * double(shape.m) * double(shape.n) * double(shape.k) * double(shape.batch) * double(calls) / window_s;
+  }
+};
+
 struct Measurements {
   std::optional<DeviceInfo> device;
   std::vector<GemmPoint> gemm;
   std::vector<MemoryPoint> memory;  ///< d2d_copy, triad, h2d, d2h and elementwise kernels
   std::vector<LaunchPoint> launch;
   std::vector<CollectivePoint> collectives;
+  std::vector<SustainedPoint> sustained;  ///< in file order
   std::vector<std::string> skipped;  ///< "bench: reason"
 };
 

@@ -89,6 +89,10 @@ struct ComputeProfile {
   double k_saturation = 0;          ///< depth past which a deeper GEMM runs no closer to peak (0: none)
   double attention_efficiency = 0.7;  ///< best achieved share of peak of fused attention (forward)
   double attention_backward_efficiency = 0.0;  ///< of its backward pass; 0: as the forward
+  /// Share of the GEMM and attention rates above that the GPU holds under a training run's
+  /// continuous load (a power or thermal limit lowers its clocks after a moment of boost);
+  /// 1: they are what it holds (measured after a warm-up).
+  double sustained_factor = 1.0;
   sim::Bandwidth hbm_bandwidth;     ///< achieved HBM bandwidth of memory-bound kernels
   sim::Time launch_overhead;        ///< per kernel
   std::string source;
@@ -128,6 +132,11 @@ struct ComputeProfile {
         field("attention_backward_efficiency", &ComputeProfile::attention_backward_efficiency,
               "the same for its backward pass (0: as the forward)")
             .at_least(0.0)
+            .at_most(1.0),
+        field("sustained_factor", &ComputeProfile::sustained_factor,
+              "share of the GEMM and attention rates the GPU holds under a training run's continuous load, when they "
+              "are burst figures (timed for milliseconds, at boost clocks); 1: they are already what it holds")
+            .at_least(0.1)
             .at_most(1.0),
         field("hbm_bandwidth", &ComputeProfile::hbm_bandwidth, "achieved HBM bandwidth of memory-bound kernels")
             .above_zero(),
@@ -173,7 +182,8 @@ double gemm_efficiency(Dtype d, const ComputeProfile& p);
 double wave_efficiency(const GemmShape& s, const ComputeProfile& p);
 
 /// Achieved share of peak of GEMM `s` while compute-bound (bf16's efficiency): gemm_efficiency x
-/// wave_efficiency x k / (k + k_half). (The memory roofline is applied by gemm_seconds.)
+/// wave_efficiency x k / (k + k_half), as the profile's figures were timed (sustained_factor
+/// is not in it). (gemm_seconds applies sustained_factor and the memory roofline.)
 double gemm_shape_efficiency(const GemmShape& s, const ComputeProfile& p);
 
 /// Seconds for one GEMM call of `s` in `d` (launch overhead included); 0 for an empty

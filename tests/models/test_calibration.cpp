@@ -2,6 +2,7 @@
 // collective models, and profiles read by scenarios.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -80,6 +81,7 @@ compute::ComputeProfile synthetic_truth(const hardware::GpuSpec& gpu, double k_s
   truth.gemm_efficiency_by_dtype = {0.9, 0.7, 0.81, 0.78, 0.62};
   truth.hbm_bandwidth = sim::Bandwidth::of(3.05e12);
   truth.launch_overhead = sim::Time::from_ns(4'500);
+  truth.sustained_factor = 1.0;  // timed after a warm-up, as tools/microbench/gemm times them
   return truth;
 }
 
@@ -1032,11 +1034,14 @@ TEST_CASE("profiles round-trip through JSON, and every shipped profile loads") {
     const auto shipped = load_profile(kSource + "/validation/calibration/" + gpu + ".json", st);
     REQUIRE(shipped);
     CHECK(shipped->gpu == gpu);
-    CHECK(shipped->kind == "derived");
-    // Derived from the built-in profile: the same compute figures.
+    // The H200's was measured (validation/calibration/measured/h200-sxm/), the others derived
+    // from published figures; either way the built-in profile holds the same compute figures.
+    CHECK(shipped->kind == (std::string(gpu) == "h200-sxm" ? "measured" : "derived"));
     const compute::ComputeProfile built = compute::default_profile(gpu, catalog_gpu(gpu));
     const compute::ComputeProfile read_back = compute_profile(*shipped, gpu, catalog_gpu(gpu));
     CHECK(read_back.gemm_efficiency == built.gemm_efficiency);
+    CHECK(read_back.sustained_factor == built.sustained_factor);
+    CHECK(read_back.attention_efficiency == built.attention_efficiency);
     CHECK(read_back.hbm_bandwidth == built.hbm_bandwidth);
     CHECK(read_back.launch_overhead == built.launch_overhead);
   }
@@ -1059,4 +1064,105 @@ TEST_CASE("copies that cost their bytes alone measure a launch overhead of 0, no
   CHECK(fit.hbm_bandwidth.value() == Rel(2.5e12));
   CHECK(fit.launch_overhead.seconds() == doctest::Approx(0.0).epsilon(1e-12));
   CHECK(compute::default_profile("h100-sxm", gpu).launch_overhead.seconds() > 1e-6);  // the case is not vacuous
+}
+
+TEST_CASE("the H200's measured results fit to the built-in H200 profile, which says where they came from") {
+  // validation/calibration/measured/h200-sxm/: the microbenchmarks run on an H200 (each GEMM
+  // timed after half a second of its own calls) and one GEMM held a minute. The built-in
+  // profile holds their fit, rounded to four digits.
+  const std::string dir = kSource + "/validation/calibration/measured/h200-sxm/";
+  const hardware::GpuSpec gpu = catalog_gpu("h200-sxm");
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_results("results.jsonl", read(dir + "results.jsonl"), m, errors));
+  REQUIRE(read_results("sustained.jsonl", read(dir + "sustained.jsonl"), m, errors));
+  REQUIRE(m.device);
+  CHECK(catalog_gpu_for(m.device->name) == std::optional<std::string>("h200-sxm"));
+  CHECK(m.sustained.size() > 40);
+  const compute::ComputeProfile builtin = compute::default_profile("h200-sxm", gpu);
+  FitReport report;
+  const compute::ComputeProfile fit = fit_compute(m, builtin, report);
+  CHECK(fit.tile_m == builtin.tile_m);
+  CHECK(fit.tile_n == builtin.tile_n);
+  CHECK(fit.k_half == Rel(builtin.k_half).epsilon(1e-3));
+  CHECK(fit.k_saturation == builtin.k_saturation);
+  CHECK(fit.gemm_efficiency == Rel(builtin.gemm_efficiency).epsilon(1e-3));
+  for (const auto d : {compute::Dtype::fp32, compute::Dtype::tf32, compute::Dtype::bf16, compute::Dtype::fp16,
+                       compute::Dtype::fp8}) {
+    CAPTURE(config::enum_name(d));
+    CHECK(compute::gemm_efficiency(d, fit) == Rel(compute::gemm_efficiency(d, builtin)).epsilon(1e-3));
+  }
+  CHECK(fit.hbm_bandwidth.value() == Rel(builtin.hbm_bandwidth.value()).epsilon(1e-3));
+  CHECK(fit.launch_overhead.seconds() == Rel(builtin.launch_overhead.seconds()).epsilon(1e-2));
+  CHECK(builtin.source.find("validation/calibration/measured/h200-sxm/") != std::string::npos);
+  // The held GEMM ran at the sweep's rate for its shape: the sweep is what the GPU holds.
+  const auto held = std::find_if(report.notes.begin(), report.notes.end(),
+                                 [](const std::string& n) { return n.rfind("sustained bf16 8192x8192x8192", 0) == 0; });
+  REQUIRE(held != report.notes.end());
+  CHECK(held->find("the sweep's points are what the GPU holds") != std::string::npos);
+  CHECK(held->find("WARNING") == std::string::npos);
+  // Thirty-one plain-FP32 shapes skipped for one reason: one note with the count.
+  CHECK(std::count_if(report.notes.begin(), report.notes.end(), [](const std::string& n) {
+          return n.rfind("skipped: gemm: beyond 8192^3", 0) == 0;
+        }) == 1);
+  CHECK(std::find_if(report.notes.begin(), report.notes.end(), [](const std::string& n) {
+          return n.find("(31 records)") != std::string::npos;
+        }) != report.notes.end());
+  CHECK(summarize(report.points).median < 0.05);
+}
+
+TEST_CASE("a sweep timed at once, against the same GEMM held a minute, is said to overstate what the GPU holds") {
+  // burst-*.jsonl: the first run on an H200, each GEMM timed after three calls; the 8192^3
+  // bf16 point ran at 794 TFLOP/s, and the GEMM held a minute at 676.
+  const std::string dir = kSource + "/validation/calibration/measured/h200-sxm/";
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_results("burst-results.jsonl", read(dir + "burst-results.jsonl"), m, errors));
+  REQUIRE(read_results("burst-sustained.jsonl", read(dir + "burst-sustained.jsonl"), m, errors));
+  FitReport report;
+  const hardware::GpuSpec gpu = catalog_gpu("h200-sxm");
+  const compute::ComputeProfile fit = fit_compute(m, compute::default_profile("h200-sxm", gpu), report);
+  const auto held = std::find_if(report.notes.begin(), report.notes.end(),
+                                 [](const std::string& n) { return n.rfind("sustained bf16 8192x8192x8192", 0) == 0; });
+  REQUIRE(held != report.notes.end());
+  CHECK(held->find("WARNING the sweep ran 18% faster") != std::string::npos);
+  // The burst sweep's efficiency is above the built-in (measured after a warm-up) one.
+  CHECK(fit.gemm_efficiency > compute::default_profile("h200-sxm", gpu).gemm_efficiency * 1.05);
+}
+
+TEST_CASE("sustained records: the GPU's state is a number or -1, and a window without its calls is an error") {
+  const std::string device =
+      "{\"record\":\"device\",\"name\":\"NVIDIA H200\",\"sm_count\":132}\n";
+  const auto read_one = [&](const std::string& line, Measurements& m, config::Diagnostics& errors) {
+    return read_results("s.jsonl", device + line + "\n", m, errors);
+  };
+  {
+    Measurements m;
+    config::Diagnostics errors;
+    REQUIRE(read_one("{\"record\":\"sustained\",\"dtype\":\"bf16\",\"m\":8192,\"n\":8192,\"k\":8192,\"t_s\":1.0,"
+                     "\"window_s\":1.0,\"calls\":600,\"sm_clock_mhz\":-1,\"power_w\":690.5,\"temperature_c\":60,"
+                     "\"clock_event_reasons\":\"0x4\",\"tflops\":659.7}",
+                     m, errors));
+    REQUIRE(m.sustained.size() == 1);
+    CHECK(m.sustained[0].sm_clock_mhz == -1.0);
+    CHECK(m.sustained[0].power_w == 690.5);
+    CHECK(m.sustained[0].flops() == Rel(2.0 * 8192.0 * 8192 * 8192 * 600).epsilon(1e-12));
+  }
+  {
+    Measurements m;
+    config::Diagnostics errors;
+    CHECK_FALSE(read_one("{\"record\":\"sustained\",\"dtype\":\"bf16\",\"m\":8192,\"n\":8192,\"k\":8192,\"t_s\":1.0,"
+                         "\"window_s\":1.0,\"calls\":600,\"power_w\":-5}",
+                         m, errors));
+    CHECK(errors.format().find("s.jsonl:2") != std::string::npos);
+    CHECK(errors.format().find("'power_w' must be a number, 0 or more (-1: not read), got -5") != std::string::npos);
+  }
+  {
+    Measurements m;
+    config::Diagnostics errors;
+    CHECK_FALSE(read_one("{\"record\":\"sustained\",\"dtype\":\"bf16\",\"m\":8192,\"n\":8192,\"k\":8192,\"t_s\":1.0,"
+                         "\"window_s\":1.0}",
+                         m, errors));
+    CHECK(errors.format().find("'sustained' record: missing number 'calls'") != std::string::npos);
+  }
 }

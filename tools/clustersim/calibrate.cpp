@@ -421,6 +421,23 @@ int calibrate(const CalibrateArgs& args) {
         refuse("above", "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
       }
     }
+    // A held GEMM's window above 10% over the peak: as a sweep's point (a window in ms read as s
+    // would compare it with the sweep at a rate no GPU runs).
+    for (const calibration::SustainedPoint& p : m.sustained) {
+      const std::optional<sim::FlopRate> peak = p.dtype == compute::Dtype::fp32   ? peaks.fp32
+                                                : p.dtype == compute::Dtype::tf32 ? peaks.tf32
+                                                : p.dtype == compute::Dtype::bf16 ? peaks.bf16
+                                                : p.dtype == compute::Dtype::fp16 ? peaks.fp16
+                                                                                  : peaks.fp8;
+      if (!peak || peak->value() <= 0.0 || p.flops() <= 1.1 * peak->value()) continue;
+      errors.add(located(p.where), "",
+                 fmt::format("a held {} GEMM of {}x{}x{}, {} calls in {:g} s, runs at {}, above the {} dense peak of "
+                             "one {} ({}): not a measurement of this GPU",
+                             config::enum_name(p.dtype), p.shape.m, p.shape.n, p.shape.k, p.calls, p.window_s,
+                             sim::human(sim::FlopRate::of(p.flops())), config::enum_name(p.dtype), target.gpu_name,
+                             sim::human(*peak)),
+                 "check window_s (seconds) and calls; or name the GPU it ran on with --gpu");
+    }
     // A copy past the last-level cache (calibration::kPastCacheBytes, as fit_compute() takes
     // them) runs from HBM: faster than 10% above its rate is no measurement of this GPU (a
     // copy at 10 TB/s made an H100 profile of 3 times its HBM).

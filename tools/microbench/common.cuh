@@ -79,15 +79,30 @@ inline int print_device(const char* bench, int device = 0) {
   return p.multiProcessorCount;
 }
 
-/// Times `run(stream)`: `warmup` untimed calls, then up to `max_repeats` timed ones (at least
-/// 3), stopping early once `budget_s` seconds have been measured. Seconds per call.
+/// Times `run(stream)`: `warmup` untimed calls, then, when `warmup_s` > 0, more untimed calls
+/// until they have kept the GPU busy `warmup_s` seconds (a GPU at its power limit lowers its
+/// clocks within about a second of heavy load: measured after it, a point is what the GPU
+/// holds under that load, not a boost it keeps for a moment), then up to `max_repeats` timed
+/// ones (at least 3), stopping early once `budget_s` seconds have been measured. Seconds per call.
 template <class F>
-Stats time_it(cudaStream_t stream, F&& run, int warmup = 3, int max_repeats = 25, double budget_s = 0.5) {
+Stats time_it(cudaStream_t stream, F&& run, int warmup = 3, int max_repeats = 25, double budget_s = 0.5,
+              double warmup_s = 0.0) {
   cudaEvent_t start, stop;
   MB_CHECK(cudaEventCreate(&start));
   MB_CHECK(cudaEventCreate(&stop));
   for (int i = 0; i < warmup; ++i) run(stream);
   MB_CHECK(cudaStreamSynchronize(stream));
+  for (double warm = 0.0, batch = 1; warm < warmup_s;) {
+    MB_CHECK(cudaEventRecord(start, stream));
+    for (int c = 0; c < batch; ++c) run(stream);
+    MB_CHECK(cudaEventRecord(stop, stream));
+    MB_CHECK(cudaEventSynchronize(stop));
+    float ms = 0.0f;
+    MB_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    warm += ms * 1e-3;
+    // Batches of about 50 ms (at most 10,000 calls): the host stays ahead of the GPU.
+    batch = std::clamp(batch * 0.05 / std::max(1e-6, ms * 1e-3), 1.0, 10000.0);
+  }
   // One call, timed alone (host issue cost included: an upper bound), sizes the batch.
   MB_CHECK(cudaEventRecord(start, stream));
   run(stream);
