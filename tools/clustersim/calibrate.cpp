@@ -374,13 +374,16 @@ int calibrate(const CalibrateArgs& args) {
   // system) would be fitted and clamped into a profile that looks measured: refused.
   if (!target.gpu_name.empty() && errors.ok()) {
     const hardware::PeakFlops& peaks = target.gpu.peak_flops;
+    const auto peak_of = [&](compute::Dtype d) -> std::optional<sim::FlopRate> {
+      return d == compute::Dtype::fp32   ? peaks.fp32
+             : d == compute::Dtype::tf32 ? peaks.tf32
+             : d == compute::Dtype::bf16 ? peaks.bf16
+             : d == compute::Dtype::fp16 ? peaks.fp16
+                                         : peaks.fp8;
+    };
     std::set<compute::Dtype> without_peak;  // said once, at its first record
     for (const calibration::GemmPoint& p : m.gemm) {
-      const std::optional<sim::FlopRate> peak = p.dtype == compute::Dtype::fp32   ? peaks.fp32
-                                                : p.dtype == compute::Dtype::tf32 ? peaks.tf32
-                                                : p.dtype == compute::Dtype::bf16 ? peaks.bf16
-                                                : p.dtype == compute::Dtype::fp16 ? peaks.fp16
-                                                                                  : peaks.fp8;
+      const std::optional<sim::FlopRate> peak = peak_of(p.dtype);
       const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
                            static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
       // A datatype the GPU has no peak for (FP8 on an A100) was fitted against another's, and
@@ -424,11 +427,7 @@ int calibrate(const CalibrateArgs& args) {
     // A held GEMM's window above 10% over the peak: as a sweep's point (a window in ms read as s
     // would compare it with the sweep at a rate no GPU runs).
     for (const calibration::SustainedPoint& p : m.sustained) {
-      const std::optional<sim::FlopRate> peak = p.dtype == compute::Dtype::fp32   ? peaks.fp32
-                                                : p.dtype == compute::Dtype::tf32 ? peaks.tf32
-                                                : p.dtype == compute::Dtype::bf16 ? peaks.bf16
-                                                : p.dtype == compute::Dtype::fp16 ? peaks.fp16
-                                                                                  : peaks.fp8;
+      const std::optional<sim::FlopRate> peak = peak_of(p.dtype);
       if (!peak || peak->value() <= 0.0 || p.flops() <= 1.1 * peak->value()) continue;
       errors.add(located(p.where), "",
                  fmt::format("a held {} GEMM of {}x{}x{}, {} calls in {:g} s, runs at {}, above the {} dense peak of "
