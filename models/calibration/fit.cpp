@@ -320,8 +320,14 @@ void sustained_notes(const Measurements& m, FitReport& report) {
         clock_lo = std::min(clock_lo, s->sm_clock_mhz);
         clock_hi = std::max(clock_hi, s->sm_clock_mhz);
       }
-      if (s->power_w >= 0.0) power += s->power_w, ++power_n;
-      if (s->temperature_c >= 0.0) temperature += s->temperature_c, ++temperature_n;
+      if (s->power_w >= 0.0) {
+        power += s->power_w;
+        ++power_n;
+      }
+      if (s->temperature_c >= 0.0) {
+        temperature += s->temperature_c;
+        ++temperature_n;
+      }
     }
     std::sort(rates.begin(), rates.end());
     const double held = rates.size() % 2 ? rates[rates.size() / 2]
