@@ -5,9 +5,11 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "models/calibration/profile.hpp"
 #include "models/fabric/fabric.hpp"
@@ -373,6 +375,109 @@ void sustained_notes(const Measurements& m, FitReport& report) {
 
 }  // namespace
 
+namespace {
+
+/// The attention terms from fused attention calls (tools/microbench/attention.py), in the
+/// compute model's own equation: a call's share of peak at kv_half h is its compute time at
+/// efficiency 1 and no sequence term (attention_seconds without launch, HBM unbounded) over
+/// its measured time less the launch, over kv / (kv + h) (2h when causal); each pass's
+/// efficiency is the geometric mean of its calls' (least squares in log time), and h, with
+/// two kv lengths or more, the one of least squared log error over both passes (a grid of
+/// 1 to 16,384 by 1%). A pass not measured keeps the profile's efficiency.
+void fit_attention(const Measurements& m, compute::ComputeProfile& p, FitReport& report) {
+  compute::ComputeProfile unit = p;
+  unit.attention_efficiency = 1.0;
+  unit.attention_backward_efficiency = 1.0;
+  unit.attention_kv_half = 0.0;
+  unit.hbm_bandwidth = sim::Bandwidth::of(1e300);
+  const double launch = p.launch_overhead.seconds();
+  struct Call {
+    const AttentionPoint* a;
+    double log_share;  ///< log of its share of peak, no sequence term
+  };
+  std::vector<Call> calls;
+  std::set<std::int64_t> lengths;
+  for (const AttentionPoint& a : m.attention) {
+    if (compute::peak_flops(a.dtype, p) <= 0.0) continue;
+    const double ideal = compute::attention_seconds(a.shape, a.dtype, a.backward, unit) - unit.launch_overhead.seconds();
+    calls.push_back(Call{&a, std::log(ideal / std::max(a.seconds - launch, 1e-12))});
+    lengths.insert(a.shape.kv_len);
+  }
+  if (calls.empty()) {
+    report.kept_builtin.emplace_back("the attention efficiencies");
+    return;
+  }
+  // Per pass at kv_half h: the efficiency and the squared log error.
+  struct Pass {
+    double efficiency = 0.0;
+    double sse = 0.0;
+    int n = 0;
+  };
+  const auto passes_at = [&](double h) {
+    std::array<Pass, 2> out{};
+    std::array<double, 2> sum{};
+    const auto term = [&](const AttentionPoint& a) {
+      const double kv = static_cast<double>(a.shape.kv_len);
+      return std::log(kv / (kv + h * (a.shape.causal ? 2.0 : 1.0)));
+    };
+    for (const Call& c : calls) {
+      sum[c.a->backward] += c.log_share - term(*c.a);
+      ++out[c.a->backward].n;
+    }
+    for (std::size_t b = 0; b < 2; ++b) {
+      if (out[b].n > 0) out[b].efficiency = std::exp(sum[b] / out[b].n);
+    }
+    for (const Call& c : calls) {
+      const double r = c.log_share - term(*c.a) - std::log(out[c.a->backward].efficiency);
+      out[c.a->backward].sse += r * r;
+    }
+    return out;
+  };
+  double kv_half = p.attention_kv_half;
+  if (lengths.size() >= 2) {
+    double best = std::numeric_limits<double>::infinity();
+    kv_half = 0.0;
+    for (double h = 0.0; h <= 16384.0; h = h < 1.0 ? 1.0 : h * 1.01) {
+      const auto at = passes_at(h);
+      const double sse = at[0].sse + at[1].sse;
+      if (sse < best) {
+        best = sse;
+        kv_half = h;
+      }
+    }
+  }
+  const auto fitted = passes_at(kv_half);
+  p.attention_kv_half = kv_half;
+  for (std::size_t b = 0; b < 2; ++b) {
+    if (fitted[b].n == 0) continue;
+    const double e = std::clamp(fitted[b].efficiency, kLowestGemmEfficiency, 1.0);
+    (b ? p.attention_backward_efficiency : p.attention_efficiency) = e;
+    std::set<std::string> backends;
+    for (const Call& c : calls) {
+      if (c.a->backward == (b == 1)) backends.insert(c.a->backend);
+    }
+    report.notes.push_back(fmt::format("attention {}: efficiency {:.4f} over {} calls ({}), {:.4g} TFLOP/s in bf16 "
+                                       "at long sequences",
+                                       b ? "backward" : "forward", e, fitted[b].n, fmt::join(backends, ", "),
+                                       e * compute::peak_flops(Dtype::bf16, p) / 1e12));
+  }
+  report.notes.push_back(
+      lengths.size() >= 2
+          ? fmt::format("attention kv_half {:.4g} (twice for causal kernels), from {} kv lengths", kv_half,
+                        lengths.size())
+          : fmt::format("attention kv_half {:.4g} kept (one kv length measured: no sequence term to fit)", kv_half));
+  for (const Call& c : calls) {
+    const AttentionPoint& a = *c.a;
+    report.points.push_back(FitPoint{
+        fmt::format("attention/{}/{}", config::enum_name(a.dtype), a.backward ? "backward" : "forward"),
+        fmt::format("{}x{}x{}x{}{}", a.shape.batch_heads, a.shape.q_len, a.shape.kv_len, a.shape.head_dim,
+                    a.shape.causal ? " causal" : ""),
+        a.seconds, compute::attention_seconds(a.shape, a.dtype, a.backward, p), true, 0.0});
+  }
+}
+
+}  // namespace
+
 compute::ComputeProfile fit_compute(const Measurements& m, const compute::ComputeProfile& base, FitReport& report) {
   compute::ComputeProfile p = base;
   if (m.device) p.sms = m.device->sm_count;
@@ -431,20 +536,15 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
   for (const GemmPoint& g : m.gemm) {
     if (compute::peak_flops(g.dtype, p) > 0.0) gemm.push_back(g);
   }
+  // tools/microbench times each GEMM after half a second of its own calls: the efficiencies
+  // fitted from them are what the GPU holds (the held GEMM's note checks it): sustained_factor 1.
+  if (!gemm.empty() && p.sustained_factor != 1.0) {
+    report.notes.push_back(fmt::format("sustained_factor 1, not the built-in's {:.4g}: the GEMMs were timed after a "
+                                       "warm-up, in the clocks the GPU holds",
+                                       p.sustained_factor));
+    p.sustained_factor = 1.0;
+  }
   if (!gemm.empty()) {
-    // tools/microbench/gemm times each shape after half a second of its calls: the fitted
-    // efficiencies are what the GPU holds (the held GEMM's note checks it), sustained_factor 1.
-    // The built-in attention efficiencies, kept, become held ones at the built-in's factor.
-    if (p.sustained_factor != 1.0) {
-      report.notes.push_back(fmt::format(
-          "sustained_factor 1 (the GEMMs were timed after a warm-up, in the clocks the GPU holds); the built-in "
-          "attention efficiencies {:.4g} and {:.4g} (not measured) times its sustained_factor {:.4g}: {:.4g} and {:.4g}",
-          p.attention_efficiency, p.attention_backward_efficiency, p.sustained_factor,
-          p.attention_efficiency * p.sustained_factor, p.attention_backward_efficiency * p.sustained_factor));
-      p.attention_efficiency *= p.sustained_factor;
-      p.attention_backward_efficiency *= p.sustained_factor;
-      p.sustained_factor = 1.0;
-    }
     // The measured shapes set the k term themselves, its saturation depth included (the
     // built-in profile's comes from a published scan of shapes, not from these).
     const Saturation saturation = saturation_depth(gemm, p);
@@ -516,6 +616,7 @@ compute::ComputeProfile fit_compute(const Measurements& m, const compute::Comput
     report.notes.push_back("gemm: no GEMM measured; the built-in efficiency and shape terms are kept");
     report.kept_builtin.emplace_back("the GEMM efficiency and shape terms");
   }
+  fit_attention(m, p, report);
   for (const MemoryPoint& mp : m.memory) {
     if (mp.kind == "h2d" || mp.kind == "d2h") continue;
     report.points.push_back(FitPoint{fmt::format("memory/{}", mp.kind), sim::human(sim::Bytes::of(mp.moved)), mp.seconds,

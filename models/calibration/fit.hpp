@@ -11,10 +11,14 @@
 //                    over the points that are compute-bound; the (tile, k_half) with the
 //                    least squared log error over all GEMM points wins. wave uses the
 //                    device's SM count. gemm_efficiency = bf16's e (else the first fitted).
-//   attention_efficiency is not measured: it keeps the built-in profile's value (times the
-//                    built-in sustained_factor when GEMMs were measured: the fitted profile's
-//                    figures are held ones, sustained_factor 1, as gemm times each shape
-//                    after a warm-up)
+//   attention        attention_efficiency, attention_backward_efficiency and attention_kv_half
+//                    from fused attention calls (attention.py): for a kv_half h, each pass's
+//                    efficiency is the geometric mean over its calls of (compute time at
+//                    efficiency 1, no sequence term) / (t - launch) / (kv / (kv + h)), 2h when
+//                    causal; h is the one of least squared log error (with two kv lengths or
+//                    more). A pass not measured keeps the built-in profile's value
+//   sustained_factor 1 when GEMMs were measured (gemm times each shape after a warm-up: held
+//                    figures); else the built-in's
 //   sustained        (gemm --sustained) not fitted: a note compares the held GEMM with the
 //                    sweep's point of its shape and warns when the sweep ran 5% or more faster
 // Collectives: each series (op, ranks, nodes) is fitted by size regimes

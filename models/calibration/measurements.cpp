@@ -172,6 +172,8 @@ bool known_keys(const nlohmann::json& j, const std::string& record, Line& l) {
       {"launch", {"kind", "kernels"}},
       {"collective", {"op", "ranks", "ranks_per_node", "nodes", "bytes", "algbw_gbps", "busbw_gbps"}},
       {"skipped", {"bench", "reason", "dtype", "m", "n", "k"}},
+      {"attention",
+       {"backend", "dtype", "batch_heads", "q_len", "kv_len", "head_dim", "causal", "pass", "tflops"}},
       {"sustained",
        {"dtype", "m", "n", "k", "t_s", "window_s", "tflops", "sm_clock_mhz", "power_w", "temperature_c",
         "clock_event_reasons"}}};
@@ -326,7 +328,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     }
     if (!j.is_object() || !j.contains("record") || !j["record"].is_string()) {
       errors.add(at, "", "expected a JSON object with a \"record\" key (device, gemm, memory, launch, elementwise, "
-                         "collective, sustained, skipped)");
+                         "collective, attention, sustained, skipped)");
       continue;
     }
     Line l(j, at, errors);
@@ -453,6 +455,33 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.collectives.push_back(p);
+    } else if (record == "attention") {
+      AttentionPoint p;
+      std::string dtype, pass;
+      if (!l.text("backend", p.backend) || !l.text("dtype", dtype) || !l.integer("batch_heads", p.shape.batch_heads) ||
+          !l.integer("q_len", p.shape.q_len) || !l.integer("kv_len", p.shape.kv_len) ||
+          !l.integer("head_dim", p.shape.head_dim) || !l.text("pass", pass) || !l.number("time_s", p.seconds)) {
+        continue;
+      }
+      const auto causal = j.find("causal");
+      if (causal == j.end() || !causal->is_boolean()) {
+        l.fail(causal == j.end() ? std::string("'attention' record: missing true or false 'causal'")
+                                 : fmt::format("'attention' record: 'causal' must be true or false, got {}",
+                                               causal->dump()));
+        continue;
+      }
+      p.shape.causal = causal->get<bool>();
+      if (pass != "forward" && pass != "backward") {
+        l.fail(fmt::format("'attention' record: unknown pass '{}' (forward, backward)", pass));
+        continue;
+      }
+      p.backward = pass == "backward";
+      if (!enum_from(dtype, p.dtype)) {
+        l.fail(fmt::format("'attention' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
+        continue;
+      }
+      p.where = fmt::format("{}:{}", file, i + 1);
+      out.attention.push_back(p);
     } else if (record == "sustained") {
       SustainedPoint p;
       std::string dtype;
@@ -490,8 +519,8 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       out.skipped.push_back(fmt::format("{}: {}", bench, reason));
     } else {
       --records;
-      l.fail(fmt::format("unknown record '{}' (device, gemm, memory, launch, elementwise, collective, sustained, "
-                         "skipped)",
+      l.fail(fmt::format("unknown record '{}' (device, gemm, memory, launch, elementwise, collective, attention, "
+                         "sustained, skipped)",
                          record));
     }
   }

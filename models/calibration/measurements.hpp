@@ -9,6 +9,8 @@
 //   {"record":"elementwise","kind":..,"bytes":..,"time_s":..}
 //   {"record":"collective","op":"all_reduce",..,"ranks":n,"nodes":1,"bytes":S,"time_s":..}
 //   {"record":"skipped","bench":..,"reason":..}
+//   {"record":"attention","backend":"cudnn","dtype":"bf16","batch_heads":..,"q_len":..,"kv_len":..,
+//    "head_dim":..,"causal":true,"pass":"forward"|"backward","time_s":..}   (attention.py)
 //   {"record":"sustained","dtype":"bf16","m":..,"n":..,"k":..,"t_s":..,"window_s":..,"calls":..}
 //     one window of a GEMM held back to back (gemm --sustained), t_s its end since the start;
 //     sm_clock_mhz, power_w, temperature_c (-1: not read) and clock_event_reasons optional
@@ -78,6 +80,16 @@ struct CollectivePoint {
   std::string where;  ///< "file:line"
 };
 
+/// One fused attention call, forward or backward (tools/microbench/attention.py).
+struct AttentionPoint {
+  compute::AttentionShape shape;
+  compute::Dtype dtype = compute::Dtype::bf16;
+  bool backward = false;
+  std::string backend;  ///< the kernel library (cudnn, flash)
+  double seconds = 0.0;
+  std::string where;  ///< "file:line"
+};
+
 /// One window of a GEMM held back to back (gemm --sustained): `calls` calls in `window_s`
 /// seconds, ending `t_s` seconds into the run.
 struct SustainedPoint {
@@ -103,6 +115,7 @@ struct Measurements {
   std::vector<MemoryPoint> memory;  ///< d2d_copy, triad, h2d, d2h and elementwise kernels
   std::vector<LaunchPoint> launch;
   std::vector<CollectivePoint> collectives;
+  std::vector<AttentionPoint> attention;
   std::vector<SustainedPoint> sustained;  ///< in file order
   std::vector<std::string> skipped;  ///< "bench: reason"
 };

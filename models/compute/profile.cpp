@@ -32,8 +32,16 @@
 //   flops_bwd  = 2.5 flops_fwd       (5 matmuls instead of 2, FlashAttention-2 section 3)
 //   bytes_fwd  = bh (2 q h + 2 kv h) e(d)        (read Q, K, V; write O)
 //   bytes_bwd  = bh (4 q h + 4 kv h) e(d)        (read Q, K, V, O, dO; write dQ, dK, dV)
-//   t          = launch_overhead + max(flops / (peak(d) attention_efficiency sustained_factor),
-//                                      bytes / hbm_bandwidth)
+//   eff        = attention_efficiency x kv / (kv + kv_half),  kv_half = attention_kv_half,
+//                twice that when causal (no term when 0); backward at attention_backward_efficiency
+//   t          = launch_overhead + max(flops / (peak(d) eff), bytes / hbm_bandwidth)
+//
+// The sequence term: an H200's cuDNN fused attention, held at its power limit, ran causal
+// forward calls at 29% of peak at 1K tokens and 60% at 32K, non-causal ones at 44% and 64%
+// (validation/calibration/measured/h200-sxm/attention.jsonl): short sequences leave the
+// kernel's tiles and pipeline underused, and a causal kernel more so (its diagonal blocks are
+// computed whole, its rows are of unequal length). One kv_half, twice for causal kernels,
+// fits those 24 calls within 10% (median 4% forward, 2% backward).
 //
 // Memory-bound kernel (element-wise, norms, softmax outside flash attention):
 //
@@ -42,21 +50,24 @@
 // peak(d) is the profile's vendor dense peak for d (copied from the catalog). fp8 on a GPU
 // without FP8 (A100) runs at the bf16 peak: the work falls back to a bf16 kernel.
 //
-// sustained_factor: efficiencies published as burst figures (a kernel timed for
+// sustained_factor: GEMM efficiencies published as burst figures (a kernel timed for
 // milliseconds, at boost clocks) overstate a training run, which keeps the GPU at its power
 // limit for hours: an H200 held an 8192^3 bf16 GEMM at 666 TFLOP/s over a minute, against
-// 794 timed at once (validation/calibration/measured/h200-sxm/). The factor scales the
-// compute terms of GEMMs and attention, not the memory roofline (HBM keeps its clock).
+// 794 timed at once (validation/calibration/measured/h200-sxm/). The factor scales the GEMM
+// compute term, not the memory roofline (HBM keeps its clock) nor attention, whose
+// efficiencies are held figures where measured (attention draws less power than a GEMM: the
+// H200 held 605 TFLOP/s of non-causal attention at 8K, 0.94 of the 646 FlashAttention-3
+// published for an H100 at 8K, where the GEMM held 0.84 of its burst rate).
 //
 // Assumptions: one kernel per call, alone on the GPU (no overlap with communication
 // kernels, which share SMs and HBM in practice); operands in HBM, not L2; one clock for
-// every kernel of a run (the sustained one: sustained_factor), whatever its power draw.
+// every kernel of a run (the held one: sustained_factor for GEMMs), whatever its power draw.
 //
 // LIMITATIONS: the shape terms are fitted to one library (cuBLAS via XLA on H100) and
 // carried to the other GPUs as ESTIMATEs; the kernel library's per-shape heuristics are
 // not modelled, so individual shapes can be off by tens of percent (worst case in the
 // H100 table: 256 x 256 x 4096, which cuBLAS runs faster than 256 x 256 x 2048, 78%
-// over). Attention has no shape term: short sequences and small head_dim are optimistic.
+// over). Attention's only shape term is its sequence length: small head_dim is optimistic.
 // Causal halving ignores the diagonal blocks, and K/V traffic is counted per query head
 // (grouped-query attention reads less).
 //
@@ -195,7 +206,8 @@ double attention_seconds(const AttentionShape& s, Dtype d, bool backward, const 
   }
   const double efficiency =
       backward && p.attention_backward_efficiency > 0.0 ? p.attention_backward_efficiency : p.attention_efficiency;
-  const double compute = flops / (peak * efficiency * p.sustained_factor);
+  const double kv_half = p.attention_kv_half * (s.causal ? 2.0 : 1.0);
+  const double compute = flops / (peak * efficiency * kv / (kv + kv_half));
   const double memory = bytes / p.hbm_bandwidth.value();
   return p.launch_overhead.seconds() + std::max(compute, memory);
 }

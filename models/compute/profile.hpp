@@ -89,9 +89,12 @@ struct ComputeProfile {
   double k_saturation = 0;          ///< depth past which a deeper GEMM runs no closer to peak (0: none)
   double attention_efficiency = 0.7;  ///< best achieved share of peak of fused attention (forward)
   double attention_backward_efficiency = 0.0;  ///< of its backward pass; 0: as the forward
-  /// Share of the GEMM and attention rates above that the GPU holds under a training run's
-  /// continuous load (a power or thermal limit lowers its clocks after a moment of boost);
-  /// 1: they are what it holds (measured after a warm-up).
+  /// kv length at which fused attention reaches half its efficiency (a causal kernel's is
+  /// twice this); 0: no sequence term.
+  double attention_kv_half = 0.0;
+  /// Share of the GEMM rates above that the GPU holds under a training run's continuous load
+  /// (a power or thermal limit lowers its clocks after a moment of boost); 1: they are what
+  /// it holds (measured after a warm-up).
   double sustained_factor = 1.0;
   sim::Bandwidth hbm_bandwidth;     ///< achieved HBM bandwidth of memory-bound kernels
   sim::Time launch_overhead;        ///< per kernel
@@ -133,9 +136,14 @@ struct ComputeProfile {
               "the same for its backward pass (0: as the forward)")
             .at_least(0.0)
             .at_most(1.0),
+        field("attention_kv_half", &ComputeProfile::attention_kv_half,
+              "key/value length at which a fused attention kernel reaches half its efficiency, kv / (kv + this); a "
+              "causal kernel's is twice this (its diagonal blocks, its rows of unequal length); 0: no such term")
+            .at_least(0.0)
+            .at_most(1048576.0),
         field("sustained_factor", &ComputeProfile::sustained_factor,
-              "share of the GEMM and attention rates the GPU holds under a training run's continuous load, when they "
-              "are burst figures (timed for milliseconds, at boost clocks); 1: they are already what it holds")
+              "share of the GEMM rates the GPU holds under a training run's continuous load, when they are burst "
+              "figures (timed for milliseconds, at boost clocks); 1: they are already what it holds")
             .at_least(0.1)
             .at_most(1.0),
         field("hbm_bandwidth", &ComputeProfile::hbm_bandwidth, "achieved HBM bandwidth of memory-bound kernels")

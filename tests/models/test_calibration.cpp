@@ -1076,9 +1076,11 @@ TEST_CASE("the H200's measured results fit to the built-in H200 profile, which s
   config::Diagnostics errors;
   REQUIRE(read_results("results.jsonl", read(dir + "results.jsonl"), m, errors));
   REQUIRE(read_results("sustained.jsonl", read(dir + "sustained.jsonl"), m, errors));
+  REQUIRE(read_results("attention.jsonl", read(dir + "attention.jsonl"), m, errors));
   REQUIRE(m.device);
   CHECK(catalog_gpu_for(m.device->name) == std::optional<std::string>("h200-sxm"));
   CHECK(m.sustained.size() > 40);
+  CHECK(m.attention.size() == 24);
   const compute::ComputeProfile builtin = compute::default_profile("h200-sxm", gpu);
   FitReport report;
   const compute::ComputeProfile fit = fit_compute(m, builtin, report);
@@ -1094,6 +1096,12 @@ TEST_CASE("the H200's measured results fit to the built-in H200 profile, which s
   }
   CHECK(fit.hbm_bandwidth.value() == Rel(builtin.hbm_bandwidth.value()).epsilon(1e-3));
   CHECK(fit.launch_overhead.seconds() == Rel(builtin.launch_overhead.seconds()).epsilon(1e-2));
+  CHECK(fit.attention_efficiency == Rel(builtin.attention_efficiency).epsilon(1e-3));
+  CHECK(fit.attention_backward_efficiency == Rel(builtin.attention_backward_efficiency).epsilon(1e-3));
+  CHECK(fit.attention_kv_half == Rel(builtin.attention_kv_half).epsilon(1e-3));
+  CHECK(fit.sustained_factor == 1.0);
+  CHECK(std::find(report.kept_builtin.begin(), report.kept_builtin.end(), "the attention efficiencies") ==
+        report.kept_builtin.end());
   CHECK(builtin.source.find("validation/calibration/measured/h200-sxm/") != std::string::npos);
   // The held GEMM ran at the sweep's rate for its shape: the sweep is what the GPU holds.
   const auto held = std::find_if(report.notes.begin(), report.notes.end(),
@@ -1164,5 +1172,61 @@ TEST_CASE("sustained records: the GPU's state is a number or -1, and a window wi
                          "\"window_s\":1.0}",
                          m, errors));
     CHECK(errors.format().find("'sustained' record: missing number 'calls'") != std::string::npos);
+  }
+}
+
+TEST_CASE("attention fit recovers the efficiencies and the sequence term that generated its calls (within 1%)") {
+  // Fused attention calls timed by the model itself from a known profile, forward and
+  // backward, causal and not, kv 1K-32K: the fit finds each pass's efficiency and kv_half.
+  const hardware::GpuSpec gpu = catalog_gpu("h100-sxm");
+  compute::ComputeProfile truth = compute::default_profile("h100-sxm", gpu);
+  truth.attention_efficiency = 0.6;
+  truth.attention_backward_efficiency = 0.52;
+  truth.attention_kv_half = 700;
+  std::string results = "{\"record\":\"device\",\"name\":\"NVIDIA H100 80GB HBM3\",\"sm_count\":132}\n";
+  for (std::int64_t kv = 1024; kv <= 32768; kv *= 2) {
+    for (const bool causal : {true, false}) {
+      for (const bool backward : {false, true}) {
+        const compute::AttentionShape s{262144 / kv, kv, kv, 128, causal};
+        results += fmt::format(
+            "{{\"record\":\"attention\",\"backend\":\"cudnn\",\"dtype\":\"bf16\",\"batch_heads\":{},\"q_len\":{},"
+            "\"kv_len\":{},\"head_dim\":128,\"causal\":{},\"pass\":\"{}\",\"time_s\":{:.17g}}}\n",
+            s.batch_heads, kv, kv, causal, backward ? "backward" : "forward",
+            compute::attention_seconds(s, compute::Dtype::bf16, backward, truth));
+      }
+    }
+  }
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_results("attention.jsonl", results, m, errors));
+  CHECK(m.attention.size() == 24);
+  FitReport report;
+  const compute::ComputeProfile fit = fit_compute(m, compute::default_profile("h100-sxm", gpu), report);
+  CHECK(fit.attention_efficiency == Rel(0.6).epsilon(0.01));
+  CHECK(fit.attention_backward_efficiency == Rel(0.52).epsilon(0.01));
+  CHECK(fit.attention_kv_half == Rel(700).epsilon(0.01));
+  // No GEMM measured: the built-in GEMM figures and their sustained_factor stay.
+  CHECK(fit.sustained_factor == compute::default_profile("h100-sxm", gpu).sustained_factor);
+  CHECK(summarize(report.points).worst < 0.01);
+}
+
+TEST_CASE("attention records: pass and causal are checked at their line") {
+  const std::string device = "{\"record\":\"device\",\"name\":\"NVIDIA H200\",\"sm_count\":132}\n";
+  const std::string head = "{\"record\":\"attention\",\"backend\":\"cudnn\",\"dtype\":\"bf16\",\"batch_heads\":8,"
+                           "\"q_len\":8192,\"kv_len\":8192,\"head_dim\":128,";
+  {
+    Measurements m;
+    config::Diagnostics errors;
+    CHECK_FALSE(read_results("a.jsonl", device + head + "\"causal\":1,\"pass\":\"forward\",\"time_s\":0.001}\n", m,
+                             errors));
+    CHECK(errors.format().find("a.jsonl:2") != std::string::npos);
+    CHECK(errors.format().find("'causal' must be true or false, got 1") != std::string::npos);
+  }
+  {
+    Measurements m;
+    config::Diagnostics errors;
+    CHECK_FALSE(read_results("a.jsonl", device + head + "\"causal\":true,\"pass\":\"fwd\",\"time_s\":0.001}\n", m,
+                             errors));
+    CHECK(errors.format().find("unknown pass 'fwd' (forward, backward)") != std::string::npos);
   }
 }

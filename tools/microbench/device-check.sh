@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Builds the project and the CUDA microbenchmarks, runs them on GPU 0 (collectives on every
 # visible GPU), fits a calibration profile and writes into OUT_DIR:
-#   results.jsonl  every measurement (JSON lines)
+#   results.jsonl  every measurement (JSON lines); fused attention too (attention.py), where a
+#                  Python with PyTorch is found
 #   sustained.jsonl  one bf16 GEMM held for a minute, a record a second with the SM clock,
 #                  power and temperature (gemm --sustained; not fitted: read it against the
 #                  sweep's figure for the same shape)
@@ -118,6 +119,25 @@ run memory 60:0
 run elementwise 40:0
 run gemm 300:0
 run collectives 45:"$all_gpus"
+# Fused attention through PyTorch (cuDNN's kernel, as training runs it), where a Python with
+# PyTorch is found ($CLUSTERSIM_PYTHON first).
+torch_py=""
+for py in ${CLUSTERSIM_PYTHON:-} python3; do
+  if "$py" -c "import torch" >/dev/null 2>&1; then torch_py=$py; break; fi
+done
+if [[ -n "$torch_py" ]]; then
+  t0=$SECONDS
+  limit=$(cap 90)
+  if (( limit >= 1 )) && CUDA_VISIBLE_DEVICES=0 timeout "$limit" "$torch_py" "$root/tools/microbench/attention.py" $quick \
+      >> "$out/results.jsonl" 2> "$out/attention.err"; then
+    echo "device-check: attention done in $((SECONDS - t0)) s"
+  else
+    echo "device-check: attention failed, timed out or had no time left after $((SECONDS - t0)) s (see $out/attention.err)" >&2
+  fi
+else
+  echo "device-check: no Python with PyTorch: attention not measured (the profile keeps the built-in attention figures)" \
+    | tee "$out/attention.err" >&2
+fi
 : > "$out/sustained.jsonl"
 if [[ -z "$quick" ]]; then
   run gemm 70:0 sustained.jsonl --sustained 60
@@ -143,7 +163,7 @@ while kill -0 "$builder" 2>/dev/null && (( waited < left )); do
   sleep 1
   waited=$((waited + 1))
 done
-fit_elsewhere="fit them where clustersim builds: clustersim calibrate $out/results.jsonl -o profile.json"
+fit_elsewhere="fit them where clustersim builds: clustersim calibrate $out/results.jsonl $out/sustained.jsonl -o profile.json"
 if kill -0 "$builder" 2>/dev/null; then
   kill -- -"$builder" 2>/dev/null || kill "$builder" 2>/dev/null
   echo "device-check: clustersim did not build within the 8 minutes; the measurements are in" \
@@ -174,7 +194,9 @@ fi
 [[ ${#plot[@]} -eq 0 ]] && echo "device-check: no Python with matplotlib (python3-matplotlib); no plots"
 node=()
 [[ -n "${CLUSTERSIM_NODE:-}" ]] && node=(--node "$CLUSTERSIM_NODE")
-timeout 15 "$build/tools/clustersim/clustersim" calibrate "$out/results.jsonl" -o "$out/profile.json" "${plot[@]}" "${node[@]}" \
+held=()
+grep -q '"record":"sustained"' "$out/sustained.jsonl" 2>/dev/null && held=("$out/sustained.jsonl")
+timeout 15 "$build/tools/clustersim/clustersim" calibrate "$out/results.jsonl" "${held[@]}" -o "$out/profile.json" "${plot[@]}" "${node[@]}" \
   --source "measured by tools/microbench/device-check.sh on $(head -1 "$out/gpus.txt"), $(date -u +%Y-%m-%d)" \
   > "$out/report.txt" 2>&1
 rc=$?
