@@ -287,7 +287,7 @@ namespace {
 
 /// The windows of a held GEMM (gemm --sustained) against the sweep's point of the same shape:
 /// what the GPU keeps under minutes of load, where power or heat lowers its clocks, against
-/// what the fit was made of. A sweep more than 5% above it overstates a training run.
+/// what the fit was made of. A sweep 5% or more above it overstates a training run.
 void sustained_notes(const Measurements& m, FitReport& report) {
   std::vector<std::vector<const SustainedPoint*>> runs;  // by dtype and shape, in file order
   for (const SustainedPoint& s : m.sustained) {
@@ -360,7 +360,7 @@ void sustained_notes(const Measurements& m, FitReport& report) {
     } else {
       const double ratio = held / swept;
       line += fmt::format(", {:.1f}% of the sweep's {:.4g} TFLOP/s for the shape", 100.0 * ratio, swept / 1e12);
-      if (ratio < 0.95) {
+      if (swept >= 1.05 * held) {
         line += fmt::format(": WARNING the sweep ran {:.0f}% faster than the GPU holds under load (a boost it keeps for "
                             "a moment); its GEMM efficiencies overstate a training run's: measure each point after a "
                             "warm-up, as tools/microbench/gemm does",

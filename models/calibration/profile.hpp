@@ -16,7 +16,8 @@
 //     "device": {"name": .., "sm_count": .., "driver_version": .., "cuda_version": .., "date": ..},
 //     "compute": { ComputeProfile keys: sms, peak_flops, gemm_efficiency, gemm_efficiency_by_dtype,
 //                  tile_m, tile_n, k_half, k_saturation, attention_efficiency,
-//                  attention_backward_efficiency, sustained_factor, hbm_bandwidth, launch_overhead,
+//                  attention_backward_efficiency, attention_kv_half, sustained_factor,
+//                  hbm_bandwidth, launch_overhead,
 //                  source; a key not written keeps the built-in profile's: write sustained_factor 1
 //                  with efficiencies measured after a warm-up, as clustersim calibrate does },
 //     "network": { scaleup_efficiency, scaleout_efficiency, call_overhead, step_latency,

@@ -37,11 +37,12 @@
 //   t          = launch_overhead + max(flops / (peak(d) eff), bytes / hbm_bandwidth)
 //
 // The sequence term: an H200's cuDNN fused attention, held at its power limit, ran causal
-// forward calls at 29% of peak at 1K tokens and 60% at 32K, non-causal ones at 44% and 64%
-// (validation/calibration/measured/h200-sxm/attention.jsonl): short sequences leave the
+// forward calls at 28-29% of peak at 1K tokens and 60% at 32K, non-causal ones at 44-48% and
+// 63-64% (validation/calibration/measured/h200-sxm/attention*.jsonl): short sequences leave the
 // kernel's tiles and pipeline underused, and a causal kernel more so (its diagonal blocks are
 // computed whole, its rows are of unequal length). One kv_half, twice for causal kernels,
-// fits those 24 calls within 10% (median 4% forward, 2% backward).
+// fits the 48 calls of two runs with a median error of 3% forward, 2% backward (worst 17%,
+// a 1K non-causal call; the runs differ by up to 20% at 2K, 1% at 32K).
 //
 // Memory-bound kernel (element-wise, norms, softmax outside flash attention):
 //
@@ -52,12 +53,12 @@
 //
 // sustained_factor: GEMM efficiencies published as burst figures (a kernel timed for
 // milliseconds, at boost clocks) overstate a training run, which keeps the GPU at its power
-// limit for hours: an H200 held an 8192^3 bf16 GEMM at 666 TFLOP/s over a minute, against
+// limit for hours: an H200 held an 8192^3 bf16 GEMM at 676 TFLOP/s over a minute, against
 // 794 timed at once (validation/calibration/measured/h200-sxm/). The factor scales the GEMM
 // compute term, not the memory roofline (HBM keeps its clock) nor attention, whose
 // efficiencies are held figures where measured (attention draws less power than a GEMM: the
-// H200 held 605 TFLOP/s of non-causal attention at 8K, 0.94 of the 646 FlashAttention-3
-// published for an H100 at 8K, where the GEMM held 0.84 of its burst rate).
+// H200 held 605-608 TFLOP/s of non-causal attention at 8K, 0.94 of the 646 FlashAttention-3
+// published for an H100 at 8K, where the GEMM held 0.85 of its burst rate).
 //
 // Assumptions: one kernel per call, alone on the GPU (no overlap with communication
 // kernels, which share SMs and HBM in practice); operands in HBM, not L2; one clock for

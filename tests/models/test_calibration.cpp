@@ -1042,6 +1042,16 @@ TEST_CASE("profiles round-trip through JSON, and every shipped profile loads") {
     CHECK(read_back.gemm_efficiency == built.gemm_efficiency);
     CHECK(read_back.sustained_factor == built.sustained_factor);
     CHECK(read_back.attention_efficiency == built.attention_efficiency);
+    CHECK(read_back.attention_backward_efficiency == built.attention_backward_efficiency);
+    CHECK(read_back.attention_kv_half == built.attention_kv_half);
+    CHECK(read_back.tile_m == built.tile_m);
+    CHECK(read_back.tile_n == built.tile_n);
+    CHECK(read_back.k_half == built.k_half);
+    CHECK(read_back.k_saturation == built.k_saturation);
+    for (const auto d : {compute::Dtype::fp32, compute::Dtype::tf32, compute::Dtype::bf16, compute::Dtype::fp16,
+                         compute::Dtype::fp8}) {
+      CHECK(compute::gemm_efficiency(d, read_back) == compute::gemm_efficiency(d, built));
+    }
     CHECK(read_back.hbm_bandwidth == built.hbm_bandwidth);
     CHECK(read_back.launch_overhead == built.launch_overhead);
   }
@@ -1077,10 +1087,11 @@ TEST_CASE("the H200's measured results fit to the built-in H200 profile, which s
   REQUIRE(read_results("results.jsonl", read(dir + "results.jsonl"), m, errors));
   REQUIRE(read_results("sustained.jsonl", read(dir + "sustained.jsonl"), m, errors));
   REQUIRE(read_results("attention.jsonl", read(dir + "attention.jsonl"), m, errors));
+  REQUIRE(read_results("attention-run1.jsonl", read(dir + "attention-run1.jsonl"), m, errors));
   REQUIRE(m.device);
   CHECK(catalog_gpu_for(m.device->name) == std::optional<std::string>("h200-sxm"));
   CHECK(m.sustained.size() > 40);
-  CHECK(m.attention.size() == 24);
+  CHECK(m.attention.size() == 48);
   const compute::ComputeProfile builtin = compute::default_profile("h200-sxm", gpu);
   FitReport report;
   const compute::ComputeProfile fit = fit_compute(m, builtin, report);

@@ -95,7 +95,7 @@ def main():
         median = times[n // 2] if n % 2 else 0.5 * (times[n // 2 - 1] + times[n // 2])
         return median, times[0], times[-1], n, calls
 
-    # The kernel training runs: cuDNN's where PyTorch has it and it takes these shapes.
+    # The kernel training runs: cuDNN's where PyTorch has it and it takes the shape.
     backends = []
     if hasattr(SDPBackend, "CUDNN_ATTENTION"):
         backends.append(("cudnn", SDPBackend.CUDNN_ATTENTION))
@@ -105,7 +105,10 @@ def main():
     tokens = 16384 if quick else 262144
     seqs = [2048, 8192] if quick else [1024, 2048, 4096, 8192, 16384, 32768]
     dtype = torch.bfloat16
-    chosen = None
+
+    def skipped(reason):
+        print(json.dumps({"record": "skipped", "bench": "attention", "reason": reason}), flush=True)
+
     for seq in seqs:
         bh = max(1, tokens // seq)
         heads = min(bh, 32)
@@ -114,38 +117,41 @@ def main():
                    for _ in range(3))
         grad = torch.rand(batch, heads, seq, head_dim, device="cuda", dtype=dtype) * 2 - 1
         for causal in (True, False):
-            name = None
-            for bname, backend in ([chosen] if chosen else backends):
-                try:
-                    with sdpa_kernel(backend):
-                        F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                    name = bname
-                    chosen = (bname, backend)
-                    break
-                except RuntimeError:
-                    continue
-            if name is None:
-                print(json.dumps({"record": "skipped", "bench": "attention",
-                                  "reason": f"no fused attention kernel takes bh {bh} seq {seq} head_dim {head_dim}"}),
-                      flush=True)
-                continue
-            backend = chosen[1]
-
-            def forward():
+            def forward(backend):
                 with sdpa_kernel(backend):
                     return F.scaled_dot_product_attention(q, k, v, is_causal=causal)
 
-            def forward_backward():
-                with sdpa_kernel(backend):
-                    out = F.scaled_dot_product_attention(q, k, v, is_causal=causal)
-                torch.autograd.grad(out, (q, k, v), grad)
+            def forward_backward(backend):
+                torch.autograd.grad(forward(backend), (q, k, v), grad)
 
-            fwd = timed(forward)
-            both = timed(forward_backward)
+            # The first backend that runs both passes on this shape (cuDNN's, else FlashAttention).
+            name = backend = None
+            for bname, candidate in backends:
+                try:
+                    forward_backward(candidate)
+                    torch.cuda.synchronize()
+                    name, backend = bname, candidate
+                    break
+                except RuntimeError:
+                    continue
+            what = f"bh {bh} seq {seq} head_dim {head_dim}{' causal' if causal else ''}"
+            if backend is None:
+                skipped(f"no fused attention kernel runs {what}")
+                continue
+            try:
+                fwd = timed(lambda: forward(backend))
+                both = timed(lambda: forward_backward(backend))
+            except RuntimeError as e:
+                skipped(f"{name} failed on {what}: {e}")
+                continue
             flops = 4.0 * bh * seq * seq * head_dim * (0.5 if causal else 1.0)
-            for pass_, (t, lo, hi, n, calls), f in (("forward", fwd, flops),
-                                                    ("backward", (both[0] - fwd[0], both[1] - fwd[0],
-                                                                  both[2] - fwd[0], both[3], both[4]), 2.5 * flops)):
+            # The backward pass: the forward-and-backward call less the forward (its spread is
+            # the combined call's, shifted by the forward's median).
+            bwd = (both[0] - fwd[0], both[1] - fwd[0], both[2] - fwd[0], both[3], both[4])
+            for pass_, (t, lo, hi, n, calls), f in (("forward", fwd, flops), ("backward", bwd, 2.5 * flops)):
+                if t <= 0 or lo <= 0:
+                    skipped(f"{name} {what}: the {pass_} pass timed at {t:g} s (noise): not written")
+                    continue
                 print(json.dumps({"record": "attention", "backend": name, "dtype": "bf16", "batch_heads": bh,
                                   "q_len": seq, "kv_len": seq, "head_dim": head_dim, "causal": causal, "pass": pass_,
                                   "time_s": t, "min_s": lo, "max_s": hi, "repeats": n, "calls": calls,

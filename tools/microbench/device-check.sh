@@ -10,7 +10,7 @@
 #   report.txt     the fit report: each point, its prediction and error
 #   plots/         measured vs fitted PNGs, when a Python with matplotlib is found
 #   build.log, <bench>.err, environment.txt (GPU, driver, tools found)
-# At most 8 minutes in all: each step has its own timeout, cut to what is left of them
+# At most 9 1/2 minutes in all: each step has its own timeout, cut to what is left of them
 # (15 s kept for the fit); a step with no time left is skipped and said so.
 # The microbenchmarks are a CMake project of their own (tools/microbench) that needs only the
 # CUDA toolkit, built first for the GPU present; clustersim, for the fit, builds in the
@@ -39,7 +39,7 @@ quick=${2:-}
 root=$(cd "$(dirname "$0")/../.." && pwd)
 build=${CLUSTERSIM_BUILD_DIR:-"$root/build/device-check"}
 start=$SECONDS
-deadline=$((start + 480 - 15))
+deadline=$((start + 570 - 15))
 jobs=$(nproc 2>/dev/null || echo 4)
 # cap WANTED_S: the step's own timeout, or what is left before the deadline if less.
 cap() {
@@ -92,7 +92,7 @@ run() {  # name timeout_s:gpus [results file [arguments]]
   local t0=$SECONDS limit name=$1 into=${3:-results.jsonl}
   limit=$(cap "${2%%:*}")
   if (( limit < 1 )); then
-    echo "device-check: $name skipped: the 8 minutes are spent" | tee "$out/$name.err" >&2
+    echo "device-check: $name skipped: the 9 1/2 minutes are spent" | tee "$out/$name.err" >&2
     return
   fi
   local args=("${@:4}")
@@ -117,8 +117,26 @@ setsid nice -n 10 bash -c "cmake -S '$root' -B '$build' ${generator[*]} -DCMAKE_
 builder=$!
 run memory 60:0
 run elementwise 40:0
-run gemm 300:0
+run gemm 330:0
 run collectives 45:"$all_gpus"
+: > "$out/sustained.jsonl"
+if [[ -z "$quick" ]]; then
+  run gemm 70:0 sustained.jsonl --sustained 60
+else
+  run gemm 20:0 sustained.jsonl --sustained 5
+fi
+sustained_summary() {  # the first and last windows of sustained.jsonl, in words
+  local first last
+  first=$(grep -m1 '"record":"sustained"' "$out/sustained.jsonl")
+  last=$(grep '"record":"sustained"' "$out/sustained.jsonl" | tail -1)
+  [[ -z "$first" ]] && return
+  field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<< "$2"; }
+  echo "device-check: sustained bf16 8192^3: $(field tflops "$first") TFLOP/s at $(field sm_clock_mhz "$first") MHz," \
+       "$(field power_w "$first") W, $(field temperature_c "$first") C in the first second;" \
+       "$(field tflops "$last") TFLOP/s at $(field sm_clock_mhz "$last") MHz, $(field power_w "$last") W," \
+       "$(field temperature_c "$last") C at $(field t_s "$last") s"
+}
+sustained_summary
 # Fused attention through PyTorch (cuDNN's kernel, as training runs it), where a Python with
 # PyTorch is found ($CLUSTERSIM_PYTHON first).
 torch_py=""
@@ -138,24 +156,6 @@ else
   echo "device-check: no Python with PyTorch: attention not measured (the profile keeps the built-in attention figures)" \
     | tee "$out/attention.err" >&2
 fi
-: > "$out/sustained.jsonl"
-if [[ -z "$quick" ]]; then
-  run gemm 70:0 sustained.jsonl --sustained 60
-else
-  run gemm 20:0 sustained.jsonl --sustained 5
-fi
-sustained_summary() {  # the first and last windows of sustained.jsonl, in words
-  local first last
-  first=$(grep -m1 '"record":"sustained"' "$out/sustained.jsonl")
-  last=$(grep '"record":"sustained"' "$out/sustained.jsonl" | tail -1)
-  [[ -z "$first" ]] && return
-  field() { sed -n "s/.*\"$1\":\([^,}]*\).*/\1/p" <<< "$2"; }
-  echo "device-check: sustained bf16 8192^3: $(field tflops "$first") TFLOP/s at $(field sm_clock_mhz "$first") MHz," \
-       "$(field power_w "$first") W, $(field temperature_c "$first") C in the first second;" \
-       "$(field tflops "$last") TFLOP/s at $(field sm_clock_mhz "$last") MHz, $(field power_w "$last") W," \
-       "$(field temperature_c "$last") C at $(field t_s "$last") s"
-}
-sustained_summary
 echo "device-check: waiting for the clustersim build"
 left=$(cap 300)
 waited=0
@@ -166,7 +166,7 @@ done
 fit_elsewhere="fit them where clustersim builds: clustersim calibrate $out/results.jsonl $out/sustained.jsonl -o profile.json"
 if kill -0 "$builder" 2>/dev/null; then
   kill -- -"$builder" 2>/dev/null || kill "$builder" 2>/dev/null
-  echo "device-check: clustersim did not build within the 8 minutes; the measurements are in" \
+  echo "device-check: clustersim did not build within the 9 1/2 minutes; the measurements are in" \
        "$out/results.jsonl: $fit_elsewhere" >&2
   exit 3
 fi

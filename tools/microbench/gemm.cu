@@ -203,11 +203,16 @@ struct Matmul {
 /// Declarations as nvml.h makes them (NVML_SUCCESS 0, NVML_CLOCK_SM 1, NVML_TEMPERATURE_GPU 0).
 class Nvml {
  public:
-  Nvml() {
+  /// The GPU CUDA numbers `cuda_device`, found by its PCI bus id (NVML numbers GPUs in its own
+  /// order and ignores CUDA_VISIBLE_DEVICES).
+  explicit Nvml(int cuda_device) {
+    char bus_id[32] = {};
+    if (cudaDeviceGetPCIBusId(bus_id, sizeof(bus_id), cuda_device) != cudaSuccess) return;
     lib_ = dlopen("libnvidia-ml.so.1", RTLD_NOW);
     if (lib_ == nullptr) return;
     const auto init = reinterpret_cast<int (*)()>(dlsym(lib_, "nvmlInit_v2"));
-    const auto handle = reinterpret_cast<int (*)(unsigned, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByIndex_v2"));
+    const auto handle =
+        reinterpret_cast<int (*)(const char*, void**)>(dlsym(lib_, "nvmlDeviceGetHandleByPciBusId_v2"));
     clock_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetClockInfo"));
     power_ = reinterpret_cast<int (*)(void*, unsigned*)>(dlsym(lib_, "nvmlDeviceGetPowerUsage"));
     temperature_ = reinterpret_cast<int (*)(void*, int, unsigned*)>(dlsym(lib_, "nvmlDeviceGetTemperature"));
@@ -217,7 +222,7 @@ class Nvml {
       reasons_ = reinterpret_cast<int (*)(void*, unsigned long long*)>(
           dlsym(lib_, "nvmlDeviceGetCurrentClocksThrottleReasons"));
     }
-    ok_ = init != nullptr && handle != nullptr && init() == 0 && handle(0, &device_) == 0;
+    ok_ = init != nullptr && handle != nullptr && init() == 0 && handle(bus_id, &device_) == 0;
   }
   Nvml(const Nvml&) = delete;
   Nvml& operator=(const Nvml&) = delete;
@@ -273,7 +278,7 @@ int sustained(double seconds) {
   MB_CHECK(cudaStreamCreate(&stream));
   cublasLtHandle_t lt;
   LT_CHECK(cublasLtCreate(&lt));
-  const Nvml nvml;
+  const Nvml nvml(0);
   if (!nvml.ok()) std::fprintf(stderr, "gemm --sustained: NVML unavailable; clocks, power and temperature are -1\n");
   {
     const Matmul mm(lt, d, s, workspace_bytes);
