@@ -342,10 +342,14 @@ void sustained_notes(const Measurements& m, FitReport& report) {
     if (power_n > 0) state += fmt::format("{}{:.0f} W", state.empty() ? "" : ", ", power / power_n);
     if (temperature_n > 0) state += fmt::format("{}{:.0f} C", state.empty() ? "" : ", ", temperature / temperature_n);
     const std::string what = fmt::format("{} {}", config::enum_name(f.dtype), shape_label_of(f.shape));
-    std::string line = fmt::format("sustained {}: {:.4g} TFLOP/s held over {:.0f} s (median of the {} windows past "
-                                   "{:.0f} s{}{})",
-                                   what, held / 1e12, last, settled.size(), 0.5 * last, state.empty() ? "" : "; ",
-                                   state);
+    std::string line = fmt::format("sustained {}: {:.4g} TFLOP/s held over {:.3g} s ({}{}{}){}", what, held / 1e12,
+                                   last,
+                                   settled.size() == 1 ? std::string("one window")
+                                                       : fmt::format("median of the {} windows past {:.3g} s",
+                                                                     settled.size(), 0.5 * last),
+                                   state.empty() ? "" : "; ", state,
+                                   last < 10.0 ? " (under 10 s: too short for the clocks to settle, a minute is usual)"
+                                               : "");
     // The sweep's points of the shape (the fastest, as the fit's ceiling is).
     double swept = 0.0;
     for (const GemmPoint& g : m.gemm) {
@@ -362,9 +366,14 @@ void sustained_notes(const Measurements& m, FitReport& report) {
       line += fmt::format(", {:.1f}% of the sweep's {:.4g} TFLOP/s for the shape", 100.0 * ratio, swept / 1e12);
       if (swept >= 1.05 * held) {
         line += fmt::format(": WARNING the sweep ran {:.0f}% faster than the GPU holds under load (a boost it keeps for "
-                            "a moment); its GEMM efficiencies overstate a training run's: measure each point after a "
-                            "warm-up, as tools/microbench/gemm does",
+                            "a moment); its GEMM efficiencies overstate a training run's, and the profile keeps them "
+                            "(this is a check, not a correction): measure each point after a warm-up, as "
+                            "tools/microbench/gemm does",
                             100.0 * (1.0 / ratio - 1.0));
+      } else if (held >= 1.05 * swept) {
+        line += fmt::format(": WARNING the sweep's point ran {:.0f}% slower than the GPU held: was it timed under "
+                            "other load, or on another GPU?",
+                            100.0 * (ratio - 1.0));
       } else {
         line += ": the sweep's points are what the GPU holds";
       }
@@ -406,6 +415,13 @@ void fit_attention(const Measurements& m, compute::ComputeProfile& p, FitReport&
   if (calls.empty()) {
     report.kept_builtin.emplace_back("the attention efficiencies");
     return;
+  }
+  std::set<std::string> all_backends;
+  for (const Call& c : calls) all_backends.insert(c.a->backend);
+  if (all_backends.size() > 1) {
+    report.notes.push_back(fmt::format("attention: calls of {} kernel libraries ({}) fitted as one; a training stack "
+                                       "runs one of them: fit its calls alone",
+                                       all_backends.size(), fmt::join(all_backends, ", ")));
   }
   // Per pass at kv_half h: the efficiency and the squared log error.
   struct Pass {
@@ -1219,7 +1235,7 @@ CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, F
   p.gpu = target.gpu_name;
   p.kind = "measured";
   const compute::ComputeProfile base = compute::default_profile(target.gpu_name, target.gpu);
-  if (!m.gemm.empty() || !m.memory.empty() || !m.launch.empty()) {
+  if (!m.gemm.empty() || !m.memory.empty() || !m.launch.empty() || !m.attention.empty()) {
     p.compute = fit_compute(m, base, report);
     p.compute->gpu = target.gpu_name;
   }

@@ -349,6 +349,13 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         continue;
       }
       d.where = out.device ? out.device->where : fmt::format("{}:{}", file, i + 1);
+      // A version of 0 is one the program could not read: it does not replace a known one
+      // (the profile's device read 0 or not by the order of the files).
+      if (out.device) {
+        if (d.driver_version == 0) d.driver_version = out.device->driver_version;
+        if (d.cuda_version == 0) d.cuda_version = out.device->cuda_version;
+        if (d.sm_clock_mhz == 0.0) d.sm_clock_mhz = out.device->sm_clock_mhz;
+      }
       out.device = d;
     } else if (record == "gemm") {
       GemmPoint p;
@@ -476,6 +483,19 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         continue;
       }
       p.backward = pass == "backward";
+      if (p.backend != "cudnn" && p.backend != "flash") {
+        l.fail(fmt::format("'attention' record: unknown backend '{}' (cudnn, flash: the kernels attention.py times)",
+                           p.backend));
+        continue;
+      }
+      // The fit takes self-attention calls, as attention.py times them: a decode call (one
+      // query against a long cache) is bound by memory and launch, not by the kernel's rate.
+      if (p.shape.q_len != p.shape.kv_len) {
+        l.fail(fmt::format("'attention' record: q_len {} and kv_len {} differ; the fit takes self-attention calls "
+                           "(q_len = kv_len), as attention.py times them",
+                           p.shape.q_len, p.shape.kv_len));
+        continue;
+      }
       if (!enum_from(dtype, p.dtype)) {
         l.fail(fmt::format("'attention' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
         continue;
@@ -510,6 +530,25 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         *slot = it->get<double>();
       }
       if (!state_ok) continue;
+      // A window ends at t_s, after the run began: it cannot have lasted longer than that,
+      // and a run's windows follow each other (gemm --sustained writes them so, t_s to the
+      // millisecond: 1 ms of slack).
+      constexpr double kSlackS = 1e-3;
+      if (p.window_s > p.t_s + kSlackS) {
+        l.fail(fmt::format("'sustained' record: a window of {:g} s cannot end {:g} s into the run (window_s <= t_s)",
+                           p.window_s, p.t_s));
+        continue;
+      }
+      const auto previous = std::find_if(out.sustained.rbegin(), out.sustained.rend(), [&](const SustainedPoint& q) {
+        return q.dtype == p.dtype && q.shape.m == p.shape.m && q.shape.n == p.shape.n && q.shape.k == p.shape.k &&
+               q.where.rfind(file + ":", 0) == 0;
+      });
+      if (previous != out.sustained.rend() && p.t_s - p.window_s < previous->t_s - kSlackS) {
+        l.fail(fmt::format("'sustained' record: this window ({:g} s to {:g} s) starts before the previous one of the "
+                           "run ended ({:g} s, {}): windows follow each other in time",
+                           p.t_s - p.window_s, p.t_s, previous->t_s, previous->where));
+        continue;
+      }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.sustained.push_back(p);
     } else if (record == "skipped") {

@@ -1241,3 +1241,53 @@ TEST_CASE("attention records: pass and causal are checked at their line") {
     CHECK(errors.format().find("unknown pass 'fwd' (forward, backward)") != std::string::npos);
   }
 }
+
+TEST_CASE("attention and sustained records a fit cannot use are refused at their line") {
+  const std::string device = "{\"record\":\"device\",\"name\":\"NVIDIA H200\",\"sm_count\":132}\n";
+  const auto refused = [&](const std::string& lines, const std::string& message) {
+    Measurements m;
+    config::Diagnostics errors;
+    CHECK_FALSE(read_results("r.jsonl", device + lines, m, errors));
+    CAPTURE(errors.format());
+    CHECK(errors.format().find(message) != std::string::npos);
+  };
+  const std::string att = "{\"record\":\"attention\",\"dtype\":\"bf16\",\"batch_heads\":8,\"head_dim\":128,"
+                          "\"causal\":true,\"pass\":\"forward\",\"time_s\":0.001,";
+  // A kernel library attention.py does not time (a typo would be fitted as cuDNN's).
+  refused(att + "\"backend\":\"triton\",\"q_len\":8192,\"kv_len\":8192}\n", "r.jsonl:2:1: 'attention' record: unknown backend 'triton'");
+  // A decode call: one query against a long cache, bound by memory and launch (it pulled the fit to 0.14).
+  refused(att + "\"backend\":\"cudnn\",\"q_len\":1,\"kv_len\":8192}\n", "q_len 1 and kv_len 8192 differ");
+  const std::string held = "{\"record\":\"sustained\",\"dtype\":\"bf16\",\"m\":8192,\"n\":8192,\"k\":8192,\"calls\":600,";
+  // A window longer than the run so far; windows out of order.
+  refused(held + "\"t_s\":0.5,\"window_s\":1.0}\n", "a window of 1 s cannot end 0.5 s into the run");
+  refused(held + "\"t_s\":2.0,\"window_s\":1.0}\n" + held + "\"t_s\":1.0,\"window_s\":1.0}\n",
+          "r.jsonl:3:1: 'sustained' record: this window (0 s to 1 s) starts before the previous one of the run ended (2 s, r.jsonl:2)");
+  // Windows that follow each other, as gemm --sustained writes them (t_s to the ms), pass.
+  Measurements m;
+  config::Diagnostics errors;
+  CHECK(read_results("r.jsonl", device + held + "\"t_s\":1.185,\"window_s\":1.1853}\n" + held +
+                                    "\"t_s\":2.373,\"window_s\":1.1879}\n",
+                     m, errors));
+  CHECK(m.sustained.size() == 2);
+}
+
+TEST_CASE("a held GEMM faster than the sweep's point of its shape is said to cast doubt on the point") {
+  const std::string results =
+      "{\"record\":\"device\",\"name\":\"NVIDIA H200\",\"sm_count\":132}\n"
+      "{\"record\":\"gemm\",\"dtype\":\"bf16\",\"m\":8192,\"n\":8192,\"k\":8192,\"time_s\":0.0016}\n"
+      "{\"record\":\"sustained\",\"dtype\":\"bf16\",\"m\":8192,\"n\":8192,\"k\":8192,\"t_s\":1.0,\"window_s\":1.0,"
+      "\"calls\":800}\n";
+  Measurements m;
+  config::Diagnostics errors;
+  REQUIRE(read_results("r.jsonl", results, m, errors));
+  FitReport report;
+  const hardware::GpuSpec gpu = catalog_gpu("h200-sxm");
+  fit_compute(m, compute::default_profile("h200-sxm", gpu), report);
+  const auto held = std::find_if(report.notes.begin(), report.notes.end(),
+                                 [](const std::string& n) { return n.rfind("sustained bf16", 0) == 0; });
+  REQUIRE(held != report.notes.end());
+  // 800 calls in 1 s: 880 TFLOP/s, against the sweep's 687 (one call in 1.6 ms).
+  CHECK(held->find("WARNING the sweep's point ran 28% slower than the GPU held") != std::string::npos);
+  CHECK(held->find("held over 1 s (one window)") != std::string::npos);
+  CHECK(held->find("under 10 s: too short for the clocks to settle") != std::string::npos);
+}

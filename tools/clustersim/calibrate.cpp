@@ -424,11 +424,49 @@ int calibrate(const CalibrateArgs& args) {
         refuse("above", "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
       }
     }
+    // Attention calls as GEMMs: no peak of their datatype, or 10% above it, is no measurement
+    // of this GPU (the fit clamped such calls to an efficiency of 1 and wrote the profile).
+    for (const calibration::AttentionPoint& p : m.attention) {
+      const std::optional<sim::FlopRate> peak = peak_of(p.dtype);
+      if (!peak || peak->value() <= 0.0) {
+        errors.add(located(p.where), "",
+                   fmt::format("an {} attention call, but one {} has no {} peak in the catalog: no {} tensor cores to "
+                               "measure",
+                               config::enum_name(p.dtype), target.gpu_name, config::enum_name(p.dtype),
+                               config::enum_name(p.dtype)),
+                   "leave it out, or name the GPU it ran on with --gpu");
+        continue;
+      }
+      compute::ComputeProfile unit;
+      unit.peak_flops = target.gpu.peak_flops;
+      unit.attention_efficiency = 1.0;
+      unit.attention_backward_efficiency = 1.0;
+      unit.hbm_bandwidth = sim::Bandwidth::of(1e300);
+      unit.launch_overhead = sim::Time::zero();
+      const double rate_share = compute::attention_seconds(p.shape, p.dtype, p.backward, unit) / p.seconds;
+      if (rate_share > 1.1) {
+        errors.add(located(p.where), "",
+                   fmt::format("an attention call ({} pass, {}x{}x{}x{}{}) in {:g} s runs at {:.3g} times the {} dense "
+                               "peak of one {} ({}): not a measurement of this GPU",
+                               p.backward ? "backward" : "forward", p.shape.batch_heads, p.shape.q_len, p.shape.kv_len,
+                               p.shape.head_dim, p.shape.causal ? ", causal" : "", p.seconds, rate_share,
+                               config::enum_name(p.dtype), target.gpu_name, sim::human(*peak)),
+                   "check time_s (seconds) and the shape; or name the GPU it ran on with --gpu");
+      }
+    }
     // A held GEMM's window above 10% over the peak: as a sweep's point (a window in ms read as s
     // would compare it with the sweep at a rate no GPU runs).
     for (const calibration::SustainedPoint& p : m.sustained) {
       const std::optional<sim::FlopRate> peak = peak_of(p.dtype);
-      if (!peak || peak->value() <= 0.0 || p.flops() <= 1.1 * peak->value()) continue;
+      if (!peak || peak->value() <= 0.0) {
+        errors.add(located(p.where), "",
+                   fmt::format("a held {} GEMM, but one {} has no {} peak in the catalog: no {} tensor cores to measure",
+                               config::enum_name(p.dtype), target.gpu_name, config::enum_name(p.dtype),
+                               config::enum_name(p.dtype)),
+                   "leave it out, or name the GPU it ran on with --gpu");
+        continue;
+      }
+      if (p.flops() <= 1.1 * peak->value()) continue;
       errors.add(located(p.where), "",
                  fmt::format("a held {} GEMM of {}x{}x{}, {} calls in {:g} s, runs at {}, above the {} dense peak of "
                              "one {} ({}): not a measurement of this GPU",
@@ -541,8 +579,9 @@ int calibrate(const CalibrateArgs& args) {
   }
   if (!profile.compute && profile.collectives.empty()) {
     // A profile with nothing fitted would change nothing, yet say "measured": refused.
-    std::cerr << fmt::format("{}: error: nothing could be fitted: no GEMM, memory or launch record, and no collective "
-                             "series of two sizes or more{}\n",
+    std::cerr << fmt::format("{}: error: nothing could be fitted: no GEMM, attention, memory or launch record, and no "
+                             "collective series of two sizes or more (sustained records check a GEMM sweep, they fit "
+                             "nothing){}\n",
                              fmt::join(inputs_of(args), ", "), report.notes.empty() ? "" : ":");
     for (const std::string& n : report.notes) std::cerr << "  " << n << "\n";
     std::cerr << "1 error; nothing was written.\n";

@@ -50,14 +50,16 @@ def main():
     driver = 0
     try:
         driver = int(torch._C._cuda_getDriverVersion())
-    except Exception:  # older PyTorch: the driver version is left out (0)
+    except Exception:  # a PyTorch without it: the driver version is left out
         pass
     cuda = torch.version.cuda or "0"
     major, minor = (cuda.split(".") + ["0"])[:2]
-    print(json.dumps({"record": "device", "bench": "attention", "name": p.name, "sm_count": p.multi_processor_count,
-                      "compute_capability": f"{p.major}.{p.minor}", "memory_bytes": p.total_memory,
-                      "driver_version": driver, "cuda_version": int(major) * 1000 + int(minor) * 10,
-                      "device_count": torch.cuda.device_count()}), flush=True)
+    device = {"record": "device", "bench": "attention", "name": p.name, "sm_count": p.multi_processor_count,
+              "compute_capability": f"{p.major}.{p.minor}", "memory_bytes": p.total_memory,
+              "cuda_version": int(major) * 1000 + int(minor) * 10, "device_count": torch.cuda.device_count()}
+    if driver > 0:  # left out where PyTorch does not say it
+        device["driver_version"] = driver
+    print(json.dumps(device), flush=True)
 
     def timed(fn):
         """Seconds per call of fn(): warm-up by time, then up to 25 batches of ~200 us or more."""

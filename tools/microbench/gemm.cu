@@ -311,7 +311,7 @@ int sustained(double seconds) {
       const Nvml::State g = nvml.read();
       MB_CHECK(cudaEventElapsedTime(&ms, start, stop));
       elapsed += ms * 1e-3;
-      std::printf("{\"record\":\"sustained\",\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"t_s\":%.3f,"
+      std::printf("{\"record\":\"sustained\",\"dtype\":\"%s\",\"m\":%lld,\"n\":%lld,\"k\":%lld,\"t_s\":%.4f,"
                   "\"window_s\":%.4f,\"calls\":%d,\"tflops\":%.3f,\"sm_clock_mhz\":%.0f,\"power_w\":%.1f,"
                   "\"temperature_c\":%.0f,\"clock_event_reasons\":\"%s%llx\"}\n",
                   d.name, (long long)s.m, (long long)s.n, (long long)s.k, elapsed, ms * 1e-3, calls,
