@@ -10,7 +10,8 @@ points.csv  group,label,bytes,measured_s,predicted_s,fitted,bus_factor  (one row
 curves.csv  group,bytes,predicted_s,regime  (each collective series' fitted model, dense in size)
 
 Each PNG has the quantity people read (bus bandwidth for collectives, achieved bandwidth for
-memory, TFLOP/s for GEMMs) measured vs fitted on top, and the relative error of the fit
+memory, TFLOP/s for GEMMs and fused attention, the latter against the key/value length)
+measured vs fitted on top, and the relative error of the fit
 below, with the +-5% band. Sizes span decades: their axes are logarithmic.
 """
 import csv
@@ -155,6 +156,40 @@ def plot_gemm(plt, group, rows):
     return fig
 
 
+def plot_attention(plt, group, rows):
+    """Achieved TFLOP/s against the key/value length, causal and not apart (the sequence term)."""
+    backward = group.endswith("/backward")
+    fig, (top, bottom) = plt.subplots(2, 1, figsize=(8, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1.3]})
+    all_x, all_err = [], []
+    for causal, color in ((False, "C0"), (True, "C2")):
+        sel = sorted((r for r in rows if r["label"].endswith(" causal") == causal),
+                     key=lambda r: int(r["label"].split()[0].split("x")[2]))
+        if not sel:
+            continue
+        xs, meas, pred = [], [], []
+        for r in sel:
+            bh, q, kv, h = (int(v) for v in r["label"].split()[0].split("x"))
+            flops = 4.0 * bh * q * kv * h * (0.5 if causal else 1.0) * (2.5 if backward else 1.0)
+            xs.append(kv)
+            meas.append(flops / float(r["measured_s"]) / 1e12)
+            pred.append(flops / float(r["predicted_s"]) / 1e12)
+            all_x.append(kv)
+            all_err.append(100 * (float(r["predicted_s"]) / float(r["measured_s"]) - 1))
+        name = "causal" if causal else "not causal"
+        top.plot(xs, meas, "o", ms=5, mfc="none", color=color, label=f"measured, {name}")
+        top.plot(xs, pred, "x-", ms=5, lw=0.8, color=color, label=f"fitted model, {name}")
+    size_axis(top, all_x)
+    top.xaxis.set_major_formatter(plt.FuncFormatter(lambda x, _p: f"{x / 1024:.0f}K" if x >= 1024 else f"{x:.0f}"))
+    top.set_ylabel("achieved TFLOP/s (model FLOPs of the pass)")
+    top.set_ylim(bottom=0)
+    top.grid(True, which="major", alpha=0.3)
+    top.legend(loc="lower right", fontsize=8, frameon=False)
+    top.set_title(f"fused attention {group.split('/', 1)[1]}: measured vs fitted, {len(rows)} calls\n"
+                  f"{worst_text(all_err)}", fontsize=10)
+    error_panel(bottom, all_x, all_err, "key/value length (tokens, log scale)")
+    return fig
+
+
 def main() -> int:
     if len(sys.argv) != 4:
         print(__doc__.strip(), file=sys.stderr)
@@ -188,6 +223,8 @@ def main() -> int:
             fig = plot_memory(plt, group, rows)
         elif group.startswith("gemm/"):
             fig = plot_gemm(plt, group, rows)
+        elif group.startswith("attention/"):
+            fig = plot_attention(plt, group, rows)
         else:
             continue
         fig.tight_layout()

@@ -3,6 +3,7 @@
 file(REMOVE_RECURSE "${TMP}")
 set(ENV{CLUSTERSIM_PYTHON} "${PYTHON}")
 execute_process(COMMAND "${EXE}" calibrate tests/calibration/synthetic_h100_results.jsonl
+                        tests/calibration/synthetic_h100_attention.jsonl
                         --nccl-tests tests/calibration/all_reduce_perf_2x8_h100.log --node a3-mega -o "${TMP}/profile.json"
                         --plot "${TMP}/plots"
                 WORKING_DIRECTORY "${WORKDIR}" RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
@@ -17,10 +18,11 @@ foreach(f points.csv curves.csv)
     message(FATAL_ERROR "calibrate --plot did not write ${f}")
   endif()
 endforeach()
-# The collective, network-model, memory (fitted and cross-check) and GEMM groups each get a
-# PNG (the network model, what simulations run, was skipped), which opens
-# with the PNG signature.
-foreach(png collective_all_reduce_2x8 network_all_reduce_2x8 memory_d2d_copy memory_triad gemm_bf16)
+# The collective, network-model, memory (fitted and cross-check), GEMM and attention groups
+# each get a PNG (the network model, what simulations run, was skipped; attention was), which
+# opens with the PNG signature.
+foreach(png collective_all_reduce_2x8 network_all_reduce_2x8 memory_d2d_copy memory_triad gemm_bf16
+        attention_bf16_forward attention_bf16_backward)
   set(f "${TMP}/plots/${png}.png")
   if(NOT EXISTS "${f}")
     file(GLOB written "${TMP}/plots/*")
