@@ -31,6 +31,7 @@
 // Usage: gemm [--quick]   (--quick: a few shapes, for a smoke run)
 //        gemm --sustained SECONDS
 #include <cstdint>
+#include <initializer_list>
 #include <cstdlib>
 #include <dlfcn.h>
 #include <cstring>
@@ -261,6 +262,13 @@ class Nvml {
   int (*reasons_)(void*, unsigned long long*) = nullptr;
 };
 
+/// Frees what a run of GEMMs set up: the cuBLASLt handle, the stream and the device buffers.
+void release(cublasLtHandle_t lt, cudaStream_t stream, std::initializer_list<void*> buffers) {
+  cublasLtDestroy(lt);
+  MB_CHECK(cudaStreamDestroy(stream));
+  for (void* p : buffers) cudaFree(p);
+}
+
 /// --sustained: one bf16 8192^3 GEMM back to back for `seconds`, a record per ~1 s window.
 int sustained(double seconds) {
   const Dtype& d = kDtypes[0];
@@ -322,12 +330,7 @@ int sustained(double seconds) {
     MB_CHECK(cudaEventDestroy(start));
     MB_CHECK(cudaEventDestroy(stop));
   }
-  cublasLtDestroy(lt);
-  MB_CHECK(cudaStreamDestroy(stream));
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
-  cudaFree(workspace);
+  release(lt, stream, {a, b, c, workspace});
   return 0;
 }
 
@@ -404,11 +407,6 @@ int main(int argc, char** argv) {
       std::fflush(stdout);
     }
   }
-  cublasLtDestroy(lt);
-  MB_CHECK(cudaStreamDestroy(stream));
-  cudaFree(a);
-  cudaFree(b);
-  cudaFree(c);
-  cudaFree(workspace);
+  release(lt, stream, {a, b, c, workspace});
   return 0;
 }
