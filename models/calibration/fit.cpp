@@ -394,11 +394,6 @@ namespace {
 /// two kv lengths or more, the one of least squared log error over both passes (a grid of
 /// 1 to 16,384 by 1%). A pass not measured keeps the profile's efficiency.
 void fit_attention(const Measurements& m, compute::ComputeProfile& p, FitReport& report) {
-  compute::ComputeProfile unit = p;
-  unit.attention_efficiency = 1.0;
-  unit.attention_backward_efficiency = 1.0;
-  unit.attention_kv_half = 0.0;
-  unit.hbm_bandwidth = sim::Bandwidth::of(1e300);
   const double launch = p.launch_overhead.seconds();
   struct Call {
     const AttentionPoint* a;
@@ -408,7 +403,7 @@ void fit_attention(const Measurements& m, compute::ComputeProfile& p, FitReport&
   std::set<std::int64_t> lengths;
   for (const AttentionPoint& a : m.attention) {
     if (compute::peak_flops(a.dtype, p) <= 0.0) continue;
-    const double ideal = compute::attention_seconds(a.shape, a.dtype, a.backward, unit) - unit.launch_overhead.seconds();
+    const double ideal = attention_peak_seconds(a, p.peak_flops);
     calls.push_back(Call{&a, std::log(ideal / std::max(a.seconds - launch, 1e-12))});
     lengths.insert(a.shape.kv_len);
   }
@@ -493,6 +488,17 @@ void fit_attention(const Measurements& m, compute::ComputeProfile& p, FitReport&
 }
 
 }  // namespace
+
+double attention_peak_seconds(const AttentionPoint& a, const hardware::PeakFlops& peaks) {
+  compute::ComputeProfile unit;
+  unit.peak_flops = peaks;
+  unit.attention_efficiency = 1.0;
+  unit.attention_backward_efficiency = 1.0;
+  unit.attention_kv_half = 0.0;
+  unit.hbm_bandwidth = sim::Bandwidth::of(1e300);
+  unit.launch_overhead = sim::Time::zero();
+  return compute::attention_seconds(a.shape, a.dtype, a.backward, unit);
+}
 
 compute::ComputeProfile fit_compute(const Measurements& m, const compute::ComputeProfile& base, FitReport& report) {
   compute::ComputeProfile p = base;

@@ -153,6 +153,12 @@ inline constexpr double kPastCacheBytes = 1024.0 * 1024 * 1024;
 /// The catalog GPU a device name stands for ("NVIDIA H100 80GB HBM3" -> "h100-sxm"), if known.
 std::optional<std::string> catalog_gpu_for(const std::string& device_name);
 
+/// Seconds fused attention call `a` takes at the dense peak of its datatype in `peaks`: the
+/// compute model's attention FLOPs (models/compute/profile.cpp) over that peak, at efficiency
+/// 1, with no sequence term, launch or HBM bound. The fit's unit of a call's share of peak, and
+/// calibrate's check that no call ran faster than the GPU can.
+double attention_peak_seconds(const AttentionPoint& a, const hardware::PeakFlops& peaks);
+
 /// Fits the compute profile; `base` (the built-in profile) supplies what was not measured.
 compute::ComputeProfile fit_compute(const Measurements& m, const compute::ComputeProfile& base, FitReport& report);
 

@@ -437,13 +437,7 @@ int calibrate(const CalibrateArgs& args) {
                    "leave it out, or name the GPU it ran on with --gpu");
         continue;
       }
-      compute::ComputeProfile unit;
-      unit.peak_flops = target.gpu.peak_flops;
-      unit.attention_efficiency = 1.0;
-      unit.attention_backward_efficiency = 1.0;
-      unit.hbm_bandwidth = sim::Bandwidth::of(1e300);
-      unit.launch_overhead = sim::Time::zero();
-      const double rate_share = compute::attention_seconds(p.shape, p.dtype, p.backward, unit) / p.seconds;
+      const double rate_share = calibration::attention_peak_seconds(p, target.gpu.peak_flops) / p.seconds;
       if (rate_share > 1.1) {
         errors.add(located(p.where), "",
                    fmt::format("an attention call ({} pass, {}x{}x{}x{}{}) in {:g} s runs at {:.3g} times the {} dense "

@@ -79,6 +79,18 @@ inline int print_device(const char* bench, int device = 0) {
   return p.multiProcessorCount;
 }
 
+/// Seconds `calls` back-to-back calls of `run(stream)` take, between events `start` and `stop`.
+template <class F>
+double batch_seconds(cudaStream_t stream, F& run, int calls, cudaEvent_t start, cudaEvent_t stop) {
+  MB_CHECK(cudaEventRecord(start, stream));
+  for (int c = 0; c < calls; ++c) run(stream);
+  MB_CHECK(cudaEventRecord(stop, stream));
+  MB_CHECK(cudaEventSynchronize(stop));
+  float ms = 0.0f;
+  MB_CHECK(cudaEventElapsedTime(&ms, start, stop));
+  return ms * 1e-3;
+}
+
 /// Times `run(stream)`: `warmup` untimed calls, then, when `warmup_s` > 0, more untimed calls
 /// until they have kept the GPU busy `warmup_s` seconds (a GPU at its power limit lowers its
 /// clocks within about a second of heavy load: measured after it, a point is what the GPU
@@ -93,36 +105,21 @@ Stats time_it(cudaStream_t stream, F&& run, int warmup = 3, int max_repeats = 25
   for (int i = 0; i < warmup; ++i) run(stream);
   MB_CHECK(cudaStreamSynchronize(stream));
   for (double warm = 0.0, batch = 1; warm < warmup_s;) {
-    MB_CHECK(cudaEventRecord(start, stream));
-    for (int c = 0; c < batch; ++c) run(stream);
-    MB_CHECK(cudaEventRecord(stop, stream));
-    MB_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    MB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    warm += ms * 1e-3;
+    const double s = batch_seconds(stream, run, static_cast<int>(batch), start, stop);
+    warm += s;
     // Batches of about 50 ms (at most 10,000 calls): the host stays ahead of the GPU.
-    batch = std::clamp(batch * 0.05 / std::max(1e-6, ms * 1e-3), 1.0, 10000.0);
+    batch = std::clamp(batch * 0.05 / std::max(1e-6, s), 1.0, 10000.0);
   }
   // One call, timed alone (host issue cost included: an upper bound), sizes the batch.
-  MB_CHECK(cudaEventRecord(start, stream));
-  run(stream);
-  MB_CHECK(cudaEventRecord(stop, stream));
-  MB_CHECK(cudaEventSynchronize(stop));
-  float one_ms = 0.0f;
-  MB_CHECK(cudaEventElapsedTime(&one_ms, start, stop));
+  const double one_s = batch_seconds(stream, run, 1, start, stop);
   constexpr double kBatchS = 200e-6;
-  const int calls = std::clamp(static_cast<int>(kBatchS / std::max(1e-9, one_ms * 1e-3)) + 1, 1, 1000);
+  const int calls = std::clamp(static_cast<int>(kBatchS / std::max(1e-9, one_s)) + 1, 1, 1000);
   std::vector<double> t;
   double total = 0.0;
   for (int i = 0; i < max_repeats && (i < 3 || total < budget_s); ++i) {
-    MB_CHECK(cudaEventRecord(start, stream));
-    for (int c = 0; c < calls; ++c) run(stream);
-    MB_CHECK(cudaEventRecord(stop, stream));
-    MB_CHECK(cudaEventSynchronize(stop));
-    float ms = 0.0f;
-    MB_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    t.push_back(ms * 1e-3 / calls);
-    total += ms * 1e-3;
+    const double s = batch_seconds(stream, run, calls, start, stop);
+    t.push_back(s / calls);
+    total += s;
   }
   MB_CHECK(cudaEventDestroy(start));
   MB_CHECK(cudaEventDestroy(stop));
