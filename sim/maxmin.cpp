@@ -301,7 +301,9 @@ void MaxMinSystem::sweep(bool full) {
   stats_.full = full;
   opened_.clear();
   changed_.clear();
+  for (const HeapEntry& e : heap_) heap_pos_[e.constraint] = kNone;  // left by an interrupted solve
   heap_.clear();
+  if (heap_pos_.size() < constraints_.size()) heap_pos_.resize(constraints_.size(), kNone);
   events_.clear();
 
   if (full) {
@@ -317,6 +319,7 @@ void MaxMinSystem::sweep(bool full) {
     bulk_ = false;
     std::make_heap(events_.begin(), events_.end(), kEventAfter);
     std::make_heap(heap_.begin(), heap_.end(), kEntryAfter);
+    for (std::uint32_t i = 0; i < heap_.size(); ++i) heap_pos_[heap_[i].constraint] = i;
   } else {
     // Free all modified variables first, so that a constraint opened in full counts them
     // all as free; then let each one's constraints know it grows.
@@ -337,18 +340,10 @@ void MaxMinSystem::sweep(bool full) {
 
   // Raise the water: the next event is the lowest of a variable event (a check of an old
   // value, a bound) and a constraint entry. Constraint keys are lower bounds (levels only
-  // rise as variables get fixed), so a popped entry is re-pushed when its constraint's
-  // level has risen meanwhile. Variable events win ties, so that a variable confirmed at
-  // its old level does not look changed.
+  // rise as variables get fixed), so the top entry's key is raised in place when its
+  // constraint's level has risen meanwhile. Variable events win ties, so that a variable
+  // confirmed at its old level does not look changed.
   while (!heap_.empty() || !events_.empty()) {
-    if (!heap_.empty()) {
-      const HeapEntry& top = heap_.front();
-      const Constraint& k = constraints_[top.constraint];
-      if (top.stamp != k.stamp || k.finished) {
-        pop_constraint();
-        continue;
-      }
-    }
     if (!events_.empty() && (heap_.empty() || events_.front().level <= heap_.front().level)) {
       const VarEvent e = pop_event();
       const VarState state = variables_[e.variable].state;
@@ -359,10 +354,19 @@ void MaxMinSystem::sweep(bool full) {
       }
       continue;
     }
-    const HeapEntry e = pop_constraint();
+    const HeapEntry e = heap_.front();
+    if (constraints_[e.constraint].finished) {  // saturated, or all its variables fixed
+      pop_constraint();
+      continue;
+    }
     const double level = level_of(e.constraint, e.level);
+    if (level > e.level && std::isfinite(level)) {
+      raise_top(level);
+      continue;
+    }
+    pop_constraint();
     if (level > e.level) {
-      if (std::isfinite(level)) push_constraint(HeapEntry{level, e.constraint, e.stamp});
+      continue;  // nothing on it grows any more
     } else if (constraints_[e.constraint].mode == Mode::kLight) {
       open_full(e.constraint, e.level);
     } else {
@@ -496,7 +500,6 @@ bool MaxMinSystem::open_light(std::uint32_t c, double now) {
   k.weight_sum = 0.0;
   k.weight_scale = 0.0;
   k.unfixed = 0;
-  ++k.stamp;
   return true;
 }
 
@@ -595,7 +598,7 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
     k.weight_sum -= u.coefficient * x.weight;
     if (--k.unfixed == 0) {
       if (k.mode == Mode::kFull) k.finished = true;
-      ++k.stamp;  // no level any more: drop its heap entry
+      erase_constraint(u.constraint);  // no level any more
     } else if (k.weight_sum <= k.weight_scale * kWeightSumRefresh) {
       refresh_weight_sum(u.constraint);
     }
@@ -606,20 +609,30 @@ void MaxMinSystem::fix(std::uint32_t v, double level, std::uint32_t bottleneck, 
 void MaxMinSystem::saturate(std::uint32_t c, double level) {
   constraints_[c].finished = true;
   constraints_[c].binding = true;
-  // As in fix(): the variables' records (their uses included), then (once those are in)
-  // those uses' constraints with the heads of their own lists of uses (which fix() reads
-  // when it opens one in full).
-  for (const ConstraintUse& u : constraint_uses_[c]) prefetch_variable(u.variable);
-  for (const ConstraintUse& u : constraint_uses_[c]) {
-    for (const VariableUse& w : variables_[u.variable].uses()) {
+  // As in fix(), the cache misses are made to overlap: the variables' first lines (their
+  // state), then the rest of the records of those still growing (their uses: in an
+  // incremental solve most of c's variables are fixed already or untouched), then those
+  // uses' constraints with the heads of their own lists of uses (which fix() reads when it
+  // opens one in full).
+  const std::vector<ConstraintUse>& users = constraint_uses_[c];
+  for (const ConstraintUse& u : users) prefetch(&variables_[u.variable]);
+  growing_.clear();
+  for (const ConstraintUse& u : users) {
+    const Variable& x = variables_[u.variable];
+    if (x.epoch == epoch_ && x.state != VarState::kFixed) {
+      growing_.push_back(u.variable);
+      prefetch_variable(u.variable);
+    }
+  }
+  for (const std::uint32_t v : growing_) {
+    for (const VariableUse& w : variables_[v].uses()) {
       prefetch(&constraints_[w.constraint]);
       prefetch(&constraint_uses_[w.constraint]);
     }
   }
-  for (const ConstraintUse& u : constraint_uses_[c]) {
-    const Variable& x = variables_[u.variable];
-    if (x.epoch == epoch_ && x.state != VarState::kFixed) fix(u.variable, level, c, level);
-  }
+  // Fixing one variable leaves the others' states alone (it only opens constraints, and the
+  // variables an opening pulls in sit above the water): growing_ stays the list to fix.
+  for (const std::uint32_t v : growing_) fix(v, level, c, level);
 }
 
 // Re-sum the weights of the variables counted growing on c, after cancellation.
@@ -645,12 +658,23 @@ double MaxMinSystem::level_of(std::uint32_t c, double now) const {
   return std::max(now, k.remaining / k.weight_sum);
 }
 
-// (Re)enter c in the heap at its current level; older entries become stale.
+// Put c in the heap at its current level, or take it out when nothing on it grows.
 void MaxMinSystem::schedule(std::uint32_t c, double now) {
-  Constraint& k = constraints_[c];
-  ++k.stamp;
   const double level = level_of(c, now);
-  if (std::isfinite(level)) push_constraint(HeapEntry{level, c, k.stamp});
+  if (!std::isfinite(level)) {
+    erase_constraint(c);
+  } else if (heap_pos_[c] == kNone) {
+    push_constraint(HeapEntry{level, c});
+  } else {
+    const std::uint32_t i = heap_pos_[c];
+    const double old = heap_[i].level;
+    heap_[i].level = level;
+    if (level < old) {
+      sift_up(i);
+    } else if (level > old) {
+      sift_down(i);
+    }
+  }
 }
 
 bool MaxMinSystem::same_level(double a, double b) const {
@@ -675,21 +699,70 @@ MaxMinSystem::VarEvent MaxMinSystem::pop_event() {
   return e;
 }
 
+// The constraint heap is indexed: heap_pos_[c] is c's entry, kNone when it has none, so a
+// constraint has one entry at most and its key moves in place (no stale entries to pop).
 void MaxMinSystem::push_constraint(HeapEntry e) {
+  const auto i = to_u32(heap_.size());
   heap_.push_back(e);
-  if (!bulk_) std::push_heap(heap_.begin(), heap_.end(), kEntryAfter);
+  heap_pos_[e.constraint] = i;
+  if (!bulk_) sift_up(i);
 }
 
-MaxMinSystem::HeapEntry MaxMinSystem::pop_constraint() {
-  std::pop_heap(heap_.begin(), heap_.end(), kEntryAfter);
-  const HeapEntry e = heap_.back();
+void MaxMinSystem::pop_constraint() { erase_at(0); }
+
+void MaxMinSystem::erase_constraint(std::uint32_t c) {
+  if (heap_pos_[c] != kNone) erase_at(heap_pos_[c]);
+}
+
+void MaxMinSystem::erase_at(std::uint32_t i) {
+  heap_pos_[heap_[i].constraint] = kNone;
+  const HeapEntry last = heap_.back();
   heap_.pop_back();
-  // Likewise the constraints of the next entries (sweep() reads them to tell a stale
-  // entry, and stale entries often follow one another).
-  for (std::size_t i = 0; i < std::min<std::size_t>(heap_.size(), 3); ++i) {
-    prefetch(&constraints_[heap_[i].constraint]);
+  if (i == heap_.size()) return;
+  const double old = heap_[i].level;
+  heap_[i] = last;
+  heap_pos_[last.constraint] = i;
+  if (last.level < old) {
+    sift_up(i);
+  } else {
+    sift_down(i);
   }
-  return e;
+  // The next entries' constraints are read soon (sweep() computes their levels).
+  for (std::size_t j = 0; j < std::min<std::size_t>(heap_.size(), 3); ++j) prefetch(&constraints_[heap_[j].constraint]);
+}
+
+void MaxMinSystem::raise_top(double level) {
+  heap_.front().level = level;
+  sift_down(0);
+}
+
+void MaxMinSystem::sift_up(std::uint32_t i) {
+  const HeapEntry e = heap_[i];
+  while (i > 0) {
+    const std::uint32_t parent = (i - 1) / 2;
+    if (!(e.level < heap_[parent].level)) break;
+    heap_[i] = heap_[parent];
+    heap_pos_[heap_[i].constraint] = i;
+    i = parent;
+  }
+  heap_[i] = e;
+  heap_pos_[e.constraint] = i;
+}
+
+void MaxMinSystem::sift_down(std::uint32_t i) {
+  const HeapEntry e = heap_[i];
+  const auto n = to_u32(heap_.size());
+  for (;;) {
+    std::uint32_t child = 2 * i + 1;
+    if (child >= n) break;
+    if (child + 1 < n && heap_[child + 1].level < heap_[child].level) ++child;
+    if (!(heap_[child].level < e.level)) break;
+    heap_[i] = heap_[child];
+    heap_pos_[heap_[i].constraint] = i;
+    i = child;
+  }
+  heap_[i] = e;
+  heap_pos_[e.constraint] = i;
 }
 
 }  // namespace clustersim::sim

@@ -27,11 +27,13 @@
 // and variable i meets its bound at b_i / w_i. The smallest such level is the next event:
 // the variables it concerns are fixed (x_i = t w_i, or b_i), they leave the sums of their
 // other constraints, and the filling goes on. Fixing variables at the current level can
-// only raise the t_j of the other constraints, so the candidate levels sit in a lazy
-// binary heap: an entry is a lower bound, checked when it reaches the top and pushed back
-// if its constraint's level has risen meanwhile. Fixing a variable is then O(1) per
-// constraint it uses, and the heap sees one entry per constraint plus one per rise that
-// reaches the top.
+// only raise the t_j of the other constraints, so the candidate levels sit in a binary
+// heap as lower bounds: an entry is checked when it reaches the top and its key raised in
+// place if its constraint's level has risen meanwhile. Fixing a variable is then O(1) per
+// constraint it uses. The heap is indexed (each constraint knows its entry), so a
+// constraint has one entry at most: one whose level a change lowers or raises moves in
+// place, and one on which nothing grows any more leaves at once, with no stale entries to
+// pop later (an incremental solve re-levels the same constraint several times).
 //
 // Incremental re-solving ("selective update", refined). A modification (a variable added,
 // removed, reweighted, rebounded or expanded; a capacity changed) is only recorded; solve()
@@ -76,7 +78,10 @@
 // prefetches); removing one variable then
 // solve() 0.66-0.72 ms on average, median 0.59-0.65 ms (0.98-1.09 ms on average before the
 // incremental path's prefetches and the inline uses), revisiting ~1,130 variables of which
-// ~750 really change by more than 1e-9.
+// ~750 really change by more than 1e-9. On another 2-core VM (AMD EPYC, its fast cache
+// ~4-8 MB: a dependent load costs 28 ns over 4 MB, 175 ns over 16 MB), two runs each,
+// before and after the indexed heap and saturate()'s two-stage prefetch: solve_all()
+// 23-25 ms both; the removal 0.58 ms -> 0.39-0.44 ms on average.
 // Under full load a change legitimately moves hundreds of rates. Without the 2:1 taper
 // (98,304 constraints) the median is 0.13 ms but the mean 1.3-1.4 ms: a few changes cascade
 // through up to ~24,000 variables revisited.
@@ -87,7 +92,9 @@
 // incremental path's prefetches, 100-136 ms before the saturation's prefetches); an
 // incremental solve after one removal 1.35-1.54 ms on average (2.0-2.1 ms before the
 // incremental prefetches and the inline uses), median 0.15-0.16 ms, 99th percentile
-// 14-17 ms, revisiting ~1,500 variables of which ~1,050 change by more than
+// 14-17 ms; on the AMD VM above, three runs alternating with the former solver: 0.92-1.34
+// ms on average, median 0.10-0.15 ms (the former: 1.21-1.67 ms, median 0.13-0.18 ms),
+// revisiting ~1,500 variables of which ~1,050 change by more than
 // 1e-9 (relative; counted in an instrumented copy): with every link equally loaded, one
 // change re-balances a large part of the fabric, and an exact re-solve must write each of
 // those values. The cost is skewed: half the removals revisit at most ~200 variables, the
@@ -102,8 +109,9 @@
 // A full solve opens every constraint from its incidences alone (ConstraintUse::weighted),
 // heapifies once, and sums usages as it goes. Most of a solve's time is cache misses on
 // records scattered by the variables' routes: saturating a constraint first asks for the
-// records of its variables (their uses included), then those uses' constraints and the
-// heads of their lists of uses (prefetches), so that the misses overlap. The incremental
+// records of its variables (their first lines; then, for those still growing, the rest
+// with their uses), then those uses' constraints and the heads of their lists of uses
+// (prefetches), so that the misses overlap. The incremental
 // path does likewise where it walks a variable's uses or a constraint's, and each heap pop
 // asks for the records of the next entries.
 //
@@ -293,7 +301,6 @@ class MaxMinSystem {
     double weight_sum = 0.0;     // sum a_ij w_i over the variables counted growing
     double weight_scale = 0.0;   // weight_sum when opened, to detect cancellation
     std::uint32_t unfixed = 0;   // how many variables are counted growing
-    std::uint32_t stamp = 0;     // heap entries with another stamp are stale
     std::uint32_t epoch = 0;
     Mode mode = Mode::kFull;
     bool finished = false;       // full and every variable fixed
@@ -341,9 +348,8 @@ class MaxMinSystem {
     EventKind kind;
   };
   struct HeapEntry {
-    double level;  // a lower bound of the constraint's level when pushed with its stamp
+    double level;  // a lower bound of the constraint's level
     std::uint32_t constraint;
-    std::uint32_t stamp;
   };
 
   void prefetch_variable(std::uint32_t v) const;
@@ -370,7 +376,12 @@ class MaxMinSystem {
   void push_event(double level, std::uint32_t v, EventKind kind);
   VarEvent pop_event();
   void push_constraint(HeapEntry e);
-  HeapEntry pop_constraint();
+  void pop_constraint();
+  void erase_constraint(std::uint32_t c);
+  void erase_at(std::uint32_t i);
+  void raise_top(double level);
+  void sift_up(std::uint32_t i);
+  void sift_down(std::uint32_t i);
 
   // Heap orders (min-heaps on level).
   static constexpr auto kEventAfter = [](const VarEvent& a, const VarEvent& b) { return a.level > b.level; };
@@ -392,10 +403,12 @@ class MaxMinSystem {
   std::vector<std::uint32_t> pending_constraints_;
 
   std::uint32_t epoch_ = 0;
-  std::vector<HeapEntry> heap_;             // binary min-heap on level, lazy
+  std::vector<HeapEntry> heap_;             // binary min-heap on level, indexed by heap_pos_
+  std::vector<std::uint32_t> heap_pos_;     // per constraint: its entry in heap_, kNone if none
   std::vector<VarEvent> events_;            // binary min-heap on level
   std::vector<ConstraintId> opened_;        // constraints opened in this solve
   std::vector<VariableId> changed_;         // variables whose value this solve wrote
+  std::vector<std::uint32_t> growing_;      // saturate()'s scratch: the variables it fixes
   MaxMinSolveStats stats_;
 };
 

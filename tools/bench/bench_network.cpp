@@ -23,9 +23,11 @@
 // Targets: full solve under 100 ms, incremental update under 50 us on average, the ring
 // under 5 s.
 // Measured (shared 2-core x86 VM, g++ 12 -O3, three runs): full solve 59-67 ms; incremental
-// update 1.35-1.54 ms on average, median 0.15-0.16 ms, 99th percentile 14-17 ms: the
-// 50 us average is not met (sim/maxmin.hpp says why: ~1,050 rates really change per
-// removal on this load).
+// update 1.35-1.54 ms on average, median 0.15-0.16 ms, 99th percentile 14-17 ms. With the
+// indexed constraint heap (another 2-core VM, AMD EPYC, three runs): full solve 44-64 ms,
+// incremental update 0.92-1.34 ms on average (the former solver in the same runs
+// 1.21-1.67 ms), median 0.10-0.15 ms, 99th percentile 10-15 ms: the 50 us average is not
+// met (sim/maxmin.hpp says why: ~1,050 rates really change per removal on this load).
 //
 // Usage: bench_network [--quick]   (--quick: 1/8 of the flows, a 2,048-GPU ring, a 256-GPU
 // all-to-all)
