@@ -52,8 +52,13 @@ TEST_CASE("sweep parameters: lists, doubling and stepped ranges") {
   CHECK(error_of("cluster.nodes").find("expected KEY=v1,v2") != std::string::npos);
   CHECK(error_of("=1,2").find("expected KEY=v1,v2") != std::string::npos);
   CHECK(error_of("x=1,,2").find("an empty value") != std::string::npos);
-  CHECK(error_of("x=8:1:x2").find("a <= b") != std::string::npos);
-  CHECK(error_of("x=1:8:x1").find("factor above 1") != std::string::npos);
+  // Each bad range says which condition fails, with the range likely meant.
+  CHECK(error_of("x=8:1:x2").find("the range descends (8 > 1); a range goes up from its first value (e.g. 1:8:x2)") !=
+        std::string::npos);
+  CHECK(error_of("x=1:8:x1").find("expected a factor above 1 (e.g. 1:8:x2)") != std::string::npos);
+  CHECK(error_of("x=0:8:x2").find("cannot start at 0; start it above 0, or step by adding (e.g. 0:8:+1)") !=
+        std::string::npos);
+  CHECK(error_of("x=1:8:+0").find("expected a step above 0 (e.g. 1:8:+1)") != std::string::npos);
   CHECK(error_of("x=1GiB:8GB:x2").find("different units") != std::string::npos);
   CHECK(error_of("x=a:b:x2").find("expected a range") != std::string::npos);
   CHECK(error_of("x=1:1e9:+1").find("more than 100000 values") != std::string::npos);

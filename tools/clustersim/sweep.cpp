@@ -140,9 +140,26 @@ bool expand_range(std::string_view text, std::vector<std::string>& out, std::str
     return false;
   }
   const bool multiply = step[0] == 'x';
-  if (b < a || (multiply && (s <= 1.0 || a <= 0.0)) || (!multiply && s <= 0.0)) {
-    why = fmt::format("'{}': expected a <= b and {}", text,
-                      multiply ? "a factor above 1 from a positive start" : "a positive step");
+  // Say which condition fails, with the range that would have meant what was likely meant.
+  const std::string ends = fmt::format("{}{}:{}{}", number_text(std::min(a, b)), sa, number_text(std::max(a, b)), sb);
+  if (b < a) {
+    why = fmt::format("'{}': the range descends ({} > {}); a range goes up from its first value (e.g. {}:{})", text,
+                      number_text(a), number_text(b), ends, step);
+    return false;
+  }
+  if (multiply && s <= 1.0) {
+    why = fmt::format("'{}': the factor {} does not grow the values; expected a factor above 1 (e.g. {}:x2)", text,
+                      number_text(s), ends);
+    return false;
+  }
+  if (multiply && a <= 0.0) {
+    why = fmt::format("'{}': a range stepped by a factor cannot start at {}; start it above 0, or step by adding (e.g. {}:+1)",
+                      text, number_text(a), ends);
+    return false;
+  }
+  if (!multiply && s <= 0.0) {
+    why = fmt::format("'{}': the step {} does not grow the values; expected a step above 0 (e.g. {}:+1)", text,
+                      number_text(s), ends);
     return false;
   }
   const double tolerance = 1e-9 * std::max(std::abs(a), std::abs(b));
