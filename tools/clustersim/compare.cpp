@@ -326,6 +326,16 @@ Comparison compare(const CompareArgs& args) {
     }
   }
   if (!all.ok()) throw config::InputError(std::move(all));
+  // One design on one draw has nothing to be compared with: its table would mark nothing
+  // best. (With --ecmp-seeds it shows the spread of its draws.)
+  if (loaded.size() == 1 && args.ecmp_seeds == 1) {
+    all.add(config::Location{args.files.front()}, "",
+            "one design, nothing to compare it with (the file has no sweep: block with two points or more)",
+            fmt::format("name a second scenario (clustersim compare {} OTHER.yaml), see the spread of its ECMP draws "
+                        "(--ecmp-seeds 7), or run it alone (clustersim run {})",
+                        args.files.front(), args.files.front()));
+    throw config::InputError(std::move(all));
+  }
   refuse_inert_everywhere(loaded, all);
   if (!all.ok()) throw config::InputError(std::move(all));
 
