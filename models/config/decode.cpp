@@ -339,6 +339,11 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
       // which the key's own bounds may not allow.
       hint = real == whole ? fmt::format("write it as an integer: {:.0f}", whole) : std::string("a whole number");
     }
+    if (dptr == dend && (dec == std::errc::result_out_of_range || (dec == std::errc() && !(std::abs(real) <= static_cast<double>(std::numeric_limits<Int>::max()))))) {
+      // A number, but past any integer this key holds (1e400, 1e30).
+      ctx.error(n, fmt::format("{} is out of range for {} (at most {})", text, expected, std::numeric_limits<Int>::max()));
+      return false;
+    }
     ctx.error(n, fmt::format("expected {}, got '{}'", expected, text), hint);
     return false;
   }
