@@ -17,14 +17,15 @@
 
 namespace clustersim::cluster {
 
-/// The most nodes a cluster may have (cluster.nodes, plan --nodes): far above any machine
-/// built or planned, and far below where counts of GPUs or links would overflow.
-inline constexpr std::int64_t kMaxNodes = 10'000'000;
 /// The most GPUs a cluster may have (nodes x GPUs per node), with a fabric or without: the
 /// fabric model's bound (its 32-bit ids and memory), 40 times the largest clusters planned.
 /// Without a fabric, a cluster of 10^12 GPUs was run, its peak FLOP/s past the 10^24 that
 /// every input is held to.
 inline constexpr std::int64_t kMaxGpus = std::int64_t{1} << 22;
+/// The most nodes a cluster may have (cluster.nodes, plan --nodes): a node holds one GPU at
+/// least, so no more than kMaxGpus (describe said 10,000,000, which no node type could
+/// reach).
+inline constexpr std::int64_t kMaxNodes = kMaxGpus;
 
 struct ClusterConfig {
   config::NameOr<hardware::NodeSpec> node;
