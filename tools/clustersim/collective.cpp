@@ -19,6 +19,16 @@ double float_unit(network::Op op, std::int64_t ranks) {
   return 4.0 * (per_rank ? static_cast<double>(ranks) : 1.0);
 }
 
+double buffer_bytes_per_rank(network::Op op, std::int64_t ranks, double size) {
+  const double n = static_cast<double>(ranks);
+  switch (op) {
+    case network::Op::all_gather: return size / n + size;      // its share in, the whole out
+    case network::Op::reduce_scatter: return size + size / n;  // the whole in, its share out
+    case network::Op::send_recv: return size;                  // one side each
+    default: return 2.0 * size;                                 // all_reduce, broadcast, all_to_all
+  }
+}
+
 namespace {
 std::string too_many_flows(network::Op op, network::Algorithm algo, std::size_t ranks, std::size_t transfers) {
   return fmt::format("{} {} on {} ranks puts {} transfers on the fabric at once; the flow model (--model flow) runs "

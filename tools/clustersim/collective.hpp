@@ -50,6 +50,12 @@ std::vector<std::int64_t> first_ranks(std::int64_t n);
 /// multiples of it.
 double float_unit(network::Op op, std::int64_t ranks);
 
+/// The bytes of one rank's send and receive buffers for `op` of `size` bytes (nccl-tests'
+/// size) on `ranks` ranks, out of place as nccl-tests allocates them: all-gather receives the
+/// size and sends its share, reduce-scatter the reverse; all-reduce, broadcast and
+/// all-to-all hold the size twice, send/recv once on each side.
+double buffer_bytes_per_rank(network::Op op, std::int64_t ranks, double size);
+
 /// Times `op` of `size` bytes over `ranks` on `fab` under `cfg` (cfg.model: analytical or
 /// flow), with `algo` (automatic: the fastest of NCCL's algorithms by the analytical model for this size).
 /// Returns false, with the planner's reason in `why`, when the algorithm cannot run the

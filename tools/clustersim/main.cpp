@@ -784,6 +784,20 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     std::cerr << fmt::format("note: --sizes: given more than once, timed once: {}\n", fmt::join(repeated, ", "));
   }
   sizes = std::move(whole_sizes);
+  // nccl-tests allocates each rank's send and receive buffers (out of place): sizes whose
+  // buffers pass the GPU's HBM cannot run there. Timed all the same, and said.
+  {
+    const double hbm = loaded.node.gpu.hbm_capacity.value();
+    std::vector<std::string> past;
+    for (const sim::Bytes& size : sizes) {
+      if (tools::buffer_bytes_per_rank(op, n, size.value()) > hbm) past.push_back(fmt::format("{:.0f}", size.value()));
+    }
+    if (!past.empty()) {
+      std::cerr << fmt::format("note: --sizes: {} B: one rank's send and receive buffers pass the {}'s {:.4g} GB of "
+                               "HBM (nccl-tests could not allocate them); timed all the same\n",
+                               fmt::join(past, ", "), loaded.node.gpu_name, hbm / 1e9);
+    }
+  }
   const std::vector<std::int64_t> ranks = tools::first_ranks(n);
 
   config::Json rows = config::Json::array();
