@@ -751,6 +751,10 @@ namespace {
 /// Four significant digits below 10,000, grouped digits above (no exponent).
 std::string readable(double v) { return std::fabs(v) >= 1e4 ? grouped(v) : fmt::format("{:.4g}", v); }
 
+/// GPU-hours: whole and grouped from 10 up, three significant digits below (a one-step job's
+/// 0.0022 GPU-hours read "0 GPU-hours" beside its cost).
+std::string gpu_hours_text(double v) { return std::fabs(v) >= 10.0 || v == 0.0 ? grouped(v) : fmt::format("{:.3g}", v); }
+
 std::string days_or_hours(double s) {
   return s >= 2 * 86400.0 ? fmt::format("{:.4g} d", s / 86400.0) : fmt::format("{:.4g} h", s / 3600.0);
 }
@@ -810,12 +814,12 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
     const auto& job = loaded.jobs[i].config;
     row(fmt::format("training {}", job.name),
         t.cost_usd ? fmt::format("{} for {} GPU-hours over {}{} ({:.4g} USD per million tokens; {} MWh)",
-                                 sim::human(sim::Money::of(*t.cost_usd)), grouped(t.gpu_hours),
+                                 sim::human(sim::Money::of(*t.cost_usd)), gpu_hours_text(t.gpu_hours),
                                  days_or_hours(t.time_to_train_s),
                                  !run_label.empty() && run_label != "over the horizon" ? fmt::format(" {}", run_label)
                                                                                        : "",
                                  t.usd_per_million_tokens.value_or(std::nan("")), readable(t.energy_kwh / 1000.0))
-                   : fmt::format("{} GPU-hours over {} (cost not priced; {} MWh)", grouped(t.gpu_hours),
+                   : fmt::format("{} GPU-hours over {} (cost not priced; {} MWh)", gpu_hours_text(t.gpu_hours),
                                  days_or_hours(t.time_to_train_s), readable(t.energy_kwh / 1000.0)));
   }
 
@@ -1135,8 +1139,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
         }
       }
       row("lost GPU-hours", fmt::format("{} (lost work and downtime; {} more blocked writing checkpoints)",
-                                        grouped(reliability::total_lost_gpu_hours(rs)),
-                                        grouped(rs.checkpoint_gpu_hours.mean)));
+                                        gpu_hours_text(reliability::total_lost_gpu_hours(rs)),
+                                        gpu_hours_text(rs.checkpoint_gpu_hours.mean)));
       // Minutes and seconds with one decimal, in exponent form past a million (a 1e24-byte
       // checkpoint blocks for 5e11 s: twelve digits said nothing more).
       // Under 0.05, three significant digits: a 1 ns interval read "every 0.0 min".
