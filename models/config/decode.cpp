@@ -308,6 +308,20 @@ bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context&
   return true;
 }
 
+bool printable_text(const YAML::Node& node, std::string_view text, const Context& ctx) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
+      ctx.error(node, fmt::format("holds a control character (\\x{:02x}, character {} of the text); a string holds "
+                                  "printable text, tabs and line breaks",
+                                  c, i + 1),
+                "remove it; in a double-quoted string an escape such as \\a or \\x07 writes one");
+      return false;
+    }
+  }
+  return true;
+}
+
 namespace {
 
 template <class Int>

@@ -175,11 +175,14 @@ std::string_view enum_name(E value) {
 }
 
 bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context& ctx, std::string_view expected);
+/// False, with an error at `node`, when `text` holds a control character other than a tab or
+/// a line break (a "\a" escape wrote a bell into a description, and the reports printed it).
+bool printable_text(const YAML::Node& node, std::string_view text, const Context& ctx);
 
 template <>
 struct Codec<std::string> {
   static bool decode(const YAML::Node& n, std::string& out, const Context& ctx) {
-    return decode_scalar_text(n, out, ctx, "a string");
+    return decode_scalar_text(n, out, ctx, "a string") && printable_text(n, out, ctx);
   }
   static Json encode(const std::string& v) { return v; }
   static std::string type_name() { return "string"; }
