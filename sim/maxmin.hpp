@@ -92,10 +92,12 @@
 // incremental path's prefetches, 100-136 ms before the saturation's prefetches); an
 // incremental solve after one removal 1.35-1.54 ms on average (2.0-2.1 ms before the
 // incremental prefetches and the inline uses), median 0.15-0.16 ms, 99th percentile
-// 14-17 ms; on the AMD VM above, three runs alternating with the former solver: 0.92-1.34
-// ms on average, median 0.10-0.15 ms (the former: 1.21-1.67 ms, median 0.13-0.18 ms),
-// revisiting ~1,500 variables of which ~1,050 change by more than
-// 1e-9 (relative; counted in an instrumented copy): with every link equally loaded, one
+// 14-17 ms; on the AMD VM above, six runs alternating with the former solver
+// (`bench_network maxmin`): solve_all() 35-46 ms (the former 39-52), the update 0.69-0.98 ms
+// on average (the former 1.00-1.34 ms), median 78-108 us (109-146), 99th percentile 7-11
+// ms (11-15); the whole program 0.74 of the former's time (median of 5 pairs). An update
+// revisits ~1,500 variables of which ~1,050 change by more than 1e-9 (relative; counted
+// in an instrumented copy): with every link equally loaded, one
 // change re-balances a large part of the fabric, and an exact re-solve must write each of
 // those values. The cost is skewed: half the removals revisit at most ~200 variables, the
 // 9% that revisit 5,000 or more (up to ~22,000) take 61% of the time.
@@ -105,7 +107,8 @@
 // ~0.18 us on this VM (pointer chase over 64 MiB), so one miss per changed value is ~190 us
 // unless the misses overlap, and 50 us leaves under 50 ns per changed value with its
 // constraints. A full solve, whose accesses are more regular, spends ~0.6 us per variable;
-// the incremental one now spends ~0.9 us per variable revisited.
+// the incremental one ~0.5 us per variable revisited on the AMD VM (~0.9 us before the
+// indexed heap).
 // A full solve opens every constraint from its incidences alone (ConstraintUse::weighted),
 // heapifies once, and sums usages as it goes. Most of a solve's time is cache misses on
 // records scattered by the variables' routes: saturating a constraint first asks for the
