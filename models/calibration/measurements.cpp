@@ -149,7 +149,7 @@ class Line {
     out = it->get<std::string>();
     return true;
   }
-  void fail(std::string message) { errors_.add(at_, "", std::move(message)); }
+  void fail(std::string message, std::string hint = {}) { errors_.add(at_, "", std::move(message), std::move(hint)); }
   [[nodiscard]] std::string record() const { return j_.value("record", std::string("?")); }
 
  private:
@@ -191,6 +191,38 @@ bool known_keys(const nlohmann::json& j, const std::string& record, Line& l) {
     ok = false;
   }
   return ok;
+}
+
+/// The timing's spread and counts tools/microbench prints beside time_s (common.cuh: the
+/// median, fastest and slowest of `repeats` timings of `calls` calls each). Not fitted, but
+/// figures that contradict one another make no measurement (a hand edit, a paste): a median
+/// outside its own range, a slowest run faster than the fastest, no repeat at all.
+bool consistent_timing(const nlohmann::json& j, Line& l) {
+  for (const char* key : {"repeats", "calls"}) {
+    std::int64_t n = 0;
+    if (j.contains(key) && !l.integer(key, n)) return false;  // a whole number above 0
+  }
+  if (!j.contains("min_s") && !j.contains("max_s")) return true;
+  double lo = 0.0;
+  double hi = 0.0;
+  if (!l.number("min_s", lo) || !l.number("max_s", hi)) return false;  // one without the other: said
+  if (lo > hi) {
+    l.fail(fmt::format("'{}' record: 'min_s' {:g} s is above 'max_s' {:g} s (the fastest and slowest repeats)",
+                       l.record(), lo, hi));
+    return false;
+  }
+  const auto t = j.find("time_s");
+  if (t == j.end() || !t->is_number()) return true;  // said by the record's own parse
+  const double median = t->get<double>();
+  // (The three are printed with 10 significant digits: a median equal to an end may round
+  // past it by 1 part in 10^9.)
+  if (median < lo * (1.0 - 1e-8) || median > hi * (1.0 + 1e-8)) {
+    l.fail(fmt::format("'{}' record: 'time_s' {:g} s lies outside [min_s, max_s] = [{:g}, {:g}] s, and it is the "
+                       "median of those repeats",
+                       l.record(), median, lo, hi));
+    return false;
+  }
+  return true;
 }
 
 template <class E>
@@ -258,6 +290,7 @@ bool read_results(const std::string& file, const std::string& text, Measurements
   const std::vector<std::string> lines = split_lines(text);
   std::size_t records = 0;
   bool first_line = true;
+  std::map<std::string, std::size_t> seen_lines;  // each measurement's text, at its line
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& raw = lines[i];
     const std::size_t start = raw.find_first_not_of(" \t");
@@ -334,7 +367,18 @@ bool read_results(const std::string& file, const std::string& text, Measurements
     Line l(j, at, errors);
     const std::string record = j["record"].get<std::string>();
     ++records;
-    if (!known_keys(j, record, l)) continue;
+    if (!known_keys(j, record, l) || !consistent_timing(j, l)) continue;
+    // A measurement repeated byte for byte is a paste (two runs never time alike to ten
+    // digits), and would count twice in the fit. Device and skipped records repeat by design;
+    // a second launch record of a kind is refused whatever its figures (below).
+    if (record != "device" && record != "skipped" && record != "launch") {
+      const auto [earlier, fresh] = seen_lines.emplace(raw.substr(start), i + 1);
+      if (!fresh) {
+        l.fail(fmt::format("'{}' record: the same as line {}, byte for byte; a measurement counts once", record,
+                           earlier->second));
+        continue;
+      }
+    }
     if (record == "device") {
       DeviceInfo d;
       double clock = 0.0;
@@ -368,6 +412,20 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       if (!enum_from(dtype, p.dtype)) {
         l.fail(fmt::format("'gemm' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
         continue;
+      }
+      // tflops is printed for people (%.3f of the FLOPs over the median); one that its own
+      // time does not give was edited, and the time may be too.
+      if (const auto tf = j.find("tflops"); tf != j.end()) {
+        const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
+                             static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
+        const double implied = flops / p.seconds / 1e12;
+        if (!tf->is_number() || std::abs(tf->get<double>() - implied) > 0.0006 + 1e-6 * implied) {
+          l.fail(fmt::format("'gemm' record: 'tflops' {} is not what its time gives (2 m n k batch / time_s = {:.3f} "
+                             "TFLOP/s)",
+                             tf->dump(), implied),
+                 "fix the edited figure, or run the benchmark again");
+          continue;
+        }
       }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.gemm.push_back(p);

@@ -52,7 +52,9 @@ std::string synthetic_results(const compute::ComputeProfile& truth) {
   }
   std::vector<compute::GemmShape> shapes;
   for (std::int64_t s = 256; s <= 16384; s *= 2) shapes.push_back({s, s, s, 1});
-  for (std::int64_t k = 128; k <= 8192; k *= 2) shapes.push_back({8192, 8192, k, 1});
+  // (k = 8192 is the square sweep's: a modelled time repeats to the last digit, and a record
+  // repeated byte for byte is refused as a paste.)
+  for (std::int64_t k = 128; k < 8192; k *= 2) shapes.push_back({8192, 8192, k, 1});
   for (std::int64_t s : {1000, 1500, 2500, 3000, 5000, 6000, 7000, 9000, 12000}) shapes.push_back({s, s, 4096, 1});
   for (std::int64_t n : {1536, 3072, 6144, 14336}) shapes.push_back({4096, n, 4096, 1});
   // m and n not multiples of the same tiles: they tell tile_m from tile_n.
