@@ -1352,7 +1352,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     row("memory_per_gpu_bytes", st.memory.total, "B");
     // As results.json's job: the memory's split and the step's shape (the per-stage rows and
     // the collectives, lists, are the JSON's alone).
-    row("memory_stage", st.memory.stage, "");
+    row("memory_stage", st.memory.stage, "index");  // a pipeline stage, 0 first
     row("memory_weights_bytes", st.memory.weights, "B");
     row("memory_gradients_bytes", st.memory.gradients, "B");
     row("memory_optimizer_bytes", st.memory.optimizer, "B");
@@ -1361,8 +1361,8 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     row("tokens_per_step", st.tokens_per_step, "tokens");
     row("model_flops_per_step", st.model_flops_per_step, "FLOP");
     row("hardware_flops_per_step", st.hardware_flops_per_step, "FLOP");
-    row("critical_stage", st.critical_stage, "");
-    row("busiest_stage", st.busiest_stage, "");
+    row("critical_stage", st.critical_stage, "index");
+    row("busiest_stage", st.busiest_stage, "index");
     const workload::Breakdown& b = st.breakdown;
     for (const auto& [k, v] : {std::pair{"compute_s", b.compute}, {"tp_s", b.tp}, {"cp_s", b.cp}, {"ep_s", b.ep},
                                {"pp_s", b.pp}, {"dp_s", b.dp}, {"bubble_s", b.bubble}, {"optimizer_s", b.optimizer},
@@ -1436,7 +1436,7 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     if (std::isfinite(rel.top1_failure_share.mean)) row("top1_failure_share", rel.top1_failure_share.mean, "fraction");
     if (std::isfinite(rel.top1_rate_share.mean)) row("top1_rate_share", rel.top1_rate_share.mean, "fraction");
     row("retired_nodes", rel.retired_nodes.mean, "count");
-    row("heterogeneity_alpha", rel.heterogeneity_alpha, "");
+    row("heterogeneity_alpha", rel.heterogeneity_alpha, "shape");  // the Pareto law's, no unit
     row("timeline_events", rel.timeline.size(), "count");
     row("timeline_events_dropped", rel.timeline_dropped, "count");
     row("burn_in_duration_s", loaded.config.scheduler.burn_in.seconds(), "s");
