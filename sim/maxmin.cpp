@@ -279,7 +279,9 @@ void MaxMinSystem::solve() {
   // When a large part of the system is new or modified (the first solve, say), replaying
   // it piecewise costs more than filling it once.
   const bool most_changed = 4 * pending_variables_.size() >= variable_count_ && !pending_variables_.empty();
-  sweep(most_changed);
+  // A solve cut short (an allocation that threw) left the system half solved and its list of
+  // modifications spent: only a full solve is sure to repair it.
+  sweep(most_changed || interrupted_);
 }
 
 void MaxMinSystem::solve_all() { sweep(true); }
@@ -296,6 +298,8 @@ void MaxMinSystem::begin_epoch() {
 // level 0. Otherwise only the modified variables are freed and only their constraints and
 // the modified constraints are opened; the rest is reached, if at all, as the water rises.
 void MaxMinSystem::sweep(bool full) {
+  interrupted_ = true;  // until the filling ends
+  bulk_ = false;
   begin_epoch();
   stats_ = MaxMinSolveStats{};
   stats_.full = full;
@@ -355,7 +359,7 @@ void MaxMinSystem::sweep(bool full) {
       continue;
     }
     const HeapEntry e = heap_.front();
-    if (constraints_[e.constraint].finished) {  // saturated, or all its variables fixed
+    if (constraints_[e.constraint].finished) {  // (cannot happen: finished ones leave at once)
       pop_constraint();
       continue;
     }
@@ -381,6 +385,7 @@ void MaxMinSystem::sweep(bool full) {
     Constraint& k = constraints_[c.index];
     if (k.mode == Mode::kLight) k.usage = k.capacity - k.remaining;
   }
+  interrupted_ = false;
 }
 
 // Variable v grows with the water from level `now` on, whatever its old value. Telling its
@@ -472,6 +477,7 @@ void MaxMinSystem::open_full(std::uint32_t c, double now) {
   k.unfixed = unfixed;
   if (unfixed == 0) {
     k.finished = true;
+    erase_constraint(c);  // light until now, it may have an entry
     return;
   }
   schedule(c, now);
@@ -630,8 +636,10 @@ void MaxMinSystem::saturate(std::uint32_t c, double level) {
       prefetch(&constraint_uses_[w.constraint]);
     }
   }
-  // Fixing one variable leaves the others' states alone (it only opens constraints, and the
-  // variables an opening pulls in sit above the water): growing_ stays the list to fix.
+  // Fixing one variable leaves the others' states alone, and pulls none of c's other
+  // variables in: c was opened full at a level no higher than this one, which pulled in
+  // every variable of c at or above it, and those it left lie below that level, where no
+  // later opening reaches them. So growing_ stays the list to fix.
   for (const std::uint32_t v : growing_) fix(v, level, c, level);
 }
 

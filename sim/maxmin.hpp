@@ -30,7 +30,8 @@
 // only raise the t_j of the other constraints, so the candidate levels sit in a binary
 // heap as lower bounds: an entry is checked when it reaches the top and its key raised in
 // place if its constraint's level has risen meanwhile. Fixing a variable is then O(1) per
-// constraint it uses. The heap is indexed (each constraint knows its entry), so a
+// constraint it uses (O(log C) for one it leaves with nothing growing, which leaves the
+// heap). The heap is indexed (each constraint knows its entry), so a
 // constraint has one entry at most: one whose level a change lowers or raises moves in
 // place, and one on which nothing grows any more leaves at once, with no stale entries to
 // pop later (an incremental solve re-levels the same constraint several times).
@@ -392,6 +393,7 @@ class MaxMinSystem {
 
   double change_tolerance_;
   bool bulk_ = false;  // appending heap entries at the start of a full sweep, heapified after
+  bool interrupted_ = false;  // a sweep began and did not end (it threw): the next solve is full
 
   std::vector<Constraint> constraints_;
   std::vector<std::vector<ConstraintUse>> constraint_uses_;

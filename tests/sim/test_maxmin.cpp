@@ -414,6 +414,11 @@ TEST_CASE("maxmin: incremental solves equal full solves after random modificatio
           m.remove_variable(rng.below(m.vars.size()));
         } else if (r < 0.7) {
           m.add_random_variable(rng, 0, m.cons.size(), 4);
+        } else if (r < 0.74) {
+          // A constraint added between solves (the solver's per-constraint scratch grows),
+          // with a variable on it and on the constraints added last.
+          m.add_constraint(rng.uniform(0.5, 10.0));
+          m.add_random_variable(rng, m.cons.size() - 3, 3, 3);
         } else if (r < 0.8) {
           const std::size_t c = rng.below(m.cons.size());
           m.caps[c] = rng.uniform(0.5, 10.0);
