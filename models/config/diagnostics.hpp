@@ -77,21 +77,20 @@ class Diagnostics {
 };
 
 /// Thrown by a loader when it has collected errors; carries all of them.
-/// `later_checks`: what the loader has not checked yet, when it stopped at a stage whose
-/// errors keep the next stages from running (a scenario that does not decode cannot be
-/// built, so its jobs are not checked against the cluster): fixing these may show more.
-/// Empty when every check ran.
+/// `more_checks`: the loader stopped at a stage whose errors keep the next stages from
+/// running (a scenario that does not decode cannot be built, so its jobs are not checked
+/// against the cluster): fixing these may show more.
 class InputError : public std::exception {
  public:
-  explicit InputError(Diagnostics diagnostics, std::string later_checks = {})
-      : diagnostics_(std::move(diagnostics)), later_checks_(std::move(later_checks)) {}
+  explicit InputError(Diagnostics diagnostics, bool more_checks = false)
+      : diagnostics_(std::move(diagnostics)), more_checks_(more_checks) {}
   [[nodiscard]] const Diagnostics& diagnostics() const { return diagnostics_; }
-  [[nodiscard]] const std::string& later_checks() const { return later_checks_; }
+  [[nodiscard]] bool more_checks() const { return more_checks_; }
   [[nodiscard]] const char* what() const noexcept override { return "invalid input"; }
 
  private:
   Diagnostics diagnostics_;
-  std::string later_checks_;
+  bool more_checks_ = false;
 };
 
 }  // namespace clustersim::config

@@ -1747,19 +1747,16 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         }
       }
     }
-    throw InputError(std::move(state.diagnostics),
-                     "the fabric, the jobs against the cluster, the sweep grid's values, the failure model");
+    throw InputError(std::move(state.diagnostics), true);
   }
 
   // From here the scenario has decoded: a stage that stops the load says the failure
   // section's relations too (check_failure_relations()), rather than after a fix.
-  // `later`: what the stop leaves unchecked (InputError::later_checks()); by default, a stop
-  // before the fabric's build.
-  const auto stop_if_errors = [&](const char* later = nullptr) {
-    if (later == nullptr) later = "the fabric, the jobs against the cluster, the sweep grid's values, the failure model";
+  // (Every stop but the last leaves checks for after the fix: InputError::more_checks().)
+  const auto stop_if_errors = [&] {
     if (state.diagnostics.ok()) return;
     check_failure_relations(out.config, state);
-    throw InputError(std::move(state.diagnostics), later);
+    throw InputError(std::move(state.diagnostics), true);
   };
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
@@ -1863,7 +1860,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   if (!table_sets.empty()) check_network(out.config, state);
   check_sweep_values(out.config, true, state);
   out.calibration_overrides = calibration_overrides(state);
-  stop_if_errors("the fabric, the jobs against the cluster, the failure model");
+  stop_if_errors();
   out.pricing = load_pricing(state);  // (the built-in table: a base that stops here prices its node too)
   if (!options.resolve) return out;
 
@@ -1882,7 +1879,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   // A fabric in error stops nothing yet: the jobs' errors (one that does not fit in HBM) need
   // the node alone, and are said with it rather than after its fix.
   out.jobs = resolve_jobs(out, options.check_memory, state);
-  stop_if_errors("the failure model, the checkpoint and network keys that change nothing");
+  stop_if_errors();
   if (options.check_inert) {
     check_inert_checkpoint(out, order, options.shared_keys, state);
     check_inert_qps(out, order, options.shared_keys, state);
@@ -1921,13 +1918,10 @@ std::string_view long_run_label(const LoadedScenario& loaded) {
   return "over the horizon";
 }
 
-// What a file that does not read as YAML leaves unchecked (InputError::later_checks()).
-constexpr const char* kUnread = "its keys and values, the fabric, the jobs against the cluster, the failure model";
-
 LoadedScenario load_scenario(const std::string& path, const LoadOptions& options) {
   LoadState state;
   std::optional<Document> doc = read_document(path, state, Location{}, "");
-  if (!doc) throw InputError(std::move(state.diagnostics), kUnread);
+  if (!doc) throw InputError(std::move(state.diagnostics), true);
   return load_from(std::move(*doc), options);
 }
 
@@ -1935,7 +1929,7 @@ LoadedScenario load_default_scenario(const LoadOptions& options) {
   LoadState state;
   std::optional<Document> doc = parse_document(std::string(kBuiltinPrefix) + "quickstart.yaml", {},
                                                std::string(builtin_scenario_text("quickstart.yaml")), state);
-  if (!doc) throw InputError(std::move(state.diagnostics), kUnread);
+  if (!doc) throw InputError(std::move(state.diagnostics), true);
   doc->builtin = true;
   return load_from(std::move(*doc), options);
 }

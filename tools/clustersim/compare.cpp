@@ -311,10 +311,12 @@ Comparison compare(const CompareArgs& args) {
   config::Diagnostics all;
   std::vector<scenario::LoadedScenario> loaded;
   std::vector<std::string> labels;  // a sweep point's parameters, for its column title
+  bool more_checks = false;          // a file stopped at a stage that leaves checks for later
   for (const std::string& file : args.files) {
     try {
       load_designs(file, args, loaded, labels);
     } catch (const config::InputError& e) {
+      more_checks = more_checks || e.more_checks();
       // An error of the command line (--seed beside --set simulation.seed) is every
       // scenario's: said once.
       for (const config::Diagnostic& d : e.diagnostics().items()) {
@@ -325,7 +327,7 @@ Comparison compare(const CompareArgs& args) {
       }
     }
   }
-  if (!all.ok()) throw config::InputError(std::move(all));
+  if (!all.ok()) throw config::InputError(std::move(all), more_checks);
   // One design on one draw has nothing to be compared with: its table would mark nothing
   // best. (With --ecmp-seeds it shows the spread of its draws.)
   if (loaded.size() == 1 && args.ecmp_seeds == 1) {

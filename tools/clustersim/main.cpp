@@ -137,18 +137,19 @@ scenario::LoadedScenario load(const ScenarioArgs& args) {
   return args.file.empty() ? scenario::load_default_scenario(options) : scenario::load_scenario(args.file, options);
 }
 
-/// The count of errors closing a report, and what the load has not checked yet when it
-/// stopped at a stage whose errors keep the later ones from running
-/// (config::InputError::later_checks()): the count is not all there may be.
-std::string error_count(std::size_t count, const std::string& later = {}) {
-  if (later.empty()) return fmt::format("{} error{}; nothing was run.\n", count, count == 1 ? "" : "s");
-  return fmt::format("{} error{}; nothing was run. Some checks wait for {} fix ({}) and may find more.\n", count,
-                     count == 1 ? "" : "s", count == 1 ? "its" : "their", later);
+/// The count of errors closing a report; with `more`, that the load stopped at a stage whose
+/// errors keep later checks from running (config::InputError::more_checks()), so the count
+/// is not all there may be.
+std::string error_count(std::size_t count, bool more = false) {
+  return fmt::format("{} error{}; nothing was run.{}\n", count, count == 1 ? "" : "s",
+                     !more           ? ""
+                     : count == 1    ? " More checks run once it is fixed, and may find more."
+                                     : " More checks run once these are fixed, and may find more.");
 }
 
 int report_input_error(const config::InputError& e) {
   std::cerr << e.diagnostics().format();
-  std::cerr << error_count(e.diagnostics().items().size(), e.later_checks());
+  std::cerr << error_count(e.diagnostics().items().size(), e.more_checks());
   return kExitInput;
 }
 
@@ -162,7 +163,7 @@ int report_option_errors(const std::vector<std::string>& errors, const config::I
     std::cerr << scenario->diagnostics().format();
     count += scenario->diagnostics().items().size();
   }
-  std::cerr << error_count(count, scenario ? scenario->later_checks() : std::string());
+  std::cerr << error_count(count, scenario && scenario->more_checks());
   return kExitInput;
 }
 
