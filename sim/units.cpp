@@ -148,8 +148,8 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   const char* last = text.data() + text.size();
   auto [end, ec] = std::from_chars(first, last, number, std::chars_format::general);
   if (ec == std::errc::result_out_of_range) {  // a number, past what a double holds (1e400)
-    return fail(fmt::format("'{}' is out of range for a number (a magnitude from about 2.2e-308 to 1.8e308, or 0): "
-                            "expected {} such as {}",
+    return fail(fmt::format("'{}' is out of range for a number (a magnitude of at most about 1.8e308, and at least "
+                            "about 4.9e-324 unless 0): expected {} such as {}",
                             text, family.what, family.example));
   }
   if (ec != std::errc() || !std::isfinite(number)) {

@@ -353,9 +353,13 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
       // which the key's own bounds may not allow.
       hint = real == whole ? fmt::format("write it as an integer: {:.0f}", whole) : std::string("a whole number");
     }
-    if (dptr == dend && (dec == std::errc::result_out_of_range || (dec == std::errc() && !(std::abs(real) <= static_cast<double>(std::numeric_limits<Int>::max()))))) {
-      // A number, but past any integer this key holds (1e400, 1e30).
-      ctx.error(n, fmt::format("{} is out of range for {} (at most {})", text, expected, std::numeric_limits<Int>::max()));
+    // A number past any integer (1e400, -1e30), said as an integer past its type is; one too
+    // small for a double (1e-400) is no whole number, and said so below.
+    const bool tiny = digits.find("e-") != std::string::npos || digits.find("E-") != std::string::npos;
+    const double most = static_cast<double>(std::numeric_limits<Int>::max());
+    const bool huge = dec == std::errc::result_out_of_range ? !tiny : dec == std::errc() && !(std::abs(real) <= most);
+    if (dptr == dend && huge) {
+      ctx.error(n, fmt::format("{} is out of range for {}", text, expected));
       return false;
     }
     ctx.error(n, fmt::format("expected {}, got '{}'", expected, text), hint);
@@ -383,7 +387,9 @@ bool decode_double(const YAML::Node& n, double& out, const Context& ctx) {
   const auto [ptr, ec] = std::from_chars(text.data(), end, value);
   if (ec == std::errc::result_out_of_range && ptr == end) {
     // (It read "expected a number, got '1e400'", which it is.)
-    ctx.error(n, fmt::format("{} is out of range for a number (a magnitude from about 2.2e-308 to 1.8e308, or 0)", text));
+    ctx.error(n, fmt::format("{} is out of range for a number (a magnitude of at most about 1.8e308, and at least "
+                             "about 4.9e-324 unless 0)",
+                             text));
     return false;
   }
   if (ec != std::errc() || ptr != end || !std::isfinite(value)) {

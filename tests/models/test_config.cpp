@@ -150,7 +150,8 @@ TEST_CASE("each kind of bad value gives its exact diagnostic and leaves the valu
       {"enabled: yes\n", "t.yaml:1:10: enabled: expected true or false, got 'yes'\n"},
       {"ratio: half\n", "t.yaml:1:8: ratio: expected a number, got 'half'\n"},
       {"ratio: 1e400\n",
-       "t.yaml:1:8: ratio: 1e400 is out of range for a number (a magnitude from about 2.2e-308 to 1.8e308, or 0)\n"},
+       "t.yaml:1:8: ratio: 1e400 is out of range for a number (a magnitude of at most about 1.8e308, and at "
+       "least about 4.9e-324 unless 0)\n"},
       {"ratio: .inf\n", "t.yaml:1:8: ratio: expected a number, got '.inf'\n"},
       {"ratio: inf\n", "t.yaml:1:8: ratio: expected a finite number, got 'inf'\n"},
       {"shape: rign\n", "t.yaml:1:8: shape: expected one of ring, tree, got 'rign' (did you mean 'ring'?)\n"},
