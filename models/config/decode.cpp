@@ -309,12 +309,18 @@ bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context&
 }
 
 bool printable_text(const YAML::Node& node, std::string_view text, const Context& ctx) {
+  std::size_t character = 0;  // counted in code points, as a reader counts them
   for (std::size_t i = 0; i < text.size(); ++i) {
     const auto c = static_cast<unsigned char>(text[i]);
-    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f) {
-      ctx.error(node, fmt::format("holds a control character (\\x{:02x}, character {} of the text); a string holds "
-                                  "printable text, tabs and line breaks",
-                                  c, i + 1),
+    if ((c & 0xC0) != 0x80) ++character;  // not a UTF-8 continuation byte
+    // C0 (but tab and newline), DEL, and C1 (U+0080 to U+009F, in UTF-8 C2 80 to C2 9F).
+    const bool c1 = c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) >= 0x80 &&
+                    static_cast<unsigned char>(text[i + 1]) <= 0x9F;
+    if ((c < 0x20 && c != '\t' && c != '\n') || c == 0x7f || c1) {
+      const unsigned code = c1 ? static_cast<unsigned char>(text[i + 1]) : c;
+      ctx.error(node, fmt::format("holds a control character (U+{:04X}, character {} of the text); a string holds "
+                                  "printable text, tabs and newlines",
+                                  code, character),
                 "remove it; in a double-quoted string an escape such as \\a or \\x07 writes one");
       return false;
     }

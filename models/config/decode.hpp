@@ -176,7 +176,8 @@ std::string_view enum_name(E value) {
 
 bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context& ctx, std::string_view expected);
 /// False, with an error at `node`, when `text` holds a control character other than a tab or
-/// a line break (a "\a" escape wrote a bell into a description, and the reports printed it).
+/// a newline, C0 or C1 (a "\a" escape wrote a bell into a description, and the reports
+/// printed it).
 bool printable_text(const YAML::Node& node, std::string_view text, const Context& ctx);
 
 template <>
@@ -351,7 +352,7 @@ bool decode_entries(const YAML::Node& n, const Context& ctx, std::string_view wh
   std::vector<std::string> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
     std::string key;
-    if (!decode_scalar_text(it->first, key, ctx, what)) {
+    if (!decode_scalar_text(it->first, key, ctx, what) || !printable_text(it->first, key, ctx)) {
       ok = false;
       continue;
     }
@@ -446,7 +447,9 @@ struct Codec<NameOr<T>> {
       return true;
     }
     std::string name;
-    if (!decode_scalar_text(n, name, ctx, "a catalog name or an inline mapping")) return false;
+    if (!decode_scalar_text(n, name, ctx, "a catalog name or an inline mapping") || !printable_text(n, name, ctx)) {
+      return false;
+    }
     ctx.state().forget_below(ctx.path());
     out = NameOr<T>{std::move(name), std::nullopt};
     return true;
@@ -569,7 +572,7 @@ struct Codec<S, std::enable_if_t<HasFields<S>>> {
     std::vector<std::string> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string key;
-      if (!decode_scalar_text(it->first, key, ctx, "a key")) {
+      if (!decode_scalar_text(it->first, key, ctx, "a key") || !printable_text(it->first, key, ctx)) {
         ok = false;
         continue;
       }
