@@ -56,6 +56,9 @@ TEST_CASE("sweep parameters: lists, doubling and stepped ranges") {
   CHECK(error_of("x=8:1:x2").find("the range descends (8 > 1); a range goes up from its first value (e.g. 1:8:x2)") !=
         std::string::npos);
   CHECK(error_of("x=1:8:x1").find("expected a factor above 1 (e.g. 1:8:x2)") != std::string::npos);
+  // Read downwards, x0.5 is x2 and +-2 is +2: the example goes up.
+  CHECK(error_of("x=8:1:x0.5").find("(e.g. 1:8:x2)") != std::string::npos);
+  CHECK(error_of("x=8:2:+-2").find("(e.g. 2:8:+2)") != std::string::npos);
   CHECK(error_of("x=0:8:x2").find("cannot start at 0; start it above 0, or step by adding (e.g. 0:8:+1)") !=
         std::string::npos);
   CHECK(error_of("x=1:8:+0").find("expected a step above 0 (e.g. 1:8:+1)") != std::string::npos);

@@ -36,7 +36,6 @@
 // as a whole process)
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 #include <string>
 #include <vector>
 

@@ -24,7 +24,7 @@ double buffer_bytes_per_rank(network::Op op, std::int64_t ranks, double size) {
   switch (op) {
     case network::Op::all_gather: return size / n + size;      // its share in, the whole out
     case network::Op::reduce_scatter: return size + size / n;  // the whole in, its share out
-    case network::Op::send_recv: return size;                  // one side each
+    case network::Op::send_recv: return 2.0 * size;            // every rank sends and receives
     default: return 2.0 * size;                                 // all_reduce, broadcast, all_to_all
   }
 }

@@ -53,7 +53,8 @@ double float_unit(network::Op op, std::int64_t ranks);
 /// The bytes of one rank's send and receive buffers for `op` of `size` bytes (nccl-tests'
 /// size) on `ranks` ranks, out of place as nccl-tests allocates them: all-gather receives the
 /// size and sends its share, reduce-scatter the reverse; all-reduce, broadcast and
-/// all-to-all hold the size twice, send/recv once on each side.
+/// all-to-all hold the size twice, and so does send/recv (nccl-tests' sendrecv: every rank
+/// sends to the next and receives from the previous).
 double buffer_bytes_per_rank(network::Op op, std::int64_t ranks, double size);
 
 /// Times `op` of `size` bytes over `ranks` on `fab` under `cfg` (cfg.model: analytical or

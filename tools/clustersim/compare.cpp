@@ -334,7 +334,7 @@ Comparison compare(const CompareArgs& args) {
     all.add(config::Location{args.files.front()}, "",
             "one design, nothing to compare it with (the file has no sweep: block with two points or more)",
             fmt::format("name a second scenario (clustersim compare {} OTHER.yaml), see the spread of its ECMP draws "
-                        "(--ecmp-seeds 7), or run it alone (clustersim run {})",
+                        "where its routes are hashed (--ecmp-seeds 7), or run it alone (clustersim run {})",
                         args.files.front(), args.files.front()));
     throw config::InputError(std::move(all));
   }

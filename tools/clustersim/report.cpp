@@ -751,9 +751,13 @@ namespace {
 /// Four significant digits below 10,000, grouped digits above (no exponent).
 std::string readable(double v) { return std::fabs(v) >= 1e4 ? grouped(v) : fmt::format("{:.4g}", v); }
 
-/// GPU-hours: whole and grouped from 10 up, three significant digits below (a one-step job's
-/// 0.0022 GPU-hours read "0 GPU-hours" beside its cost).
-std::string gpu_hours_text(double v) { return std::fabs(v) >= 10.0 || v == 0.0 ? grouped(v) : fmt::format("{:.3g}", v); }
+/// GPU-hours: whole and grouped from 10 up, three significant digits below, in fixed point
+/// down to 0.001 (a one-step job's 0.0022 GPU-hours read "0 GPU-hours" beside its cost).
+std::string gpu_hours_text(double v) {
+  if (std::fabs(v) >= 10.0 || v == 0.0) return grouped(v);
+  if (std::fabs(v) < 0.001) return "under 0.001";
+  return fmt::format("{:.3g}", v);
+}
 
 std::string days_or_hours(double s) {
   return s >= 2 * 86400.0 ? fmt::format("{:.4g} d", s / 86400.0) : fmt::format("{:.4g} h", s / 3600.0);
@@ -867,7 +871,7 @@ std::string schedule_table(const scenario::LoadedScenario& loaded, const reliabi
   out += fmt::format("\nSchedule ({} policy): utilisation {} of the cluster's GPU-hours ({} busy of {})\n",
                      config::enum_name(loaded.config.scheduler.policy),
                      plus_minus(100.0 * rel.utilisation.mean, 100.0 * rel.utilisation.ci95, 2, 0.0, 100.0, "%"),
-                     grouped(rel.busy_gpu_hours.mean), grouped(rel.available_gpu_hours.mean));
+                     gpu_hours_text(rel.busy_gpu_hours.mean), gpu_hours_text(rel.available_gpu_hours.mean));
   out += fmt::format("  {:<24}{:>7}{:>12}{:>12}{:>12}{:>12}{:>9}\n", "job", "GPUs", "submit (h)", "wait (h)",
                      "start (h)", "end (h)", "ETTR");
   for (std::size_t i = 0; i < rel.jobs.size() && i < loaded.jobs.size(); ++i) {

@@ -143,8 +143,12 @@ bool expand_range(std::string_view text, std::vector<std::string>& out, std::str
   // Say which condition fails, with the range that would have meant what was likely meant.
   const std::string ends = fmt::format("{}{}:{}{}", number_text(std::min(a, b)), sa, number_text(std::max(a, b)), sb);
   if (b < a) {
+    // The step that goes up: a factor above 1, a positive step (x0.5 read down is x2).
+    const std::string up = multiply ? (s > 0.0 && s < 1.0 ? fmt::format("x{}", number_text(1.0 / s))
+                                                            : s > 1.0 ? std::string(step) : std::string("x2"))
+                                    : (s != 0.0 ? fmt::format("+{}", number_text(std::abs(s))) : std::string("+1"));
     why = fmt::format("'{}': the range descends ({} > {}); a range goes up from its first value (e.g. {}:{})", text,
-                      number_text(a), number_text(b), ends, step);
+                      number_text(a), number_text(b), ends, up);
     return false;
   }
   if (multiply && s <= 1.0) {
