@@ -66,18 +66,18 @@ LoadedCases load_cases(const std::string& file) {
   if (!config::read_input_file(file, text, why)) {
     state.diagnostics.add(config::Location{file, 0, 0}, "", "cannot read the validation cases file: " + why,
                           "run from the source tree, or pass --cases FILE");
-    throw config::InputError(std::move(state.diagnostics));
+    throw config::InputError(std::move(state.diagnostics), true);
   }
-  if (!config::check_aliases(text, file, state)) throw config::InputError(std::move(state.diagnostics));
+  if (!config::check_aliases(text, file, state)) throw config::InputError(std::move(state.diagnostics), true);
   YAML::Node root;
   try {
     root = YAML::Load(text);
   } catch (const YAML::Exception& e) {
     state.diagnostics.add(config::Location{file, e.mark.line + 1, config::character_column(text, e.mark.line, e.mark.column)}, "",
                           config::yaml_error_text(e));
-    throw config::InputError(std::move(state.diagnostics));
+    throw config::InputError(std::move(state.diagnostics), true);
   }
-  if (!config::reject_tags(root, config::Context(state, file))) throw config::InputError(std::move(state.diagnostics));
+  if (!config::reject_tags(root, config::Context(state, file))) throw config::InputError(std::move(state.diagnostics), true);
   config::Codec<ValidationCases>::decode(root, out, config::Context(state, file));
   // The missing keys too, with the values in error (they were said only after their fix), but
   // for an entry with an error of its own (a misspelt `sourc` is the missing source).
@@ -187,14 +187,16 @@ bool decoded_whole(const config::LoadState& state, const std::string& at, std::i
 /// the scenario's own file, line, column and key, prefixed with the case that names it
 /// ("case NAME (CASES:LINE:COLUMN)", and how many more name it). `check(loaded, report)`
 /// adds a scenario's own further checks (`report(path, message)`, at the scenario file);
-/// `check_case(i, loaded)` checks case i against its loaded scenario.
+/// `check_case(i, loaded)` checks case i against its loaded scenario. `more` is set when a
+/// scenario did not load: the checks of the cases naming it wait for its fix
+/// (config::InputError::more_checks()).
 template <class Case, class ScenarioCheck, class CaseCheck>
 std::map<std::string, scenario::LoadedScenario> load_scenarios(const std::string& cases_file,
                                                                const std::vector<Case>& cases, std::string_view list,
                                                                const config::LoadState& state,
                                                                const scenario::LoadOptions& options,
-                                                               config::Diagnostics& problems, ScenarioCheck check,
-                                                               CaseCheck check_case) {
+                                                               config::Diagnostics& problems, bool& more,
+                                                               ScenarioCheck check, CaseCheck check_case) {
   std::map<std::string, std::size_t> naming;  // cases naming each file
   for (std::size_t i = 0; i < cases.size(); ++i) {
     if (state.assigned.count(fmt::format("{}[{}].scenario", list, i))) ++naming[scenario_path(cases_file, cases[i].scenario)];
@@ -203,7 +205,10 @@ std::map<std::string, scenario::LoadedScenario> load_scenarios(const std::string
   std::set<std::string> missing;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const std::string at = fmt::format("{}[{}]", list, i);
-    if (!state.assigned.count(at + ".scenario")) continue;  // reported by the cases file's decoding
+    if (!state.assigned.count(at + ".scenario")) {  // reported by the cases file's decoding
+      more = true;
+      continue;
+    }
     const std::string file = scenario_path(cases_file, cases[i].scenario);
     const config::Location named = state.where(at + ".scenario");
     std::error_code ec;
@@ -211,6 +216,7 @@ std::map<std::string, scenario::LoadedScenario> load_scenarios(const std::string
       missing.insert(file);
       problems.add(named, at + ".scenario", fmt::format("no scenario file {}", file),
                    "scenario paths are relative to the cases file");
+      more = true;
       continue;
     }
     auto it = tried.find(file);
@@ -234,6 +240,7 @@ std::map<std::string, scenario::LoadedScenario> load_scenarios(const std::string
         if (ok) it->second = std::move(loaded);
       } catch (const config::InputError& e) {
         for (const config::Diagnostic& d : e.diagnostics().items()) report(d.where, d.path, d.message, d.hint);
+        more = true;
       }
     }
     if (it->second) check_case(i, *it->second);
@@ -294,6 +301,10 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
     unique_names(v.cases.collectives, "collectives");
   }
 
+  // A case in error, or a scenario that did not load: the checks of the case against its
+  // scenario wait for the fix (said by the error count).
+  bool more = false;
+
   // Training cases: one job each; a failure metric needs the failures, and the component, it counts.
   scenario::LoadOptions training;
   training.check_memory = false;
@@ -305,7 +316,11 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
   const auto failures = [&](std::size_t i, const scenario::LoadedScenario& loaded) {
     const ValidationCase& c = v.cases.cases[i];
     const std::string at = fmt::format("cases[{}]", i);
-    if (!decoded_whole(state, at, {"metric"}) || !is_failure_metric(c.metric)) return;
+    if (!is_failure_metric(c.metric)) return;
+    if (!decoded_whole(state, at, {"metric"})) {
+      more = true;
+      return;
+    }
     if (!loaded.config.failures) {
       report(at + ".metric", fmt::format("metric {} needs a failures section; {} has none", c.metric, loaded.file),
              "add one to the scenario, or compare a throughput metric");
@@ -321,7 +336,7 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
              fmt::format("one of {}", fmt::join(names, ", ")));
     }
   };
-  v.training = load_scenarios(cases_file, v.cases.cases, "cases", state, training, problems, one_job, failures);
+  v.training = load_scenarios(cases_file, v.cases.cases, "cases", state, training, problems, more, one_job, failures);
 
   // Collective cases: a fabric with at least the case's ranks, an algorithm that can run the
   // collective on them (auto picks one that can).
@@ -329,7 +344,10 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
   const auto runnable = [&](std::size_t i, const scenario::LoadedScenario& loaded) {
     const CollectiveCase& c = v.cases.collectives[i];
     const std::string at = fmt::format("collectives[{}]", i);
-    if (!decoded_whole(state, at, {"op", "gpus", "size"})) return;
+    if (!decoded_whole(state, at, {"op", "gpus", "size"})) {
+      more = true;
+      return;
+    }
     if (!loaded.fabric) {
       report(at + ".scenario", fmt::format("{} has no fabric section; a collective needs one", loaded.file),
              "add one, e.g. fabric: {topology: fat_tree, radix: 64, link_latency: 700ns}");
@@ -363,9 +381,10 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
       report(at + ".algo", why, "algo: auto picks the fastest that can run");
     }
   };
-  v.collectives = load_scenarios(cases_file, v.cases.collectives, "collectives", state, {}, problems, no_check, runnable);
+  v.collectives =
+      load_scenarios(cases_file, v.cases.collectives, "collectives", state, {}, problems, more, no_check, runnable);
 
-  if (!problems.ok()) throw config::InputError(std::move(problems));
+  if (!problems.ok()) throw config::InputError(std::move(problems), more);
   return v;
 }
 
