@@ -1488,13 +1488,47 @@ std::string write_file_atomically(const std::string& path, const std::string& te
   return write_files_atomically({{path, text}});
 }
 
-std::string write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files) {
+namespace {
+
+/// Writes `text` straight to `path`, a device or a pipe (/dev/stdout, /dev/null, a
+/// process substitution), which a rename would replace by a regular file (for a user with
+/// the rights: root in a container replaced /dev/full). The error, or empty.
+std::string write_stream(const std::string& path, const std::string& text) {
+  std::ofstream out(path, std::ios::binary);
+  if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+  out << text;
+  out.flush();
+  if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+  out.close();
+  if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+  return {};
+}
+
+}  // namespace
+
+std::string write_files_atomically(const std::vector<std::pair<std::string, std::string>>& given) {
   namespace fs = std::filesystem;
   std::error_code ec;
+  // Where each output goes: a symbolic link's target (the rename replaced the link by a
+  // file); a device or a pipe apart, written straight (there is no file to replace).
+  std::vector<std::pair<std::string, std::string>> files;
+  std::vector<std::pair<std::string, std::string>> streams;
+  for (const auto& [path, text] : given) {
+    std::error_code st;
+    const fs::file_status status = fs::status(path, st);
+    if (!st && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) {
+      streams.emplace_back(path, text);
+    } else if (fs::is_symlink(fs::symlink_status(path, st)) && fs::exists(status)) {
+      files.emplace_back(fs::canonical(path, st).string(), text);
+      if (st) files.back().first = path;
+    } else {
+      files.emplace_back(path, text);
+    }
+  }
   // Two outputs onto one file (--trace out/results.json beside --out out): the second would
   // overwrite the first's temporary file and its rename fail after the first landed.
   std::vector<fs::path> targets;
-  for (const auto& [path, text] : files) {
+  for (const auto& [path, text] : given) {
     const fs::path target = fs::weakly_canonical(path, ec);
     if (std::find(targets.begin(), targets.end(), target) != targets.end()) {
       return fmt::format("cannot write '{}' twice: two outputs name it", path);
@@ -1509,6 +1543,13 @@ std::string write_files_atomically(const std::vector<std::pair<std::string, std:
   for (std::size_t i = 0; i < files.size(); ++i) {
     if (std::string err = write_tmp(files[i].first, files[i].second); !err.empty()) {
       for (std::size_t k = 0; k < i; ++k) fs::remove(files[k].first + ".tmp", ec);
+      return err;
+    }
+  }
+  // The streams once the files are ready (what a stream took cannot be taken back).
+  for (const auto& [path, text] : streams) {
+    if (std::string err = write_stream(path, text); !err.empty()) {
+      for (const auto& file : files) fs::remove(file.first + ".tmp", ec);
       return err;
     }
   }
