@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <span>
 
@@ -147,6 +148,19 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   const char* first = text.data();
   const char* last = text.data() + text.size();
   auto [end, ec] = std::from_chars(first, last, number, std::chars_format::general);
+  if (ec == std::errc::result_out_of_range && family.bounded) {
+    // Past what a double holds (1e400, 1e-400): said with the quantity's own bounds, as a
+    // number within a double's but past them is.
+    const double approx = std::strtod(std::string(first, last).c_str(), nullptr);
+    if (std::isinf(approx)) {
+      return Parsed<double>{std::nullopt,
+                            fmt::format("'{}' is beyond the largest {} clustersim accepts, {:g}{}", text,
+                                        family.what.substr(family.what.find(' ') + 1), kLargest, family.base),
+                            true};
+    }
+    return fail(fmt::format("'{}' is below the smallest {} clustersim accepts other than 0, {:g}{}", text,
+                            family.what.substr(family.what.find(' ') + 1), kSmallest, family.base));
+  }
   if (ec == std::errc::result_out_of_range) {  // a number, past what a double holds (1e400)
     return fail(fmt::format("'{}' is out of range for a number (a magnitude of at most about 1.8e308, and at least "
                             "about 4.9e-324 unless 0): expected {} such as {}",
@@ -164,8 +178,10 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   // fits a double, so nothing downstream turns into inf. Time has its own, tighter range.
   const auto bounded = [&](double value) -> Parsed<double> {
     if (family.bounded && !(value <= kLargest)) {
-      return fail(fmt::format("'{}' is beyond the largest {} clustersim accepts, {:g}{}", text,
-                              family.what.substr(family.what.find(' ') + 1), kLargest, family.base));
+      return Parsed<double>{std::nullopt,
+                            fmt::format("'{}' is beyond the largest {} clustersim accepts, {:g}{}", text,
+                                        family.what.substr(family.what.find(' ') + 1), kLargest, family.base),
+                            true};
     }
     // Likewise below 10^-24 (a denormal 5e-324B/s rounded a flow's rate to 0), zero aside.
     if (family.bounded && value != 0.0 && value < kSmallest) {
@@ -226,7 +242,7 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
 template <class Q>
 Parsed<Q> parse_quantity(const UnitFamily& family, std::string_view text) {
   Parsed<double> p = parse_in(family, text);
-  if (!p) return {std::nullopt, std::move(p.error)};
+  if (!p) return {std::nullopt, std::move(p.error), p.beyond};
   return {Q::of(*p.value), {}};
 }
 

@@ -70,6 +70,7 @@ template <class T>
 struct Parsed {
   std::optional<T> value;
   std::string error;  ///< empty when value is set
+  bool beyond = false;  ///< the error: a number past the largest the quantity accepts
   explicit operator bool() const { return value.has_value(); }
 };
 

@@ -151,6 +151,14 @@ TEST_CASE("quantities past 10^24 base units are rejected, not carried as inf") {
   CHECK(parse_count("1e300T").error == "'1e300T' is beyond the largest count clustersim accepts, 1e+24");
   CHECK(parse_money("2e24USD").error == "'2e24USD' is beyond the largest amount of money clustersim accepts, 1e+24USD");
   CHECK(parse_bytes("1e24B").value->value() == 1e24);  // the bound itself is accepted
+  // Past what a double holds too, said with the quantity's own bound (it said a double's,
+  // 1.8e308), and flagged as such for a caller with a tighter bound (collective --sizes).
+  CHECK(parse_money("1e400USD").error == "'1e400USD' is beyond the largest amount of money clustersim accepts, 1e+24USD");
+  CHECK(parse_bytes("1e400").beyond);
+  CHECK(parse_bytes("1e30").beyond);
+  CHECK_FALSE(parse_bytes("1e-400").beyond);
+  CHECK(parse_bytes("1e-400").error == "'1e-400' is below the smallest size clustersim accepts other than 0, 1e-24B");
+  CHECK_FALSE(parse_bytes("xx").beyond);
   CHECK_FALSE(parse_flop_rate("1e9EFLOPS").value.has_value());
   // Likewise below 10^-24, zero aside: a denormal bandwidth rounded a flow's rate to 0.
   CHECK(parse_bandwidth("5e-324B/s").error ==

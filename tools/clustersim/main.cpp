@@ -615,10 +615,24 @@ int cmd_topology(const ScenarioArgs& args, const std::string& format) {
 // to 1 PiB (tools/clustersim/collective.hpp).
 bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::string& why) {
   const sim::Bytes max = sim::Bytes::of(tools::kMaxCollectiveBytes);
-  const auto in_range = [&](sim::Bytes b) {
+  // Each size is said as written ("2PiB"; its bytes in decimal units read 2.251799813685248PB).
+  const auto in_range = [&](sim::Bytes b, std::string_view given) {
     if (b.value() >= tools::kMinCollectiveBytes && b <= max) return true;
-    why = fmt::format("'{}': each size must be from 1B to 1PiB, got {}", text, sim::format_bytes(b));
+    why = fmt::format("'{}': each size must be from 1B to 1PiB, got {}", text, given);
     return false;
+  };
+  // A size that does not parse: which one, in a list; one past what any quantity may be
+  // (1e30) is past --sizes' own bound too, said as such.
+  const auto unparsed = [&](const sim::Parsed<sim::Bytes>& p, std::string_view given) {
+    if (p.beyond) {
+      why = fmt::format("'{}': each size must be from 1B to 1PiB, got {}", text, given);
+    } else if (given.empty()) {
+      why = fmt::format("'{}': a size is missing (nothing before or after a comma or a colon); expected a size such "
+                        "as 80GiB or 1.5TB",
+                        text);
+    } else {
+      why = std::string_view(text) == given ? p.error : fmt::format("'{}': {}", text, p.error);
+    }
   };
   const auto whole = [&](sim::Bytes b) {  // 1.5 was said as "2 B" (printed to the byte)
     if (b.value() == std::floor(b.value())) return true;
@@ -634,14 +648,19 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
     // a:b doubles; a:b:xF multiplies by F, a:b:+S adds S (nccl-tests' -f and -i).
     const auto second = text.find(':', colon + 1);
     const std::string step = second == std::string::npos ? "x2" : text.substr(second + 1);
-    const auto lo = sim::parse_bytes(text.substr(0, colon));
-    const auto hi = sim::parse_bytes(text.substr(colon + 1, second == std::string::npos ? std::string::npos
-                                                                                        : second - colon - 1));
+    const std::string lo_text = text.substr(0, colon);
+    const std::string hi_text =
+        text.substr(colon + 1, second == std::string::npos ? std::string::npos : second - colon - 1);
+    const auto lo = sim::parse_bytes(lo_text);
+    const auto hi = sim::parse_bytes(hi_text);
     if (!lo || !hi) {
-      why = !lo ? lo.error : hi.error;
+      if (!lo) unparsed(lo, lo_text);
+      else unparsed(hi, hi_text);
       return false;
     }
-    if (!in_range(*lo.value) || !in_range(*hi.value) || !whole(*lo.value) || !whole(*hi.value)) return false;
+    if (!in_range(*lo.value, lo_text) || !in_range(*hi.value, hi_text) || !whole(*lo.value) || !whole(*hi.value)) {
+      return false;
+    }
     if (*hi.value < *lo.value) {
       why = fmt::format("'{}': expected a range a:b with a <= b", text);
       return false;
@@ -681,12 +700,13 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
   std::size_t start = 0;
   while (start <= text.size()) {
     const auto comma = std::min(text.find(',', start), text.size());
-    const auto p = sim::parse_bytes(text.substr(start, comma - start));
+    const std::string item = text.substr(start, comma - start);
+    const auto p = sim::parse_bytes(item);
     if (!p) {
-      why = p.error;
+      unparsed(p, item);
       return false;
     }
-    if (!in_range(*p.value) || !whole(*p.value)) return false;
+    if (!in_range(*p.value, item) || !whole(*p.value)) return false;
     out.push_back(*p.value);
     start = comma + 1;
   }
