@@ -142,7 +142,8 @@ struct MonitoringConfig {
             .at_least(0)
             .at_most(1'000'000),
         field("metrics_per_node", &MonitoringConfig::metrics_per_node,
-              "time series per node besides its GPUs (node_exporter and the like)")
+              "time series per host besides its GPUs (node_exporter and the like; a node holds one host, a GB200 "
+              "NVL72 rack 18: the catalog's hosts)")
             .at_least(0)
             .at_most(1'000'000),
         field("metrics_per_switch", &MonitoringConfig::metrics_per_switch, "time series per fabric switch")

@@ -69,10 +69,10 @@ std::vector<ConfigProblem> check_monitoring(const MonitoringConfig& m) {
   return out;
 }
 
-MonitoringLoad monitoring_load(std::int64_t gpus, std::int64_t nodes, std::int64_t switches, const MonitoringConfig& m) {
+MonitoringLoad monitoring_load(std::int64_t gpus, std::int64_t hosts, std::int64_t switches, const MonitoringConfig& m) {
   MonitoringLoad l;
   l.series_gpus = gpus * m.metrics_per_gpu;
-  l.series_nodes = nodes * m.metrics_per_node;
+  l.series_nodes = hosts * m.metrics_per_node;
   l.series_switches = switches * m.metrics_per_switch;
   l.series = l.series_gpus + l.series_nodes + l.series_switches;
   const auto s = static_cast<double>(l.series);

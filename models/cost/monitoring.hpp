@@ -2,7 +2,8 @@
 // capacity problem.
 //
 // Series (one time series per metric and device):
-//   S = gpus x metrics_per_gpu + nodes x metrics_per_node + switches x metrics_per_switch
+//   S = gpus x metrics_per_gpu + hosts x metrics_per_node + switches x metrics_per_switch
+//   (hosts: the nodes times the catalog's hosts per node, 18 compute trays in a GB200 NVL72)
 // Ingest, every series sampled once per interval Δ, b bytes per sample before compression:
 //   samples/s = S / Δ;   ingest bytes/s = S b / Δ
 // Storage, with compression ratio c (stored = ingested / c):
@@ -52,7 +53,7 @@ struct MonitoringLoad {
 };
 
 /// The monitoring model (see the header). `m` must pass check_monitoring. O(rollups).
-MonitoringLoad monitoring_load(std::int64_t gpus, std::int64_t nodes, std::int64_t switches, const MonitoringConfig& m);
+MonitoringLoad monitoring_load(std::int64_t gpus, std::int64_t hosts, std::int64_t switches, const MonitoringConfig& m);
 
 config::Json to_json(const MonitoringLoad& l);
 

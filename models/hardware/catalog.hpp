@@ -96,6 +96,7 @@ struct NodeSpec {
   std::int64_t nics = 0;
   sim::Bandwidth nic_bandwidth;
   std::int64_t rails = 0;  ///< 0: every NIC its own rail
+  std::int64_t hosts = 1;  ///< operating-system hosts (compute trays) in the node
   sim::Power host_power;
   std::string source;
   std::string notes;
@@ -114,6 +115,11 @@ struct NodeSpec {
               "a rail-optimized fabric's rails: NIC i is on rail i mod rails, and the node counts as nics / rails "
               "rail units (trays) of one NIC per rail (GB200 NVL72: 4, its compute trays; 0: every NIC its own rail)")
             .at_least(0)
+            .at_most(100'000),
+        field("hosts", &NodeSpec::hosts,
+              "operating-system hosts in the node, each with its own CPUs and node metrics (GB200 NVL72: 18, its "
+              "compute trays; a DGX: 1)")
+            .at_least(1)
             .at_most(100'000),
         field("host_power", &NodeSpec::host_power, "power of everything but the GPUs, at load"),
         field("source", &NodeSpec::source, "where the numbers come from"),

@@ -371,9 +371,11 @@ void add_economics(const scenario::LoadedScenario& loaded, RunResult& r) {
     r.training.emplace_back(cost::training_cost(inputs, r.cost, loaded.jobs[i].config.gpus, busy, t,
                                                 loaded.jobs[i].config.train_tokens->value()));
   }
-  // Hot spares are monitored as the nodes they stand in for.
+  // Hot spares are monitored as the nodes they stand in for; node metrics come from each
+  // host (an NVL72 rack's 18 compute trays run 18 node exporters).
   const std::int64_t spares = loaded.config.scheduler.spare_nodes;
-  r.monitoring = cost::monitoring_load(r.inventory.gpus + spares * loaded.node.spec.gpus, r.inventory.nodes + spares,
+  r.monitoring = cost::monitoring_load(r.inventory.gpus + spares * loaded.node.spec.gpus,
+                                       (r.inventory.nodes + spares) * loaded.node.spec.hosts,
                                        r.fabric ? r.fabric->switches : 0, loaded.config.monitoring);
 }
 
@@ -829,9 +831,11 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
 
   const cost::MonitoringLoad& m = result.monitoring;
   const cost::MonitoringConfig& mc = loaded.config.monitoring;
-  out += fmt::format("\nMonitoring ({} metrics per GPU, {} per node, {} per switch, every {})\n", mc.metrics_per_gpu,
-                     mc.metrics_per_node, mc.metrics_per_switch, sim::human(mc.interval));
-  row("series", fmt::format("{} (GPUs {}, nodes {}, switches {})", grouped(static_cast<double>(m.series)),
+  const std::int64_t hosts = loaded.node.spec.hosts;
+  out += fmt::format("\nMonitoring ({} metrics per GPU, {} per host{}, {} per switch, every {})\n", mc.metrics_per_gpu,
+                     mc.metrics_per_node, hosts == 1 ? "" : fmt::format(" ({} hosts per node)", hosts),
+                     mc.metrics_per_switch, sim::human(mc.interval));
+  row("series", fmt::format("{} (GPUs {}, hosts {}, switches {})", grouped(static_cast<double>(m.series)),
                             grouped(static_cast<double>(m.series_gpus)), grouped(static_cast<double>(m.series_nodes)),
                             grouped(static_cast<double>(m.series_switches))));
   row("ingest", fmt::format("{} samples/s, {} before compression", grouped(m.samples_per_s),
