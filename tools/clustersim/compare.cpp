@@ -36,11 +36,14 @@ struct RowSpec {
 constexpr RowSpec kRows[] = {
     {"GPUs", "gpus", "count", Better::none},
     {"fabric capex (NICs in)", "fabric_capex_usd", "USD", Better::lower},
-    {"fabric power", "fabric_power_w", "W", Better::lower},
+    {"fabric power (NICs in)", "fabric_power_w", "W", Better::lower},  // the NICs are in node power too
     {"peak IT power", "it_power_w", "W", Better::lower},
     {"peak facility power", "peak_facility_power_w", "W", Better::lower},
     {"capex", "capex_usd", "USD", Better::lower},
-    {"cost per GPU-hour", "usd_per_gpu_hour", "USD/GPU-h", Better::lower},
+    // Not starred: energy is charged for the GPUs' busy share, so a cluster idle or down more
+    // (fewer spares, a job finished early) prices its hours lower; total cost and cost per
+    // trained token rank the designs.
+    {"cost per GPU-hour", "usd_per_gpu_hour", "USD/GPU-h", Better::none},
     {"bisection bandwidth", "bisection_bandwidth_Bps", "B/s", Better::higher},
     {"step time", "step_time_s", "s", Better::lower},
     {"step time, fastest ECMP seed", "step_time_min_s", "s", Better::none},
