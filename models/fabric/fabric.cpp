@@ -493,6 +493,7 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
     return cabled_up == up ? fmt::format("{} down, {} up ports", down, up)
                            : fmt::format("{} down, {} up ports, {} cabled", down, up, cabled_up);
   };
+  const std::string links = c.parallel == 1 ? "one link" : fmt::format("{} parallel links", c.parallel);
   f.sizing_note = fmt::format(
       "{} {}-tier Clos of radix-{} switches: {} lea{} ({}){}{}; {} endpoints of {} the design holds",
       c.rail ? "rail-optimized" : "folded", tiers, k, c.leaves, c.leaves == 1 ? "f" : "ves", ports(c.d1, s1.up, c.u1),
@@ -502,9 +503,14 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
       c.top_switches == 0
           ? fmt::format(", no {} switches (traffic never leaves the {})", tiers == 3 ? "core" : "spine",
                         tiers == 3 && c.u1 > 0 ? "pod" : "leaf")
-          : fmt::format(", {} {} switch{} with {} parallel link{} to each switch below", c.top_switches,
-                        tiers == 3 ? "core" : "spine", c.top_switches == 1 ? "" : "es", c.parallel,
-                        c.parallel == 1 ? "" : "s"),
+          // A core switch joins one aggregation switch per pod, its plane's (it read "to each
+          // switch below": 4 x 320 links on a 64-port switch).
+          : tiers == 3
+              ? fmt::format(", {} core switch{} in {} plane{}, each with {} to its plane's aggregation switch in "
+                            "each pod",
+                            c.top_switches, c.top_switches == 1 ? "" : "es", c.u1, c.u1 == 1 ? "" : "s", links)
+              : fmt::format(", {} spine switch{} with {} to each leaf", c.top_switches,
+                            c.top_switches == 1 ? "" : "es", links),
       E, tiers == 3 ? k * c.d2 * c.d1 : (c.rail ? k / R * R : k) * c.d1);
   f.layout = std::move(c);
   return true;

@@ -200,6 +200,13 @@ TEST_CASE("oversubscription 1:7 at the top tier: 56 down and 8 up ports, bisecti
   CHECK(c.u2 == 8);
   // Pods: 8192 endpoints / 32 = 256 leaves, / 56 per pod = 5 pods (4 full, one of 32).
   CHECK(c.pods == 5);
+  // A core switch joins its plane's aggregation switch in each pod: 5 pods x 8 parallel links
+  // (all of an aggregation switch's 8 up ports) = 40 of its 64 ports, as the note says (it
+  // read "8 parallel links to each switch below", 320 ports).
+  CHECK(c.parallel == 8);
+  CHECK(c.top_switches == 32);
+  CHECK(f.sizing_note.find("32 core switches in 32 planes, each with 8 parallel links to its plane's aggregation "
+                           "switch in each pod") != std::string::npos);
   const FabricMetrics m = measure(f, prices());
   // Halves of 4,096 endpoints: pods 0-1 (3,584) and 512 endpoints of pod 2 against the
   // rest. Each pod's uplinks are 32 aggs x 8 x 50 GB/s = 12.8 TB/s (pod 4's too: its 1,024
