@@ -146,11 +146,15 @@ TEST_CASE("sweep: an invalid point is an error record, and the CSV row carries i
 
   tools::SweepColumns cols{{"workload.jobs[0].parallelism.tp"}, false};
   CHECK(cols.header() ==
-        "point,workload.jobs[0].parallelism.tp,status,gpus,step_time_s,tokens_per_s,mfu,memory_per_gpu_bytes,"
+        "point,workload.jobs[0].parallelism.tp,status,gpus,job_gpus,step_time_s,tokens_per_s,mfu,memory_per_gpu_bytes,"
         "time_to_train_s,fabric_capex_usd,fabric_power_w,bisection_bandwidth_Bps,it_power_w,capex_usd,"
         "usd_per_gpu_hour,total_cost_usd,usd_per_million_tokens,error,wall_s\n");
   const std::string row = cols.row(bad);
-  CHECK(row.rfind("1,3,error,,,,,,,,,,,,,,,\"", 0) == 0);
+  CHECK(row.rfind("1,3,error,,,,,,,,,,,,,,,,\"", 0) == 0);
+  // gpus is the cluster's, job_gpus the first job's, whose figures the row holds (64 of the
+  // cluster's 128: per-GPU throughput from gpus read half the true one).
+  CHECK(ok["results"]["gpus"] == 128);
+  CHECK(ok["results"]["job_gpus"] == 64);
   CHECK(ok["results"]["capex_usd"].get<double>() > ok["results"]["fabric_capex_usd"].get<double>());
   CHECK(ok["results"]["usd_per_million_tokens"].get<double>() > 0.0);
 }

@@ -202,7 +202,8 @@ std::string diagnostics_text(const config::Diagnostics& d) {
 /// The key results of a point (base units: s, B, USD, W, B/s, fractions).
 config::Json results_json(const scenario::LoadedScenario& loaded, const RunResult& r) {
   config::Json res = config::Json::object();
-  res["gpus"] = r.inventory.gpus;
+  res["gpus"] = r.inventory.gpus;  // the cluster's; job_gpus, the first job's (the columns below are its)
+  res["job_gpus"] = loaded.jobs.empty() ? config::Json() : config::Json(loaded.jobs[0].config.gpus);
   res["it_power_w"] = r.cost.peak.it.value();  // GPUs, hosts, network, spares at full load (as compare)
   res["fabric_capex_usd"] = r.fabric && r.fabric->capex ? config::Json(r.fabric->capex->value()) : config::Json();
   res["fabric_power_w"] = r.fabric && r.fabric->power ? config::Json(r.fabric->power->value()) : config::Json();
@@ -265,6 +266,7 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
 }
 
 constexpr std::string_view kResultColumns[] = {"gpus",
+                                               "job_gpus",
                                                "step_time_s",
                                                "tokens_per_s",
                                                "mfu",
