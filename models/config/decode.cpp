@@ -1,5 +1,7 @@
 #include "models/config/decode.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <limits>
 #include <cmath>
@@ -330,13 +332,19 @@ bool printable_text(const YAML::Node& node, std::string_view text, const Context
 
 namespace {
 
+/// 1 when `text` starts with a '+' before a digit (YAML 1.2's core schema reads +64 as 64;
+/// from_chars takes no '+'), else 0.
+std::size_t explicit_plus(const std::string& text) {
+  return text.size() > 1 && text[0] == '+' && (std::isdigit(static_cast<unsigned char>(text[1])) || text[1] == '.') ? 1 : 0;
+}
+
 template <class Int>
 bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_view expected) {
   std::string text;
   if (!decode_scalar_text(n, text, ctx, expected)) return false;
   Int value{};
   const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  const auto [ptr, ec] = std::from_chars(text.data() + explicit_plus(text), end, value);
   if (ec == std::errc::result_out_of_range) {
     ctx.error(n, fmt::format("{} is out of range for {}", text, expected));
     return false;
@@ -377,6 +385,24 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
 
 }  // namespace
 
+int past_integer_range(const YAML::Node& n, double least, double most) {
+  if (!n.IsScalar()) return 0;
+  std::string text = n.Scalar();
+  if (!text.empty() && text.front() == '+') text.erase(0, 1);
+  // Digits first ('inf', 'nan' and hex are no plain number), then all of it a number.
+  const std::size_t digit = text.find_first_not_of('-');
+  if (digit != 1 && digit != 0) return 0;
+  if (digit >= text.size() || !(std::isdigit(static_cast<unsigned char>(text[digit])) || text[digit] == '.')) return 0;
+  double value = 0.0;
+  const char* end = text.data() + text.size();
+  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (ptr != end) return 0;
+  const bool tiny = text.find("e-") != std::string::npos || text.find("E-") != std::string::npos;
+  if (ec == std::errc::result_out_of_range) return tiny ? 0 : text.front() == '-' ? -1 : 1;
+  if (ec != std::errc()) return 0;
+  return value > most ? 1 : value < least ? -1 : 0;
+}
+
 bool decode_integer(const YAML::Node& n, std::int64_t& out, const Context& ctx) {
   return decode_int(n, out, ctx, "an integer");
 }
@@ -390,7 +416,7 @@ bool decode_double(const YAML::Node& n, double& out, const Context& ctx) {
   if (!decode_scalar_text(n, text, ctx, "a number")) return false;
   double value = 0.0;
   const char* end = text.data() + text.size();
-  const auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  const auto [ptr, ec] = std::from_chars(text.data() + explicit_plus(text), end, value);
   if (ec == std::errc::result_out_of_range && ptr == end) {
     // (It read "expected a number, got '1e400'", which it is.)
     ctx.error(n, fmt::format("{} is out of range for a number (a magnitude of at most about 1.8e308, and at least "
@@ -449,6 +475,16 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
                         int& value_column, LoadState& state) {
   const std::size_t value_start = set_value_start(arg);  // one past the first '=' outside a quoted key
   const std::size_t eq = value_start == std::string::npos ? std::string::npos : value_start - 1;
+  if (eq == std::string::npos && std::count(arg.begin(), arg.end(), '"') % 2 == 1) {
+    // Its '=' inside the quote that does not close (it said only "expected key.path=value").
+    const std::size_t quote = arg.rfind('"');
+    state.diagnostics.add(Location{"<command line>", state.set_line, static_cast<int>(quote) + 1}, "",
+                          fmt::format("--set '{}': this double quote is not closed; a quoted key is a name between "
+                                      "double quotes, followed by '.' or '='",
+                                      arg),
+                          "e.g. --set 'failures.components.\"nic.cx7\".rate=0.001/node-day'");
+    return false;
+  }
   if (eq == std::string::npos || eq == 0) {
     state.diagnostics.add(Location{"<command line>", state.set_line, 1}, "",
                           fmt::format("--set '{}': expected key.path=value", arg), "e.g. --set cluster.nodes=128");
@@ -483,7 +519,14 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
     std::vector<PathSegment> indices;
     while (end > start && arg[end - 1] == ']') {
       const std::size_t open = arg.rfind('[', end - 1);
-      if (open == std::string::npos || open < start || open + 2 == end) break;
+      if (open != std::string::npos && open >= start && open + 2 == end) {  // "jobs[]" read as a key "jobs[]"
+        state.diagnostics.add(Location{"<command line>", state.set_line, static_cast<int>(open) + 1}, "",
+                              fmt::format("--set '{}': an empty index '[]'; a list element is given by its position",
+                                          arg),
+                              "e.g. [0], the first");
+        return false;
+      }
+      if (open == std::string::npos || open < start) break;
       indices.insert(indices.begin(), PathSegment{arg.substr(open, end - open), static_cast<int>(open) + 1});
       end = open;
     }

@@ -32,6 +32,7 @@
 #include <charconv>
 #include <concepts>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -506,6 +507,10 @@ std::vector<std::string_view> field_keys() {
   return keys;
 }
 
+/// +1 when `n` is a plain number (digits, a sign, a fraction, an exponent) above `most`, -1
+/// below `least`, else 0: an integer key past its type, said with the key's own bounds.
+int past_integer_range(const YAML::Node& n, double least, double most);
+
 /// Decodes `value` into `out.*f.member` at `ctx`, checking its range; records the
 /// assignment. Returns false on error, leaving a scalar member unchanged; a section or a list
 /// keeps what did decode (not marked assigned), so that the checks after decoding (required
@@ -513,6 +518,22 @@ std::vector<std::string_view> field_keys() {
 template <class S, class M>
 bool decode_field(const Field<S, M>& f, const YAML::Node& value, S& out, const Context& ctx) {
   M decoded = out.*(f.member);
+  if constexpr (Bounded<M> && std::is_integral_v<M>) {
+    // Past what the type holds (1e30 for a seed of at most 1e15): the key's bound, not the
+    // type's ("out of range for an integer" named neither).
+    if (f.min || f.max) {
+      const int past = past_integer_range(value, static_cast<double>(std::numeric_limits<M>::lowest()),
+                                          static_cast<double>(std::numeric_limits<M>::max()));
+      if (past > 0 && f.max) {
+        ctx.error(value, fmt::format("must be at most {}, got {}", Codec<M>::text(*f.max), value.Scalar()));
+        return false;
+      }
+      if (past < 0 && f.min) {
+        ctx.error(value, fmt::format("must be at least {}, got {}", Codec<M>::text(*f.min), value.Scalar()));
+        return false;
+      }
+    }
+  }
   if (!Codec<M>::decode(value, decoded, ctx)) {
     if constexpr (!Bounded<M> && !BoundedOptional<M>) out.*(f.member) = std::move(decoded);
     return false;

@@ -297,6 +297,28 @@ TEST_CASE("split_set_argument: a quoted key is one segment, dots and '=' include
   CHECK(!config::split_set_argument("a.\"b\"c=1", segments, value, column, state));
   CHECK(!config::split_set_argument("a.\"\".c=1", segments, value, column, state));
   CHECK(state.diagnostics.items().size() == 2);
+  // A quote that does not close, said at the quote (it read "expected key.path=value"); an
+  // empty index, said as one (it read "jobs[]" as an unknown key).
+  segments.clear();
+  CHECK(!config::split_set_argument("a.\"b.c=1", segments, value, column, state));
+  REQUIRE(state.diagnostics.items().size() == 3);
+  CHECK(state.diagnostics.items()[2].message.find("this double quote is not closed") != std::string::npos);
+  CHECK(state.diagnostics.items()[2].where.column == 3);
+  CHECK(!config::split_set_argument("jobs[].gpus=1", segments, value, column, state));
+  REQUIRE(state.diagnostics.items().size() == 4);
+  CHECK(state.diagnostics.items()[3].message.find("an empty index '[]'") != std::string::npos);
+  CHECK(state.diagnostics.items()[3].where.column == 5);
+}
+
+TEST_CASE("an explicit '+' reads as YAML 1.2 reads it; an integer past its type is said with the key's bound") {
+  Outer o;
+  CHECK(decode("name: n\nratio: +0.25\ninner: {radix: +64}\n", o).empty());
+  CHECK(o.ratio == 0.25);
+  CHECK(o.inner.radix == 64);
+  CHECK(decode("inner: {radix: 1e30}\n", o) == "t.yaml:1:16: inner.radix: must be at most 256, got 1e30\n");
+  CHECK(decode("inner: {radix: -1e30}\n", o) == "t.yaml:1:16: inner.radix: must be at least 2, got -1e30\n");
+  CHECK(decode("inner: {radix: +-5}\n", o) == "t.yaml:1:16: inner.radix: expected an integer, got '+-5'\n");
+  CHECK(o.inner.radix == 64);
 }
 
 TEST_CASE("diagnostics are kept in file order: files as first named, each by line and column") {
