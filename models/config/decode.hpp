@@ -342,6 +342,19 @@ struct Codec<std::vector<T>> {
   static std::string type_name() { return fmt::format("list of {}", Codec<T>::type_name()); }
 };
 
+/// Whether key node `key`, equal to an earlier key of its mapping, is a duplicate: reported at
+/// it; one written again through an alias of the first (&k nodes: 16, then *k: 32) is the
+/// same node, whose place is the first's: said so, as the alias has none of its own.
+inline bool duplicate_key(const std::vector<std::pair<std::string, YAML::Node>>& seen, const std::string& key,
+                          const YAML::Node& node, const Context& at) {
+  const auto first = std::find_if(seen.begin(), seen.end(), [&](const auto& s) { return s.first == key; });
+  if (first == seen.end()) return false;
+  at.error(node, fmt::format("duplicate key '{}'{}", key,
+                             first->second.is(node) ? ", written again later in this mapping through an alias of this one"
+                                                    : ""));
+  return true;
+}
+
 /// Walks the entries of mapping `n` in file order (the caller has checked it is one): marks
 /// it, decodes each key as text (`what` names it in errors), reports a repeated key, and calls
 /// `each(key, value, context of the key)` for the others, which returns whether the value
@@ -350,7 +363,7 @@ template <class F>
 bool decode_entries(const YAML::Node& n, const Context& ctx, std::string_view what, F&& each) {
   ctx.mark_mapping(n);
   bool ok = true;
-  std::vector<std::string> seen;
+  std::vector<std::pair<std::string, YAML::Node>> seen;
   for (auto it = n.begin(); it != n.end(); ++it) {
     std::string key;
     if (!decode_scalar_text(it->first, key, ctx, what) || !printable_text(it->first, key, ctx)) {
@@ -365,12 +378,11 @@ bool decode_entries(const YAML::Node& n, const Context& ctx, std::string_view wh
       ok = false;
       continue;
     }
-    if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-      at.error(it->first, fmt::format("duplicate key '{}'", key));
+    if (duplicate_key(seen, key, it->first, at)) {
       ok = false;
       continue;
     }
-    seen.push_back(key);
+    seen.emplace_back(key, it->first);
     ok = each(key, YAML::Node(it->second), at) && ok;
   }
   return ok;
@@ -590,19 +602,18 @@ struct Codec<S, std::enable_if_t<HasFields<S>>> {
     ctx.mark_mapping(n);
     const auto fields = S::fields();
     bool ok = true;
-    std::vector<std::string> seen;
+    std::vector<std::pair<std::string, YAML::Node>> seen;
     for (auto it = n.begin(); it != n.end(); ++it) {
       std::string key;
       if (!decode_scalar_text(it->first, key, ctx, "a key") || !printable_text(it->first, key, ctx)) {
         ok = false;
         continue;
       }
-      if (std::find(seen.begin(), seen.end(), key) != seen.end()) {
-        ctx.child(key).error(it->first, fmt::format("duplicate key '{}'", key));
+      if (duplicate_key(seen, key, it->first, ctx.child(key))) {
         ok = false;
         continue;
       }
-      seen.push_back(key);
+      seen.emplace_back(key, it->first);
       bool known = false;
       for_each_field(fields, [&](const auto& f) {
         if (f.key != key) return;
