@@ -1057,15 +1057,16 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
     folders.create(plot_dir, made);
     breakdown = tools::compare_breakdown_csv(c);
     const bool any_job = breakdown.find('\n') + 1 < breakdown.size();
-    plotted = {"compare.csv", "breakdown.csv", "compare.png"};
-    if (any_job) plotted.emplace_back("breakdown.png");
+    plotted = {"compare.csv", "compare.png"};
+    if (any_job) plotted.insert(plotted.end(), {"breakdown.csv", "breakdown.png"});
     const std::filesystem::path staging = std::filesystem::path(plot_dir) / ".clustersim-plots";
     std::error_code ec;
     std::filesystem::remove_all(staging, ec);
     std::string err = plot_destination_blocked(plot_dir, plotted);
     if (err.empty()) {
-      err = tools::write_files_atomically({{(staging / "compare.csv").string(), tools::compare_csv(c)},
-                                           {(staging / "breakdown.csv").string(), breakdown}});
+      std::vector<std::pair<std::string, std::string>> data{{(staging / "compare.csv").string(), tools::compare_csv(c)}};
+      if (any_job) data.emplace_back((staging / "breakdown.csv").string(), breakdown);
+      err = tools::write_files_atomically(data);
     }
     std::vector<std::string> plot_args{"compare", (staging / "compare.csv").string(), "-o",
                                        (staging / "compare.png").string()};
@@ -1087,8 +1088,24 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
     std::cout << tools::compare_table(c);
   }
   folders.keep();
+  const bool any_job = plotted.size() > 2;
+  if (python && !any_job) {
+    // No design runs a job: no step to break down. An earlier compare's breakdown files
+    // would be read as this one's (a file only: a folder of that name is not ours).
+    std::vector<std::string> removed;
+    for (const char* name : {"breakdown.csv", "breakdown.png"}) {
+      std::error_code ec;
+      const std::filesystem::path stale = std::filesystem::path(plot_dir) / name;
+      if (std::filesystem::is_regular_file(std::filesystem::symlink_status(stale, ec)) &&
+          std::filesystem::remove(stale, ec)) {
+        removed.emplace_back(name);
+      }
+    }
+    std::cerr << fmt::format("note: --plot: no breakdown.png, no design runs a job{}\n",
+                             removed.empty() ? ""
+                                             : fmt::format(" (removed an earlier compare's {})", fmt::join(removed, ", ")));
+  }
   if (python && args.format == "table") {
-    const bool any_job = plotted.size() > 3;
     std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", folder(plot_dir),
                              any_job ? ", breakdown.png" : "", any_job ? ", breakdown.csv" : "");
   }
@@ -1342,7 +1359,8 @@ int run_main(int argc, char** argv) {
   std::string compare_plot_dir;
   compare_cmd->add_option("--plot", compare_plot_dir,
                           "also write compare.png (a bar chart per figure) and breakdown.png (the first job's step "
-                          "time by activity), with their CSVs, into this folder; needs python3-matplotlib")
+                          "time by activity, where a design runs a job), with their CSVs, into this folder; needs "
+                          "python3-matplotlib")
       ->check(check_path)
       ->type_name("DIR");
   compare_cmd->footer(
