@@ -1182,7 +1182,10 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     std::cout << tools::plan_table(plan, !o.out_dir.empty());
     if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", folder(o.out_dir), folder(o.out_dir));
   }
-  return 0;
+  // No plan meets the deadline (and the budget): the search ran, and its answer is no, which a
+  // script tells from the exit status (1, as sweep's grid of errors and validate's gate), its
+  // points written all the same.
+  return plan.best ? 0 : 1;
 }
 
 int run_main(int argc, char** argv) {
@@ -1412,7 +1415,9 @@ int run_main(int argc, char** argv) {
       "Examples:\n"
       "  clustersim plan scenarios/llama3-405b-16k.yaml --deadline 90d\n"
       "  clustersim plan scenarios/llama3-405b-54d.yaml --deadline 70d --budget 40MUSD --out out/plan\n"
-      "  clustersim plan study.yaml --deadline 30d --nodes 512:8192:x2 --topologies fat_tree,rail_clos");
+      "  clustersim plan study.yaml --deadline 30d --nodes 512:8192:x2 --topologies fat_tree,rail_clos\n"
+      "Exit status: 0 with a plan that meets the deadline (and budget), 1 without one (the table says the\n"
+      "nearest; --out writes the points all the same), 2 for input errors.");
 
   std::string section;
   std::string describe_format = "text";

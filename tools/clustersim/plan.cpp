@@ -358,6 +358,15 @@ Plan plan(const PlanArgs& args) {
   }
   p.tps = powers_of_two_up_to(gpn);
   p.pps = powers_of_two_up_to(job.model.layers + 2);
+  // A node whose GPUs are not a power of two (a GB200 NVL72: 72 = 9 x 8) leaves that odd
+  // factor in dp whatever tp and pp are powers of two, and a dp of 9 x 2^k divides no batch
+  // of 2^m sequences: every point failed (0 of 196). pp takes it too: 9, 18, 36.
+  std::int64_t odd = gpn;
+  while (odd % 2 == 0) odd /= 2;
+  if (odd > 1) {
+    for (std::int64_t v = odd; v <= job.model.layers + 2 && v <= 64; v *= 2) p.pps.push_back(v);
+    std::sort(p.pps.begin(), p.pps.end());
+  }
   if (args.replications_given && !base.config.failures) {
     throw option_error("--replications", "the scenario has no failures: every replication would give the same figures",
                        "add a failures section, or drop --replications");
@@ -493,6 +502,10 @@ Plan plan(const PlanArgs& args) {
 /// the cheapest of them is named; else the fastest feasible point (and, with a budget, the
 /// cheapest too); with no feasible point at all, plan.csv's reasons when --out wrote it,
 /// else the most common reasons here.
+namespace {
+std::string node_count(std::int64_t n) { return fmt::format("{} node{}", n, n == 1 ? "" : "s"); }
+}  // namespace
+
 std::string no_plan_text(const Plan& p, bool files_written) {
   if (p.best) return {};
   const auto money = [](const std::optional<double>& v) {
@@ -521,16 +534,16 @@ std::string no_plan_text(const Plan& p, bool files_written) {
     if (p.capex_budget_usd && !(cheapest->capex_usd && *cheapest->capex_usd <= *p.capex_budget_usd)) {
       over.push_back(fmt::format("capex {} against {}", money(cheapest->capex_usd), money(p.capex_budget_usd)));
     }
-    return out + fmt::format("; the cheapest meeting the deadline ({} nodes, {}, tp {} pp {}, {} to train) has {}\n",
-                             cheapest->nodes, cheapest->topology, cheapest->tp, cheapest->pp,
+    return out + fmt::format("; the cheapest meeting the deadline ({}, {}, tp {} pp {}, {} to train) has {}\n",
+                             node_count(cheapest->nodes), cheapest->topology, cheapest->tp, cheapest->pp,
                              duration(cheapest->time_to_train_s), fmt::join(over, ", "));
   }
   if (fastest) {
-    out += fmt::format("; the fastest takes {} ({} nodes, {}, tp {} pp {}, total cost {})", duration(fastest->time_to_train_s),
-                       fastest->nodes, fastest->topology, fastest->tp, fastest->pp, money(fastest->total_cost_usd));
+    out += fmt::format("; the fastest takes {} ({}, {}, tp {} pp {}, total cost {})", duration(fastest->time_to_train_s),
+                       node_count(fastest->nodes), fastest->topology, fastest->tp, fastest->pp, money(fastest->total_cost_usd));
     if (budgeted && cheapest_any && cheapest_any != fastest) {
-      out += fmt::format("; the cheapest costs {} ({} nodes, {}, tp {} pp {}, {} to train)",
-                         money(cheapest_any->total_cost_usd), cheapest_any->nodes, cheapest_any->topology,
+      out += fmt::format("; the cheapest costs {} ({}, {}, tp {} pp {}, {} to train)",
+                         money(cheapest_any->total_cost_usd), node_count(cheapest_any->nodes), cheapest_any->topology,
                          cheapest_any->tp, cheapest_any->pp, duration(cheapest_any->time_to_train_s));
     }
     return out + "\n";
@@ -622,9 +635,10 @@ std::string plan_table(const Plan& p, bool files_written) {
   out += "\n";
   if (p.best) {
     const PlanPoint& b = p.points[*p.best];
-    out += fmt::format("Cheapest meeting the deadline{}: {} nodes ({} GPUs), {}, tp {} pp {} dp {}: {} to train, "
+    out += fmt::format("Cheapest meeting the deadline{}: {} node{} ({} GPUs), {}, tp {} pp {} dp {}: {} to train, "
                        "total cost {}, {:.3f} USD per million tokens, capex {}\n",
-                       p.budget_usd || p.capex_budget_usd ? " and the budget" : "", b.nodes, b.gpus, b.topology, b.tp, b.pp, b.dp,
+                       p.budget_usd || p.capex_budget_usd ? " and the budget" : "", b.nodes, b.nodes == 1 ? "" : "s",
+                       b.gpus, b.topology, b.tp, b.pp, b.dp,
                        duration(b.time_to_train_s), money(b.total_cost_usd), b.usd_per_million_tokens.value_or(NAN),
                        money(b.capex_usd));
   } else {

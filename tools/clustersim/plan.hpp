@@ -8,7 +8,9 @@
 //               the other Clos with the same radix, tiers and oversubscription (a torus or
 //               dragonfly is sized by its own keys: name it with --topologies, and set them);
 //   tp          powers of two up to the node's GPUs (the scale-up domain), at most 64;
-//   pp          powers of two up to the model's layers + 2, at most 64;
+//   pp          powers of two up to the model's layers + 2, at most 64; on a node whose GPUs
+//               are not a power of two, also its GPUs' odd factor times powers of two
+//               (72 GPUs: 9, 18, 36), which dp would hold otherwise, dividing no batch;
 //   dp          the rest: the job takes every GPU of the cluster, dp = GPUs / (tp cp pp);
 //               cp, ep, micro_batch and global_batch stay the scenario's; virtual_stages
 //               stays the scenario's where the interleaved schedule allows it, else 1.
