@@ -291,7 +291,9 @@ def cmd_compare(args):
         ax.set_yticklabels(designs, fontsize=8)
         ax.set_xticks([])
         better = {"lower": " (lower is better)", "higher": " (higher is better)"}.get(r["better"], "")
-        unit = {"fraction": "%", "count": ""}.get(r["unit"], r["unit"])
+        # Seconds are drawn as seconds, hours or days, each bar with its unit: a title "(s)" read
+        # wrong over "71.7 d".
+        unit = {"fraction": "%", "count": "", "s": ""}.get(r["unit"], r["unit"])
         ax.set_title(f"{metric_name(r['metric'], r['unit'])}{f' ({unit})' if unit else ''}{better}", fontsize=8.5)
         for side in ("top", "right", "bottom"):
             ax.spines[side].set_visible(False)
@@ -564,7 +566,9 @@ def cmd_pareto(args):
     for column, axis, scale in ((args.x, ax.xaxis, scales[0]), (args.y, ax.yaxis, scales[1])):
         unit = column_unit(column)
         if scale != 1.0:
-            labels.append(f"{column} ({'days' if scale == 86400.0 else 'hours'})")
+            # "time_to_train (days)": the column's "_s" said seconds beside "(days)".
+            name = column[: -len("_s")] if column.endswith("_s") else column
+            labels.append(f"{name} ({'days' if scale == 86400.0 else 'hours'})")
         elif unit:  # ticks in the column's unit with a prefix: 45 MUSD
             axis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u) if v else "0"))
             labels.append(axis_label(column))
