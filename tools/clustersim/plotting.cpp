@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 
 #include <fcntl.h>
@@ -44,6 +45,19 @@ bool has_matplotlib(const std::string& python) {
 }  // namespace
 
 std::optional<std::string> find_plot_python(std::string& why) {
+  // The scripts are the source tree's this binary was built from (there is no install): a
+  // binary copied away from it, or a tree moved, found no script only after the run, and
+  // lost its results with the plot.
+  for (const char* script : {"plot.py", "plot_calibration.py"}) {
+    std::error_code ec;
+    const std::string path = std::string(CLUSTERSIM_TOOLS_DIR) + "/" + script;
+    if (!std::filesystem::is_regular_file(path, ec)) {
+      why = fmt::format("the plotting script {} is not there (the source tree this clustersim was built from); run "
+                        "the clustersim built in the source tree, or rebuild it where the tree now is",
+                        path);
+      return std::nullopt;
+    }
+  }
   if (const char* forced = std::getenv("CLUSTERSIM_PYTHON"); forced && *forced) {
     if (has_matplotlib(forced)) return std::string(forced);
     why = fmt::format("CLUSTERSIM_PYTHON={} does not import matplotlib (install python3-matplotlib for it, or "
