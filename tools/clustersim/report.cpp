@@ -1,5 +1,8 @@
 #include "tools/clustersim/report.hpp"
 
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,6 +13,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <iostream>
 #include <limits>
 #include <numeric>
 #include <map>
@@ -1494,18 +1498,97 @@ std::string write_file_atomically(const std::string& path, const std::string& te
 
 namespace {
 
-/// Writes `text` straight to `path`, a device or a pipe (/dev/stdout, /dev/null, a
-/// process substitution), which a rename would replace by a regular file (for a user with
-/// the rights: root in a container replaced /dev/full). The error, or empty.
+/// Writes all of `text` to descriptor `fd`, a broken pipe said as an error (SIGPIPE is
+/// ignored meanwhile: it ended the process without a word, .tmp files left behind).
+std::string write_all(int fd, const std::string& path, const std::string& text) {
+  struct sigaction ignore {};
+  struct sigaction old {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  sigaction(SIGPIPE, &ignore, &old);
+  std::string err;
+  for (std::size_t done = 0; done < text.size();) {
+    const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      err = fmt::format("cannot write '{}': {}", path, n < 0 ? std::strerror(errno) : "nothing was taken");
+      break;
+    }
+    done += static_cast<std::size_t>(n);
+  }
+  sigaction(SIGPIPE, &old, nullptr);
+  return err;
+}
+
+/// Whether `st` is the file behind our standard output or error: /dev/stdout when the shell
+/// sent it to a file (renamed onto, it replaced that file, losing what >> had kept).
+std::optional<int> standard_stream(const struct stat& st) {
+  for (const int fd : {STDOUT_FILENO, STDERR_FILENO}) {
+    struct stat o {};
+    if (::fstat(fd, &o) == 0 && o.st_dev == st.st_dev && o.st_ino == st.st_ino) return fd;
+  }
+  return std::nullopt;
+}
+
+/// Writes `text` straight to `path`, a stream rather than a file to replace: a character
+/// device (/dev/null, /dev/full), a pipe (a process substitution, a FIFO), our own standard
+/// output or error, or anything named under /dev or /proc (/dev/fd/3). A rename would have
+/// replaced it by a regular file (for a user with the rights: root in a container replaced
+/// /dev/full). Opened without truncating (a file behind /dev/fd/N keeps what the shell gave
+/// it) and without blocking (a FIFO that nobody reads is an error, not a hang). The error,
+/// or empty.
 std::string write_stream(const std::string& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
-  out << text;
-  out.flush();
-  if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
-  out.close();
-  if (!out) return fmt::format("cannot write '{}': {}", path, std::strerror(errno));
-  return {};
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (const auto fd = standard_stream(st)) {
+      (*fd == STDOUT_FILENO ? std::cout : std::cerr).flush();
+      return write_all(*fd, path, text);
+    }
+  }
+  const int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    return errno == ENXIO ? fmt::format("cannot write '{}': no process reads it (a FIFO with no reader)", path)
+                          : fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+  }
+  ::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK);  // then wait for a slow reader
+  std::string err = write_all(fd, path, text);
+  if (::close(fd) != 0 && err.empty()) err = fmt::format("cannot write '{}': {}", path, std::strerror(errno));
+  return err;
+}
+
+/// How an output is written: replaced through a temporary file and a rename (a file, new or
+/// existing; through a symbolic link, its target), written straight (a stream), or refused.
+struct OutputTarget {
+  enum class Kind : std::uint8_t { file, stream, refused } kind = Kind::file;
+  std::string path;  ///< the file to replace; the stream; or why it is refused
+};
+
+OutputTarget output_target(const std::string& path) {
+  namespace fs = std::filesystem;
+  const bool named_stream = path.starts_with("/dev/") || path.starts_with("/proc/");
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    if (S_ISBLK(st.st_mode) || S_ISSOCK(st.st_mode)) {
+      return {OutputTarget::Kind::refused,
+              fmt::format("cannot write '{}': it is a {}, not a file", path, S_ISBLK(st.st_mode) ? "block device (a disk)" : "socket")};
+    }
+    if (S_ISCHR(st.st_mode) || S_ISFIFO(st.st_mode) || standard_stream(st) || (named_stream && !S_ISDIR(st.st_mode))) {
+      return {OutputTarget::Kind::stream, path};
+    }
+  }
+  // A symbolic link stays one: its target gets the output, created if the link dangles (a
+  // chain followed link by link; weakly_canonical stops at a dangling one).
+  std::error_code ec;
+  fs::path at(path);
+  for (int hops = 0; hops < 40 && fs::is_symlink(fs::symlink_status(at, ec)); ++hops) {
+    const fs::path next = fs::read_symlink(at, ec);
+    if (ec) break;
+    at = next.is_absolute() ? next : at.parent_path() / next;
+  }
+  if (fs::is_symlink(fs::symlink_status(at, ec))) {
+    return {OutputTarget::Kind::refused, fmt::format("cannot write '{}': {}", path, std::strerror(ELOOP))};
+  }
+  return {OutputTarget::Kind::file, at.string()};
 }
 
 }  // namespace
@@ -1513,21 +1596,12 @@ std::string write_stream(const std::string& path, const std::string& text) {
 std::string write_files_atomically(const std::vector<std::pair<std::string, std::string>>& given) {
   namespace fs = std::filesystem;
   std::error_code ec;
-  // Where each output goes: a symbolic link's target (the rename replaced the link by a
-  // file); a device or a pipe apart, written straight (there is no file to replace).
-  std::vector<std::pair<std::string, std::string>> files;
-  std::vector<std::pair<std::string, std::string>> streams;
+  std::vector<std::pair<std::string, std::string>> files;    // replaced by a rename
+  std::vector<std::pair<std::string, std::string>> streams;  // written straight
   for (const auto& [path, text] : given) {
-    std::error_code st;
-    const fs::file_status status = fs::status(path, st);
-    if (!st && fs::exists(status) && !fs::is_regular_file(status) && !fs::is_directory(status)) {
-      streams.emplace_back(path, text);
-    } else if (fs::is_symlink(fs::symlink_status(path, st)) && fs::exists(status)) {
-      files.emplace_back(fs::canonical(path, st).string(), text);
-      if (st) files.back().first = path;
-    } else {
-      files.emplace_back(path, text);
-    }
+    const OutputTarget t = output_target(path);
+    if (t.kind == OutputTarget::Kind::refused) return t.path;
+    (t.kind == OutputTarget::Kind::stream ? streams : files).emplace_back(t.path, text);
   }
   // Two outputs onto one file (--trace out/results.json beside --out out): the second would
   // overwrite the first's temporary file and its rename fail after the first landed.

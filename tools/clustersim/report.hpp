@@ -150,7 +150,11 @@ class TerminalProgress {
 std::string write_file_atomically(const std::string& path, const std::string& text);
 /// Writes every (path, text) all or nothing: each to path.tmp first, then, once all are
 /// written, renamed into place; on a failure the .tmp files are removed, no target changes,
-/// and the error is returned (empty on success).
+/// and the error is returned (empty on success). A symbolic link's target is replaced (the
+/// link stays). A stream is written straight, once the temporary files are ready and before
+/// their renames (what it took stays if a rename then fails): a character device, a pipe or
+/// FIFO (one nobody reads is an error), our standard output or error, anything under /dev
+/// or /proc; a block device or a socket is refused.
 std::string write_files_atomically(const std::vector<std::pair<std::string, std::string>>& files);
 
 /// The scenario reference: plain text, or markdown (scenarios/REFERENCE.md).
