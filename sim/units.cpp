@@ -147,29 +147,32 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   double number = 0.0;
   const char* first = text.data();
   const char* last = text.data() + text.size();
-  auto [end, ec] = std::from_chars(first, last, number, std::chars_format::general);
+  // An explicit '+' before a digit, as YAML 1.2 reads numbers (+5d; from_chars takes none).
+  const char* digits = last - first > 1 && *first == '+' &&
+                               (std::isdigit(static_cast<unsigned char>(first[1])) != 0 || first[1] == '.')
+                           ? first + 1
+                           : first;
+  auto [end, ec] = std::from_chars(digits, last, number, std::chars_format::general);
+  // Past what a double holds (1e400, 1e-400): for a bounded quantity, said with its own
+  // bounds once the sign and the unit are checked, as a number within a double's but past
+  // them is; the magnitude is strtod's (inf, or 0 and below).
+  bool overflow = false;
+  bool underflow = false;
   if (ec == std::errc::result_out_of_range && family.bounded) {
-    // Past what a double holds (1e400, 1e-400): said with the quantity's own bounds, as a
-    // number within a double's but past them is.
-    const double approx = std::strtod(std::string(first, last).c_str(), nullptr);
-    if (std::isinf(approx)) {
-      return Parsed<double>{std::nullopt,
-                            fmt::format("'{}' is beyond the largest {} clustersim accepts, {:g}{}", text,
-                                        family.what.substr(family.what.find(' ') + 1), kLargest, family.base),
-                            true};
-    }
-    return fail(fmt::format("'{}' is below the smallest {} clustersim accepts other than 0, {:g}{}", text,
-                            family.what.substr(family.what.find(' ') + 1), kSmallest, family.base));
+    number = std::strtod(std::string(digits, end).c_str(), nullptr);
+    overflow = std::isinf(number);
+    underflow = !overflow;
+    ec = std::errc();
   }
   if (ec == std::errc::result_out_of_range) {  // a number, past what a double holds (1e400)
     return fail(fmt::format("'{}' is out of range for a number (a magnitude of at most about 1.8e308, and at least "
                             "about 4.9e-324 unless 0): expected {} such as {}",
                             text, family.what, family.example));
   }
-  if (ec != std::errc() || !std::isfinite(number)) {
+  if (ec != std::errc() || !(std::isfinite(number) || overflow)) {
     return fail(fmt::format("expected {} such as {}, got '{}'", family.what, family.example, text));
   }
-  if (number < 0) {
+  if (number < 0 || (underflow && std::signbit(number))) {
     return fail(fmt::format("expected {} that is not negative, got '{}'", family.what, text));
   }
   const std::string_view unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
@@ -177,6 +180,7 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   // FLOP/s, 10^24 tokens) no cluster is described, and a product of a few such values still
   // fits a double, so nothing downstream turns into inf. Time has its own, tighter range.
   const auto bounded = [&](double value) -> Parsed<double> {
+    if (underflow) value = kSmallest / 2.0;  // 1e-400: below the bound, not 0
     if (family.bounded && !(value <= kLargest)) {
       return Parsed<double>{std::nullopt,
                             fmt::format("'{}' is beyond the largest {} clustersim accepts, {:g}{}", text,

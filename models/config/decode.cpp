@@ -357,7 +357,7 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
     std::erase_if(digits, [](char c) { return c == '_'; });
     double real = 0.0;
     const char* dend = digits.data() + digits.size();
-    const auto [dptr, dec] = std::from_chars(digits.data(), dend, real);
+    const auto [dptr, dec] = std::from_chars(digits.data() + explicit_plus(digits), dend, real);
     const double whole = std::round(real) + 0.0;  // + 0.0: -0 is 0
     // Only a value the key can take (not -1 for a non-negative integer).
     if (dec == std::errc() && dptr == dend && std::isfinite(real) &&
@@ -388,7 +388,7 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
 int past_integer_range(const YAML::Node& n, double least, double most) {
   if (!n.IsScalar()) return 0;
   std::string text = n.Scalar();
-  if (!text.empty() && text.front() == '+') text.erase(0, 1);
+  text.erase(0, explicit_plus(text));
   // Digits first ('inf', 'nan' and hex are no plain number), then all of it a number.
   const std::size_t digit = text.find_first_not_of('-');
   if (digit != 1 && digit != 0) return 0;

@@ -159,6 +159,15 @@ TEST_CASE("quantities past 10^24 base units are rejected, not carried as inf") {
   CHECK_FALSE(parse_bytes("1e-400").beyond);
   CHECK(parse_bytes("1e-400").error == "'1e-400' is below the smallest size clustersim accepts other than 0, 1e-24B");
   CHECK_FALSE(parse_bytes("xx").beyond);
+  // The sign and the unit are checked first (-1e400USD read "beyond the largest", 1e400xyz
+  // passed over its unit).
+  CHECK(parse_money("-1e400USD").error == "expected an amount of money that is not negative, got '-1e400USD'");
+  CHECK(parse_money("1e400xyz").error.find("unknown unit 'xyz'") == 0);
+  CHECK_FALSE(parse_bytes("-1e400").beyond);
+  // An explicit '+', as YAML 1.2 reads numbers; not before a sign.
+  CHECK(parse_time("+5d").value->seconds() == 5 * 86400.0);
+  CHECK(parse_bytes("+.5KiB").value->value() == 512.0);
+  CHECK_FALSE(parse_bytes("+-5B").value.has_value());
   CHECK_FALSE(parse_flop_rate("1e9EFLOPS").value.has_value());
   // Likewise below 10^-24, zero aside: a denormal bandwidth rounded a flow's rate to 0.
   CHECK(parse_bandwidth("5e-324B/s").error ==
