@@ -638,19 +638,28 @@ int calibrate(const CalibrateArgs& args) {
   if (profile.network) {
     const network::NetworkConfig defaults;
     const auto built = calibration::builtin_network(target.gpu_name);
-    for (const auto& [key, fitted, builtin] :
-         {std::tuple{"scaleup_efficiency", profile.network->scaleup_efficiency,
-                     built && built->network.scaleup_efficiency ? *built->network.scaleup_efficiency
-                                                                : defaults.scaleup_efficiency},
-          std::tuple{"scaleout_efficiency", profile.network->scaleout_efficiency,
-                     built && built->network.scaleout_efficiency ? *built->network.scaleout_efficiency
-                                                                 : defaults.scaleout_efficiency}}) {
-      if (!fitted || !(builtin > 0.0) || (*fitted >= 0.75 * builtin && *fitted <= builtin / 0.75)) continue;
-      std::cerr << fmt::format("warning: the fitted {} {:.3g} is {:.0f}% {} {}'s built-in {:.3g} ({}): is the log from "
-                               "another GPU type, or a system under other load? The profile is written as fitted\n",
-                               key, *fitted, 100.0 * std::abs(*fitted / builtin - 1.0),
-                               *fitted < builtin ? "below" : "above", target.gpu_name, builtin,
-                               built ? calibration::kBuiltinNetworkFile : std::string_view("the network model's default"));
+    struct Built {
+      const char* key;
+      std::optional<double> fitted;
+      std::optional<double> builtin;  // the GPU type's built-in calibration's, where it sets one
+      double fallback;                // else the network model's default
+    };
+    for (const Built& b : {Built{"scaleup_efficiency", profile.network->scaleup_efficiency,
+                                 built ? built->network.scaleup_efficiency : std::nullopt, defaults.scaleup_efficiency},
+                           Built{"scaleout_efficiency", profile.network->scaleout_efficiency,
+                                 built ? built->network.scaleout_efficiency : std::nullopt,
+                                 defaults.scaleout_efficiency}}) {
+      const double reference = b.builtin.value_or(b.fallback);
+      if (!b.fitted || !(reference > 0.0) || std::abs(*b.fitted / reference - 1.0) < 0.25) continue;
+      std::cerr << fmt::format("warning: the fitted {} {:.3g} is {:.0f}% {} {} {:.3g} ({}): is the log from another "
+                               "GPU type, or a system under other load? The profile is written as fitted\n",
+                               b.key, *b.fitted, 100.0 * std::abs(*b.fitted / reference - 1.0),
+                               *b.fitted < reference ? "below" : "above",
+                               b.builtin ? fmt::format("{}'s built-in", target.gpu_name)
+                                         : std::string("the network model's default"),
+                               reference,
+                               b.builtin ? std::string(calibration::kBuiltinNetworkFile)
+                                         : std::string("models/network/config.hpp"));
     }
   }
   return 0;

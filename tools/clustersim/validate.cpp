@@ -302,8 +302,10 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
   }
 
   // A case in error, or a scenario that did not load: the checks of the case against its
-  // scenario wait for the fix (said by the error count).
-  bool more = false;
+  // scenario wait for the fix (said by the error count); so do the file's own above (no
+  // case, a gate without throughput cases) when its decoding failed.
+  bool more = !state.diagnostics.ok() &&
+              ((v.cases.cases.empty() && v.cases.collectives.empty()) || gated);
 
   // Training cases: one job each; a failure metric needs the failures, and the component, it counts.
   scenario::LoadOptions training;
