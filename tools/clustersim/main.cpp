@@ -1090,20 +1090,19 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   folders.keep();
   const bool any_job = plotted.size() > 2;
   if (python && !any_job) {
-    // No design runs a job: no step to break down. An earlier compare's breakdown files
-    // would be read as this one's (a file only: a folder of that name is not ours).
-    std::vector<std::string> removed;
+    // No design runs a job: no step to break down. A breakdown already in the folder (an
+    // earlier compare's, or a run's --plot) is not this comparison's: said, left in place.
+    std::vector<std::string> there;
     for (const char* name : {"breakdown.csv", "breakdown.png"}) {
       std::error_code ec;
-      const std::filesystem::path stale = std::filesystem::path(plot_dir) / name;
-      if (std::filesystem::is_regular_file(std::filesystem::symlink_status(stale, ec)) &&
-          std::filesystem::remove(stale, ec)) {
-        removed.emplace_back(name);
+      if (std::filesystem::exists(std::filesystem::symlink_status(std::filesystem::path(plot_dir) / name, ec))) {
+        there.emplace_back(name);
       }
     }
     std::cerr << fmt::format("note: --plot: no breakdown.png, no design runs a job{}\n",
-                             removed.empty() ? ""
-                                             : fmt::format(" (removed an earlier compare's {})", fmt::join(removed, ", ")));
+                             there.empty() ? ""
+                                           : fmt::format(" (the {} in {} {} not this comparison's)", fmt::join(there, " and "),
+                                                         plot_dir, there.size() == 1 ? "is" : "are"));
   }
   if (python && args.format == "table") {
     std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", folder(plot_dir),
