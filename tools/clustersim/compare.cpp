@@ -57,7 +57,11 @@ constexpr RowSpec kRows[] = {
     {"lost GPU-hours (lost work, downtime)", "lost_gpu_hours", "GPU-h", Better::none},
     {"GPU-hours blocked writing checkpoints", "checkpoint_gpu_hours", "GPU-h", Better::none},
     {"cluster utilisation", "utilisation", "fraction", Better::higher},
-    {"mean queue wait (all jobs)", "mean_queue_wait_s", "s", Better::lower},
+    // Of the jobs that started: one still queued at the horizon has no wait to average (a
+    // policy that left two jobs queued read 0 s, as one that started them all at once), so
+    // the jobs that never started are a row of their own.
+    {"mean queue wait (jobs that started)", "mean_queue_wait_s", "s", Better::lower},
+    {"jobs never started", "jobs_never_started", "count", Better::lower},
     {"time to train", "time_to_train_s", "s", Better::lower},
     {"total cost", "total_cost_usd", "USD", Better::lower},
     {"cost per million trained tokens", "usd_per_million_tokens", "USD", Better::lower},
@@ -99,6 +103,9 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
     v("utilisation") = finite(r.reliability->utilisation.mean);
     f.ci95[row_of("utilisation")] = finite(r.reliability->utilisation.ci95);
     v("mean_queue_wait_s") = finite(reliability::mean_queue_wait_s(*r.reliability));
+    v("jobs_never_started") = static_cast<double>(
+        std::count_if(r.reliability->jobs.begin(), r.reliability->jobs.end(),
+                      [](const reliability::JobSummary& s) { return s.started_share == 0.0; }));
   }
   if (!r.jobs.empty()) {
     const workload::StepResult& st = r.jobs[0];
