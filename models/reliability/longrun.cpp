@@ -41,6 +41,10 @@ double mean_queue_wait_s(const LongRunResult& r) {
   return waited > 0 ? waits / static_cast<double>(waited) : std::numeric_limits<double>::quiet_NaN();
 }
 
+std::int64_t jobs_never_started(const LongRunResult& r) {
+  return std::count_if(r.jobs.begin(), r.jobs.end(), [](const JobSummary& s) { return s.started_share == 0.0; });
+}
+
 double daly_interval(double delta, double mtbf) {
   if (delta >= 2.0 * mtbf) return mtbf;
   const double x = delta / (2.0 * mtbf);

@@ -502,5 +502,8 @@ double total_lost_gpu_hours(const JobSummary& s);
 inline constexpr std::string_view kUnsavedAtHorizon = "unsaved_at_horizon";
 /// The mean queue wait of the jobs that started in some replication (NaN when none did).
 double mean_queue_wait_s(const LongRunResult& r);
+/// The jobs that started in no replication (queued to the horizon): what the mean queue
+/// wait leaves out.
+std::int64_t jobs_never_started(const LongRunResult& r);
 
 }  // namespace clustersim::reliability

@@ -103,9 +103,7 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
     v("utilisation") = finite(r.reliability->utilisation.mean);
     f.ci95[row_of("utilisation")] = finite(r.reliability->utilisation.ci95);
     v("mean_queue_wait_s") = finite(reliability::mean_queue_wait_s(*r.reliability));
-    v("jobs_never_started") = static_cast<double>(
-        std::count_if(r.reliability->jobs.begin(), r.reliability->jobs.end(),
-                      [](const reliability::JobSummary& s) { return s.started_share == 0.0; }));
+    v("jobs_never_started") = static_cast<double>(reliability::jobs_never_started(*r.reliability));
   }
   if (!r.jobs.empty()) {
     const workload::StepResult& st = r.jobs[0];

@@ -258,8 +258,7 @@ config::Json results_json(const scenario::LoadedScenario& loaded, const RunResul
     // are the first job's).
     res["utilisation"] = number(r.reliability->utilisation.mean);
     res["mean_queue_wait_s"] = number(reliability::mean_queue_wait_s(*r.reliability));
-    res["jobs_never_started"] = std::count_if(r.reliability->jobs.begin(), r.reliability->jobs.end(),
-                                              [](const reliability::JobSummary& s) { return s.started_share == 0.0; });
+    res["jobs_never_started"] = reliability::jobs_never_started(*r.reliability);
   }
   res["jobs"] = std::move(jobs);
   return res;
