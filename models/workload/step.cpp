@@ -429,6 +429,10 @@ class Pipeline {
     double duration = 0.0;
     Breakdown parts;            // compute, contention, tp, cp, ep, dp (ZeRO-2 and -3 collectives)
     double free_compute = 0.0;  // compute time no collective of the pass's own runs behind
+    // ZeRO's data-parallel collectives of the pass (ZeRO-3's parameter gathers, ZeRO-2 and
+    // -3's per-micro-batch gradient reduce-scatters, averaged as in parts.dp), seconds on
+    // the DP links from the pass's start; for the trace.
+    double dp_traffic = 0.0;
   };
 
   Pipeline(sim::Engine& engine, const std::vector<std::vector<PipelineOp>>& order, std::int64_t pp,
@@ -623,6 +627,7 @@ StepResult simulate_step(const StepInputs& in) {
     if (gather > 0.0 || rs > 0.0) {
       const double c = pc.compute_s;
       const double with_rs = as_double(M - 1) / as_double(M);  // the passes that reduce-scatter
+      pass.dp_traffic = gather + with_rs * rs;
       if (job.overlap_grad_reduce) {
         pass.parts.dp += with_rs * std::max(0.0, gather + rs - c) + (1.0 - with_rs) * std::max(0.0, gather - c);
         covered += with_rs * std::min(gather + rs, c) + (1.0 - with_rs) * std::min(gather, c);
@@ -745,10 +750,17 @@ StepResult simulate_step(const StepInputs& in) {
                                      : fmt::format("{} chunk {} layer {}{}", config::enum_name(reduce), bk.chunk,
                                                    bk.layer, bk.group == Group::edp ? " experts" : ""),
                            "dp",
-                           begin, stream});
+                           begin, stream, {}});
       }
     }
     b.contention += slowdown * shared;
+    // The trace does not re-time the stage's passes either: their slowdown by the reductions
+    // is drawn where the model counts it, after the stage's last pass (the last gradients
+    // are ready, and the last reductions start, that much later).
+    if (in.want_trace && slowdown * shared > 0.0) {
+      r.trace.push_back({s, comm.gpu(0, 0, s, 0), "compute slowed by the DP reductions behind it (overlap_slowdown)",
+                         "contention", last, last + slowdown * shared, {}});
+    }
     last += slowdown * shared;
     double end = std::max(last, stream);
     b.dp += end - last;
@@ -757,7 +769,7 @@ StepResult simulate_step(const StepInputs& in) {
     const double shard = p.zero >= 1 ? params / as_double(p.dp * p.cp) + experts / as_double(p.dp * p.cp / p.ep)
                                      : params + experts;
     const double opt = compute::memory_seconds(shard * (24.0 + gb + wb), *in.profile);
-    if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "optimizer", "optimizer", end, end + opt});
+    if (in.want_trace) r.trace.push_back({s, comm.gpu(0, 0, s, 0), "optimizer", "optimizer", end, end + opt, {}});
     end += opt;
     b.optimizer += opt;
     if (p.zero >= 1 && p.zero <= 2 && p.dp * p.cp > 1) {
@@ -775,7 +787,7 @@ StepResult simulate_step(const StepInputs& in) {
       }
       if (in.want_trace && gather > hidden) {
         r.trace.push_back({s, comm.gpu(0, 0, s, 0), hidden > 0.0 ? "all_gather params (beyond the next forward)" : "all_gather params",
-                           "dp", end, end + gather - hidden});
+                           "dp", end, end + gather - hidden, {}});
       }
       end += gather - hidden + slowdown * hidden;
       b.dp += gather - hidden;
@@ -826,9 +838,30 @@ StepResult simulate_step(const StepInputs& in) {
       const auto& list = order[static_cast<std::size_t>(s)];
       for (std::size_t i = 0; i < list.size(); ++i) {
         const PipelineOp& op = list[i];
-        r.trace.push_back({s, comm.gpu(0, 0, s, 0),
-                           fmt::format("{} mb {} chunk {}", op.forward ? "F" : "B", op.micro, op.chunk),
-                           op.forward ? "forward" : "backward", st.spans[i].first, st.spans[i].second});
+        const Pipeline::Pass& pass = (op.forward ? forward : backward)[static_cast<std::size_t>(op.chunk)];
+        // A pass's span holds its compute and what its own collectives leave exposed, which
+        // its args break down (milliseconds, as the step's breakdown names them).
+        TraceSpan span{s, comm.gpu(0, 0, s, 0),
+                       fmt::format("{} mb {} chunk {}", op.forward ? "F" : "B", op.micro, op.chunk),
+                       op.forward ? "forward" : "backward", st.spans[i].first, st.spans[i].second, {}};
+        const Breakdown& b = pass.parts;
+        for (const auto& [key, v] : {std::pair{"compute_ms", b.compute}, std::pair{"contention_ms", b.contention},
+                                     std::pair{"tp_ms", b.tp}, std::pair{"cp_ms", b.cp}, std::pair{"ep_ms", b.ep},
+                                     std::pair{"dp_ms", b.dp}}) {
+          if (v > 0.0) span.args.emplace_back(key, v * 1e3);
+        }
+        r.trace.push_back(std::move(span));
+        // ZeRO's collectives inside the pass run on the DP links from its start (a lane of
+        // their own: the stage's gradient reductions have theirs).
+        if (pass.dp_traffic > 0.0) {
+          r.trace.push_back({s, comm.gpu(0, 0, s, 0),
+                             fmt::format("{}{} mb {} chunk {}", p.zero >= 3 ? "all_gather params" : "",
+                                         !op.forward && p.zero >= 2 && M > 1
+                                             ? (p.zero >= 3 ? " + reduce_scatter grads" : "reduce_scatter grads")
+                                             : "",
+                                         op.micro, op.chunk),
+                             "dp_pass", st.spans[i].first, st.spans[i].first + pass.dp_traffic, {}});
+        }
       }
     }
     std::stable_sort(r.trace.begin(), r.trace.end(), [](const TraceSpan& a, const TraceSpan& b) {

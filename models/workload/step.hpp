@@ -82,6 +82,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "models/compute/profile.hpp"
@@ -145,9 +146,13 @@ struct TraceSpan {
   std::int64_t lane = 0;
   std::int64_t gpu = 0;
   std::string name;
-  std::string category;  ///< "forward", "backward", "dp", "optimizer"
+  /// "forward", "backward", "contention" (compute slowed by overlapping DP reductions),
+  /// "optimizer" on the compute lane; "dp" (the gradient reductions, the parameter
+  /// gathers) and "dp_pass" (ZeRO's collectives inside a pass) on lanes of their own
+  std::string category;
   double start_s = 0.0;
   double end_s = 0.0;
+  std::vector<std::pair<std::string, double>> args;  ///< shown with the span (name, value)
 };
 
 /// The collective times the step used, one row per distinct call.

@@ -513,6 +513,67 @@ TEST_CASE("the trace has one span per pass on each stage, in time order, none ov
   }
 }
 
+TEST_CASE("the trace draws where the step's time goes: the reductions' slowdown, ZeRO's collectives in passes") {
+  // The reductions behind a stage's backward passes slow them (overlap_slowdown); the model
+  // counts that delay after the stage's last pass, and so does the trace: a "contention"
+  // span on the compute lane from the last backward's end, after which the last reduction
+  // starts. (It read as an idle gap: 0.23 s of Llama 3 405B's step.)
+  const auto s = small_cluster();
+  const ModelSpec m = gpt(8);
+  JobConfig j = job_for(8, 2, 4, 16);
+  REQUIRE(s.config.network.overlap_slowdown > 0.0);
+  const StepResult r = step(s, j, m, true);
+  for (std::int64_t lane = 0; lane < 2; ++lane) {
+    CAPTURE(lane);
+    double last_backward_end = 0.0, reduction_start = 0.0;
+    const TraceSpan* slowed = nullptr;
+    std::vector<const TraceSpan*> compute_lane;
+    for (const TraceSpan& t : r.trace) {
+      if (t.lane != lane) continue;
+      if (t.category == "backward") last_backward_end = std::max(last_backward_end, t.end_s);
+      if (t.category == "dp" && !t.name.starts_with("all_gather")) reduction_start = std::max(reduction_start, t.start_s);
+      if (t.category == "contention") slowed = &t;
+      if (t.category != "dp" && t.category != "dp_pass") compute_lane.push_back(&t);
+      if (t.category == "forward" || t.category == "backward") {
+        // a pass's args break its span down: they add up to its length (to the engine's
+        // nanosecond tick)
+        double sum = 0.0;
+        for (const auto& [key, ms] : t.args) sum += ms / 1e3;
+        CHECK(std::fabs(sum - (t.end_s - t.start_s)) <= 1e-9);
+      }
+    }
+    REQUIRE(slowed != nullptr);
+    CHECK(slowed->start_s == Rel(last_backward_end).epsilon(1e-12));
+    CHECK(slowed->end_s > slowed->start_s);
+    CHECK(reduction_start >= slowed->end_s - 1e-12);
+    std::sort(compute_lane.begin(), compute_lane.end(), [](auto* a, auto* b) { return a->start_s < b->start_s; });
+    for (std::size_t i = 1; i < compute_lane.size(); ++i) CHECK(compute_lane[i]->start_s >= compute_lane[i - 1]->end_s - 1e-12);
+  }
+  // ZeRO-1 has no collectives inside its passes; ZeRO-3 gathers in every pass and, on more
+  // than one micro-batch, reduce-scatters in every backward: one span per pass on a lane of
+  // their own, from the pass's start, within it.
+  for (const TraceSpan& t : r.trace) CHECK(t.category != "dp_pass");
+  j.parallelism.zero = 3;
+  const StepResult z3 = step(s, j, m, true);
+  REQUIRE(z3.micro_batches > 1);
+  std::size_t passes = 0, in_pass = 0;
+  for (const TraceSpan& t : z3.trace) {
+    if (t.category == "forward" || t.category == "backward") {
+      ++passes;
+      const auto it = std::find_if(z3.trace.begin(), z3.trace.end(), [&](const TraceSpan& d) {
+        return d.category == "dp_pass" && d.lane == t.lane && d.start_s == t.start_s;
+      });
+      REQUIRE(it != z3.trace.end());
+      CHECK(it->end_s <= t.end_s + 1e-12);
+      CHECK(it->name.starts_with("all_gather params"));
+      const bool reduces = it->name.find("reduce_scatter grads") != std::string::npos;
+      CHECK(reduces == (t.category == "backward"));
+    }
+    if (t.category == "dp_pass") ++in_pass;
+  }
+  CHECK(in_pass == passes);
+}
+
 TEST_CASE("validate_job names the inconsistent key and suggests a fix") {
   const ModelSpec m = gpt(8);
   JobConfig j = job_for(8, 2, 4, 16);

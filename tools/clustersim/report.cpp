@@ -627,15 +627,25 @@ config::Json trace_json(const scenario::LoadedScenario& loaded, const RunResult&
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_of(s)}, {"tid", 0}, {"args", {{"name", "compute"}}}});
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_of(s)}, {"tid", 1},
                         {"args", {{"name", "data-parallel communication"}}}});
+      if (std::any_of(step.trace.begin(), step.trace.end(), [&](const auto& span) { return span.category == "dp_pass"; })) {
+        events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", pid_of(s)}, {"tid", 2},
+                          {"args", {{"name", "data-parallel communication in passes (ZeRO)"}}}});
+      }
     }
     for (const auto& span : step.trace) {
-      events.push_back({{"ph", "X"},
-                        {"name", span.name},
-                        {"cat", span.category},
-                        {"pid", pid_of(span.lane)},
-                        {"tid", span.category == "dp" ? 1 : 0},
-                        {"ts", span.start_s * 1e6},
-                        {"dur", (span.end_s - span.start_s) * 1e6}});
+      config::Json event{{"ph", "X"},
+                         {"name", span.name},
+                         {"cat", span.category},
+                         {"pid", pid_of(span.lane)},
+                         {"tid", span.category == "dp" ? 1 : span.category == "dp_pass" ? 2 : 0},
+                         {"ts", span.start_s * 1e6},
+                         {"dur", (span.end_s - span.start_s) * 1e6}};
+      if (!span.args.empty()) {
+        config::Json args = config::Json::object();
+        for (const auto& [key, value] : span.args) args[key] = value;
+        event["args"] = std::move(args);
+      }
+      events.push_back(std::move(event));
     }
   }
   return {{"traceEvents", std::move(events)}, {"displayTimeUnit", "ms"},
