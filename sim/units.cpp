@@ -236,6 +236,16 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
     message += fmt::format(" (did you mean '{:g}d'?)", number * 7.0);
   } else if (months) {
     message += " (a month has no fixed length: give days, e.g. 30d)";
+  } else if (const std::string_view binary = "KMGTPE";
+             family.base == "B" && unit.size() == 1 &&
+             binary.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit.front())))) !=
+                 std::string_view::npos) {
+    // A size's bare magnitude letter: nccl-tests (and dd, numfmt --from=iec) read "1M" as
+    // 1 MiB, which "MB" is not; both are offered, the binary one first.
+    const auto letter = static_cast<char>(std::toupper(static_cast<unsigned char>(unit.front())));
+    const std::string_view number_text(first, static_cast<std::size_t>(end - first));
+    message += fmt::format(" (did you mean '{}{}iB', binary, as nccl-tests reads {}, or '{}{}B', decimal?)", number_text,
+                           letter, unit, number_text, letter);
   } else if (auto near = nearest_unit(unit, same_prefix)) {
     message += fmt::format(" (did you mean '{}{}'?)",
                            std::string_view(first, static_cast<std::size_t>(end - first)), *near);

@@ -1,6 +1,13 @@
 #include "models/cluster/cluster.hpp"
 
+#include <fmt/format.h>
+
 namespace clustersim::cluster {
+
+std::string ResolvedNode::label() const {
+  if (name != "inline") return name;
+  return fmt::format("inline: {} x {}", spec.gpus, gpu_name);
+}
 
 Inventory make_inventory(const ResolvedNode& node, std::int64_t nodes) {
   Inventory inv;

@@ -48,6 +48,10 @@ struct ResolvedNode {
   hardware::NodeSpec spec;
   hardware::GpuSpec gpu;
   sim::Bandwidth scaleup_bandwidth;  ///< the node's, else the GPU's
+
+  /// The node type as messages name it: its catalog name, or for a node defined in the
+  /// scenario "inline: G x GPU".
+  [[nodiscard]] std::string label() const;
 };
 
 struct Inventory {

@@ -316,8 +316,8 @@ bool build_clos(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwidth b
   if (!cfg.oversubscription.per_tier.empty() &&
       static_cast<std::int64_t>(cfg.oversubscription.per_tier.size()) != tiers - 1) {
     errors.push_back({"fabric.oversubscription",
-                      fmt::format("{} tiers have {} levels of uplinks, so the list needs {} ratios, got {}", tiers,
-                                  tiers - 1, tiers - 1, cfg.oversubscription.per_tier.size())});
+                      fmt::format("{} tiers have {} level{} of uplinks, so the list needs {} ratio{}, got {}", tiers, tiers - 1,
+                                  tiers == 2 ? "" : "s", tiers - 1, tiers == 2 ? "" : "s", cfg.oversubscription.per_tier.size())});
     return false;
   }
   if (!fits(tiers, why)) {
@@ -683,7 +683,7 @@ bool build_dragonfly(const FabricConfig& cfg, Fabric& f, Builder& b, sim::Bandwi
       d.g == 1 ? std::string("; one group, no global link")
                : fmt::format("; {} global link{} between each pair of groups", d.links_per_pair,
                              d.links_per_pair == 1 ? "" : "s"),
-      used < ports ? fmt::format(", {} dark global ports per group", ports - used) : std::string(), needed);
+      used < ports ? fmt::format(", {} dark global port{} per group", ports - used, ports - used == 1 ? "" : "s") : std::string(), needed);
   f.layout = std::move(d);
   return true;
 }

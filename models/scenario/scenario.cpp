@@ -685,7 +685,7 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
     // Jobs that do not all fit at once queue; each must fit the cluster on its own.
     if (job.config.gpus > cluster_gpus) {
       state.diagnostics.add(state.where(path + ".gpus"), path + ".gpus",
-                            fmt::format("the job needs {} GPUs, but the cluster has {} ({} nodes of {})",
+                            fmt::format("the job needs {} GPUs, but the cluster has {} ({} nodes of {} GPUs)",
                                         job.config.gpus, cluster_gpus, loaded.config.cluster.nodes, gpus_per_node),
                             nodes_hint(state, (job.config.gpus + gpus_per_node - 1) / gpus_per_node));
       continue;
@@ -1821,7 +1821,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     const std::int64_t gpus = out.config.cluster.nodes * out.node.spec.gpus;
     if (!out.config.fabric && gpus > cluster::kMaxGpus) {
       state.diagnostics.add(state.where("cluster.nodes"), "cluster.nodes",
-                            fmt::format("the cluster has {} GPUs ({} nodes of {}); clustersim models at most {}",
+                            fmt::format("the cluster has {} GPUs ({} nodes of {} GPUs); clustersim models at most {}",
                                         gpus, out.config.cluster.nodes, out.node.spec.gpus, cluster::kMaxGpus),
                             fmt::format("nodes: {} or fewer", cluster::kMaxGpus / out.node.spec.gpus));
     }

@@ -174,9 +174,10 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
   }
   const std::int64_t per_step = p.dp * job.micro_batch;
   if (job.global_batch % per_step != 0) {
-    add("global_batch", fmt::format("{} sequences do not split into micro-batches of {} over {} replicas (dp x "
+    add("global_batch", fmt::format("{} sequence{} not split into micro-batches of {} over {} replica{} (dp x "
                                     "micro_batch = {})",
-                                    job.global_batch, job.micro_batch, p.dp, per_step),
+                                    job.global_batch, job.global_batch == 1 ? " does" : "s do", job.micro_batch, p.dp,
+                                    p.dp == 1 ? "" : "s", per_step),
         fmt::format("global_batch: {}", std::max<std::int64_t>(1, (job.global_batch + per_step - 1) / per_step) *
                                             per_step));
   } else if (const std::int64_t passes = micro_batches(job) * p.pp * std::max<std::int64_t>(1, p.virtual_stages);

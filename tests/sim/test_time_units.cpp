@@ -109,7 +109,11 @@ TEST_CASE("bandwidth: bits and bytes per second") {
   CHECK(parse_bandwidth("400Gb").error.find("did you mean '400Gbps'") != std::string::npos);
   CHECK(parse_bandwidth("400Gbit/s").error.find("did you mean '400Gb/s'") != std::string::npos);
   CHECK(parse_bandwidth("400Mb").error.find("did you mean '400Mbps'") != std::string::npos);
-  CHECK(parse_bytes("80G").error.find("did you mean '80GB'") != std::string::npos);
+  // A bare magnitude letter: nccl-tests' "1M" is 1 MiB, so the binary unit is offered first.
+  CHECK(parse_bytes("80G").error.find("did you mean '80GiB', binary, as nccl-tests reads G, or '80GB', decimal?") !=
+        std::string::npos);
+  CHECK(parse_bytes("1m").error.find("'1MiB', binary, as nccl-tests reads m, or '1MB'") != std::string::npos);
+  CHECK(parse_bytes("4k").error.find("'4KiB', binary") != std::string::npos);
   CHECK(parse_time("2w").error.find("did you mean '14d'") != std::string::npos);
   CHECK(parse_flop_rate("989tflops").error.find("did you mean '989TFLOPS'") != std::string::npos);
   CHECK(parse_time("5q").error.find("did you mean") == std::string::npos);

@@ -507,7 +507,7 @@ int cmd_check(const ScenarioArgs& args) {
   if (!base_error) {
     std::cout << fmt::format("{}: OK ({} node{} of {}, {} GPUs)\n", loaded.file, loaded.config.cluster.nodes,
                              loaded.config.cluster.nodes == 1 ? "" : "s",
-                             loaded.node.name, loaded.config.cluster.nodes * loaded.node.spec.gpus);
+                             loaded.node.label(), loaded.config.cluster.nodes * loaded.node.spec.gpus);
   }
   // A sweep block's values were checked each against its key as the scenario loaded; a point
   // may still not hold together (a job larger than the point's cluster). `sweep` makes such a
@@ -826,7 +826,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   std::string table = fmt::format(
       "# clustersim collective: {} on {} GPUs ({} node{} of {}), {} model, scenario {}\n"
       "# calibration: {}\n",
-      c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, n > fab.gpus_per_node ? "s" : "", loaded.node.name, model_name, loaded.file,
+      c.op, n, (n + fab.gpus_per_node - 1) / fab.gpus_per_node, n > fab.gpus_per_node ? "s" : "", loaded.node.label(), model_name, loaded.file,
       tools::calibration_summary(loaded));
   // The table's cells, laid out once every size is timed: a column widens for its widest
   // cell (a PiB's size, or a time of hours in microseconds, overflowed nccl-tests' widths).
@@ -1255,7 +1255,8 @@ int run_main(int argc, char** argv) {
       ->transform(whole_in(2, 100'000'000));
   collective->add_option("--sizes", coll.sizes,
                          "a:b (doubling), a:b:xF (times F), a:b:+S (plus S) or a comma list; units optional (bytes)");
-  collective->add_option("--algo", coll.algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model)")
+  collective->add_option("--algo", coll.algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model; for an all-to-all, "
+                         "of direct and hierarchical, which stands in for NCCL's PXN relay)")
       ->check(CLI::IsMember(algos));
   collective->add_option("--model", coll.model, "network model (default: the scenario's network.model)")
       ->check(CLI::IsMember({"analytical", "flow"}));

@@ -988,8 +988,8 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       }
     }
     const std::int64_t tp_groups = job.config.gpus / p.tp;
-    row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stages, zero {}{}{}{}", p.tp, p.cp, p.pp, p.dp,
-                                   p.ep, p.virtual_stages, p.zero, p.sequence_parallel ? ", sequence parallel" : "",
+    row("parallelism", fmt::format("tp {} cp {} pp {} dp {} ep {}, {} virtual stage{}, zero {}{}{}{}", p.tp, p.cp, p.pp,
+                                   p.dp, p.ep, p.virtual_stages, p.virtual_stages == 1 ? "" : "s", p.zero, p.sequence_parallel ? ", sequence parallel" : "",
                                    tp_across > 0
                                        ? fmt::format(" ({} of {} tensor-parallel groups span{} two nodes, their "
                                                      "traffic over the fabric: {})",
@@ -1176,8 +1176,12 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       const long long steps_per_interval = stepped ? std::llround(rs.checkpoint_interval_s / st.step_time_s) : 0;
       const std::string interval_steps = fmt::format("{} step{}", steps_per_interval, steps_per_interval == 1 ? "" : "s");
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
-                             ? fmt::format("every {} min{} ({}{}), {} s blocking each{}; job MTBF {}",
+                             ? fmt::format("every {} min{}{} ({}{}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),
+                                           // From two hours, in hours or days too: "144000.0 min" said 100 days.
+                                           rs.checkpoint_interval_s >= 7200.0 && rs.checkpoint_interval_s < 9e9  // the clock's range
+                                               ? " (" + sim::human(sim::Time::from_seconds(rs.checkpoint_interval_s)) + ")"
+                                               : std::string(),
                                            stepped ? " = " + interval_steps : std::string(),
                                            // An asynchronous checkpoint starts when the last one is written.
                                            std::isfinite(rs.checkpoint_interval_asked_s)
@@ -1257,7 +1261,7 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
                            (m.nodes + per_rack - 1) / per_rack, per_rack, per_rack == 1 ? "" : "s",
                            direct ? ": router cables between racks are optical, inside a rack copper" : ""));
   row("optics", fmt::format("{} transceivers", m.optics));
-  row("diameter", fmt::format("{} switch-to-switch hops", m.diameter_hops));
+  row("diameter", fmt::format("{} switch-to-switch hop{}", m.diameter_hops, m.diameter_hops == 1 ? "" : "s"));
   row("average hops", fmt::format("{:.3f} (uniform traffic between endpoints)", m.average_hops));
   // In bits too, as switch ports are sold: Tbps, or Pbps from what {:.4g} rounds to 10,000 Tbps
   // (8.389e+05Tbps read badly).

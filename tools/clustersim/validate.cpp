@@ -359,7 +359,7 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
     if (c.gpus > fab.gpus()) {
       report(at + ".gpus",
              fmt::format("{} ranks, but the scenario's cluster has {} GPUs ({} nodes of {})", c.gpus, fab.gpus(),
-                         loaded.config.cluster.nodes, loaded.node.name),
+                         loaded.config.cluster.nodes, loaded.node.label()),
              fmt::format("choose 2 to {}, or more nodes in {}", fab.gpus(), loaded.file));
       return;
     }
