@@ -240,12 +240,13 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
              family.base == "B" && unit.size() == 1 &&
              binary.find(static_cast<char>(std::toupper(static_cast<unsigned char>(unit.front())))) !=
                  std::string_view::npos) {
-    // A size's bare magnitude letter: nccl-tests (and dd, numfmt --from=iec) read "1M" as
-    // 1 MiB, which "MB" is not; both are offered, the binary one first.
+    // A size's bare magnitude letter: nccl-tests (K, M, G) and dd read "1M" as 1 MiB, which
+    // "MB" is not; both are offered, the binary one first.
     const auto letter = static_cast<char>(std::toupper(static_cast<unsigned char>(unit.front())));
     const std::string_view number_text(first, static_cast<std::size_t>(end - first));
-    message += fmt::format(" (did you mean '{}{}iB', binary, as nccl-tests reads {}, or '{}{}B', decimal?)", number_text,
-                           letter, unit, number_text, letter);
+    const bool nccl = letter == 'K' || letter == 'M' || letter == 'G';
+    message += fmt::format(" (did you mean '{}{}iB', binary{}, or '{}{}B', decimal?)", number_text, letter,
+                           nccl ? fmt::format(", as nccl-tests reads {}", unit) : std::string(), number_text, letter);
   } else if (auto near = nearest_unit(unit, same_prefix)) {
     message += fmt::format(" (did you mean '{}{}'?)",
                            std::string_view(first, static_cast<std::size_t>(end - first)), *near);

@@ -201,7 +201,10 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
   for (const auto& d : file_state.diagnostics.items()) state.diagnostics.add(d.where, d.path, d.message, d.hint);
   if (!file_state.diagnostics.ok()) return std::nullopt;
   for (const auto& [key, where] : file_state.assigned) {
-    if (key.rfind("compute.", 0) == 0) p.compute_keys.push_back(key);
+    if (key.rfind("compute.", 0) == 0) {
+      p.compute_keys.push_back(key);
+      p.compute_locations[key] = where;
+    }
   }
   return p;
 }

@@ -155,6 +155,8 @@ struct CalibrationProfile {
   /// Key paths under "compute" the file wrote (load_profile fills it; not a file key):
   /// compute_profile() takes only these from `compute`.
   std::vector<std::string> compute_keys;
+  /// Where each of compute_keys was written (load_profile fills it).
+  std::map<std::string, config::Location> compute_locations;
 
   static auto fields() {
     using config::field;

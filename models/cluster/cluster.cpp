@@ -6,6 +6,7 @@ namespace clustersim::cluster {
 
 std::string ResolvedNode::label() const {
   if (name != "inline") return name;
+  if (gpu_name == "inline") return fmt::format("inline: {} GPU{}", spec.gpus, spec.gpus == 1 ? "" : "s");
   return fmt::format("inline: {} x {}", spec.gpus, gpu_name);
 }
 

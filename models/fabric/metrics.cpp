@@ -234,10 +234,12 @@ Hops dragonfly_hops(const Fabric& f, const DragonflyLayout& d) {
 // and refines each by Fiduccia-Mattheyses passes: a pass moves routers one at a time, each
 // once, the one that lowers the cost most (or raises it least) first, until 4 a + 16 moves
 // bring no new best, and keeps the best prefix of its moves; passes repeat while they gain. The reported figure is the max-flow between the
-// best cut's halves (fabric/graph.hpp), at most its cost. Against exhaustive search over
-// every router partition (tests/models/test_fabric.cpp: every fill of ten small shapes,
-// balanced and not, odd group counts among them) it is exact; it is never below the
-// minimum, every figure being a balanced cut's. Cost: O(R (a + deg) log R) a pass for R
+// best cut's halves (fabric/graph.hpp), at most its cost. It is never below the minimum
+// bisection, every figure being a balanced cut's, and equals it against exhaustive search
+// over every router partition on every fill of ten small shapes, balanced and not, odd
+// group counts among them (tests/models/test_fabric.cpp); elsewhere it can be a link or so
+// above (a=3, p=3, h=3, 8 groups, 48 endpoints: 13 links for 12; a few partial fills of
+// larger shapes; switch links slower than the NICs where h > a / 2). Cost: O(R (a + deg) log R) a pass for R
 // routers of degree deg, plus one max-flow: ~0.2 s for 64 groups of 32 routers (32,768
 // endpoints), ~0.4 s for 192 (98,304).
 double dragonfly_bisection(const Fabric& f, const DragonflyLayout& d, double b_acc, std::vector<int>& side) {
@@ -253,7 +255,7 @@ double dragonfly_bisection(const Fabric& f, const DragonflyLayout& d, double b_a
   std::vector<std::vector<Adj>> adj(R);
   for (std::uint32_t i = 0; i < f.links.size(); ++i) {
     const Link& l = f.links[i];
-    if (l.src == l.dst || f.vertex_kind[l.src.value] != VertexKind::router ||
+    if (l.src == l.dst || f.failed(LinkId{i}) || f.vertex_kind[l.src.value] != VertexKind::router ||
         f.vertex_kind[l.dst.value] != VertexKind::router) {
       continue;
     }

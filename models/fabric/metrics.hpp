@@ -13,14 +13,16 @@
 //   rest, the leaf or pod the half falls in split between them (an odd number of leaves or
 //   pods; the cut's max-flow is solved on the split unit's leaves, its aggregation layer and
 //   the core as one switch each: metrics.cpp); on a torus two arcs of the largest dimension, cut at the slice
-//   boundary nearest to half the nodes; on a dragonfly halves of the occupied groups. Exact
-//   for those cuts (checked against push-relabel max-flow on small instances in the tests),
-//   not the minimum over all cuts. A dragonfly the nodes fill only partly is split between its occupied groups, at
-//   the group boundary nearest to half the endpoints; its empty groups are built and cabled,
-//   so they relay between the halves (Valiant and UGAL routes cross them, minimal routes do
-//   not), and the cut puts them on the side where they add the least (dragonfly_bisection in
-//   metrics.cpp). A torus that the nodes fill only partly can have unequal halves (by up to
-//   a slice of its largest dimension).
+//   boundary nearest to half the nodes. Exact for those cuts (checked against push-relabel
+//   max-flow on small instances in the tests), not the minimum over all cuts. A torus that
+//   the nodes fill only partly can have unequal halves (by up to a slice of its largest
+//   dimension). On a dragonfly, whose natural halves (whole groups) are unbalanced with an
+//   odd number of groups and not the cheapest where h > a/2, halves of floor and ceil E/2
+//   endpoints found by local search over the routers' sides (dragonfly_bisection in
+//   metrics.cpp), the figure the max-flow between them: a balanced cut's, so never below the
+//   minimum bisection, and equal to it against exhaustive search on every fill of the small
+//   shapes in the tests; its empty groups are built and cabled, so they relay between the
+//   halves (Valiant and UGAL routes cross them, minimal routes do not).
 // - capex and power: switches priced by the cheapest class with enough ports at the link
 //   rate (one that reduces in the network, InfiniBand SHARP, where network.sharp is on), one NIC per endpoint, a transceiver at each end of an optical link and a cable per
 //   link (fibre or copper). Scale-up (NVLink) hardware is part of the node, not the fabric.
@@ -33,9 +35,10 @@
 // LIMITATIONS: capex covers the scale-out network only (no racks, PDUs, cable trays or
 // labour); prices are list/street prices of one date (see models/fabric/pricing.yaml). It
 // counts every switch the fabric builds: a dragonfly's empty groups too. The dragonfly's
-// bisection considers cuts between whole groups only (between routers when one group holds
-// every endpoint); where h > a/2 or the switch links are slower than the NICs a cut through
-// a group can be cheaper, and the figure then exceeds the max-flow between the halves.
+// bisection is a local search's: it can exceed the minimum, by a link or so where the
+// search was checked against exhaustive search beyond the tests' shapes (e.g. a=3, p=3,
+// h=3, 8 groups, 48 endpoints: 13 links for 12; switch links slower than the NICs where
+// h > a/2).
 #pragma once
 
 #include <cstdint>

@@ -1524,6 +1524,53 @@ void load_calibration(LoadedScenario& out, std::optional<calibration::Calibratio
                           "use a profile for that GPU, e.g. validation/calibration/" + out.node.gpu_name + ".json");
     return;
   }
+  // A profile carries what the GPU achieves; its peaks and SM count are the GPU type's, copied
+  // by `calibrate`. One edited (or fitted for another part) changed every step time while the
+  // table printed the catalog's peak: 2,000 TFLOP/s in an H200's profile ran at 117% of the
+  // 989.4 it printed, MFU taken against the 2,000.
+  bool hardware_differs = false;
+  if (profile->compute) {
+    const compute::ComputeProfile& c = *profile->compute;
+    const hardware::GpuSpec& gpu = out.node.gpu;
+    const auto where = [&](const std::string& key) {
+      const auto it = profile->compute_locations.find(key);
+      return it != profile->compute_locations.end() ? it->second : at;
+    };
+    const auto written = [&](const std::string& key) { return profile->compute_locations.count(key) != 0; };
+    const auto differs = [](double a, double b) { return std::fabs(a - b) > 1e-6 * std::max(std::fabs(a), std::fabs(b)); };
+    const std::string hint = fmt::format("a profile carries what the GPU achieves; to model another part, give it a GPU type "
+                                         "of its own (a catalog entry or an inline gpu) and fit a profile for that");
+    if (written("compute.sms") && c.sms != gpu.sms) {
+      state.diagnostics.add(where("compute.sms"), "compute.sms",
+                            fmt::format("{} SMs, but the GPU type '{}' has {} (the catalog's sms)", c.sms, out.node.gpu_name,
+                                        gpu.sms),
+                            hint);
+      hardware_differs = true;
+    }
+    const auto check_peak = [&](const char* dtype, const std::optional<sim::FlopRate>& mine,
+                                const std::optional<sim::FlopRate>& catalog) {
+      const std::string key = fmt::format("compute.peak_flops.{}", dtype);
+      if (!written(key)) return;  // (the others keep the catalog's: compute_profile overlays key by key)
+      const double a = mine ? mine->value() : 0.0;
+      const double b = catalog ? catalog->value() : 0.0;
+      if (!differs(a, b)) return;
+      state.diagnostics.add(where(key), key,
+                            fmt::format("{}, but the GPU type '{}' peaks at {} (the catalog's peak_flops.{})",
+                                        mine ? sim::human(*mine) : std::string("none"), out.node.gpu_name,
+                                        catalog ? sim::human(*catalog) : std::string("none"), dtype),
+                            hint);
+      hardware_differs = true;
+    };
+    const hardware::PeakFlops& mine = c.peak_flops;
+    const hardware::PeakFlops& cat = gpu.peak_flops;
+    check_peak("fp64", mine.fp64, cat.fp64);
+    check_peak("fp32", mine.fp32, cat.fp32);
+    check_peak("tf32", mine.tf32, cat.tf32);
+    check_peak("bf16", mine.bf16, cat.bf16);
+    check_peak("fp16", mine.fp16, cat.fp16);
+    check_peak("fp8", mine.fp8, cat.fp8);
+  }
+  if (hardware_differs) return;
   if (profile->network) calibration::apply_network(*profile->network, out.config.network, network_keys_written(state));
   out.calibration = std::move(profile);
 }

@@ -789,6 +789,11 @@ StepResult simulate_step(const StepInputs& in) {
         r.trace.push_back({s, comm.gpu(0, 0, s, 0), hidden > 0.0 ? "all_gather params (beyond the next forward)" : "all_gather params",
                            "dp", end, end + gather - hidden, {}});
       }
+      if (in.want_trace && slowdown * hidden > 0.0) {
+        r.trace.push_back({s, comm.gpu(0, 0, s, 0),
+                           "next step's first forwards slowed by the parameter gather behind them (overlap_slowdown)",
+                           "contention", end + gather - hidden, end + gather - hidden + slowdown * hidden, {}});
+      }
       end += gather - hidden + slowdown * hidden;
       b.dp += gather - hidden;
       b.contention += slowdown * hidden;
@@ -860,7 +865,9 @@ StepResult simulate_step(const StepInputs& in) {
                                              ? (p.zero >= 3 ? " + reduce_scatter grads" : "reduce_scatter grads")
                                              : "",
                                          op.micro, op.chunk),
-                             "dp_pass", st.spans[i].first, st.spans[i].first + pass.dp_traffic, {}});
+                             "dp_pass", st.spans[i].first,
+                             // within the pass (its span is rounded to the engine's tick)
+                             std::min(st.spans[i].first + pass.dp_traffic, st.spans[i].second), {}});
         }
       }
     }

@@ -572,6 +572,19 @@ TEST_CASE("the trace draws where the step's time goes: the reductions' slowdown,
     if (t.category == "dp_pass") ++in_pass;
   }
   CHECK(in_pass == passes);
+  // overlap_param_gather: the next step's first forwards, slowed by the parameter gather
+  // behind them, close the step (the trace ended 16 ms short of a 6.144 s step).
+  j.parallelism.zero = 1;
+  j.overlap_param_gather = true;
+  const StepResult gathered = step(s, j, m, true);
+  double last_end = 0.0;
+  bool drawn = false;
+  for (const TraceSpan& t : gathered.trace) {
+    last_end = std::max(last_end, t.end_s);
+    drawn = drawn || (t.category == "contention" && t.name.starts_with("next step's first forwards"));
+  }
+  CHECK(drawn);
+  CHECK(last_end == Rel(gathered.step_time_s).epsilon(1e-12));
 }
 
 TEST_CASE("validate_job names the inconsistent key and suggests a fix") {

@@ -114,6 +114,7 @@ TEST_CASE("bandwidth: bits and bytes per second") {
         std::string::npos);
   CHECK(parse_bytes("1m").error.find("'1MiB', binary, as nccl-tests reads m, or '1MB'") != std::string::npos);
   CHECK(parse_bytes("4k").error.find("'4KiB', binary") != std::string::npos);
+  CHECK(parse_bytes("2T").error.find("did you mean '2TiB', binary, or '2TB', decimal?") != std::string::npos);
   CHECK(parse_time("2w").error.find("did you mean '14d'") != std::string::npos);
   CHECK(parse_flop_rate("989tflops").error.find("did you mean '989TFLOPS'") != std::string::npos);
   CHECK(parse_time("5q").error.find("did you mean") == std::string::npos);
