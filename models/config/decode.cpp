@@ -152,6 +152,74 @@ std::string describe_node(const YAML::Node& node) {
   return "nothing";
 }
 
+/// Quoted scalars that run past their line where YAML would not let them: a continuation
+/// line of a flow scalar is indented deeper than the line it started on (YAML 1.2, 7.3:
+/// flow scalars' continuation lines are indented more than their block), and the closing
+/// quote comes before the end of the file. yaml-cpp reads both, so a missing closing quote
+/// swallowed the rest of a file: `description: "oops` then `cluster:` ... `seed: 9` was one
+/// string, and the run went on with the base's cluster and seed. Each such scalar is an
+/// error at its opening quote. (Escapes: a backslash in a double-quoted scalar, '' in a
+/// single-quoted one.)
+bool reject_runaway_quotes(const YAML::Node& node, const std::string& text, const std::string& file,
+                           LoadState& state) {
+  if (!node.IsDefined()) return true;
+  bool ok = true;
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      ok = reject_runaway_quotes(kv.first, text, file, state) && ok;
+      ok = reject_runaway_quotes(kv.second, text, file, state) && ok;
+    }
+    return ok;
+  }
+  if (node.IsSequence()) {
+    for (const auto& element : node) ok = reject_runaway_quotes(element, text, file, state) && ok;
+    return ok;
+  }
+  if (!node.IsScalar() || node.Tag() != "!") return true;
+  const YAML::Mark m = node.Mark();
+  if (m.pos < 0 || static_cast<std::size_t>(m.pos) >= text.size()) return true;
+  const auto open = static_cast<std::size_t>(m.pos);
+  const char quote = text[open];
+  if (quote != '"' && quote != '\'') return true;  // a block scalar (| or >)
+  const std::size_t line_start = text.rfind('\n', open) == std::string::npos ? 0 : text.rfind('\n', open) + 1;
+  const std::size_t indent = text.find_first_not_of(' ', line_start) - line_start;
+  std::size_t i = open + 1;
+  std::size_t bad_line = 0;  // 1-based line of the first continuation not indented deeper; 0: none
+  int line = m.line + 1;
+  for (; i < text.size(); ++i) {
+    const char c = text[i];
+    if (quote == '"' && c == '\\') {
+      ++i;
+      continue;
+    }
+    if (c == quote) {
+      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+        ++i;
+        continue;
+      }
+      break;
+    }
+    if (c == '\n') {
+      ++line;
+      const std::size_t first = text.find_first_not_of(" \r", i + 1);
+      const bool blank = first == std::string::npos || text[first] == '\n';
+      if (!blank && first - (i + 1) <= indent && bad_line == 0) bad_line = static_cast<std::size_t>(line);
+    }
+  }
+  if (i < text.size() && bad_line == 0) return true;
+  const std::string where =
+      bad_line > 0 ? fmt::format("it runs on to line {}, which is not indented deeper than the line it starts on", bad_line)
+                   : std::string("it runs on to the end of the file");
+  state.diagnostics.add(Location{file, m.line + 1, config::character_column(text, m.line, m.column)}, "",
+                        fmt::format("this quoted text is not closed on its line: {}, and YAML would read the lines "
+                                    "between as part of the text",
+                                    where),
+                        fmt::format("close the {} quote; a text over several lines continues on lines indented deeper "
+                                    "than its key",
+                                    quote == '"' ? "double" : "single"));
+  return false;
+}
+
 bool reject_tags(const YAML::Node& node, const Context& ctx) {
   if (!node.IsDefined()) return true;
   bool ok = true;

@@ -128,6 +128,12 @@ std::string describe_node(const YAML::Node& node);
 /// ignored. Returns whether there was none.
 bool reject_tags(const YAML::Node& node, const Context& ctx);
 
+/// Errors (into state) for each quoted scalar of `node` that runs past its line where YAML
+/// would not let it: a continuation line not indented deeper than the line it started on,
+/// or no closing quote before the end of `text` (which yaml-cpp reads, swallowing the rest
+/// of a file into the string). `text` is what was parsed, `file` names it. False if any.
+bool reject_runaway_quotes(const YAML::Node& node, const std::string& text, const std::string& file, LoadState& state);
+
 /// The most nodes a YAML text may expand to through its aliases (a scenario holds hundreds).
 inline constexpr std::uint64_t kMaxExpandedNodes = 1'000'000;
 

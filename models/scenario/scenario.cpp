@@ -167,6 +167,7 @@ std::optional<Document> parse_document(const std::string& file, fs::path dir, co
       return std::nullopt;
     }
     if (!config::reject_tags(root, Context(state, file))) return std::nullopt;
+    if (!config::reject_runaway_quotes(root, parsed, file, state)) return std::nullopt;
     return Document{file, std::move(dir), root, false, std::move(parsed)};
   } catch (const YAML::Exception& e) {
     // A tab in an indentation is the usual cause of yaml-cpp's "illegal map value".

@@ -77,7 +77,9 @@ LoadedCases load_cases(const std::string& file) {
                           config::yaml_error_text(e));
     throw config::InputError(std::move(state.diagnostics), true);
   }
-  if (!config::reject_tags(root, config::Context(state, file))) throw config::InputError(std::move(state.diagnostics), true);
+  if (!config::reject_tags(root, config::Context(state, file)) || !config::reject_runaway_quotes(root, text, file, state)) {
+    throw config::InputError(std::move(state.diagnostics), true);
+  }
   config::Codec<ValidationCases>::decode(root, out, config::Context(state, file));
   // The missing keys too, with the values in error (they were said only after their fix), but
   // for an entry with an error of its own (a misspelt `sourc` is the missing source).
