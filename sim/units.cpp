@@ -75,7 +75,10 @@ constexpr std::array kTimeUnits{Unit{"d", 86400e9}, Unit{"h", 3600e9}, Unit{"min
                                 Unit{"s", 1e9},     Unit{"ms", 1e6},   Unit{"us", 1e3},
                                 Unit{"ns", 1.0},    Unit{"µs", 1e3},   Unit{"y", 365.25 * 86400e9}};
 
-constexpr UnitFamily kBytes{"a size", "80GiB or 1.5TB", kByteUnits, 6, true, "B"};
+// A scenario's sizes take a unit (80 read as 80 bytes: an inline GPU's hbm_capacity: 80 held
+// 80 B of HBM, with nothing said); the command line's sizes, as nccl-tests', may be bytes.
+constexpr UnitFamily kBytes{"a size", "80GiB or 1.5TB", kByteUnits, 6, false, "B"};
+constexpr UnitFamily kByteCount{"a size", "80GiB or 1.5TB", kByteUnits, 6, true, "B"};
 constexpr UnitFamily kBandwidth{"a bandwidth", "400Gbps or 50GB/s", kBandwidthUnits, 6, false,
                                 "B/s"};
 constexpr UnitFamily kFlops{"a FLOP rate", "989TFLOPS", kFlopUnits, 6, false, "FLOPS"};
@@ -175,7 +178,19 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   if (number < 0 || (underflow && std::signbit(number))) {
     return fail(fmt::format("expected {} that is not negative, got '{}'", family.what, text));
   }
-  const std::string_view unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
+  std::string_view unit = trim(std::string_view(end, static_cast<std::size_t>(last - end)));
+  // A no-break, narrow no-break or thin space between the number and its unit (as word
+  // processors and typeset tables write "700 ns") is a space: it was read as part of the
+  // unit, and its UTF-8 bytes made the nearest unit µs (1461 d suggested 1461µs).
+  for (const std::string_view space : {"\u00a0", "\u202f", "\u2009"}) {
+    while (unit.starts_with(space)) unit = trim(unit.substr(space.size()));
+  }
+  // The micro sign's look-alike, the Greek small mu that keyboards type: the same unit.
+  std::string greek;
+  if (unit.starts_with("\u03bc")) {
+    greek = "\u00b5" + std::string(unit.substr(std::string_view("\u03bc").size()));
+    unit = greek;
+  }
   // Every quantity of a scenario is bounded: beyond kLargest base units (a yottabyte, 10^24
   // FLOP/s, 10^24 tokens) no cluster is described, and a product of a few such values still
   // fits a double, so nothing downstream turns into inf. Time has its own, tighter range.
@@ -321,6 +336,7 @@ Parsed<Time> parse_time(std::string_view text) {
 }
 
 Parsed<Bytes> parse_bytes(std::string_view text) { return parse_quantity<Bytes>(kBytes, text); }
+Parsed<Bytes> parse_byte_count(std::string_view text) { return parse_quantity<Bytes>(kByteCount, text); }
 Parsed<Bandwidth> parse_bandwidth(std::string_view text) { return parse_quantity<Bandwidth>(kBandwidth, text); }
 Parsed<FlopRate> parse_flop_rate(std::string_view text) { return parse_quantity<FlopRate>(kFlops, text); }
 Parsed<Power> parse_power(std::string_view text) { return parse_quantity<Power>(kPower, text); }

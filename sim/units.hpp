@@ -76,6 +76,9 @@ struct Parsed {
 
 Parsed<Time> parse_time(std::string_view text);
 Parsed<Bytes> parse_bytes(std::string_view text);
+/// As parse_bytes, but a number without a unit is bytes (command-line sizes, as nccl-tests
+/// takes them); parse_bytes asks for a unit (but for 0).
+Parsed<Bytes> parse_byte_count(std::string_view text);
 Parsed<Bandwidth> parse_bandwidth(std::string_view text);
 Parsed<FlopRate> parse_flop_rate(std::string_view text);
 Parsed<Power> parse_power(std::string_view text);

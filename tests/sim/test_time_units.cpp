@@ -82,7 +82,10 @@ TEST_CASE("time formatting picks the largest exact unit and round-trips") {
 TEST_CASE("sizes: decimal and binary prefixes, bare numbers are bytes") {
   CHECK(parse_bytes("80GiB").value->value() == 80.0 * 1024 * 1024 * 1024);
   CHECK(parse_bytes("1.5TB").value->value() == 1.5e12);
-  CHECK(parse_bytes("4096").value->value() == 4096.0);
+  CHECK(parse_byte_count("4096").value->value() == 4096.0);
+  // A scenario's size takes a unit (hbm_capacity: 80 held 80 B); 0 needs none.
+  CHECK(parse_bytes("4096").error == "'4096' has no unit: expected a size such as 80GiB or 1.5TB");
+  CHECK(parse_bytes("0").value->value() == 0.0);
   CHECK(parse_bytes("80Gb").error ==
         "unknown unit 'Gb' in '80Gb': expected a size such as 80GiB or 1.5TB (did you mean '80GB'?)");
   CHECK(format_bytes(Bytes::of(80e9)) == "80GB");
@@ -109,6 +112,13 @@ TEST_CASE("bandwidth: bits and bytes per second") {
   CHECK(parse_bandwidth("400Gb").error.find("did you mean '400Gbps'") != std::string::npos);
   CHECK(parse_bandwidth("400Gbit/s").error.find("did you mean '400Gb/s'") != std::string::npos);
   CHECK(parse_bandwidth("400Mb").error.find("did you mean '400Mbps'") != std::string::npos);
+  // A no-break or thin space before the unit is a space (it was read as part of the unit, and
+  // 1461 d suggested 1461µs); the Greek mu is the micro sign.
+  CHECK(parse_time("1461\u00a0d").value->ns() == 1461LL * 86400 * 1'000'000'000);
+  CHECK(parse_time("700\u202fns").value->ns() == 700);
+  CHECK(parse_bytes("80\u2009GiB").value->value() == 80.0 * 1024 * 1024 * 1024);
+  CHECK(parse_time("0.7\u03bcs").value->ns() == 700);
+  CHECK(parse_time("0.7\u00b5s").value->ns() == 700);
   // A bare magnitude letter: nccl-tests' "1M" is 1 MiB, so the binary unit is offered first.
   CHECK(parse_bytes("80G").error.find("did you mean '80GiB', binary, as nccl-tests reads G, or '80GB', decimal?") !=
         std::string::npos);
@@ -152,23 +162,23 @@ TEST_CASE("quantities past 10^24 base units are rejected, not carried as inf") {
   // 1e300TB/s is 1e312 B/s: inf in a double. Before, it parsed, and the flow model stopped
   // with an internal error; huge finite values overflowed later and printed as "inf".
   CHECK(parse_bandwidth("1e300TB/s").error == "'1e300TB/s' is beyond the largest bandwidth clustersim accepts, 1e+24B/s");
-  CHECK(parse_bytes("1.7e308").error == "'1.7e308' is beyond the largest size clustersim accepts, 1e+24B");
+  CHECK(parse_byte_count("1.7e308").error == "'1.7e308' is beyond the largest size clustersim accepts, 1e+24B");
   CHECK(parse_count("1e300T").error == "'1e300T' is beyond the largest count clustersim accepts, 1e+24");
   CHECK(parse_money("2e24USD").error == "'2e24USD' is beyond the largest amount of money clustersim accepts, 1e+24USD");
   CHECK(parse_bytes("1e24B").value->value() == 1e24);  // the bound itself is accepted
   // Past what a double holds too, said with the quantity's own bound (it said a double's,
   // 1.8e308), and flagged as such for a caller with a tighter bound (collective --sizes).
   CHECK(parse_money("1e400USD").error == "'1e400USD' is beyond the largest amount of money clustersim accepts, 1e+24USD");
-  CHECK(parse_bytes("1e400").beyond);
-  CHECK(parse_bytes("1e30").beyond);
-  CHECK_FALSE(parse_bytes("1e-400").beyond);
-  CHECK(parse_bytes("1e-400").error == "'1e-400' is below the smallest size clustersim accepts other than 0, 1e-24B");
+  CHECK(parse_byte_count("1e400").beyond);
+  CHECK(parse_byte_count("1e30").beyond);
+  CHECK_FALSE(parse_byte_count("1e-400").beyond);
+  CHECK(parse_byte_count("1e-400").error == "'1e-400' is below the smallest size clustersim accepts other than 0, 1e-24B");
   CHECK_FALSE(parse_bytes("xx").beyond);
   // The sign and the unit are checked first (-1e400USD read "beyond the largest", 1e400xyz
   // passed over its unit).
   CHECK(parse_money("-1e400USD").error == "expected an amount of money that is not negative, got '-1e400USD'");
   CHECK(parse_money("1e400xyz").error.find("unknown unit 'xyz'") == 0);
-  CHECK_FALSE(parse_bytes("-1e400").beyond);
+  CHECK_FALSE(parse_byte_count("-1e400").beyond);
   // An explicit '+', as YAML 1.2 reads numbers; not before a sign.
   CHECK(parse_time("+5d").value->seconds() == 5 * 86400.0);
   CHECK(parse_bytes("+.5KiB").value->value() == 512.0);

@@ -651,8 +651,8 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
     const std::string lo_text = text.substr(0, colon);
     const std::string hi_text =
         text.substr(colon + 1, second == std::string::npos ? std::string::npos : second - colon - 1);
-    const auto lo = sim::parse_bytes(lo_text);
-    const auto hi = sim::parse_bytes(hi_text);
+    const auto lo = sim::parse_byte_count(lo_text);
+    const auto hi = sim::parse_byte_count(hi_text);
     if (!lo || !hi) {
       if (!lo) unparsed(lo, lo_text);
       else unparsed(hi, hi_text);
@@ -675,7 +675,7 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
       }
       factor = f.value->value();
     } else if (step.size() > 1 && step[0] == '+') {
-      const auto by = sim::parse_bytes(step.substr(1));
+      const auto by = sim::parse_byte_count(step.substr(1));
       if (!by || !(by.value->value() >= 1.0) || !whole(*by.value)) {
         why = fmt::format("'{}': a step +S adds a whole size of at least 1 B, got '{}'", text, step);
         return false;
@@ -701,7 +701,7 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
   while (start <= text.size()) {
     const auto comma = std::min(text.find(',', start), text.size());
     const std::string item = text.substr(start, comma - start);
-    const auto p = sim::parse_bytes(item);
+    const auto p = sim::parse_byte_count(item);
     if (!p) {
       unparsed(p, item);
       return false;
