@@ -47,7 +47,9 @@ def error_panel(ax, xs, errs, xlabel):
     ax.plot(xs, errs, "o", ms=4, color="C3")
     lim = max(6.0, 1.15 * max(abs(e) for e in errs))
     ax.set_ylim(-lim, lim)
-    ax.set_ylabel("fit error (%)\npredicted/measured − 1\n(shaded: ±5%)", fontsize=9)
+    # On time, as the fit report's errors: above 0 the model is slower than measured, so the
+    # rate it predicts (the panel above) is below the measured one (it read as the reverse).
+    ax.set_ylabel("fit error (%) on time\npredicted/measured time − 1\n(> 0: model slower; shaded ±5%)", fontsize=9)
     ax.set_xlabel(xlabel)
     ax.grid(True, which="major", alpha=0.3)
 

@@ -10,7 +10,8 @@
 //   raw storage per day = S (86,400 s / Δ) b / c
 // Retention R with rollups (after_k, Δ_k, a_k) in increasing age: a sample is kept at the
 // raw interval from age 0 to after_1, then at Δ_1 (a_1 values per point) until after_2, and
-// so on; the last level runs to R; levels that start at or after R hold nothing:
+// so on; the last level runs to R (a level of the scenario's that starts at or after R is
+// an error, monitoring.rollups[k].after; a default one there is left out):
 //   stored at retention = sum_k S (window_k / Δ_k) a_k b / c,  window_k = min(after_{k+1}, R) - after_k
 // with level 0 the raw samples (after_0 = 0, Δ_0 = Δ, a_0 = 1).
 //

@@ -440,7 +440,7 @@ std::string compare_table(const Comparison& c) {
     for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
   }
   std::string out =
-      fmt::format("Comparison (* marks the best of each row, a value within {:g}% of it, and an ETTR the replications, "
+      fmt::format("Comparison (* marks the best of each row that has a better side, a value within {:g}% of it, and an ETTR the replications, "
                   "paired, cannot tell from the best; +- the half-width of a 95% interval over replications)\n",
                   100.0 * kTieShare);
   if (c.ecmp_seeds > 1) {

@@ -1239,7 +1239,7 @@ int run_main(int argc, char** argv) {
       "Examples:\n"
       "  clustersim topology scenarios/quickstart.yaml\n"
       "  clustersim topology scenarios/quickstart.yaml --set fabric.topology=fat_tree --format json\n"
-      "  clustersim topology scenarios/quickstart.yaml --format dot | dot -Tsvg > fabric.svg");
+      "  clustersim topology scenarios/quickstart.yaml --format dot | dot -Tsvg > fabric.svg   # Graphviz's dot");
 
   ScenarioArgs coll_args;
   CollectiveArgs coll;
@@ -1342,7 +1342,7 @@ int run_main(int argc, char** argv) {
       "Examples:\n"
       "  clustersim sweep scenarios/quickstart.yaml --param cluster.nodes=16:128:x2 --param fabric.topology=rail_clos,fat_tree\n"
       "  clustersim sweep scenarios/llama3-405b-16k.yaml --set network.model=analytical \\\n"
-      "      --param workload.jobs[0].parallelism.pp=8,16 --out out/pp   # again after a kill: resumes\n"
+      "      --param network.qps_per_connection=1,4,16 --out out/qps   # again after a kill: resumes\n"
       "  mpirun -n 4 clustersim sweep study.yaml --param cluster.nodes=1024:8192:x2 --out out/");
 
   tools::CompareArgs compare_args;
@@ -1414,7 +1414,7 @@ int run_main(int argc, char** argv) {
   plan_cmd->footer(
       "Examples:\n"
       "  clustersim plan scenarios/llama3-405b-16k.yaml --deadline 90d\n"
-      "  clustersim plan scenarios/llama3-405b-54d.yaml --deadline 70d --budget 40MUSD --out out/plan\n"
+      "  clustersim plan scenarios/llama3-405b-54d.yaml --deadline 90d --budget 50MUSD --out out/plan\n"
       "  clustersim plan study.yaml --deadline 30d --nodes 512:8192:x2 --topologies fat_tree,rail_clos\n"
       "Exit status: 0 with a plan that meets the deadline (and budget), 1 without one (the table says the\n"
       "nearest; --out writes the points all the same), 2 for input errors.");

@@ -787,9 +787,9 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
   const auto row = [&](std::string_view label, const std::string& value) {
     out += fmt::format("  {:<22}{}\n", label, value);
   };
-  out += fmt::format("\nCost and power (PUE {:.3g}, energy {}, straight-line depreciation over {:.3g} years; "
+  out += fmt::format("\nCost and power (PUE {:.3g}, energy {}, straight-line depreciation over {:.3g} year{}; "
                      "prices: models/fabric/pricing.yaml)\n",
-                     e.pue, sim::human(e.energy_price), c.life_years);
+                     e.pue, sim::human(e.energy_price), c.life_years, c.life_years == 1.0 ? "" : "s");
   std::map<std::string, double> by_category;
   std::vector<std::string> order;
   for (const cost::CapexLine& l : c.capex_lines) {
@@ -807,7 +807,7 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
   row("power at that load", fmt::format("facility {} = PUE x IT {} (GPUs {}, hosts {}, {}network {})",
                                         sim::human(c.average.facility), sim::human(c.average.it),
                                         sim::human(c.average.gpus), sim::human(c.average.hosts),
-                                        c.spare_nodes > 0 ? fmt::format("{} idle spare nodes {}, ", c.spare_nodes,
+                                        c.spare_nodes > 0 ? fmt::format("{} idle spare node{} {}, ", c.spare_nodes, c.spare_nodes == 1 ? "" : "s",
                                                                         sim::human(c.average.spares))
                                                           : std::string(),
                                         sim::human(c.average.network)));
@@ -824,7 +824,8 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
     row("depreciation", fmt::format("{}/year", sim::human(*c.depreciation_per_year)));
     row("cost per GPU-hour", fmt::format("{:.3f} USD/GPU-h (depreciation + energy, over {} GPUs)", *c.usd_per_gpu_hour,
                                          grouped(static_cast<double>(c.gpus))));
-    row("TCO over the life", fmt::format("{} (capex + {:.3g} years of energy)", sim::human(*c.tco), c.life_years));
+    row("TCO over the life", fmt::format("{} (capex + {:.3g} year{} of energy)", sim::human(*c.tco), c.life_years,
+                                         c.life_years == 1.0 ? "" : "s"));
   }
   // Once, not per job: it walks the jobs (100,000 jobs took 116 s to print).
   const std::string_view run_label = result.reliability ? scenario::long_run_label(loaded) : std::string_view();
@@ -852,7 +853,7 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
   row("series", fmt::format("{} (GPUs {}, hosts {}, switches {})", grouped(static_cast<double>(m.series)),
                             grouped(static_cast<double>(m.series_gpus)), grouped(static_cast<double>(m.series_nodes)),
                             grouped(static_cast<double>(m.series_switches))));
-  row("ingest", fmt::format("{} samples/s, {} before compression", grouped(m.samples_per_s),
+  row("ingest", fmt::format("{} samples/s, {} before compression", readable(m.samples_per_s),  // 0.48/s read "0"
                             sim::human(sim::Bandwidth::of(m.ingest_bytes_per_s))));
   row("storage per day", fmt::format("{} at the raw resolution (compression {:.3g}:1)",
                                      sim::human(sim::Bytes::of(m.stored_bytes_per_day)), mc.compression));
@@ -1698,9 +1699,14 @@ std::string reference_markdown(const std::vector<config::FieldDoc>& docs, const 
       "do not edit by hand (a test checks that it is current).\n\n"
       "A scenario is one YAML file. Values carry units: times `700ns`, `1.5us`, `10min`, `54d`; "
       "sizes `80GiB`, `1.5TB`; bandwidths `400Gbps`, `50GB/s`; FLOP rates `989TFLOPS`; "
-      "power `700W`, `10.2kW`; money `30000USD`, `1.5MUSD`; counts `2048`, `15.6T`. "
+      "power `700W`, `10.2kW`; money `30000USD`, `1.5MUSD`; counts `2048`, `15.6T`; a number "
+      "without its unit is an error but for 0. "
       "A file may start from another with `extends:`, and any key can be overridden on the "
-      "command line with `--set key.path=value`. Unknown keys are errors. In a file that "
+      "command line with `--set key.path=value`. Unknown keys are errors, and so is a key that "
+      "does not apply to the scenario's other choices (`fabric.routing` on a Clos, "
+      "`network.nvls_latency` with NVLS off), even written at its default: it would be ignored. "
+      "The scenario a run echoes (`scenario` in its JSON) lists every key, resolved: a record of "
+      "what ran, not a file to load back. In a file that "
       "extends another (or a --set), `key: ~` (or `null`) puts a section back to its defaults, "
       "empties a list or a mapping of names and removes an optional value; a section or a "
       "mapping with nothing under it changes nothing.\n\n"
