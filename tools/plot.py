@@ -236,6 +236,9 @@ COMPARE_NAMES = {  # compare's keys (tools/clustersim/compare.cpp) as people rea
     "usd_per_gpu_hour": "cost per GPU-hour", "usd_per_million_tokens": "cost per million trained tokens",
     "capex_usd": "capex", "total_cost_usd": "total cost of the run", "bisection_bandwidth_Bps": "bisection bandwidth",
     "memory_per_gpu_bytes": "memory per GPU",
+    # As the table says them (they read "step time min", "lost gpu hours").
+    "step_time_min_s": "step time, fastest ECMP seed", "step_time_max_s": "step time, slowest ECMP seed",
+    "lost_gpu_hours": "lost GPU-hours", "checkpoint_gpu_hours": "GPU-hours blocked writing checkpoints",
 }
 
 
@@ -280,7 +283,8 @@ def cmd_compare(args):
                 error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#444444"})
         top = max(((v or 0.0) + (h or 0.0) for v, h in zip(vals, half)), default=0.0)
         for y, v, h, d in zip(ys, vals, half, designs):
-            text = "no value" if v is None else si(v, r["unit"])
+            # None: the design has no such figure (a torus hashes no route: no ECMP seed).
+            text = "-" if v is None else si(v, r["unit"])
             if v is not None and h is not None:
                 text += f" ± {si(h, r['unit'])}"
             if d in best and (v or 0.0) == 0.0:
