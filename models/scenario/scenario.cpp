@@ -1539,8 +1539,9 @@ void load_calibration(LoadedScenario& out, std::optional<calibration::Calibratio
     };
     const auto written = [&](const std::string& key) { return profile->compute_locations.count(key) != 0; };
     const auto differs = [](double a, double b) { return std::fabs(a - b) > 1e-6 * std::max(std::fabs(a), std::fabs(b)); };
-    const std::string hint = fmt::format("a profile carries what the GPU achieves; to model another part, give it a GPU type "
-                                         "of its own (a catalog entry or an inline gpu) and fit a profile for that");
+    const std::string hint =
+        "a profile carries what the GPU achieves; to model another part, give it a GPU type of its own (a catalog "
+        "entry or an inline gpu) and fit a profile for that";
     if (written("compute.sms") && c.sms != gpu.sms) {
       state.diagnostics.add(where("compute.sms"), "compute.sms",
                             fmt::format("{} SMs, but the GPU type '{}' has {} (the catalog's sms)", c.sms, out.node.gpu_name,
@@ -1548,7 +1549,7 @@ void load_calibration(LoadedScenario& out, std::optional<calibration::Calibratio
                             hint);
       hardware_differs = true;
     }
-    const auto check_peak = [&](const char* dtype, const std::optional<sim::FlopRate>& mine,
+    const auto check_peak = [&](std::string_view dtype, const std::optional<sim::FlopRate>& mine,
                                 const std::optional<sim::FlopRate>& catalog) {
       const std::string key = fmt::format("compute.peak_flops.{}", dtype);
       if (!written(key)) return;  // (the others keep the catalog's: compute_profile overlays key by key)
@@ -1562,14 +1563,9 @@ void load_calibration(LoadedScenario& out, std::optional<calibration::Calibratio
                             hint);
       hardware_differs = true;
     };
-    const hardware::PeakFlops& mine = c.peak_flops;
-    const hardware::PeakFlops& cat = gpu.peak_flops;
-    check_peak("fp64", mine.fp64, cat.fp64);
-    check_peak("fp32", mine.fp32, cat.fp32);
-    check_peak("tf32", mine.tf32, cat.tf32);
-    check_peak("bf16", mine.bf16, cat.bf16);
-    check_peak("fp16", mine.fp16, cat.fp16);
-    check_peak("fp8", mine.fp8, cat.fp8);
+    config::for_each_field(hardware::PeakFlops::fields(), [&](const auto& f) {
+      check_peak(f.key, c.peak_flops.*(f.member), gpu.peak_flops.*(f.member));
+    });
   }
   if (hardware_differs) return;
   if (profile->network) calibration::apply_network(*profile->network, out.config.network, network_keys_written(state));
