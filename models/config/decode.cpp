@@ -152,6 +152,25 @@ std::string describe_node(const YAML::Node& node) {
   return "nothing";
 }
 
+namespace {
+
+/// The marks of the quoted (and block) scalars under `node`, keys included.
+void quoted_marks(const YAML::Node& node, std::vector<YAML::Mark>& out) {
+  if (!node.IsDefined()) return;
+  if (node.IsMap()) {
+    for (const auto& kv : node) {
+      quoted_marks(kv.first, out);
+      quoted_marks(kv.second, out);
+    }
+  } else if (node.IsSequence()) {
+    for (const auto& element : node) quoted_marks(element, out);
+  } else if (node.IsScalar() && node.Tag() == "!") {
+    out.push_back(node.Mark());
+  }
+}
+
+}  // namespace
+
 /// Quoted scalars that run past their line where YAML would not let them: a continuation
 /// line of a flow scalar is indented deeper than the line it started on (YAML 1.2, 7.3:
 /// flow scalars' continuation lines are indented more than their block), and the closing
@@ -162,62 +181,61 @@ std::string describe_node(const YAML::Node& node) {
 /// single-quoted one.)
 bool reject_runaway_quotes(const YAML::Node& node, const std::string& text, const std::string& file,
                            LoadState& state) {
-  if (!node.IsDefined()) return true;
+  std::vector<YAML::Mark> marks;
+  quoted_marks(node, marks);
+  if (marks.empty()) return true;
+  std::vector<std::size_t> starts{0};  // of each line
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\n') starts.push_back(i + 1);
+  }
   bool ok = true;
-  if (node.IsMap()) {
-    for (const auto& kv : node) {
-      ok = reject_runaway_quotes(kv.first, text, file, state) && ok;
-      ok = reject_runaway_quotes(kv.second, text, file, state) && ok;
-    }
-    return ok;
-  }
-  if (node.IsSequence()) {
-    for (const auto& element : node) ok = reject_runaway_quotes(element, text, file, state) && ok;
-    return ok;
-  }
-  if (!node.IsScalar() || node.Tag() != "!") return true;
-  const YAML::Mark m = node.Mark();
-  if (m.pos < 0 || static_cast<std::size_t>(m.pos) >= text.size()) return true;
-  const auto open = static_cast<std::size_t>(m.pos);
-  const char quote = text[open];
-  if (quote != '"' && quote != '\'') return true;  // a block scalar (| or >)
-  const std::size_t line_start = text.rfind('\n', open) == std::string::npos ? 0 : text.rfind('\n', open) + 1;
-  const std::size_t indent = text.find_first_not_of(' ', line_start) - line_start;
-  std::size_t i = open + 1;
-  std::size_t bad_line = 0;  // 1-based line of the first continuation not indented deeper; 0: none
-  int line = m.line + 1;
-  for (; i < text.size(); ++i) {
-    const char c = text[i];
-    if (quote == '"' && c == '\\') {
-      ++i;
-      continue;
-    }
-    if (c == quote) {
-      if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+  for (const YAML::Mark& m : marks) {
+    if (m.line < 0 || m.column < 0 || static_cast<std::size_t>(m.line) >= starts.size()) continue;
+    // From the mark's line and byte column (its stream position leaves out a byte-order mark).
+    std::size_t line_start = starts[static_cast<std::size_t>(m.line)];
+    if (m.line == 0 && text.starts_with("\xEF\xBB\xBF")) line_start += 3;
+    const std::size_t open = line_start + static_cast<std::size_t>(m.column);
+    if (open >= text.size()) continue;
+    const char quote = text[open];
+    if (quote != '"' && quote != '\'') continue;  // a block scalar (| or >)
+    const std::size_t indent = text.find_first_not_of(' ', line_start) - line_start;
+    std::size_t i = open + 1;
+    std::size_t bad_line = 0;  // 1-based line of the first continuation not indented deeper; 0: none
+    int line = m.line + 1;
+    for (; i < text.size(); ++i) {
+      const char c = text[i];
+      if (quote == '"' && c == '\\') {
         ++i;
         continue;
       }
-      break;
+      if (c == quote) {
+        if (quote == '\'' && i + 1 < text.size() && text[i + 1] == '\'') {
+          ++i;
+          continue;
+        }
+        break;
+      }
+      if (c == '\n') {
+        ++line;
+        const std::size_t first = text.find_first_not_of(" \r", i + 1);
+        const bool blank = first == std::string::npos || text[first] == '\n';
+        if (!blank && first - (i + 1) <= indent && bad_line == 0) bad_line = static_cast<std::size_t>(line);
+      }
     }
-    if (c == '\n') {
-      ++line;
-      const std::size_t first = text.find_first_not_of(" \r", i + 1);
-      const bool blank = first == std::string::npos || text[first] == '\n';
-      if (!blank && first - (i + 1) <= indent && bad_line == 0) bad_line = static_cast<std::size_t>(line);
-    }
+    if (i < text.size() && bad_line == 0) continue;
+    const std::string where =
+        bad_line > 0 ? fmt::format("it runs on to line {}, which is not indented deeper than the line it starts on", bad_line)
+                     : std::string("it runs on to the end of the file");
+    state.diagnostics.add(Location{file, m.line + 1, config::character_column(text, m.line, m.column)}, "",
+                          fmt::format("this quoted text is not closed on its line: {}, and YAML would read the lines "
+                                      "between as part of the text",
+                                      where),
+                          fmt::format("close the {} quote; a text over several lines continues on lines indented deeper "
+                                      "than its key",
+                                      quote == '"' ? "double" : "single"));
+    ok = false;
   }
-  if (i < text.size() && bad_line == 0) return true;
-  const std::string where =
-      bad_line > 0 ? fmt::format("it runs on to line {}, which is not indented deeper than the line it starts on", bad_line)
-                   : std::string("it runs on to the end of the file");
-  state.diagnostics.add(Location{file, m.line + 1, config::character_column(text, m.line, m.column)}, "",
-                        fmt::format("this quoted text is not closed on its line: {}, and YAML would read the lines "
-                                    "between as part of the text",
-                                    where),
-                        fmt::format("close the {} quote; a text over several lines continues on lines indented deeper "
-                                    "than its key",
-                                    quote == '"' ? "double" : "single"));
-  return false;
+  return ok;
 }
 
 bool reject_tags(const YAML::Node& node, const Context& ctx) {
