@@ -557,6 +557,9 @@ std::size_t set_value_start(std::string_view set) {
   return std::string_view::npos;
 }
 
+/// A quoted key in a --set path, as the errors about one show it.
+constexpr const char* kQuotedKeyExample = "e.g. --set 'failures.components.\"nic.cx7\".rate=0.001/node-day'";
+
 bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segments, std::string& value,
                         int& value_column, LoadState& state) {
   const std::size_t value_start = set_value_start(arg);  // one past the first '=' outside a quoted key
@@ -568,7 +571,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
                           fmt::format("--set '{}': this double quote is not closed; a quoted key is a name between "
                                       "double quotes, followed by '.' or '='",
                                       arg),
-                          "e.g. --set 'failures.components.\"nic.cx7\".rate=0.001/node-day'");
+                          kQuotedKeyExample);
     return false;
   }
   if (eq == std::string::npos || eq == 0) {
@@ -586,7 +589,7 @@ bool split_set_argument(const std::string& arg, std::vector<PathSegment>& segmen
                               fmt::format("--set '{}': a quoted key is a non-empty name between double quotes, "
                                           "followed by '.' or '='",
                                           arg),
-                              "e.g. --set 'failures.components.\"nic.cx7\".rate=0.001/node-day'");
+                              kQuotedKeyExample);
         return false;
       }
       segments.push_back(PathSegment{arg.substr(start + 1, close - start - 1), static_cast<int>(start) + 2});
