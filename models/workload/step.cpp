@@ -429,10 +429,12 @@ class Pipeline {
     double duration = 0.0;
     Breakdown parts;            // compute, contention, tp, cp, ep, dp (ZeRO-2 and -3 collectives)
     double free_compute = 0.0;  // compute time no collective of the pass's own runs behind
-    // ZeRO's data-parallel collectives of the pass (ZeRO-3's parameter gathers, ZeRO-2 and
-    // -3's per-micro-batch gradient reduce-scatters, averaged as in parts.dp), seconds on
-    // the DP links from the pass's start; for the trace.
-    double dp_traffic = 0.0;
+    // ZeRO's data-parallel collectives of the pass, seconds on the DP links from the pass's
+    // start, for the trace: ZeRO-3's parameter gathers, and the gradient reduce-scatter
+    // (ZeRO-2 and -3) of a backward that is not the chunk's last (parts.dp averages it over
+    // the micro-batches).
+    double dp_gather = 0.0;
+    double dp_reduce_scatter = 0.0;
   };
 
   Pipeline(sim::Engine& engine, const std::vector<std::vector<PipelineOp>>& order, std::int64_t pp,
@@ -627,7 +629,8 @@ StepResult simulate_step(const StepInputs& in) {
     if (gather > 0.0 || rs > 0.0) {
       const double c = pc.compute_s;
       const double with_rs = as_double(M - 1) / as_double(M);  // the passes that reduce-scatter
-      pass.dp_traffic = gather + with_rs * rs;
+      pass.dp_gather = gather;
+      pass.dp_reduce_scatter = rs;
       if (job.overlap_grad_reduce) {
         pass.parts.dp += with_rs * std::max(0.0, gather + rs - c) + (1.0 - with_rs) * std::max(0.0, gather - c);
         covered += with_rs * std::min(gather + rs, c) + (1.0 - with_rs) * std::min(gather, c);
@@ -671,6 +674,13 @@ StepResult simulate_step(const StepInputs& in) {
 
   // Data-parallel reduction and the optimizer, per stage.
   const double gb = compute::dtype_bytes(job.grad_dtype);
+  // ZeRO-3 with overlap: each chunk's last backward also gathers its parameters on the same
+  // links, from the pass's start (prefetched ahead of its layers): the stream is busy with
+  // them first, so the reductions cannot hide behind the time they take. (Interleaving the
+  // gathers with the reductions layer by layer, as FSDP does, moves the same bytes; with
+  // the layers spread over the pass's length, a gather queued behind a reduction ran after
+  // the pass that needed it.)
+  const bool gathers_in_stream = p.zero >= 3 && job.overlap_grad_reduce && p.dp * p.cp > 1;
   const Op reduce = p.zero >= 1 ? Op::reduce_scatter : Op::all_reduce;
   double step = 0.0;
   std::vector<Breakdown> parts(static_cast<std::size_t>(p.pp));
@@ -693,13 +703,6 @@ StepResult simulate_step(const StepInputs& in) {
     };
     std::vector<Bucket> buckets;
     const bool expert_groups = p.dp * p.cp > p.ep;  // more than one rank holds each expert
-    // ZeRO-3 with overlap: each chunk's last backward also gathers its parameters on the same
-    // links, from the pass's start (prefetched ahead of its layers): the stream is busy with
-    // them first, so the reductions cannot hide behind the time they take. (Interleaving the
-    // gathers with the reductions layer by layer, as FSDP does, moves the same bytes; with
-    // the layers spread over the pass's length, a gather queued behind a reduction ran after
-    // the pass that needed it.)
-    const bool gathers_in_stream = p.zero >= 3 && job.overlap_grad_reduce && p.dp * p.cp > 1;
     for (std::int64_t c = s, local = 0; c < chunks; c += p.pp, ++local) {
       const ChunkCost& cc = costs[static_cast<std::size_t>(c)];
       params += cc.parameters - cc.expert_parameters;
@@ -857,17 +860,20 @@ StepResult simulate_step(const StepInputs& in) {
         }
         r.trace.push_back(std::move(span));
         // ZeRO's collectives inside the pass run on the DP links from its start (a lane of
-        // their own: the stage's gradient reductions have theirs).
-        if (pass.dp_traffic > 0.0) {
+        // their own: the stage's gradient reductions have theirs). A chunk's last backward
+        // reduce-scatters nothing (its gradients go with the step's reductions), and with
+        // overlap_grad_reduce its gather is drawn in the reductions' lane, where it runs.
+        const bool last_backward = !op.forward && op.micro == M - 1;
+        const double gather = last_backward && gathers_in_stream ? 0.0 : pass.dp_gather;
+        const double rs = op.forward || last_backward ? 0.0 : pass.dp_reduce_scatter;
+        if (gather + rs > 0.0) {
           r.trace.push_back({s, comm.gpu(0, 0, s, 0),
-                             fmt::format("{}{} mb {} chunk {}", p.zero >= 3 ? "all_gather params" : "",
-                                         !op.forward && p.zero >= 2 && M > 1
-                                             ? (p.zero >= 3 ? " + reduce_scatter grads" : "reduce_scatter grads")
-                                             : "",
+                             fmt::format("{}{}{} mb {} chunk {}", gather > 0.0 ? "all_gather params" : "",
+                                         gather > 0.0 && rs > 0.0 ? " + " : "", rs > 0.0 ? "reduce_scatter grads" : "",
                                          op.micro, op.chunk),
                              "dp_pass", st.spans[i].first,
                              // within the pass (its span is rounded to the engine's tick)
-                             std::min(st.spans[i].first + pass.dp_traffic, st.spans[i].second), {}});
+                             std::min(st.spans[i].first + gather + rs, st.spans[i].second), {}});
         }
       }
     }

@@ -10,6 +10,8 @@
 #include <set>
 #include <tuple>
 
+#include <fmt/format.h>
+
 #include "models/compute/profile.hpp"
 #include "models/scenario/scenario.hpp"
 #include "models/workload/costs.hpp"
@@ -550,28 +552,49 @@ TEST_CASE("the trace draws where the step's time goes: the reductions' slowdown,
     for (std::size_t i = 1; i < compute_lane.size(); ++i) CHECK(compute_lane[i]->start_s >= compute_lane[i - 1]->end_s - 1e-12);
   }
   // ZeRO-1 has no collectives inside its passes; ZeRO-3 gathers in every pass and, on more
-  // than one micro-batch, reduce-scatters in every backward: one span per pass on a lane of
-  // their own, from the pass's start, within it.
+  // than one micro-batch, reduce-scatters in every backward but a chunk's last (whose
+  // gradients go with the step's reductions): one span per pass on a lane of their own,
+  // from the pass's start, within it. With overlap_grad_reduce a chunk's last backward
+  // gathers in the reductions' stream ("dp"), drawn there and only there.
   for (const TraceSpan& t : r.trace) CHECK(t.category != "dp_pass");
   j.parallelism.zero = 3;
-  const StepResult z3 = step(s, j, m, true);
-  REQUIRE(z3.micro_batches > 1);
-  std::size_t passes = 0, in_pass = 0;
-  for (const TraceSpan& t : z3.trace) {
-    if (t.category == "forward" || t.category == "backward") {
-      ++passes;
-      const auto it = std::find_if(z3.trace.begin(), z3.trace.end(), [&](const TraceSpan& d) {
-        return d.category == "dp_pass" && d.lane == t.lane && d.start_s == t.start_s;
-      });
-      REQUIRE(it != z3.trace.end());
-      CHECK(it->end_s <= t.end_s + 1e-12);
-      CHECK(it->name.starts_with("all_gather params"));
-      const bool reduces = it->name.find("reduce_scatter grads") != std::string::npos;
-      CHECK(reduces == (t.category == "backward"));
+  for (const bool overlap : {true, false}) {
+    CAPTURE(overlap);
+    j.overlap_grad_reduce = overlap;
+    const StepResult z3 = step(s, j, m, true);
+    REQUIRE(z3.micro_batches > 1);
+    const std::string last_micro = fmt::format(" mb {} ", z3.micro_batches - 1);
+    std::size_t passes = 0, in_pass = 0, in_stream = 0;
+    for (const TraceSpan& t : z3.trace) {
+      if (t.category == "forward" || t.category == "backward") {
+        ++passes;
+        const bool last_backward = t.category == "backward" && t.name.find(last_micro) != std::string::npos;
+        const auto it = std::find_if(z3.trace.begin(), z3.trace.end(), [&](const TraceSpan& d) {
+          return d.category == "dp_pass" && d.lane == t.lane && d.start_s == t.start_s;
+        });
+        const auto gathered = std::find_if(z3.trace.begin(), z3.trace.end(), [&](const TraceSpan& d) {
+          return d.category == "dp" && d.lane == t.lane && d.name.starts_with("all_gather params") &&
+                 std::fabs(d.start_s - t.start_s) <= 1e-12;
+        });
+        if (last_backward && overlap) {
+          CHECK(it == z3.trace.end());
+          CHECK(gathered != z3.trace.end());
+          ++in_stream;
+          continue;
+        }
+        CHECK(gathered == z3.trace.end());
+        REQUIRE(it != z3.trace.end());
+        CHECK(it->end_s <= t.end_s + 1e-12);
+        CHECK(it->name.starts_with("all_gather params"));
+        const bool reduces = it->name.find("reduce_scatter grads") != std::string::npos;
+        CHECK(reduces == (t.category == "backward" && !last_backward));
+      }
+      if (t.category == "dp_pass") ++in_pass;
     }
-    if (t.category == "dp_pass") ++in_pass;
+    CHECK(in_pass + in_stream == passes);
+    CHECK(in_stream == (overlap ? 2 : 0));  // one chunk per stage, two stages
   }
-  CHECK(in_pass == passes);
+  j.overlap_grad_reduce = true;
   // overlap_param_gather: the next step's first forwards, slowed by the parameter gather
   // behind them, close the step (the trace ended 16 ms short of a 6.144 s step).
   j.parallelism.zero = 1;
