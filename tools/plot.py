@@ -252,6 +252,33 @@ def metric_name(key, unit):
     return key.replace("_", " ")
 
 
+def compare_panels(rows, designs):
+    """The rows of a compare CSV drawn as panels, and their error bars: {metric: (kind,
+    below, above)}, per design the length below and above its bar (None: none). A figure's
+    95% half-widths over replications follow it as KEY_ci95 (kind "ci95"). With --ecmp-seeds
+    the step time is the median draw's and its fastest and slowest draws follow as
+    step_time_min_s and step_time_max_s: a range bar on the step time's panel (kind
+    "range"), not panels of their own."""
+    by_name = {r["metric"]: r for r in rows}
+    bars = {}
+    for r in rows:
+        if r["metric"].endswith("_ci95") and r["metric"][: -len("_ci95")] in by_name:
+            half = [number(r[d]) for d in designs]
+            bars[r["metric"][: -len("_ci95")]] = ("ci95", half, list(half))
+    hidden = {"gpus"}
+    if {"step_time_s", "step_time_min_s", "step_time_max_s"} <= set(by_name):
+        hidden |= {"step_time_min_s", "step_time_max_s"}
+        below, above = [], []
+        for d in designs:
+            v, lo, hi = (number(by_name[k][d]) for k in ("step_time_s", "step_time_min_s", "step_time_max_s"))
+            below.append(None if v is None or lo is None else max(0.0, v - lo))
+            above.append(None if v is None or hi is None else max(0.0, hi - v))
+        bars["step_time_s"] = ("range", below, above)
+    panels = [r for r in rows if r["metric"] not in hidden and not r["metric"].endswith("_ci95")
+              and any(number(r[d]) is not None for d in designs)]
+    return panels, bars
+
+
 def cmd_compare(args):
     rows = read_csv(args.input)
     if not rows or not {"metric", "unit", "better", "best"} <= set(rows[0]):
@@ -260,10 +287,7 @@ def cmd_compare(args):
     with open(args.input, newline="") as f:
         header = next(csv.reader(f))
     designs = header[3:-1]
-    # A figure's 95% half-widths over replications follow it as KEY_ci95: its error bars.
-    intervals = {r["metric"][: -len("_ci95")]: r for r in rows if r["metric"].endswith("_ci95")}
-    panels = [r for r in rows if r["metric"] != "gpus" and not r["metric"].endswith("_ci95")
-              and any(number(r[d]) is not None for d in designs)]
+    panels, bars = compare_panels(rows, designs)
     if not panels:
         raise InputError(f"{args.input}: no figures to plot")
     plt = plt_module()
@@ -276,20 +300,24 @@ def cmd_compare(args):
         vals = [number(r[d]) for d in designs]
         ys = list(range(len(designs)))[::-1]
         colours = ["#55A868" if d in best else "#8DA0CB" for d in designs]
-        ci = intervals.get(r["metric"])
-        half = [number(ci[d]) if ci else None for d in designs]
+        kind, below, above = bars.get(r["metric"], (None, [None] * len(designs), [None] * len(designs)))
+        spread = kind == "range"
         ax.barh(ys, [v or 0.0 for v in vals], color=colours, height=0.65,
-                xerr=[h or 0.0 for h in half] if any(h is not None for h in half) else None,
+                xerr=[[h or 0.0 for h in below], [h or 0.0 for h in above]]
+                if any(h is not None for h in above) else None,
                 error_kw={"elinewidth": 1, "capsize": 2, "ecolor": "#444444"})
-        top = max(((v or 0.0) + (h or 0.0) for v, h in zip(vals, half)), default=0.0)
-        for y, v, h, d in zip(ys, vals, half, designs):
+        top = max(((v or 0.0) + (h or 0.0) for v, h in zip(vals, above)), default=0.0)
+        for y, v, lo_h, hi_h, d in zip(ys, vals, below, above, designs):
             # None: the design has no such figure (a torus hashes no route: no ECMP seed).
             text = "-" if v is None else si(v, r["unit"])
-            if v is not None and h is not None:
-                text += f" ± {si(h, r['unit'])}"
+            if v is not None and hi_h is not None:
+                if spread:
+                    text += f" ({si(v - lo_h, r['unit'])} to {si(v + hi_h, r['unit'])})"
+                else:
+                    text += f" ± {si(hi_h, r['unit'])}"
             if d in best and (v or 0.0) == 0.0:
                 text += " (best)"  # a bar of no length shows no colour
-            ax.text((v or 0.0) + (h or 0.0) + 0.02 * (top or 1.0), y, text, va="center", fontsize=7.5)
+            ax.text((v or 0.0) + (hi_h or 0.0) + 0.02 * (top or 1.0), y, text, va="center", fontsize=7.5)
         ax.set_xlim(0, (top or 1.0) * 1.45)
         ax.set_yticks(ys)
         ax.set_yticklabels(designs, fontsize=8)
@@ -298,7 +326,8 @@ def cmd_compare(args):
         # Seconds are drawn as seconds, hours or days, each bar with its unit: a title "(s)" read
         # wrong over "71.7 d".
         unit = {"fraction": "%", "count": "", "s": ""}.get(r["unit"], r["unit"])
-        ax.set_title(f"{metric_name(r['metric'], r['unit'])}{f' ({unit})' if unit else ''}{better}", fontsize=8.5)
+        name = metric_name(r["metric"], r["unit"]) + (" (median ECMP seed)" if spread else "")
+        ax.set_title(f"{name}{f' ({unit})' if unit else ''}{better}", fontsize=8.5)
         for side in ("top", "right", "bottom"):
             ax.spines[side].set_visible(False)
     for ax in list(axes.flat)[len(panels):]:
@@ -306,9 +335,11 @@ def cmd_compare(args):
     # A long list of designs (a sweep block's points: "scheduler.spare_nodes=0, ...") wraps, and
     # the panels start below it (it ran off the figure's edge, over the first row's titles).
     import textwrap
-    title = textwrap.wrap(f"Designs compared: {', '.join(designs)} (green: the best of each figure; "
-                          f"bars: 95% intervals over replications)" if intervals else
-                          f"Designs compared: {', '.join(designs)} (green: the best of each figure)", width=120)
+    kinds = {kind for kind, _, _ in bars.values()}
+    said = (["bars: 95% intervals over replications"] if "ci95" in kinds else []) + \
+        (["step time's bars: its fastest to slowest ECMP seed"] if "range" in kinds else [])
+    title = textwrap.wrap(f"Designs compared: {', '.join(designs)} (green: the best of each figure"
+                          f"{''.join('; ' + b for b in said)})", width=120)
     fig.suptitle("\n".join(title), fontsize=10)
     title_h = 0.1 + 0.2 * len(title)  # inches, added to the figure rather than taken from the panels
     fig.set_figheight(fig.get_figheight() + title_h)
