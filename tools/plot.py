@@ -126,23 +126,23 @@ def write_csv(path, header, rows):
     os.replace(tmp, path)
 
 
-def si(v, unit):
-    """Three significant digits with an SI prefix: 1.17 MUSD, 3.38 s, 50.5%."""
+def si(v, unit, digits=3):
+    """Three significant digits (or `digits`) with an SI prefix: 1.17 MUSD, 3.38 s, 50.5%."""
     if unit == "fraction":
         return f"{100 * v:.1f}%"
     if unit == "count":
         return f"{v:,.0f}"
     if unit == "s" and abs(v) >= 86400:
-        return f"{v / 86400:.3g} d"
+        return f"{v / 86400:.{digits}g} d"
     if unit == "s" and abs(v) >= 3600:
-        return f"{v / 3600:.3g} h"
+        return f"{v / 3600:.{digits}g} h"
     # Below 1, a prefix only for seconds (ms, µs): "73.4 mUSD" beside "3.33 MUSD" read as
     # millions; 0.0734 USD does not.
     small = ((1e-3, "m"), (1e-6, "µ")) if unit == "s" else ()
     for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")) + small:
         if abs(v) >= scale:
-            return f"{v / scale:.3g} {prefix}{unit}"
-    return f"{v:.3g} {unit}"
+            return f"{v / scale:.{digits}g} {prefix}{unit}"
+    return f"{v:.{digits}g} {unit}"
 
 
 def save(fig, path):
@@ -547,6 +547,16 @@ def pareto_front(points, x_lower, y_lower):
     return front
 
 
+def front_labels(points, texts, most=4):
+    """The labels of the front's points, one per distinct point, in order: [(point, [text,
+    ...])], with the texts of the points tied there (a fifth and later as "+N more")."""
+    groups = {}
+    for p, t in zip(points, texts):
+        groups.setdefault(tuple(p), []).append(t)
+    return [(p, ts if len(ts) <= most else ts[: most - 1] + [f"+{len(ts) - most + 1} more"])
+            for p, ts in groups.items()]
+
+
 def cmd_pareto(args):
     rows = read_csv(args.input)
     if not rows:
@@ -589,9 +599,11 @@ def cmd_pareto(args):
             label=f"the plan's Pareto front ({len(front)}; its pareto column)" if plans_front
             else f"Pareto front ({len(front)})")
     if args.label:
-        for i in front:
-            ax.annotate(" ".join(kept[i][c] for c in args.label), (pts[i][0], pts[i][1]), textcoords="offset points",
-                        xytext=(6, 4), fontsize=7.5)
+        # Designs tied on both axes (the plan keeps exact ties on its front) share one point:
+        # one label listing them, not labels printed over one another.
+        for at, texts in front_labels([pts[i] for i in front],
+                                      [" ".join(kept[i][c] for c in args.label) for i in front]):
+            ax.annotate("\n".join(texts), at, textcoords="offset points", xytext=(6, 4), fontsize=7.5, va="bottom")
     for axis, vals, forced in (("x", [p[0] for p in pts], args.logx), ("y", [p[1] for p in pts], args.logy)):
         positive = [v for v in vals if v > 0]
         if forced or (len(positive) == len(vals) and max(positive) / min(positive) > 100):
@@ -604,8 +616,8 @@ def cmd_pareto(args):
             # "time_to_train (days)": the column's "_s" said seconds beside "(days)".
             name = column[: -len("_s")] if column.endswith("_s") else column
             labels.append(f"{name} ({'days' if scale == 86400.0 else 'hours'})")
-        elif unit:  # ticks in the column's unit with a prefix: 45 MUSD
-            axis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u) if v else "0"))
+        elif unit:  # ticks in the column's unit with a prefix: 45 MUSD, 41.25 MUSD (not 41.2)
+            axis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u, digits=4) if v else "0"))
             labels.append(axis_label(column))
         else:
             labels.append(column)
