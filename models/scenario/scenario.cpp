@@ -1116,12 +1116,21 @@ void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::ve
     // The window counts the failures of the last retire_window before the latest one
     // (longrun.cpp, on_node_repaired): a window of 0s holds that one failure alone. (Without
     // a component that sends nodes to repair, retire_after is said below.)
-    if (repairs_nodes && sc.scheduler.retire_after >= 2 && sc.scheduler.retire_window == sim::Time::zero() &&
-        stale("scheduler.retire_after", "scheduler.retire_window")) {
-      inert("scheduler.retire_after",
-            fmt::format("retire_window is 0s, which holds one failure, and {} are needed: no node is ever retired",
-                        sc.scheduler.retire_after),
-            "a window such as retire_window: 30d, or retire_after: 1");
+    // The key set last is the one said: a window of 0s given after retire_after (a --set, a
+    // later file) is wrong itself (it switched retirement off without a word).
+    if (repairs_nodes && sc.scheduler.retire_after >= 2 && sc.scheduler.retire_window == sim::Time::zero()) {
+      if (stale("scheduler.retire_after", "scheduler.retire_window")) {
+        inert("scheduler.retire_after",
+              fmt::format("retire_window is 0s, which holds one failure, and {} are needed: no node is ever retired",
+                          sc.scheduler.retire_after),
+              "a window such as retire_window: 30d, or retire_after: 1");
+      } else if (given("scheduler.retire_window")) {
+        state.diagnostics.add(state.where("scheduler.retire_window"), "scheduler.retire_window",
+                              fmt::format("0s holds one failure, and retire_after: {} needs {} in the window: no node "
+                                          "would ever be retired",
+                                          sc.scheduler.retire_after, sc.scheduler.retire_after),
+                              "a window such as retire_window: 30d; or retire_after: 0 to retire no node");
+      }
     }
     if (!repairs_nodes) {
       for (const char* key : {"retire_after", "retire_window"}) {
