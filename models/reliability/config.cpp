@@ -59,7 +59,13 @@ bool parse_rate(std::string_view text, FailureRate& out, std::string& why, std::
   const auto dash = text.rfind("-day");
   if (slash == std::string_view::npos || dash == std::string_view::npos || dash + 4 != text.size() || dash < slash) {
     why = fmt::format("expected failures per unit and day such as 0.0002/gpu-day, got '{}'", text);
-    if (hint) *hint = rate_per_day_hint(text);
+    double bare = 0.0;
+    if (hint && parse_number(text, bare) && bare == 0.0) {
+      // A rate's unit says what fails (a GPU, a node, a switch...): written even for 0.
+      *hint = "a rate names what it counts per even at 0: 0/gpu-day, 0/node-day, 0/switch-day, 0/link-day or 0/job-day";
+    } else if (hint) {
+      *hint = rate_per_day_hint(text);
+    }
     return false;
   }
   double v = 0.0;

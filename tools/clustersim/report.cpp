@@ -1700,7 +1700,7 @@ std::string reference_markdown(const std::vector<config::FieldDoc>& docs, const 
       "A scenario is one YAML file. Values carry units: times `700ns`, `1.5us`, `10min`, `54d`; "
       "sizes `80GiB`, `1.5TB`; bandwidths `400Gbps`, `50GB/s`; FLOP rates `989TFLOPS`; "
       "power `700W`, `10.2kW`; money `30000USD`, `1.5MUSD`; counts `2048`, `15.6T`; a number "
-      "without its unit is an error but for 0. "
+      "without its unit is an error but for 0 (a failure rate still names what it counts per: `0/gpu-day`). "
       "A file may start from another with `extends:`, and any key can be overridden on the "
       "command line with `--set key.path=value`. Unknown keys are errors, and so is a key that "
       "does not apply to the scenario's other choices (`fabric.routing` on a Clos, "
