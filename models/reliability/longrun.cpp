@@ -549,7 +549,7 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
   const Heterogeneity& h = f.heterogeneity;
   if (h.kind == HeterogeneityKind::power_law) {
     if (h.shape > 0.0) {
-      if (h.shape <= 1.0) out.push_back({"heterogeneity.shape", "a Pareto shape must exceed 1 for a finite mean", "shape: 1.2"});
+      if (h.shape <= 1.0) out.push_back({"heterogeneity.shape", "a Pareto shape must exceed 1 for a finite mean", "a shape such as shape: 1.2"});
     } else if (h.top_fraction == 0.0 && h.failure_share == 0.0) {
       out.push_back({"heterogeneity", "power_law needs shape, or top_fraction p and failure_share y with 0 < p < y < 1",
                      "shape: 1.2, or top_fraction: 0.01, failure_share: 0.5"});
@@ -559,7 +559,7 @@ std::vector<ConfigProblem> check_failures(const FailuresConfig& f) {
                      fmt::format("power_law needs shape, or top_fraction p and failure_share y with 0 < p < y < 1 "
                                  "(top_fraction {}, failure_share {})",
                                  h.top_fraction, h.failure_share),
-                     "top_fraction: 0.01"});
+                     "a share such as top_fraction: 0.01"});
     } else if (!(h.failure_share > h.top_fraction && h.failure_share < 1.0)) {
       out.push_back({"heterogeneity.failure_share",
                      fmt::format("failure_share y must be above top_fraction p and below 1, 0 < p < y < 1 (the top p "

@@ -1357,7 +1357,7 @@ void check_reliability(const LoadedScenario& loaded, LoadState& state) {
                           "read_bandwidth: 2TB/s");
   }
   if (sc.simulation.horizon && sc.simulation.horizon->seconds() <= 0.0) {
-    state.diagnostics.add(state.where("simulation.horizon"), "simulation.horizon", "must be positive", "horizon: 54d");
+    state.diagnostics.add(state.where("simulation.horizon"), "simulation.horizon", "must be positive", "a duration such as horizon: 54d");
   }
   // A job submitted when the run has ended would never start (before, it was reported as
   // still queued): past the horizon, or past the 100 years a run without one stops at.

@@ -141,7 +141,7 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         seq_hint);
   }
   if (p.ep > 1 && model.experts == 0) {
-    add("parallelism.ep", "expert parallelism needs a mixture-of-experts model (experts > 0)", "ep: 1");
+    add("parallelism.ep", "expert parallelism needs a mixture-of-experts model (experts > 0)", "ep: 1, or a model with experts");
   }
   // An EP degree must divide both the experts and dp: the hints name one that does.
   const std::int64_t ep_fits = nearest_divisor(std::gcd(p.dp, model.experts > 0 ? model.experts : p.dp), p.ep);
@@ -170,7 +170,7 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         {"parallelism.pp", "parallelism.virtual_stages", "model"});
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
-    add("parallelism.virtual_stages", "interleaved stages need pipeline parallelism (pp > 1)", "virtual_stages: 1");
+    add("parallelism.virtual_stages", "interleaved stages need pipeline parallelism (pp > 1)", "virtual_stages: 1, or pp: 2 or more");
   }
   const std::int64_t per_step = p.dp * job.micro_batch;
   if (job.global_batch % per_step != 0) {
@@ -196,7 +196,7 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                     ((micro_batches(job) + p.pp - 1) / p.pp) * p.pp * per_step));
   }
   if (job.train_tokens && job.train_tokens->value() < 1.0) {
-    add("train_tokens", "must be at least one token", "train_tokens: 15.6T");
+    add("train_tokens", "must be at least one token", "a count such as train_tokens: 15.6T");
   }
   if (p.tp > gpus_per_node && gpus_per_node > 0) {
     add("parallelism.tp",

@@ -298,7 +298,7 @@ Plan plan(const PlanArgs& args) {
                          planned == nullptr ? "workload.jobs" : "workload.jobs[0]",
                          "plan needs a job with train_tokens (what has to be trained by the deadline)",
                          planned == nullptr ? "workload: {jobs: [{name: pretrain, model: llama3-405b, train_tokens: 15.6T, ...}]}"
-                                           : "train_tokens: 15.6T");
+                                           : "add it, e.g. train_tokens: 15.6T");
   }
   if (!base.config.fabric) {
     throw scenario_error(config::Location{base.file, 0, 0}, "fabric",
