@@ -686,8 +686,9 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
     // Jobs that do not all fit at once queue; each must fit the cluster on its own.
     if (job.config.gpus > cluster_gpus) {
       state.diagnostics.add(state.where(path + ".gpus"), path + ".gpus",
-                            fmt::format("the job needs {} GPUs, but the cluster has {} ({} nodes of {} GPUs)",
-                                        job.config.gpus, cluster_gpus, loaded.config.cluster.nodes, gpus_per_node),
+                            fmt::format("the job needs {} GPUs, but the cluster has {} ({} node{} of {} GPUs)", job.config.gpus,
+                                        cluster_gpus, loaded.config.cluster.nodes,
+                                        loaded.config.cluster.nodes == 1 ? "" : "s", gpus_per_node),
                             nodes_hint(state, (job.config.gpus + gpus_per_node - 1) / gpus_per_node));
       continue;
     }

@@ -1025,8 +1025,9 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                                       bytes(m.gradients), bytes(m.optimizer), bytes(m.activations)));
     if (job.config.train_tokens) {
       const double days = workload::ideal_time_to_train_s(job.config, st) / 86400.0;
-      row("time to train", fmt::format("{} for {} tokens, without failures", duration_text(days * 86400.0),
-                                       sim::human(*job.config.train_tokens)));
+      const double tokens = job.config.train_tokens->value();
+      row("time to train", fmt::format("{} for {} token{}, without failures", duration_text(days * 86400.0),
+                                       sim::human(*job.config.train_tokens), tokens == 1.0 ? "" : "s"));
     }
     const workload::Breakdown& b = st.breakdown;
     out += fmt::format("  step breakdown (stage {}, the last to finish)\n", st.critical_stage);
@@ -1164,18 +1165,20 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       row("lost GPU-hours", fmt::format("{} (lost work and downtime; {} more blocked writing checkpoints)",
                                         gpu_hours_text(reliability::total_lost_gpu_hours(rs)),
                                         gpu_hours_text(rs.checkpoint_gpu_hours.mean)));
-      // Minutes and seconds with one decimal, in exponent form past a million (a 1e24-byte
-      // checkpoint blocks for 5e11 s: twelve digits said nothing more).
+      // Minutes and seconds with one decimal, whole and grouped past a million ("1,440,000
+      // min", not "1.44e+06 min"), in exponent form past 1e12 (a 1e24-byte checkpoint blocks
+      // for 5e11 s: more digits said nothing more).
       // Under 0.05, three significant digits: a 1 ns interval read "every 0.0 min".
       const auto decimal = [](double v) {
         return v != 0.0 && std::fabs(v) < 0.05 ? fmt::format("{:.3g}", v)
                : std::fabs(v) < 1e6            ? fmt::format("{:.1f}", v)
+               : std::fabs(v) < 1e12           ? grouped(v)
                                                : fmt::format("{:.4g}", v);
       };
       // Saved between steps: the interval is a whole number of them.
       const bool stepped = st.step_time_s > 0.0 && std::isfinite(rs.checkpoint_interval_s);
       const long long steps_per_interval = stepped ? std::llround(rs.checkpoint_interval_s / st.step_time_s) : 0;
-      const std::string interval_steps = fmt::format("{} step{}", steps_per_interval, steps_per_interval == 1 ? "" : "s");
+      const std::string interval_steps = fmt::format("{} step{}", grouped(static_cast<double>(steps_per_interval)), steps_per_interval == 1 ? "" : "s");
       row("checkpoints", std::isfinite(rs.checkpoint_interval_s)
                              ? fmt::format("every {} min{}{} ({}{}), {} s blocking each{}; job MTBF {}",
                                            decimal(rs.checkpoint_interval_s / 60.0),

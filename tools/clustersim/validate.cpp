@@ -360,8 +360,8 @@ LoadedValidation load_validation(const std::string& cases_file, bool gated) {
     const fabric::Fabric& fab = *loaded.fabric;
     if (c.gpus > fab.gpus()) {
       report(at + ".gpus",
-             fmt::format("{} ranks, but the scenario's cluster has {} GPUs ({} nodes of {})", c.gpus, fab.gpus(),
-                         loaded.config.cluster.nodes, loaded.node.label()),
+             fmt::format("{} ranks, but the scenario's cluster has {} GPUs ({} node{} of {})", c.gpus, fab.gpus(),
+                         loaded.config.cluster.nodes, loaded.config.cluster.nodes == 1 ? "" : "s", loaded.node.label()),
              fmt::format("choose 2 to {}, or more nodes in {}", fab.gpus(), loaded.file));
       return;
     }
