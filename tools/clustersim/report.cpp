@@ -751,6 +751,16 @@ config::Json result_document(const scenario::LoadedScenario& loaded, const RunRe
   return doc;
 }
 
+namespace {
+
+/// A table row of the run's report: the label in a column of 22, the value after it, and a
+/// space between them whatever the label's length (a job's name ran into its cost).
+std::string labelled_row(std::string_view label, std::string_view value) {
+  return fmt::format("  {:<22}{}{}\n", label, label.size() >= 22 ? " " : "", value);
+}
+
+}  // namespace
+
 std::string grouped(double v) {
   std::string digits = fmt::format("{:.0f}", v);
   std::string out;
@@ -784,9 +794,7 @@ std::string cost_table(const scenario::LoadedScenario& loaded, const RunResult& 
   const cost::CostResult& c = result.cost;
   const cost::EconomicsConfig& e = loaded.config.economics;
   std::string out;
-  const auto row = [&](std::string_view label, const std::string& value) {
-    out += fmt::format("  {:<22}{}\n", label, value);
-  };
+  const auto row = [&](std::string_view label, const std::string& value) { out += labelled_row(label, value); };
   out += fmt::format("\nCost and power (PUE {:.3g}, energy {}, straight-line depreciation over {:.3g} year{}; "
                      "prices: models/fabric/pricing.yaml)\n",
                      e.pue, sim::human(e.energy_price), c.life_years, c.life_years == 1.0 ? "" : "s");
@@ -891,11 +899,14 @@ std::string schedule_table(const scenario::LoadedScenario& loaded, const reliabi
                      config::enum_name(loaded.config.scheduler.policy),
                      plus_minus(100.0 * rel.utilisation.mean, 100.0 * rel.utilisation.ci95, 2, 0.0, 100.0, "%"),
                      gpu_hours_text(rel.busy_gpu_hours.mean), gpu_hours_text(rel.available_gpu_hours.mean));
-  out += fmt::format("  {:<24}{:>7}{:>12}{:>12}{:>12}{:>12}{:>9}\n", "job", "GPUs", "submit (h)", "wait (h)",
+  // The job column as wide as the longest name (a long one pushed its row out of line).
+  std::size_t width = 24;
+  for (const reliability::JobSummary& s : rel.jobs) width = std::max(width, s.name.size() + 2);
+  out += fmt::format("  {:<{}}{:>7}{:>12}{:>12}{:>12}{:>12}{:>9}\n", "job", width, "GPUs", "submit (h)", "wait (h)",
                      "start (h)", "end (h)", "ETTR");
   for (std::size_t i = 0; i < rel.jobs.size() && i < loaded.jobs.size(); ++i) {
     const reliability::JobSummary& s = rel.jobs[i];
-    out += fmt::format("  {:<24}{:>7}{:>12.2f}{:>12}{:>12}{:>12}{:>9}\n", s.name, loaded.jobs[i].config.gpus,
+    out += fmt::format("  {:<{}}{:>7}{:>12.2f}{:>12}{:>12}{:>12}{:>9}\n", s.name, width, loaded.jobs[i].config.gpus,
                        loaded.jobs[i].config.submit.seconds() / 3600.0, hours(s.queue_wait_s), hours(s.start_s),
                        hours(s.end_s), std::isfinite(s.ettr.mean) ? fmt::format("{:.3f}", s.ettr.mean) : std::string("-"));
   }
@@ -910,9 +921,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
   const RunInfo& info = result.info;
   const auto per_gpu = [&](auto total) { return sim::human(total / static_cast<double>(inv.gpus)); };
   std::string out;
-  const auto row = [&](std::string_view label, const std::string& value) {
-    out += fmt::format("  {:<22}{}\n", label, value);
-  };
+  const auto row = [&](std::string_view label, const std::string& value) { out += labelled_row(label, value); };
   const std::string& name = loaded.config.name.empty() ? loaded.file : loaded.config.name;
   out += fmt::format("clustersim {} | {} | seed {}\n", kVersion, name, loaded.config.simulation.seed);
   if (!loaded.config.description.empty()) {
@@ -1047,7 +1056,7 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
       // Each distinct call as the step timed it: every group of its kind at once, so a busy
       // link shared by groups shows here (the busiest over the call, at its utilisation).
       out += "  collectives (each distinct call, every group of its kind at once; busbw as nccl-tests; the link it loads most)\n";
-      std::vector<std::array<std::string, 6>> cells;
+      std::vector<std::array<std::string, 7>> cells;
       for (const workload::CommTiming& c : st.comm) {
         const double us = c.time_s * 1e6;
         const double busbw = busbw_GBps(c);
@@ -1058,16 +1067,19 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
                          fmt::format("{} group{} of {}", c.groups, c.groups == 1 ? "" : "s", c.group_size),
                          us < 1000.0 ? fmt::format("{:.1f} us", us) : fmt::format("{:.3f} ms", us / 1000.0),
                          busbw > 0.0 ? fmt::format("{:.1f} GB/s", busbw) : std::string("-"),
-                         c.busiest_link.empty() ? std::string("-")
-                                                : fmt::format("{:.1f}% {}", 100.0 * c.busiest_utilisation, c.busiest_link)});
+                         // The load right-aligned, the link's name after it: the names start in line.
+                         c.busiest_link.empty() ? std::string("-") : fmt::format("{:.1f}%", 100.0 * c.busiest_utilisation),
+                         c.busiest_link});
       }
-      std::array<std::size_t, 6> width{};
+      std::array<std::size_t, 7> width{};
       for (const auto& cell : cells) {
         for (std::size_t k = 0; k < cell.size(); ++k) width[k] = std::max(width[k], cell[k].size());
       }
       for (const auto& cell : cells) {
-        out += fmt::format("    {:<{}}  {:>{}}  {:<{}}  {:>{}}  busbw {:>{}}  {}\n", cell[0], width[0], cell[1], width[1],
-                           cell[2], width[2], cell[3], width[3], cell[4], width[4], cell[5]);
+        const std::string line =
+            fmt::format("    {:<{}}  {:>{}}  {:<{}}  {:>{}}  busbw {:>{}}  {:>{}} {}", cell[0], width[0], cell[1], width[1],
+                        cell[2], width[2], cell[3], width[3], cell[4], width[4], cell[5], width[5], cell[6]);
+        out += line.substr(0, line.find_last_not_of(' ') + 1) + "\n";
       }
     }
     const auto busy = [](const workload::Breakdown& x) { return x.total() - x.bubble - x.pp; };
@@ -1241,9 +1253,7 @@ std::int64_t nodes_per_rack(const scenario::LoadedScenario& loaded) {
 
 std::string topology_table(const scenario::LoadedScenario& loaded, const fabric::FabricMetrics& m) {
   std::string out;
-  const auto row = [&](std::string_view label, const std::string& value) {
-    out += fmt::format("  {:<22}{}\n", label, value);
-  };
+  const auto row = [&](std::string_view label, const std::string& value) { out += labelled_row(label, value); };
   out += fmt::format("Fabric of {}: {}\n\n", loaded.config.name.empty() ? loaded.file : loaded.config.name, m.sizing);
   row("endpoints", fmt::format("{} NICs ({} node{} x {}; {} GPUs)", m.endpoints, m.nodes, m.nodes == 1 ? "" : "s",
                                m.nodes ? m.endpoints / m.nodes : 0, m.gpus));
