@@ -353,6 +353,12 @@ def cmd_compare(args):
 
 # --- timeline --------------------------------------------------------------------------
 
+def natural_key(text):
+    """Sorts names with numbers in them by the numbers' values: hp-2 before hp-10."""
+    import re
+    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part]
+
+
 def cmd_timeline(args):
     rows = read_csv(args.input)
     need = {"time_s", "kind", "cause", "job", "node", "gpu"}
@@ -368,7 +374,8 @@ def cmd_timeline(args):
         doc = read_json(args.results or os.path.join(os.path.dirname(args.input) or ".", "results.json"))
         horizon = max(horizon, (doc.get("scenario", {}).get("simulation", {}).get("horizon_s") or 0) / day)
     causes = sorted({r["cause"] for _, r in failures}, key=lambda c: -sum(1 for _, r in failures if r["cause"] == c))
-    jobs = sorted({r["job"] for _, r in events if r["job"] and r["kind"] in ("interruption", "restart", "start")})
+    jobs = sorted({r["job"] for _, r in events if r["job"] and r["kind"] in ("interruption", "restart", "start")},
+                  key=natural_key)  # hp-2 before hp-10
     lanes = [f"job {j}" for j in jobs] + (["node retired"] if any(r["kind"] == "retired" for _, r in events) else []) \
         + causes
     fig, (top, bottom) = plt.subplots(2, 1, figsize=(10, 2.2 + 0.28 * len(lanes) + 2.2), sharex=True,

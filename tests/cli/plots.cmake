@@ -33,7 +33,7 @@ if(MODE STREQUAL "run")
   # A run with a job and failures: the step breakdown, the failure timeline, the GPU heat map.
   run_ok("run --plot" "${EXE}" run scenarios/llama3-405b-54d.yaml --set simulation.replications=2 --out "${TMP}/run"
          --plot)
-  if(NOT out MATCHES "plots written to .*breakdown.png, timeline.png, gpu_health.png")
+  if(NOT out MATCHES "plots written to .*breakdown.png, timeline.png, gpu_health.png \\(the breakdown's data: breakdown.csv\\)")
     message(FATAL_ERROR "run --plot did not name its plots:\n${out}")
   endif()
   foreach(png breakdown timeline gpu_health)
@@ -47,6 +47,14 @@ if(MODE STREQUAL "run")
   list(GET lines 1 row)
   if(NOT row MATCHES "^llama3-405b-54d,pretrain,[0-9.e+-]+,")
     message(FATAL_ERROR "breakdown.csv row is '${row}'")
+  endif()
+
+  # A run without a job draws no breakdown: an earlier breakdown.csv there is removed with
+  # the earlier breakdown.png (it was kept, as if this run's).
+  run_ok("run --plot without a job" "${EXE}" run scenarios/llama3-405b-54d.yaml --set simulation.replications=1
+         --set workload.jobs=~ --out "${TMP}/run" --plot)
+  if(EXISTS "${TMP}/run/breakdown.csv" OR EXISTS "${TMP}/run/breakdown.png")
+    message(FATAL_ERROR "run --plot without a job kept the earlier breakdown")
   endif()
 
   # --plot needs --out.

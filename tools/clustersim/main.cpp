@@ -377,7 +377,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
     // An earlier run's outputs that this one does not write (its failures.csv beside a run
     // without failures, its plots beside new results) would be read as this run's.
     std::vector<std::string> produced = plotted;
-    if (!plotted.empty()) produced.emplace_back("breakdown.csv");
+    if (std::find(plotted.begin(), plotted.end(), "breakdown.png") != plotted.end()) produced.emplace_back("breakdown.csv");
     for (const auto& [path, text] : files) {
       if (path != trace_file) produced.push_back(std::filesystem::path(path).filename().string());
     }
@@ -419,7 +419,12 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
                                points, loaded.file, loaded.file);
     }
     if (python && plotted.empty()) std::cout << "--plot: nothing to plot (no workload jobs, no failures)\n";
-    if (!plotted.empty()) std::cout << fmt::format("plots written to {}/: {}\n", folder(out_dir), fmt::join(plotted, ", "));
+    if (!plotted.empty()) {
+      // plot.py writes the breakdown's figures beside its PNG.
+      const bool breakdown = std::find(plotted.begin(), plotted.end(), "breakdown.png") != plotted.end();
+      std::cout << fmt::format("plots written to {}/: {}{}\n", folder(out_dir), fmt::join(plotted, ", "),
+                               breakdown ? " (the breakdown's data: breakdown.csv)" : "");
+    }
   }
   folders.keep();
   return 0;
