@@ -54,6 +54,10 @@ bool time_collective(const fabric::Fabric& fab, const network::NetworkConfig& cf
       return false;
     }
     algo = network::Algorithm::hierarchical;
+    out.note = fmt::format("--algo auto, --model flow: a direct {} on {} ranks would put {} transfers on the fabric "
+                           "at once, past the flow model's {}: the hierarchical one ran, whichever is faster (--model "
+                           "analytical chooses among both)",
+                           config::enum_name(op), n, n * (n - 1), network::kMaxFlowTransfers);
   }
   if (algo == network::Algorithm::automatic) algo = network::choose_algorithm(fab, cfg, op, ranks, size);
   network::Schedule schedule;

@@ -39,6 +39,7 @@ struct CollectiveTiming {
   double algbw_GBps = 0.0;  ///< S / t, 10^9 bytes per second
   double busbw_GBps = 0.0;  ///< algbw x bus_factor(op, n)
   network::LinkLoad load;   ///< bytes carried by each directed link
+  std::string note;         ///< why auto ran another algorithm than its choice, when it did
 };
 
 /// Ranks 0 to n-1: the first n GPUs in node order.

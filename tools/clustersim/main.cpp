@@ -84,14 +84,17 @@ std::string check_path(const std::string& v) {
 /// hi, rewritten without leading zeros; a transform, not a check, so that CLI11 converts the
 /// rewritten text: it read "010" as octal 8 and "0x10" as 16. CLI11's Range says "Value 1.5
 /// not in range 1 to 64", which reads as if 1.5 were too small.
-CLI::Validator whole_in(std::int64_t lo, std::int64_t hi) {
+/// `range`, when given, says the range in words (where its top is not known yet: "2 to
+/// the scenario's GPUs" read "2 to 100000000").
+CLI::Validator whole_in(std::int64_t lo, std::int64_t hi, std::string range = {}) {
   return CLI::Validator(
-      [lo, hi](std::string& v) -> std::string {
+      [lo, hi, range](std::string& v) -> std::string {
         std::int64_t x = 0;
         const char* end = v.data() + v.size();
         const auto [stop, ec] = std::from_chars(v.data(), end, x);
         if (v.empty() || ec != std::errc() || stop != end || x < lo || x > hi) {
-          return fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, v);
+          return range.empty() ? fmt::format("expected an integer from {} to {}, got '{}'", lo, hi, v)
+                               : fmt::format("expected an integer from {}, got '{}'", range, v);
         }
         v = std::to_string(x);
         return {};
@@ -629,7 +632,7 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
   // A size that does not parse: which one, in a list; one past what any quantity may be
   // (1e30) is past --sizes' own bound too, said as such.
   const auto unparsed = [&](const sim::Parsed<sim::Bytes>& p, std::string_view given) {
-    if (p.beyond) {
+    if (p.beyond || (!given.empty() && given.front() == '-')) {  // -5 is below 1 B, not only below 0
       why = fmt::format("'{}': each size must be from 1B to 1PiB, got {}", text, given);
     } else if (given.empty()) {
       why = fmt::format("'{}': a size is missing (nothing before or after a comma or a colon); expected a size such "
@@ -667,7 +670,8 @@ bool parse_sizes(const std::string& text, std::vector<sim::Bytes>& out, std::str
       return false;
     }
     if (*hi.value < *lo.value) {
-      why = fmt::format("'{}': expected a range a:b with a <= b", text);
+      why = fmt::format("'{}': expected a range a:b with a <= b (did you mean '{}:{}{}'?)", text, hi_text, lo_text,
+                        second == std::string::npos ? std::string() : ":" + step);
       return false;
     }
     double factor = 0.0;
@@ -839,6 +843,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   std::string csv = "op,algo,model,gpus,size_bytes,time_s,algbw_GBps,busbw_GBps,count,type\n";
   network::LinkLoad last_load;
   sim::Time last_time;
+  std::vector<std::string> notes;  // said once each, after the sizes are timed
   tools::TerminalProgress shown(fmt::format("collective ({} sizes)", sizes.size()));
   for (std::size_t k = 0; k < sizes.size(); ++k) {
     shown(static_cast<double>(k) / static_cast<double>(sizes.size()));
@@ -860,8 +865,14 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     }
     if (!timed) {
       shown.erase();
-      std::cerr << fmt::format("error: --algo {}: {}\n", c.algo, why);
+      // An all-to-all's transfers grow as n^2: past its limits the way on is fewer ranks.
+      const bool too_many = op == network::Op::all_to_all && n > 4096;
+      std::cerr << fmt::format("error: --algo {}: {}{}\n", c.algo, why,
+                               too_many ? " (time it on fewer GPUs: --gpus 4096 plans either algorithm)" : "");
       return kExitInput;
+    }
+    if (!timing.note.empty() && std::find(notes.begin(), notes.end(), timing.note) == notes.end()) {
+      notes.push_back(timing.note);
     }
     last_load = std::move(timing.load);
     last_time = timing.time;
@@ -887,6 +898,8 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     csv += fmt::format("{},{},{},{},{:.0f},{},{},{},{},float\n", c.op, algo_name, model_name, n, size.value(),
                        t.seconds(), csv_rate(algbw), csv_rate(busbw), count);
   }
+  shown.erase();
+  for (const std::string& note : notes) std::cerr << "note: " << note << "\n";
   {
     const std::array<std::string, 7> header{"size(B)", "count", "type", "algo", "time(us)", "algbw(GB/s)", "busbw(GB/s)"};
     std::array<std::size_t, 7> width{12, 12, 6, 17, 12, 12, 12};
@@ -1257,7 +1270,7 @@ int run_main(int argc, char** argv) {
   for (const auto& entry : enum_names(network::Algorithm{})) algos.emplace_back(entry.second);
   collective->add_option("--op", coll.op, "the collective")->check(CLI::IsMember(ops));
   collective->add_option("--gpus", coll.gpus, "ranks: the first N GPUs in node order (default: all)")
-      ->transform(whole_in(2, 100'000'000));
+      ->transform(whole_in(2, 100'000'000, "2 to the scenario's GPUs"));
   collective->add_option("--sizes", coll.sizes,
                          "a:b (doubling), a:b:xF (times F), a:b:+S (plus S) or a comma list; units optional (bytes)");
   collective->add_option("--algo", coll.algo, "algorithm, or auto (the fastest of NCCL's algorithms by the analytical model; for an all-to-all, "
