@@ -1275,8 +1275,16 @@ std::string topology_table(const scenario::LoadedScenario& loaded, const fabric:
                            (m.nodes + per_rack - 1) / per_rack, per_rack, per_rack == 1 ? "" : "s",
                            direct ? ": router cables between racks are optical, inside a rack copper" : ""));
   row("optics", fmt::format("{} transceivers", m.optics));
-  row("diameter", fmt::format("{} switch-to-switch hop{}", m.diameter_hops, m.diameter_hops == 1 ? "" : "s"));
-  row("average hops", fmt::format("{:.3f} (uniform traffic between endpoints)", m.average_hops));
+  // Valiant and UGAL routes are longer than the minimal ones these figures count.
+  const bool nonminimal = loaded.fabric && loaded.fabric->topology == fabric::Topology::dragonfly &&
+                          loaded.config.fabric && loaded.config.fabric->routing != fabric::Routing::minimal;
+  const std::string_view routing = nonminimal ? config::enum_name(loaded.config.fabric->routing) : "";
+  row("diameter", fmt::format("{} switch-to-switch hop{}{}", m.diameter_hops, m.diameter_hops == 1 ? "" : "s",
+                              nonminimal ? fmt::format(" on minimal routes ({} routing takes longer ones)", routing)
+                                         : std::string()));
+  row("average hops", fmt::format("{:.3f} (uniform traffic between endpoints{})", m.average_hops,
+                                  nonminimal ? fmt::format(", minimal routes; {} routing takes longer ones", routing)
+                                             : std::string()));
   // In bits too, as switch ports are sold: Tbps, or Pbps from what {:.4g} rounds to 10,000 Tbps
   // (8.389e+05Tbps read badly).
   const double tbps = m.bisection_bandwidth.value() * 8 / 1e12;
