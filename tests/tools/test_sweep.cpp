@@ -71,7 +71,7 @@ TEST_CASE("sweep grid: the cartesian product in parameter order, the last varyin
   tools::SweepSpec spec;
   spec.sets = {"network.model=analytical"};
   spec.replications = 3;
-  spec.params = {{"a", {"1", "2", "3"}, false, "--param", {}}, {"b", {"x", "y"}, false, "--param", {}}};
+  spec.params = {{"a", {"1", "2", "3"}, false, "--param", {}, {}}, {"b", {"x", "y"}, false, "--param", {}, {}}};
   // points = 3 x 2; point i = (i / 2, i % 2).
   CHECK(spec.points() == 6);
   CHECK(spec.values_of(0) == std::vector<std::string>{"1", "x"});
@@ -136,7 +136,7 @@ TEST_CASE("--set reaches into a list element by index") {
 TEST_CASE("sweep: an invalid point is an error record, and the CSV row carries its message") {
   tools::SweepSpec spec;
   spec.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml";
-  spec.params = {{"workload.jobs[0].parallelism.tp", {"2", "3"}, false, "--param", {}}};
+  spec.params = {{"workload.jobs[0].parallelism.tp", {"2", "3"}, false, "--param", {}, {}}};
   const config::Json ok = tools::run_point(spec, 0);
   const config::Json bad = tools::run_point(spec, 1);
   CHECK(ok["status"] == "ok");
@@ -176,7 +176,7 @@ TEST_CASE("sweep: a point's error from a parameter's value is located at the val
   // A --param's value is on the command line: its error names the parameter and value.
   tools::SweepSpec by_param;
   by_param.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/tests/scenarios/sweep_small.yaml";
-  by_param.params = {{"fabric.tiers", {"2", "5"}, false, "--param", {}}};
+  by_param.params = {{"fabric.tiers", {"2", "5"}, false, "--param", {}, {}}};
   CHECK(tools::run_point(by_param, 1)["error"] == "--param fabric.tiers=5: fabric.tiers: must be at most 3, got 5");
 }
 
@@ -186,7 +186,7 @@ TEST_CASE("sweep: a row carries the schedule (utilisation, queue waits) and the 
   tools::SweepSpec spec;
   spec.scenario = std::string(CLUSTERSIM_SOURCE_DIR) + "/scenarios/shared-cluster.yaml";
   spec.replications = 3;
-  spec.params = {{"scheduler.policy", {"fifo", "backfill"}, false, "--param", {}}};
+  spec.params = {{"scheduler.policy", {"fifo", "backfill"}, false, "--param", {}, {}}};
   const config::Json fifo_row = tools::run_point(spec, 0);
   const config::Json& fifo = fifo_row["results"];
   const config::Json backfill = tools::run_point(spec, 1)["results"];

@@ -126,7 +126,22 @@ bool expand_range(std::string_view text, std::vector<std::string>& out, std::str
   const auto c2 = c1 == std::string_view::npos ? c1 : text.find(':', c1 + 1);
   if (c2 == std::string_view::npos || text.find(':', c2 + 1) != std::string_view::npos) return true;
   const std::string_view step = trim(text.substr(c2 + 1));
-  if (step.size() < 2 || (step[0] != 'x' && step[0] != '+')) return true;
+  if (step.size() < 2 || (step[0] != 'x' && step[0] != '+')) {
+    // Two numbers and a third part: a range whose step is spelt wrong (8:64:-8, 8:64:y2), not
+    // a value (it was tried as one: "expected an integer, got '8:64:-8'").
+    double a = 0, b = 0;
+    std::string sa, sb;
+    if (split_number(trim(text.substr(0, c1)), a, sa) && split_number(trim(text.substr(c1 + 1, c2 - c1 - 1)), b, sb)) {
+      is_range = true;
+      why = fmt::format("'{}': a range's step is xF (multiply by F > 1) or +S (add S > 0), got '{}' (e.g. {}:{}:+{} or "
+                        "{}:{}:x2; a range goes up from its first value)",
+                        text, step, trim(text.substr(0, c1)), trim(text.substr(c1 + 1, c2 - c1 - 1)),
+                        step.size() > 1 && step[0] == '-' ? std::string(step.substr(1)) : std::string("1"),
+                        trim(text.substr(0, c1)), trim(text.substr(c1 + 1, c2 - c1 - 1)));
+      return false;
+    }
+    return true;
+  }
   is_range = true;
   double a = 0, b = 0, s = 0;
   std::string sa, sb, ss;
@@ -172,7 +187,7 @@ bool expand_range(std::string_view text, std::vector<std::string>& out, std::str
     const double v = multiply ? a * std::pow(s, static_cast<double>(i)) : a + s * static_cast<double>(i);
     if (v > b + tolerance) break;
     if (out.size() == kMaxValues) {
-      why = fmt::format("'{}': more than {} values", text, kMaxValues);
+      why = fmt::format("'{}': more than {} values (a coarser step, such as x2)", text, kMaxValues);
       return false;
     }
     out.push_back(number_text(is_integral(a) && is_integral(s) ? std::round(v) : v) + sa);
@@ -606,17 +621,31 @@ void check_params(const SweepSpec& spec, const scenario::LoadOptions& base, cons
   for (const SweepParam& p : spec.params) {
     if (p.origin != "--param") continue;
     std::set<std::string> said;  // a misspelt key is one error, not one per value
-    for (const std::string& value : p.values) {
+    for (std::size_t k = 0; k < p.values.size(); ++k) {
+      const std::string& value = p.values[k];
       scenario::Scenario copy = loaded;
       copy.sweep.reset();
       config::LoadState trial;
       config::apply_set(copy, p.key + "=" + value, trial);
+      // A range's values are said once, at the first its key refuses (a fractional step on a
+      // whole-number key gave one error per value, none naming the step).
+      if (!p.range.empty() && !trial.diagnostics.ok()) {
+        const config::Diagnostic& d = trial.diagnostics.items().front();
+        bad.add(config::Location{std::string(kCommandLine), 0, 0}, "",
+                fmt::format("--param {}={} gives {} (value {} of {}): {}{}{}", p.key, p.range, value, k + 1,
+                            p.values.size(), d.path.empty() ? "" : d.path + ": ", d.message,
+                            d.hint.empty() ? "" : " (" + d.hint + ")"));
+        break;
+      }
       for (const config::Diagnostic& d : trial.diagnostics.items()) {
         if (!said.insert(d.path + ": " + d.message).second) continue;
         // `a:b` is a value (an oversubscription ratio is one); where the key refuses it, it
         // was most likely meant as a range without its step.
         std::string hint = d.hint;
-        if (hint.empty() && looks_like_range_without_step(value)) {
+        if (value.size() > 1 && value.front() == '{' && d.message.find("got a mapping") != std::string::npos) {
+          hint = fmt::format("a --param's values are separated by commas, without braces: {}={}", p.key,
+                             value.substr(1, value.size() - (value.back() == '}' ? 2 : 1)));
+        } else if (hint.empty() && looks_like_range_without_step(value)) {
           // Only the steps that range takes (expand_range): from a to b >= a; doubling from a > 0.
           const std::size_t colon = value.find(':');
           const double a = std::strtod(value.substr(0, colon).c_str(), nullptr);
@@ -1002,17 +1031,28 @@ bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why)
       why = fmt::format("{}={}", key, why);  // "cluster.nodes='1:1e15:+1': more than ..." names its key
       return false;
     }
-    if (is_range) return true;
+    if (is_range) {
+      out.range = parts[0];
+      return true;
+    }
   }
   for (const std::string& v : parts) {
     if (v.empty()) {
-      why = fmt::format("'{}': an empty value", text);
+      why = fmt::format("'{}': an empty value (a comma too many?)", text);
       return false;
     }
   }
   if (parts.size() > kMaxValues) {
     why = fmt::format("'{}': more than {} values", text, kMaxValues);
     return false;
+  }
+  // A value given twice would run its points twice (plan's lists merge them; a sweep's point
+  // numbers follow the list as given, so it is refused).
+  for (std::size_t i = 1; i < parts.size(); ++i) {
+    if (std::find(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(i), parts[i]) != parts.begin() + static_cast<std::ptrdiff_t>(i)) {
+      why = fmt::format("'{}': {} is given twice (its points would run twice)", text, parts[i]);
+      return false;
+    }
   }
   out.values = parts;
   return true;
@@ -1030,10 +1070,10 @@ std::vector<SweepParam> sweep_block_params(const scenario::Scenario& sc) {
   if (!sc.sweep) return out;
   // Keys as a --set of them writes them (set_key): '"cluster".nodes' is cluster.nodes.
   for (const scenario::SweepAxis& a : sc.sweep->zip.axes) {
-    out.push_back({scenario::set_key(a.key), a.values, true, "sweep.zip", a.where});
+    out.push_back({scenario::set_key(a.key), a.values, true, "sweep.zip", a.where, {}});
   }
   for (const scenario::SweepAxis& a : sc.sweep->grid.axes) {
-    out.push_back({scenario::set_key(a.key), a.values, false, "sweep.grid", a.where});
+    out.push_back({scenario::set_key(a.key), a.values, false, "sweep.grid", a.where, {}});
   }
   return out;
 }

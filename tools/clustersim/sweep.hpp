@@ -68,6 +68,7 @@ struct SweepParam {
   bool zipped = false;          ///< varies with the other zipped parameters, as one axis
   std::string origin = "--param";  ///< where it was given, for messages ("sweep.grid", ...)
   std::vector<config::Location> where;  ///< of each value in a sweep block; empty for --param
+  std::string range;  ///< the --param's range a:b:xF or a:b:+S its values came from, if any
 };
 
 /// The parameters of a scenario's `sweep:` block: the zipped keys, then the grid keys.
