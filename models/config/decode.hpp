@@ -766,7 +766,7 @@ bool set_at_path(T& target, const std::vector<PathSegment>& segments, std::size_
     const bool in_range =
         is_index && std::from_chars(digits.data(), digits.data() + digits.size(), index).ec == std::errc();
     if (!is_index || !in_range || index >= target.size()) {
-      ctx.error_at(at, is_index ? fmt::format("has {} entries; there is no index {}", target.size(), digits)
+      ctx.error_at(at, is_index ? fmt::format("has {} entr{}; there is no index {}", target.size(), target.size() == 1 ? "y" : "ies", digits)
                                 : fmt::format("is a list; expected an index such as [0], got '{}'", seg.key));
       return false;
     }

@@ -128,7 +128,7 @@ TEST_CASE("--set reaches into a list element by index") {
     FAIL("expected an input error");
   } catch (const config::InputError& e) {
     const std::string text = e.diagnostics().format();
-    CHECK(text.find("workload.jobs: has 1 entries; there is no index 1") != std::string::npos);
+    CHECK(text.find("workload.jobs: has 1 entry; there is no index 1") != std::string::npos);
     CHECK(text.find("workload.jobs: is a list; expected an index such as [0], got 'x'") != std::string::npos);
   }
 }

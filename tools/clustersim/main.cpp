@@ -1035,6 +1035,11 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
                  "give the same figures (add a failures section, or drop --replications)\n";
     return kExitInput;
   }
+  if (spec.params.empty()) {
+    // Allowed (a sweep of one point writes the same CSV and JSONL as a grid's), but said.
+    std::cerr << "note: no --param and no sweep block in the scenario: one point, the scenario as written (add "
+                 "--param KEY=v1,v2,... to vary a key)\n";
+  }
   tools::SweepOptions options;
   options.jobs = s.jobs;
   options.out_dir = s.out_dir;

@@ -379,7 +379,8 @@ class Progress {
                           final ? "in" : "ETA", final ? clock_text(elapsed) : run > 0 ? clock_text(eta) : "-:--");
       if (final) log_ << "\n";
     } else {
-      log_ << fmt::format("sweep: {}/{} points ({:.0f}%){}, {:.1f} s elapsed{}\n", done, total_, pct, err, elapsed,
+      log_ << fmt::format("sweep: {}/{} point{} ({:.0f}%){}, {:.1f} s elapsed{}\n", done, total_, total_ == 1 ? "" : "s",
+                          pct, err, elapsed,
                           final   ? std::string()
                           : run > 0 ? fmt::format(", ETA {:.1f} s", eta)
                                     : std::string(", ETA not known before a point is done"));
