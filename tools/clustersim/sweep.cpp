@@ -911,6 +911,16 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
     int line_no = 0;
     // The points of this grid by their values, built when a record is not where it was.
     std::unordered_map<std::string, std::int64_t> point_of;
+    // Records that are not points of this grid, said once per kind with how many there are.
+    struct Strangers {
+      int count = 0;
+      int line = 0;
+      std::string why;  // the first's
+    };
+    struct {
+      Strangers other_keys;    // records over other keys than this grid's
+      Strangers other_values;  // records with a value this grid lacks
+    } strangers;
     const auto values_key = [](const std::vector<std::string>& v) { return fmt::format("{}", fmt::join(v, "\x1f")); };
     while (start < text.size()) {
       ++line_no;
@@ -953,8 +963,36 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
         index = found == point_of.end() ? -1 : found->second;
       }
       if (!complete || index < 0) {
-        fail(fmt::format("point {} has the parameters {}, not a point of this sweep's grid of {}", was,
-                         config::json_text(rec["params"]), spec.points()));
+        // Said once, with what differs: the keys varied (an axis added or removed), or a value
+        // that no axis of this grid holds (spelt otherwise: 08 for 8). One line per record
+        // said the same thing over and over.
+        if (!complete) {
+          if (++strangers.other_keys.count == 1) {
+            strangers.other_keys.line = line_no;
+            std::vector<std::string> here, now;
+            for (const auto& [key, v] : rec["params"].items()) here.push_back(key);
+            for (const SweepParam& sp : spec.params) now.push_back(sp.key);
+            strangers.other_keys.why =
+                fmt::format("point {} varies {{{}}}, and this sweep {{{}}}: a sweep resumes over the same keys (an "
+                            "axis cannot be added or removed)",
+                            was, fmt::join(here, ", "), fmt::join(now, ", "));
+          }
+        } else if (++strangers.other_values.count == 1) {
+          strangers.other_values.line = line_no;
+          std::string what;
+          for (std::size_t i = 0; i < spec.params.size() && what.empty(); ++i) {
+            const std::vector<std::string>& takes = spec.params[i].values;
+            if (std::find(takes.begin(), takes.end(), values[i]) == takes.end()) {
+              what = fmt::format("{} = {}, which this sweep's {} does not hold ({})", spec.params[i].key, values[i],
+                                 spec.params[i].key, fmt::join(takes, ", "));
+            }
+          }
+          strangers.other_values.why =
+              fmt::format("point {} has {}", was,
+                          what.empty() ? fmt::format("the parameters {}, not a point of this sweep's grid of {}",
+                                                     config::json_text(rec["params"]), spec.points())
+                                       : what);
+        }
         continue;
       }
       if (done[static_cast<std::size_t>(index)]) continue;  // a duplicate: keep the first
@@ -1000,6 +1038,14 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
                            p.renumbered > 0 ? fmt::format(", {} of them under a new point number", p.renumbered)
                                             : std::string());
       }
+    }
+    for (const Strangers* kind : {&strangers.other_keys, &strangers.other_values}) {
+      if (kind->count == 0) continue;
+      bad.add(config::Location{p.jsonl_path, kind->line, 1}, "",
+              kind->count == 1 ? kind->why
+                               : fmt::format("{} (and {} more record{} like it)", kind->why, kind->count - 1,
+                                             kind->count == 2 ? "" : "s"),
+              "this folder holds another sweep's results: use another --out, or delete it");
     }
     if (!bad.ok()) throw config::InputError(std::move(bad));
   }
