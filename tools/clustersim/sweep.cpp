@@ -1024,7 +1024,8 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
       const bool same = was.is_object() && was.contains("fingerprint") && was["fingerprint"] == base_now["fingerprint"];
       if (!same) {
         bad.add(config::Location{p.jsonl_path, 0, 0}, "",
-                fmt::format("its {} finished points were computed from another base scenario: {}", p.records.size(),
+                fmt::format("its {} finished point{} computed from another base scenario: {}", p.records.size(),
+                            p.records.size() == 1 ? " was" : "s were",
                             was.is_object() ? base_difference(was, base_now)
                                             : fmt::format("{} is missing or unreadable", base_path)),
                 "rerun with what the first run had, or start over in another --out folder, or after deleting this one");
