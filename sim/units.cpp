@@ -244,7 +244,27 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
       same_prefix.push_back(name);
     }
   }
-  if (alias) {
+  // A unit of another quantity (a deadline in USD): said as such, not matched to the nearest
+  // spelling of this one ("90USD" was offered as 90us).
+  // (Not where a unit of this one starts with it: 400GB for a bandwidth is 400GB/s less its
+  // "/s", and said so below.)
+  const UnitFamily* other = nullptr;
+  const std::vector<std::string_view> names = unit_names(family);
+  const bool begins_one = std::any_of(names.begin(), names.end(), [&](std::string_view n) { return n.starts_with(unit); });
+  for (const UnitFamily* f : {&kBytes, &kBandwidth, &kFlops, &kPower, &kMoney, &kEnergyPrice, &kTime}) {
+    if (begins_one) break;
+    if (f->base == family.base) continue;
+    for (const Unit& u : f->units) {
+      if (u.name == unit) other = f;
+    }
+  }
+  const auto noun = [](std::string_view what) {  // "an amount of money": "money"
+    what = what.substr(what.find(' ') + 1);
+    return what.starts_with("amount of ") ? what.substr(10) : what;
+  };
+  if (other != nullptr) {
+    message += fmt::format(" ('{}' is a unit of {}, not of {})", unit, noun(other->what), noun(family.what));
+  } else if (alias) {
     message += fmt::format(" (did you mean '{}{}'?)", std::string_view(first, static_cast<std::size_t>(end - first)),
                            *alias);
   } else if (weeks) {

@@ -104,6 +104,9 @@ TEST_CASE("bandwidth: bits and bytes per second") {
   CHECK(parse_bandwidth("2PB/s").value->value() == 2e15);
   CHECK(parse_bandwidth("400").error == "'400' has no unit: expected a bandwidth such as 400Gbps or 50GB/s");
   CHECK(parse_bandwidth("400GB").error.find("did you mean '400GB/s'") != std::string::npos);
+  // A unit of another quantity is said as such ("90USD" for a time was offered as 90us).
+  CHECK(parse_time("90USD").error.ends_with("('USD' is a unit of money, not of time)"));
+  CHECK(parse_money("50W").error.ends_with("('W' is a unit of power, not of money)"));
   // Spellings whose nearest unit by edit distance would be 8 or 1,440 times off.
   CHECK(parse_bandwidth("10GBps").error.find("did you mean '10GB/s'") != std::string::npos);
   CHECK(parse_time("5m").error.find("did you mean '5min'") != std::string::npos);
