@@ -1006,6 +1006,14 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
       bad_params.push_back("--param " + why);
       continue;
     }
+    // A value given twice would run its points twice (plan's --nodes merges them; a sweep's
+    // point numbers follow the list as given, so it is refused).
+    for (auto v = p.values.begin(); v != p.values.end(); ++v) {
+      if (std::find(p.values.begin(), v, *v) != v) {
+        bad_params.push_back(fmt::format("--param '{}': {} is given twice (its points would run twice)", text, *v));
+        break;
+      }
+    }
     spec.params.push_back(std::move(p));
   }
   if (base_error) return report_option_errors(bad_params, &*base_error);

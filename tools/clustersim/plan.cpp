@@ -51,7 +51,8 @@ std::vector<std::int64_t> node_counts(const std::string& text, std::int64_t base
   if (!parse_sweep_param("cluster.nodes=" + text, p, why)) {
     // "cluster.nodes='8:64:x1': ..." names the key --nodes sets; the option is the user's word.
     if (why.rfind("cluster.nodes=", 0) == 0) why.erase(0, std::string_view("cluster.nodes=").size());
-    throw option_error("--nodes", why, "--nodes 512:8192:x2");
+    // (One example: a range's own message gives the one it likely meant.)
+    throw option_error("--nodes", why, why.find("(e.g. ") == std::string::npos ? "--nodes 512:8192:x2" : "");
   }
   for (const std::string& v : p.values) {
     std::int64_t n = 0;

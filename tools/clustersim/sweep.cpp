@@ -1094,14 +1094,6 @@ bool parse_sweep_param(std::string_view text, SweepParam& out, std::string& why)
     why = fmt::format("'{}': more than {} values", text, kMaxValues);
     return false;
   }
-  // A value given twice would run its points twice (plan's lists merge them; a sweep's point
-  // numbers follow the list as given, so it is refused).
-  for (std::size_t i = 1; i < parts.size(); ++i) {
-    if (std::find(parts.begin(), parts.begin() + static_cast<std::ptrdiff_t>(i), parts[i]) != parts.begin() + static_cast<std::ptrdiff_t>(i)) {
-      why = fmt::format("'{}': {} is given twice (its points would run twice)", text, parts[i]);
-      return false;
-    }
-  }
   out.values = parts;
   return true;
 }
