@@ -1160,7 +1160,8 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   std::vector<std::string> errors;  // every option in error, at once
   const sim::Parsed<sim::Time> deadline = sim::parse_time(o.deadline);
   if (!deadline || deadline.value->ns() <= 0) {
-    errors.push_back(fmt::format("--deadline {}: {}", o.deadline, deadline ? std::string("must be positive") : deadline.error));
+    errors.push_back(fmt::format("--deadline {}: {}", o.deadline,
+                                 deadline ? std::string("must be positive (e.g. --deadline 90d)") : deadline.error));
   } else {
     p.deadline = *deadline.value;
   }
@@ -1170,6 +1171,11 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     const sim::Parsed<sim::Money> money = sim::parse_money(*text);
     if (!money) {
       errors.push_back(fmt::format("{} {}: {}", option, *text, money.error));
+      continue;
+    }
+    // A budget of nothing holds no design (it was searched, and every point refused).
+    if (money.value->value() <= 0.0) {
+      errors.push_back(fmt::format("{} {}: must be positive (e.g. {} 50MUSD)", option, *text, option));
       continue;
     }
     *out = *money.value;
