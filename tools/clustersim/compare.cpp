@@ -130,7 +130,16 @@ Figures figures(const scenario::LoadedScenario& loaded, const RunResult& r) {
   return f;
 }
 
-/// "1.168 M" style: three significant digits and an SI prefix. Money takes no prefix below 1
+/// Four significant digits, trailing zeros kept: "2.800" beside "2.801" (it read "2.8"), "48.80"
+/// beside "46.54"; no lone point ("1000", not "1000.").
+std::string sig4(double v) {
+  if (v == 0.0) return "0";
+  std::string text = fmt::format("{:#.4g}", v);
+  if (!text.empty() && text.back() == '.') text.pop_back();
+  return text;
+}
+
+/// "1.168 M" style: four significant digits and an SI prefix. Money takes no prefix below 1
 /// ("0.03989 USD", not "39.89 mUSD", which reads as millions at a glance).
 std::string si(double v, std::string_view unit) {
   if (unit == "fraction") return fmt::format("{:.1f}%", 100.0 * v);
@@ -146,16 +155,16 @@ std::string si(double v, std::string_view unit) {
   if (unit.starts_with("tokens") && std::abs(v) >= 1e3) {
     static constexpr std::pair<double, const char*> kCounts[] = {{1e12, "T"}, {1e9, "B"}, {1e6, "M"}, {1e3, "K"}};
     for (const auto& [scale, prefix] : kCounts) {
-      if (std::abs(v) >= scale) return fmt::format("{:.4g}{} {}", v / scale, prefix, unit);
+      if (std::abs(v) >= scale) return fmt::format("{}{} {}", sig4(v / scale), prefix, unit);
     }
   }
   for (const auto& [scale, prefix] : kPrefixes) {
     // Money's billions are B, as run prints them and scenarios write them (1.489 BUSD; a
     // G read as another unit beside run's table).
     const std::string_view p = money && scale == 1e9 ? "B" : prefix;
-    if (std::abs(v) >= scale || (money && scale == 1.0)) return fmt::format("{:.4g} {}{}", v / scale, p, unit);
+    if (std::abs(v) >= scale || (money && scale == 1.0)) return fmt::format("{} {}{}", sig4(v / scale), p, unit);
   }
-  return fmt::format("{:.4g} {}", v, unit);
+  return fmt::format("{} {}", sig4(v), unit);
 }
 
 std::string_view better_text(Better b) {
