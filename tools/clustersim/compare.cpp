@@ -449,8 +449,9 @@ std::string compare_table(const Comparison& c) {
     for (std::size_t k = 0; k < line.size(); ++k) width[k] = std::max(width[k], line[k].size());
   }
   std::string out =
-      fmt::format("Comparison (* marks the best of each row that has a better side, a value within {:g}% of it, and an ETTR the replications, "
-                  "paired, cannot tell from the best; +- the half-width of a 95% interval over replications)\n",
+      fmt::format("Comparison (*: the best of a row that has a better side, and the values within {:g}% of it; an "
+                  "ETTR is marked too when the replications, paired, cannot tell it from the best. +-: the half-width "
+                  "of a 95% interval over replications)\n",
                   100.0 * kTieShare);
   if (c.ecmp_seeds > 1) {
     out += fmt::format("  ({} ECMP seeds per design whose routes are hashed: each column is the run of median step "

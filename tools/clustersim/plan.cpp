@@ -598,7 +598,7 @@ std::string plan_table(const Plan& p, bool files_written) {
                                         : std::string());
   out += fmt::format("    {:>6} {:>7} {:<10} {:>3} {:>3} {:>5} {:>3} {:>9} {:>6} {:>7} {:>13} {:>12} {:>10} {:>12} "
                      "{:>10}\n",
-                     "nodes", "GPUs", "topology", "tp", "pp", "dp", "vs", "step (s)", "MFU", "ETTR", "time to train",
+                     "nodes", "GPUs", "topology", "tp", "pp", "dp", "vp", "step (s)", "MFU", "ETTR", "time to train",
                      "total cost", "USD/Mtok", "capex", "USD/GPU-h");
   std::vector<std::size_t> front;
   for (std::size_t i = 0; i < p.points.size(); ++i) {
@@ -632,6 +632,10 @@ std::string plan_table(const Plan& p, bool files_written) {
                ? fmt::format("    (no feasible point within the capex budget of {})\n",
                              sim::human(sim::Money::of(*p.capex_budget_usd)))
                : std::string("    (no feasible point with a priced cost)\n");
+  } else {
+    // The columns that are not plain words (a "vs" read as "versus").
+    out += "    (vp: virtual pipeline stages per GPU, interleaved; ETTR: effective training time ratio under the "
+           "scenario's failures, - without; USD/Mtok: total cost per million trained tokens)\n";
   }
   out += "\n";
   if (p.best) {
