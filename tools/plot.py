@@ -265,7 +265,7 @@ def compare_panels(rows, designs):
         if r["metric"].endswith("_ci95") and r["metric"][: -len("_ci95")] in by_name:
             half = [number(r[d]) for d in designs]
             bars[r["metric"][: -len("_ci95")]] = ("ci95", half, list(half))
-    hidden = {"gpus"}
+    hidden = {"gpus", "ecmp_seed"}  # a seed is no figure to draw
     if {"step_time_s", "step_time_min_s", "step_time_max_s"} <= set(by_name):
         hidden |= {"step_time_min_s", "step_time_max_s"}
         below, above = [], []

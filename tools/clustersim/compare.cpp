@@ -48,6 +48,8 @@ constexpr RowSpec kRows[] = {
     {"step time", "step_time_s", "s", Better::lower},
     {"step time, fastest ECMP seed", "step_time_min_s", "s", Better::none},
     {"step time, slowest ECMP seed", "step_time_max_s", "s", Better::none},
+    // Which draw the column is (the JSON's ecmp_seed): fabric.ecmp_seed reruns it.
+    {"ECMP seed of the median draw", "ecmp_seed", "id", Better::none},
     {"throughput", "tokens_per_s", "tokens/s", Better::higher},
     {"MFU", "mfu", "fraction", Better::higher},
     {"memory per GPU", "memory_per_gpu_bytes", "B", Better::none},
@@ -143,7 +145,7 @@ std::string sig4(double v) {
 /// ("0.03989 USD", not "39.89 mUSD", which reads as millions at a glance).
 std::string si(double v, std::string_view unit) {
   if (unit == "fraction") return fmt::format("{:.1f}%", 100.0 * v);
-  if (unit == "count") return fmt::format("{:.0f}", v);
+  if (unit == "count" || unit == "id") return fmt::format("{:.0f}", v);  // id: a number that names (a seed)
   if (unit == "USD/GPU-h") return fmt::format("{:.3f} USD/GPU-h", v);
   if (unit == "GPU-h") return grouped(v) + " GPU-h";
   if (unit == "s" && v >= 86400.0) return fmt::format("{:.2f} d", v / 86400.0);
@@ -412,6 +414,7 @@ Comparison compare(const CompareArgs& args) {
     if (spread[i]) {
       figs.back().values[row_of("step_time_min_s")] = spread[i]->first;
       figs.back().values[row_of("step_time_max_s")] = spread[i]->second;
+      if (c.ecmp_seed[i]) figs.back().values[row_of("ecmp_seed")] = static_cast<double>(*c.ecmp_seed[i]);
     }
   }
   for (std::size_t r = 0; r < std::size(kRows); ++r) {
