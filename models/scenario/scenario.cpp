@@ -1318,6 +1318,27 @@ void check_failure_relations(const Scenario& sc, LoadState& state) {
   if (!sc.failures) return;
   for (const reliability::ConfigProblem& p : reliability::check_failures(*sc.failures)) {
     const std::string at = "failures." + p.path;
+    // Both rate and mtbf: said at the one set on the command line when the other is the
+    // file's (a --set mtbf over a file's rate was said at the file's line, with no word of
+    // how to drop the file's), with the --set that removes the other.
+    const std::string name = p.path.rfind("components.", 0) == 0 ? p.path.substr(11) : std::string();
+    const auto c = sc.failures->components.find(name);
+    if (c != sc.failures->components.end() && c->second.rate && c->second.mtbf) {
+      const auto rate = state.assigned.find(at + ".rate");
+      const auto mtbf = state.assigned.find(at + ".mtbf");
+      if (rate != state.assigned.end() && mtbf != state.assigned.end() &&
+          (rate->second.file == "<command line>") != (mtbf->second.file == "<command line>")) {
+        const bool rate_set = rate->second.file == "<command line>";
+        const auto& [key, where] = rate_set ? *rate : *mtbf;
+        const std::string other = rate_set ? at + ".mtbf" : at + ".rate";
+        const Location& file = rate_set ? mtbf->second : rate->second;
+        state.diagnostics.add(where, key,
+                              fmt::format("give either rate or mtbf: {}:{} gives {} too", file.file, file.line,
+                                          rate_set ? "mtbf" : "rate"),
+                              fmt::format("also --set {}=~ to drop the file's", other));
+        continue;
+      }
+    }
     state.diagnostics.add(state.where(at), at, p.message, p.hint);
   }
 }
