@@ -17,6 +17,7 @@
 #include <limits>
 #include <numeric>
 #include <map>
+#include <set>
 #include <system_error>
 
 #include <fmt/format.h>
@@ -1387,6 +1388,24 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     row("stored_bytes_per_day", m.stored_bytes_per_day, "B/day");
     row("stored_bytes_at_retention", m.stored_bytes_at_retention, "B");
   }
+  // Every job the same rows, in the same order (a sweep's runs or a shared cluster's jobs
+  // pivot on them): a figure not defined is an empty value, and the causes are those of any
+  // job, 0 where a job saw none (a row was left out where a value was not finite, a cause's
+  // where it did not occur).
+  const auto maybe = [&](std::string_view metric, double v, std::string_view unit) {
+    if (std::isfinite(v)) {
+      row(metric, v, unit);
+    } else {
+      row(metric, std::string(), unit);
+    }
+  };
+  std::set<std::string> causes, lost_causes;
+  if (result.reliability) {
+    for (const reliability::JobSummary& rs : result.reliability->jobs) {
+      for (const auto& [cause, e] : rs.by_cause) causes.insert(cause);
+      for (const auto& [cause, e] : rs.lost_gpu_hours) lost_causes.insert(cause);
+    }
+  }
   for (std::size_t i = 0; i < result.jobs.size(); ++i) {
     const workload::StepResult& st = result.jobs[i];
     const std::string sec = fmt::format("jobs[{}]", i);
@@ -1420,19 +1439,20 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     if (result.reliability) {
       const reliability::JobSummary& rs = result.reliability->jobs[i];
       row("interruptions", rs.interruptions.mean, "count");
-      for (const auto& [cause, e] : rs.by_cause) row("interruptions_" + cause, e.mean, "count");
-      if (std::isfinite(rs.ettr.mean)) row("ettr", rs.ettr.mean, "fraction");
-      if (std::isfinite(rs.goodput_tokens_per_s.mean)) row("goodput", rs.goodput_tokens_per_s.mean, "tokens/s");
-      if (std::isfinite(rs.time_to_train_s.mean)) row("time_to_train_s", rs.time_to_train_s.mean, "s");
-      row("lost_gpu_hours", reliability::total_lost_gpu_hours(rs), "GPU-h");
-      if (std::isfinite(rs.checkpoint_interval_s)) row("checkpoint_interval_s", rs.checkpoint_interval_s, "s");
-      if (std::isfinite(rs.checkpoint_interval_asked_s)) {
-        row("checkpoint_interval_asked_s", rs.checkpoint_interval_asked_s, "s");
+      for (const std::string& cause : causes) {
+        const auto e = rs.by_cause.find(cause);
+        row("interruptions_" + cause, e == rs.by_cause.end() ? 0.0 : e->second.mean, "count");
       }
-      if (std::isfinite(rs.queue_wait_s.mean)) row("queue_wait_s", rs.queue_wait_s.mean, "s");
-      if (std::isfinite(rs.start_s.mean)) row("start_s", rs.start_s.mean, "s");
-      if (std::isfinite(rs.end_s.mean)) row("end_s", rs.end_s.mean, "s");
-      if (std::isfinite(rs.storage_slowdown.mean)) row("storage_slowdown", rs.storage_slowdown.mean, "ratio");
+      maybe("ettr", rs.ettr.mean, "fraction");
+      maybe("goodput", rs.goodput_tokens_per_s.mean, "tokens/s");
+      maybe("time_to_train_s", rs.time_to_train_s.mean, "s");
+      row("lost_gpu_hours", reliability::total_lost_gpu_hours(rs), "GPU-h");
+      maybe("checkpoint_interval_s", rs.checkpoint_interval_s, "s");
+      maybe("checkpoint_interval_asked_s", rs.checkpoint_interval_asked_s, "s");
+      maybe("queue_wait_s", rs.queue_wait_s.mean, "s");
+      maybe("start_s", rs.start_s.mean, "s");
+      maybe("end_s", rs.end_s.mean, "s");
+      maybe("storage_slowdown", rs.storage_slowdown.mean, "ratio");
       // As results.json: the time without failures, checkpoints, MTBF and the 95% intervals.
       if (st.tokens_per_s > 0 && loaded.jobs[i].config.train_tokens) {
         row("time_to_train_ideal_s", workload::ideal_time_to_train_s(loaded.jobs[i].config, st), "s");
@@ -1440,21 +1460,24 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       row("finished_share", rs.finished_share, "fraction");
       row("checkpoint_blocking_s",
           std::isfinite(rs.checkpoint_blocking_s.mean) ? rs.checkpoint_blocking_s.mean : rs.checkpoint_write_s, "s");
-      if (std::isfinite(rs.mtbf_s)) row("mtbf_s", rs.mtbf_s, "s");
+      maybe("mtbf_s", rs.mtbf_s, "s");
       for (const auto& [metric, e, unit] :
            {std::tuple{"interruptions", &rs.interruptions, "count"}, {"ettr", &rs.ettr, "fraction"},
             {"goodput", &rs.goodput_tokens_per_s, "tokens/s"}, {"time_to_train_s", &rs.time_to_train_s, "s"},
             {"queue_wait_s", &rs.queue_wait_s, "s"}, {"start_s", &rs.start_s, "s"}, {"end_s", &rs.end_s, "s"},
             {"storage_slowdown", &rs.storage_slowdown, "ratio"}}) {
-        if (std::isfinite(e->ci95)) row(std::string(metric) + "_ci95", e->ci95, unit);
+        maybe(std::string(metric) + "_ci95", e->ci95, unit);
       }
-      for (const auto& [cause, e] : rs.lost_gpu_hours) row("lost_gpu_hours_" + cause, e.mean, "GPU-h");
+      for (const std::string& cause : lost_causes) {
+        const auto e = rs.lost_gpu_hours.find(cause);
+        row("lost_gpu_hours_" + cause, e == rs.lost_gpu_hours.end() ? 0.0 : e->second.mean, "GPU-h");
+      }
       row("checkpoint_gpu_hours", rs.checkpoint_gpu_hours.mean, "GPU-h");
       // The rest of results.json's job figures (the CSV lacked them).
       row("checkpoint_blocking_alone_s", rs.checkpoint_write_s, "s");
       row("submit_s", loaded.jobs[i].config.submit.seconds(), "s");
       row("started_share", rs.started_share, "fraction");
-      if (std::isfinite(rs.fragmented_starts.mean)) row("fragmented_starts", rs.fragmented_starts.mean, "count");
+      maybe("fragmented_starts", rs.fragmented_starts.mean, "count");
     }
     row("placement", result.reliability && scenario::jobs_queue(loaded) ? "scheduler" : "fixed", "");
     if (i < result.training.size() && result.training[i]) {
