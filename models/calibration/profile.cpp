@@ -3,7 +3,6 @@
 
 #include <algorithm>
 #include <cerrno>
-#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <limits>
@@ -18,25 +17,6 @@
 
 namespace clustersim::calibration {
 namespace {
-
-/// Quoted scalars that hold a bare number ("0.9", "128"): a profile writes its numbers as
-/// JSON numbers (quantities with a unit, "2.9TB/s", are strings), and the YAML decoding
-/// below would take the string for the number without a word.
-void find_quoted_numbers(const YAML::Node& node, std::vector<YAML::Mark>& out) {
-  if (node.IsMap()) {
-    for (const auto& kv : node) find_quoted_numbers(kv.second, out);
-  } else if (node.IsSequence()) {
-    for (const auto& item : node) find_quoted_numbers(item, out);
-  } else if (node.IsScalar() && node.Tag() == "!") {
-    const std::string& text = node.Scalar();
-    char* end = nullptr;
-    errno = 0;
-    (void)std::strtod(text.c_str(), &end);
-    if (!text.empty() && end == text.c_str() + text.size() && text.find_first_of("0123456789") != std::string::npos) {
-      out.push_back(node.Mark());
-    }
-  }
-}
 
 bool written(const std::vector<std::string>& keys, const std::string& path) {
   return std::any_of(keys.begin(), keys.end(), [&](const std::string& k) {
@@ -153,13 +133,8 @@ std::optional<CalibrationProfile> load_profile(const std::string& path, config::
     return std::nullopt;
   }
   config::LoadState file_state;
-  std::vector<YAML::Mark> quoted;
-  find_quoted_numbers(root, quoted);
-  for (const YAML::Mark& m : quoted) {
-    file_state.diagnostics.add(config::Location{path, m.line + 1, config::character_column(text, m.line, m.column)}, "",
-                               "a number written as a string: a profile's numbers are JSON numbers",
-                               "drop the quotes; quantities with a unit, such as \"2.9TB/s\", stay strings");
-  }
+  // A number written as a string ("0.9") is refused by the decoding, at its key, as in a
+  // scenario: quantities with a unit ("2.9TB/s") are strings.
   CalibrationProfile p;
   config::Codec<CalibrationProfile>::decode(root, p, config::Context(file_state, path));
   if (file_state.diagnostics.ok()) config::check_required(p, "", file_state);

@@ -396,6 +396,15 @@ bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context&
   return true;
 }
 
+/// A number or a boolean that parsed is refused when it was quoted: a quoted scalar is a string
+/// in YAML ("32" is not 32), which the key took silently as its number.
+bool unquoted(const YAML::Node& node, const std::string& text, const Context& ctx, std::string_view expected) {
+  if (node.Tag() != "!") return true;  // yaml-cpp's tag of a quoted scalar (a plain one's is "?")
+  ctx.error(node, fmt::format("expected {}, got the string \"{}\"", expected, text),
+            fmt::format("write it without quotes: {}", text));
+  return false;
+}
+
 bool printable_text(const YAML::Node& node, std::string_view text, const Context& ctx) {
   std::size_t character = 0;  // counted in code points, as a reader counts them
   for (std::size_t i = 0; i < text.size(); ++i) {
@@ -465,6 +474,7 @@ bool decode_int(const YAML::Node& n, Int& out, const Context& ctx, std::string_v
     ctx.error(n, fmt::format("expected {}, got '{}'", expected, text), hint);
     return false;
   }
+  if (!unquoted(n, text, ctx, expected)) return false;
   out = value;
   return true;
 }
@@ -514,6 +524,7 @@ bool decode_double(const YAML::Node& n, double& out, const Context& ctx) {
     ctx.error(n, fmt::format("expected a{} number, got '{}'", ec == std::errc() && ptr == end ? " finite" : "", text));
     return false;
   }
+  if (!unquoted(n, text, ctx, "a number")) return false;
   out = value == 0.0 ? 0.0 : value;  // -0 is 0 (it printed as "-0.0%")
   return true;
 }
@@ -521,12 +532,9 @@ bool decode_double(const YAML::Node& n, double& out, const Context& ctx) {
 bool decode_bool(const YAML::Node& n, bool& out, const Context& ctx) {
   std::string text;
   if (!decode_scalar_text(n, text, ctx, "true or false")) return false;
-  if (text == "true") {
-    out = true;
-    return true;
-  }
-  if (text == "false") {
-    out = false;
+  if (text == "true" || text == "false") {
+    if (!unquoted(n, text, ctx, "true or false")) return false;
+    out = text == "true";
     return true;
   }
   ctx.error(n, fmt::format("expected true or false, got '{}'", text));
