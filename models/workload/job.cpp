@@ -2,8 +2,10 @@
 
 #include <algorithm>
 #include <numeric>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace clustersim::workload {
 
@@ -174,12 +176,27 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
   }
   const std::int64_t per_step = p.dp * job.micro_batch;
   if (job.global_batch % per_step != 0) {
+    // The batch rounded up to a whole number of steps, or, where the replicas share it evenly,
+    // the micro-batch sizes that divide a replica's share (a micro_batch of 3 set on the
+    // command line was said at the file's global_batch, with its fix alone).
+    std::string hint = fmt::format("global_batch: {}", std::max<std::int64_t>(1, (job.global_batch + per_step - 1) /
+                                                                                   per_step) *
+                                                           per_step);
+    if (job.global_batch % p.dp == 0) {
+      const std::int64_t share = job.global_batch / p.dp;
+      std::vector<std::int64_t> sizes;
+      for (std::int64_t m = 1; m <= share && sizes.size() < 6; ++m) {
+        if (share % m == 0) sizes.push_back(m);
+      }
+      if (sizes.size() == 6 && sizes.back() != share) sizes.back() = share;  // the largest, after the first five
+      hint += fmt::format(", or a micro_batch dividing the {} sequence{} of a replica: {}", share,
+                          share == 1 ? "" : "s", fmt::join(sizes, ", "));
+    }
     add("global_batch", fmt::format("{} sequence{} not split into micro-batches of {} over {} replica{} (dp x "
                                     "micro_batch = {})",
                                     job.global_batch, job.global_batch == 1 ? " does" : "s do", job.micro_batch, p.dp,
                                     p.dp == 1 ? "" : "s", per_step),
-        fmt::format("global_batch: {}", std::max<std::int64_t>(1, (job.global_batch + per_step - 1) / per_step) *
-                                            per_step));
+        std::move(hint), {"global_batch", "micro_batch", "parallelism.dp"});
   } else if (const std::int64_t passes = micro_batches(job) * p.pp * std::max<std::int64_t>(1, p.virtual_stages);
              passes > kMaxMicroBatches) {
     add("global_batch",
