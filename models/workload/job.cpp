@@ -166,9 +166,18 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                     model.layers, chunks),
         // With one stage per rank already, the fix is fewer stages (it suggested virtual_stages: 1
         // to a job that had it).
+        // Fewer stages, with the replicas that keep the job's GPUs: pp and dp trade (a bare
+        // "pp: 34 or fewer" led to the next error, the degrees no longer making the GPUs).
         p.virtual_stages > 1 && (model.layers + 2) / p.pp >= 1
             ? fmt::format("virtual_stages: {}", std::max<std::int64_t>(1, (model.layers + 2) / p.pp))
-            : fmt::format("pp: {} or fewer", model.layers + 2),
+            : [&] {
+                // (Only where the degrees make the job's GPUs: else that is said, and fixed, first.)
+                if (product != static_cast<double>(job.gpus)) return fmt::format("pp: {} or fewer", model.layers + 2);
+                const std::int64_t both = p.pp * p.dp;
+                std::int64_t pp = std::min(model.layers + 2, both);
+                while (pp > 1 && both % pp != 0) --pp;
+                return fmt::format("pp: {} with dp: {}, the same GPUs", pp, both / pp);
+              }(),
         {"parallelism.pp", "parallelism.virtual_stages", "model"});
   }
   if (p.virtual_stages > 1 && p.pp == 1) {
