@@ -457,9 +457,28 @@ fabric::PricingTable load_pricing(LoadState& scenario_state) {
   return builtin.value;
 }
 
-/// Looks up the node type and its GPU type in the catalog.
+/// A file of the chain whose `catalogs` list the one in force replaced (a list in a file that
+/// extends another replaces the other's, as every list does), said beside a type the catalog
+/// lacks: it read as a typo, the extended file's catalog gone without a word. Empty if none.
+std::string replaced_catalogs(const std::vector<Document>& chain, const Location& catalogs_at) {
+  if (std::none_of(chain.begin(), chain.end(), [&](const Document& d) { return d.file == catalogs_at.file; })) return {};
+  for (const Document& doc : chain) {
+    if (doc.file == catalogs_at.file || !doc.root.IsMap()) continue;
+    const YAML::Node listed = doc.root["catalogs"];
+    if (listed && listed.IsSequence() && listed.size() > 0) {
+      return fmt::format("{}'s catalogs are not read: the catalogs list of {} replaces it, so list them there too",
+                         doc.file, catalogs_at.file);
+    }
+  }
+  return {};
+}
+
+/// Looks up the node type and its GPU type in the catalog. `replaced`: replaced_catalogs().
 std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& cfg, const hardware::Catalog& catalog,
-                                                  LoadState& state) {
+                                                  LoadState& state, const std::string& replaced = {}) {
+  const auto hint = [&](std::string guess) {
+    return replaced.empty() ? guess : guess.empty() ? replaced : guess + "; " + replaced;
+  };
   cluster::ResolvedNode node;
   if (cfg.node.inline_def) {
     node.name = "inline";
@@ -470,7 +489,7 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
       state.diagnostics.add(state.where("cluster.node"), "cluster.node",
                             fmt::format("unknown node type '{}'; the catalog has {}", cfg.node.name,
                                         fmt::join(names_of(catalog.nodes), ", ")),
-                            did_you_mean(cfg.node.name, names_of(catalog.nodes)));
+                            hint(did_you_mean(cfg.node.name, names_of(catalog.nodes))));
       return std::nullopt;
     }
     node.name = it->first;
@@ -486,7 +505,7 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
       state.diagnostics.add(state.where(path), path,
                             fmt::format("unknown GPU type '{}'; the catalog has {}", node.spec.gpu.name,
                                         fmt::join(names_of(catalog.gpus), ", ")),
-                            did_you_mean(node.spec.gpu.name, names_of(catalog.gpus)));
+                            hint(did_you_mean(node.spec.gpu.name, names_of(catalog.gpus))));
       return std::nullopt;
     }
     node.gpu_name = it->first;
@@ -1805,7 +1824,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
         if (side.diagnostics.ok()) {
           // (A node never written is a missing key, said or set aside above.)
           if (!in_error("cluster.node") && state.assigned.count("cluster.node") > 0) {
-            (void)resolve_node(out.config.cluster, catalog, side);
+            (void)resolve_node(out.config.cluster, catalog, side, replaced_catalogs(chain, catalogs_at));
           }
           if (options.resolve) check_jobs_early(out.config, catalog, side);
         }
@@ -1866,7 +1885,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   };
   if (!state.diagnostics.ok() && state.diagnostics.items().size() == errors_before_catalog && !said_at("cluster.node") &&
       state.assigned.count("cluster.node") > 0) {
-    (void)resolve_node(out.config.cluster, out.catalog, state);
+    (void)resolve_node(out.config.cluster, out.catalog, state, replaced_catalogs(chain, catalogs_at));
   }
   // Where the first checks found errors, the jobs' relations come with them (else they are
   // checked as the jobs are placed, with the rest), and so where the node does not resolve.
@@ -1890,7 +1909,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   check_jobs_now();
   stop_if_errors();
 
-  if (auto node = resolve_node(out.config.cluster, out.catalog, state)) {
+  if (auto node = resolve_node(out.config.cluster, out.catalog, state, replaced_catalogs(chain, state.where("catalogs")))) {
     out.node = std::move(*node);
     // (With a fabric, said by the fabric's build with its NICs.)
     const std::int64_t gpus = out.config.cluster.nodes * out.node.spec.gpus;

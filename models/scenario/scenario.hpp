@@ -132,7 +132,8 @@ struct Scenario {
                       "quickstart.yaml)"),
         config::field("catalogs", &Scenario::catalogs,
                       "extra catalog files (GPU and node types), relative to this file; an entry replaces the "
-                      "built-in one of the same name, or one from a file earlier in the list"),
+                      "built-in one of the same name, or one from a file earlier in the list; in a file that "
+                      "extends another, the list replaces the other's (list its files too)"),
         config::field("calibration", &Scenario::calibration,
                       "a calibration profile (JSON, relative to this file; validation/calibration/): replaces the "
                       "GPU type's built-in compute profile and, if it has them, the network calibration parameters"),
