@@ -960,8 +960,33 @@ int cmd_describe(const std::string& section, const std::string& format) {
       if (d.path.find('.') == std::string::npos) names.push_back(d.path);
     }
     const auto near = sim::closest_match(section, names);
-    std::cerr << fmt::format("error: no section '{}'; sections are {}{}\n", section, fmt::join(names, ", "),
-                             near ? fmt::format(" (did you mean '{}'?)", *near) : std::string());
+    // A key's name rather than a section's ('jobs', 'gpu'): the keys of that name, which
+    // describe takes as sections too (it listed the sections, suggesting none).
+    std::vector<std::string> keys;
+    if (!near) {
+      std::vector<config::FieldDoc> catalog;
+      scenario::describe("catalog", catalog);
+      const auto singular = [](std::string_view w) { return w.size() > 1 && w.back() == 's' ? w.substr(0, w.size() - 1) : w; };
+      for (const auto* list : {&top, &catalog}) {
+        for (const config::FieldDoc& d : *list) {
+          const std::size_t dot = d.path.rfind('.');
+          std::string_view last = std::string_view(d.path).substr(dot == std::string::npos ? 0 : dot + 1);
+          if (last.ends_with("[]")) last.remove_suffix(2);
+          if (singular(last) != singular(section) || keys.size() >= 3) continue;
+          const std::string path = list == &catalog ? std::string("catalog") : d.path;  // its keys, one section
+          if (std::find(keys.begin(), keys.end(), path) == keys.end()) keys.push_back(path);
+        }
+      }
+    }
+    std::string hint;
+    if (near) {
+      hint = fmt::format(" (did you mean '{}'?)", *near);
+    } else if (!keys.empty()) {
+      std::vector<std::string> commands;
+      for (const std::string& k : keys) commands.push_back("clustersim describe " + k);
+      hint = fmt::format(" ({} of that name: {})", keys.size() == 1 ? "a key" : "keys", fmt::join(commands, ", "));
+    }
+    std::cerr << fmt::format("error: no section '{}'; sections are {}{}\n", section, fmt::join(names, ", "), hint);
     return kExitInput;
   }
   std::cout << tools::reference_text(docs);
