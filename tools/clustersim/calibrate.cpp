@@ -289,7 +289,9 @@ int calibrate(const CalibrateArgs& args) {
   }
   calibration::FitTarget target;
   target.gpu_name = args.gpu;
-  if (m.device && !args.gpu.empty()) {
+  // (An unknown --gpu is said alone, below: "ran on h100-sxm, not on h100" treated the typo
+  // as a GPU type.)
+  if (m.device && !args.gpu.empty() && catalog.gpus.count(args.gpu) > 0) {
     // The profile is for the GPU the results ran on: --gpu may name it, not another.
     if (const auto measured = calibration::catalog_gpu_for(m.device->name); measured && *measured != args.gpu) {
       errors.add(config::Location{"<command line>", 0, 0}, "--gpu",
