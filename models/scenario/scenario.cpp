@@ -1563,6 +1563,16 @@ std::optional<calibration::CalibrationProfile> read_calibration(const Scenario& 
   return calibration::load_profile(p.lexically_normal().string(), state, at, "calibration");
 }
 
+/// A profile to use for `gpu`: the one validation/calibration/ ships for a built-in GPU type;
+/// none for another (it named validation/calibration/xg.json, which does not exist).
+std::string calibration_hint(const std::string& gpu) {
+  static const Builtin<hardware::Catalog> builtin =
+      decode_builtin<hardware::Catalog>(hardware::kBuiltinCatalogFile, hardware::builtin_catalog_text());
+  if (builtin.value.gpus.count(gpu) > 0) return "use a profile for that GPU, e.g. validation/calibration/" + gpu + ".json";
+  return "calibration: \"\" for the GPU type's built-in calibration, or a profile fitted for " + gpu +
+         " with clustersim calibrate";
+}
+
 /// Checks that the profile read is for the cluster's GPU type, and overlays its network
 /// parameters on the scenario's, except those the scenario set explicitly.
 void load_calibration(LoadedScenario& out, std::optional<calibration::CalibrationProfile> profile, LoadState& state) {
@@ -1572,7 +1582,7 @@ void load_calibration(LoadedScenario& out, std::optional<calibration::Calibratio
     state.diagnostics.add(at, "calibration",
                           fmt::format("the profile '{}' is for GPU type '{}', but the cluster's GPUs are '{}'",
                                       out.config.calibration, profile->gpu, out.node.gpu_name),
-                          "use a profile for that GPU, e.g. validation/calibration/" + out.node.gpu_name + ".json");
+                          calibration_hint(out.node.gpu_name));
     return;
   }
   // A profile carries what the GPU achieves; its peaks and SM count are the GPU type's, copied
