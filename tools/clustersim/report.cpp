@@ -948,8 +948,11 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     if (it == inv.peak_flops_total.end()) continue;
     row(fmt::format("peak {} (dense)", dtype), fmt::format("{} ({} per GPU)", sim::human(it->second), per_gpu(it->second)));
   }
-  row("node power, full load", fmt::format("{} (GPUs {}, hosts {}; the network below)", sim::human(inv.it_power), sim::human(inv.gpu_power),
-                                           sim::human(inv.host_power)));
+  // The nodes' total, one node's beside it (it read as one node's figure).
+  row("node power, full load", fmt::format("{} for the {} node{}, {} each (GPUs {}, hosts {}; the network below)",
+                                           sim::human(inv.it_power), inv.nodes, inv.nodes == 1 ? "" : "s",
+                                           sim::human(inv.it_power / static_cast<double>(std::max<std::int64_t>(1, inv.nodes))),
+                                           sim::human(inv.gpu_power), sim::human(inv.host_power)));
   row("calibration", calibration_summary(loaded));
   if (result.fabric) {
     const fabric::FabricMetrics& m = *result.fabric;
