@@ -95,11 +95,19 @@ std::string report_text(const calibration::FitReport& report) {
     if (std::find(groups.begin(), groups.end(), p.group) == groups.end()) groups.push_back(p.group);
   }
   for (const std::string& group : groups) {
-    out += fmt::format("\n## {}\n# {:>22} {:>12} {:>12} {:>8}\n", group, "point", "measured", "predicted", "error");
+    // The point column as wide as the group's longest label (an attention shape with
+    // " causal" ran past 22 characters and out of line).
+    std::size_t width = 22;
+    for (const auto& p : report.points) {
+      if (p.group == group) width = std::max(width, p.label.size());
+    }
+    out += fmt::format("\n## {}\n# {:>{}} {:>12} {:>12} {:>8}\n", group, "point", width, "measured", "predicted", "error");
     for (const auto& p : report.points) {
       if (p.group != group) continue;
-      out += fmt::format("  {:>22} {:>12} {:>12} {:>+7.1f}%{}\n", p.label, seconds_text(p.measured),
-                         seconds_text(p.predicted), 100 * p.error(), p.fitted ? "" : "  (cross-check)");
+      out += fmt::format("  {:>{}} {:>12} {:>12} {:>+7.1f}%{}\n", p.label, width, seconds_text(p.measured),
+                         seconds_text(p.predicted),
+                         std::fabs(100 * p.error()) < 0.05 ? 0.0 : 100 * p.error(),  // +0.0%, not -0.0%
+                         p.fitted ? "" : "  (cross-check)");
     }
   }
   out += "\n## summary (|error|)\n";
