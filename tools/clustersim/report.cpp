@@ -675,8 +675,19 @@ std::string calibration_summary(const scenario::LoadedScenario& loaded) {
       loaded.calibration_overrides.empty()
           ? std::string()
           : fmt::format(", with {} set by the scenario", fmt::join(loaded.calibration_overrides, ", "));
-  return fmt::format("{}{}: collectives reach {:.1f}% of the scale-up and {:.1f}% of the scale-out line rate, {} per call", which, overrides,
-                     100.0 * n.scaleup_efficiency, 100.0 * n.scaleout_efficiency, sim::human(n.call_overhead));
+  // A profile's compute keys replace the built-in compute profile's: said, as they move the
+  // step times (its MFU changed with only the collectives' figures in this row).
+  std::string compute;
+  if (loaded.calibration && loaded.calibration->compute && !loaded.calibration->compute_keys.empty()) {
+    const std::vector<std::string>& keys = loaded.calibration->compute_keys;
+    const std::size_t shown = keys.size() <= 4 ? keys.size() : 3;
+    compute = fmt::format("; compute from the profile: {}{} (the rest built-in)",
+                          fmt::join(keys.begin(), keys.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                          shown < keys.size() ? fmt::format(" and {} more", keys.size() - shown) : std::string());
+  }
+  return fmt::format("{}{}: collectives reach {:.1f}% of the scale-up and {:.1f}% of the scale-out line rate, {} per call{}",
+                     which, overrides, 100.0 * n.scaleup_efficiency, 100.0 * n.scaleout_efficiency,
+                     sim::human(n.call_overhead), compute);
 }
 
 config::Json result_document(const scenario::LoadedScenario& loaded, const RunResult& result) {
