@@ -173,8 +173,9 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
             : [&] {
                 // (Only where the degrees make the job's GPUs: else that is said, and fixed, first.)
                 if (product != static_cast<double>(job.gpus)) return fmt::format("pp: {} or fewer", model.layers + 2);
+                // (Each stage holds virtual_stages chunks: the stages that fill are that many fewer.)
                 const std::int64_t both = p.pp * p.dp;
-                std::int64_t pp = std::min(model.layers + 2, both);
+                std::int64_t pp = std::min((model.layers + 2) / std::max<std::int64_t>(1, p.virtual_stages), both);
                 while (pp > 1 && both % pp != 0) --pp;
                 return fmt::format("pp: {} with dp: {}, the same GPUs", pp, both / pp);
               }(),
@@ -193,11 +194,20 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
                                                            per_step);
     if (job.global_batch % p.dp == 0) {
       const std::int64_t share = job.global_batch / p.dp;
-      std::vector<std::int64_t> sizes;
-      for (std::int64_t m = 1; m <= share && sizes.size() < 6; ++m) {
-        if (share % m == 0) sizes.push_back(m);
+      // The divisors in pairs up to the square root (a share of 10^8 with few of them was
+      // scanned to the end): the five smallest and the largest.
+      std::vector<std::int64_t> low, high;
+      for (std::int64_t m = 1; m * m <= share; ++m) {
+        if (share % m != 0) continue;
+        low.push_back(m);
+        if (m * m != share) high.push_back(share / m);
       }
-      if (sizes.size() == 6 && sizes.back() != share) sizes.back() = share;  // the largest, after the first five
+      std::vector<std::int64_t> sizes(low);
+      sizes.insert(sizes.end(), high.rbegin(), high.rend());
+      if (sizes.size() > 6) {
+        sizes.resize(5);
+        sizes.push_back(share);
+      }
       hint += fmt::format(", or a micro_batch dividing the {} sequence{} of a replica: {}", share,
                           share == 1 ? "" : "s", fmt::join(sizes, ", "));
     }

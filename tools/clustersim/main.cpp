@@ -867,10 +867,23 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     }
     if (!timed) {
       shown.erase();
-      // An all-to-all's transfers grow as n^2: past its limits the way on is fewer ranks.
-      const bool too_many = op == network::Op::all_to_all && n > 4096;
-      std::cerr << fmt::format("error: --algo {}: {}{}\n", c.algo, why,
-                               too_many ? " (time it on fewer GPUs: --gpus 4096 plans either algorithm)" : "");
+      // An all-to-all's transfers grow as n^2: past the planning limits the way on is fewer
+      // ranks: 4,096 plan both algorithms; under the flow model, whose flows are fewer still,
+      // the largest power of two whose direct all-to-all it runs.
+      std::string fewer;
+      if (op == network::Op::all_to_all && n > 4096) {
+        std::int64_t flow_ranks = 2;
+        while (static_cast<std::size_t>(2 * flow_ranks) * static_cast<std::size_t>(2 * flow_ranks - 1) <=
+               network::kMaxFlowTransfers) {
+          flow_ranks *= 2;
+        }
+        fewer = cfg.model == network::Model::flow
+                    ? fmt::format(" (time it on fewer GPUs: --gpus {} runs both algorithms under the flow model; "
+                                  "--model analytical plans them on up to 4096)",
+                                  flow_ranks)
+                    : std::string(" (time it on fewer GPUs: --gpus 4096 plans both algorithms)");
+      }
+      std::cerr << fmt::format("error: --algo {}: {}{}\n", c.algo, why, fewer);
       return kExitInput;
     }
     if (!timing.note.empty() && std::find(notes.begin(), notes.end(), timing.note) == notes.end()) {
@@ -983,7 +996,11 @@ int cmd_describe(const std::string& section, const std::string& format) {
       hint = fmt::format(" (did you mean '{}'?)", *near);
     } else if (!keys.empty()) {
       std::vector<std::string> commands;
-      for (const std::string& k : keys) commands.push_back("clustersim describe " + k);
+      for (const std::string& k : keys) {
+        // Quoted where a shell would read <name> as a redirection or [] as a pattern.
+        commands.push_back("clustersim describe " +
+                           (k.find_first_of("<>[]") == std::string::npos ? k : "'" + k + "'"));
+      }
       hint = fmt::format(" ({} of that name: {})", keys.size() == 1 ? "a key" : "keys", fmt::join(commands, ", "));
     }
     std::cerr << fmt::format("error: no section '{}'; sections are {}{}\n", section, fmt::join(names, ", "), hint);

@@ -960,10 +960,10 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     row(fmt::format("peak {} (dense)", dtype), fmt::format("{} ({} per GPU)", sim::human(it->second), per_gpu(it->second)));
   }
   // The nodes' total, one node's beside it (it read as one node's figure).
-  row("node power, full load", fmt::format("{} for the {} node{}, {} each (GPUs {}, hosts {}; the network below)",
+  row("node power, full load", fmt::format("{} for the {} node{} (GPUs {}, hosts {}), {} each; the network below",
                                            sim::human(inv.it_power), inv.nodes, inv.nodes == 1 ? "" : "s",
-                                           sim::human(inv.it_power / static_cast<double>(std::max<std::int64_t>(1, inv.nodes))),
-                                           sim::human(inv.gpu_power), sim::human(inv.host_power)));
+                                           sim::human(inv.gpu_power), sim::human(inv.host_power),
+                                           sim::human(inv.it_power / static_cast<double>(std::max<std::int64_t>(1, inv.nodes)))));
   row("calibration", calibration_summary(loaded));
   if (result.fabric) {
     const fabric::FabricMetrics& m = *result.fabric;
@@ -1414,6 +1414,12 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
     }
   };
   std::set<std::string> causes, lost_causes;
+  if (loaded.config.failures) {  // every configured component, whether this run saw it or not
+    for (const auto& [name, component] : loaded.config.failures->components) {
+      causes.insert(name);
+      lost_causes.insert(name);
+    }
+  }
   if (result.reliability) {
     for (const reliability::JobSummary& rs : result.reliability->jobs) {
       for (const auto& [cause, e] : rs.by_cause) causes.insert(cause);
@@ -1468,9 +1474,11 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       maybe("end_s", rs.end_s.mean, "s");
       maybe("storage_slowdown", rs.storage_slowdown.mean, "ratio");
       // As results.json: the time without failures, checkpoints, MTBF and the 95% intervals.
-      if (st.tokens_per_s > 0 && loaded.jobs[i].config.train_tokens) {
-        row("time_to_train_ideal_s", workload::ideal_time_to_train_s(loaded.jobs[i].config, st), "s");
-      }
+      maybe("time_to_train_ideal_s",
+            st.tokens_per_s > 0 && loaded.jobs[i].config.train_tokens
+                ? workload::ideal_time_to_train_s(loaded.jobs[i].config, st)
+                : std::numeric_limits<double>::quiet_NaN(),
+            "s");
       row("finished_share", rs.finished_share, "fraction");
       row("checkpoint_blocking_s",
           std::isfinite(rs.checkpoint_blocking_s.mean) ? rs.checkpoint_blocking_s.mean : rs.checkpoint_write_s, "s");
@@ -1494,15 +1502,16 @@ std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& 
       maybe("fragmented_starts", rs.fragmented_starts.mean, "count");
     }
     row("placement", result.reliability && scenario::jobs_queue(loaded) ? "scheduler" : "fixed", "");
-    if (i < result.training.size() && result.training[i]) {
-      const cost::TrainingCost& t = *result.training[i];
-      // With failures the time to train (ETTR included) is among the reliability rows.
-      if (!result.reliability) row("time_to_train_s", t.time_to_train_s, "s");
-      row("gpu_hours", t.gpu_hours, "GPU-h");
-      if (t.cost_usd) row("total_cost_usd", *t.cost_usd, "USD");
-      if (t.usd_per_million_tokens) row("usd_per_million_tokens", *t.usd_per_million_tokens, "USD/1e6 tokens");
-      row("training_energy_kwh", t.energy_kwh, "kWh");
-    }
+    // The training's cost, empty where it is not known (no train_tokens, no price, not
+    // projectable): the rows are there either way.
+    const cost::TrainingCost* t = i < result.training.size() && result.training[i] ? &*result.training[i] : nullptr;
+    constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+    // With failures the time to train (ETTR included) is among the reliability rows.
+    if (!result.reliability) maybe("time_to_train_s", t ? t->time_to_train_s : kNone, "s");
+    maybe("gpu_hours", t ? t->gpu_hours : kNone, "GPU-h");
+    maybe("total_cost_usd", t && t->cost_usd ? *t->cost_usd : kNone, "USD");
+    maybe("usd_per_million_tokens", t && t->usd_per_million_tokens ? *t->usd_per_million_tokens : kNone, "USD/1e6 tokens");
+    maybe("training_energy_kwh", t ? t->energy_kwh : kNone, "kWh");
   }
   if (result.reliability) {
     section = "schedule";

@@ -133,11 +133,18 @@ bool expand_range(std::string_view text, std::vector<std::string>& out, std::str
     std::string sa, sb;
     if (split_number(trim(text.substr(0, c1)), a, sa) && split_number(trim(text.substr(c1 + 1, c2 - c1 - 1)), b, sb)) {
       is_range = true;
+      // The ends in rising order, and the step's own size where it has one (-8 or 8: +8).
+      std::string_view lo = trim(text.substr(0, c1)), hi = trim(text.substr(c1 + 1, c2 - c1 - 1));
+      if (b < a) std::swap(lo, hi);
+      double size = 0.0;
+      std::string size_unit;
+      const std::string_view magnitude = !step.empty() && step[0] == '-' ? step.substr(1) : step;
+      const std::string add = split_number(magnitude, size, size_unit) && size > 0.0 && size_unit.empty()
+                                  ? std::string(magnitude)
+                                  : std::string("1");
       why = fmt::format("'{}': a range's step is xF (multiply by F > 1) or +S (add S > 0), got '{}' (e.g. {}:{}:+{} or "
                         "{}:{}:x2; a range goes up from its first value)",
-                        text, step, trim(text.substr(0, c1)), trim(text.substr(c1 + 1, c2 - c1 - 1)),
-                        step.size() > 1 && step[0] == '-' ? std::string(step.substr(1)) : std::string("1"),
-                        trim(text.substr(0, c1)), trim(text.substr(c1 + 1, c2 - c1 - 1)));
+                        text, step, lo, hi, add, lo, hi);
       return false;
     }
     return true;
