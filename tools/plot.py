@@ -356,7 +356,7 @@ def cmd_compare(args):
 def natural_key(text):
     """Sorts names with numbers in them by the numbers' values: hp-2 before hp-10."""
     import re
-    return [(0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", text) if part]
+    return [(0, int(part), "") if part.isdecimal() else (1, 0, part) for part in re.split(r"(\d+)", text) if part]
 
 
 def cmd_timeline(args):
@@ -556,7 +556,8 @@ def pareto_front(points, x_lower, y_lower):
 
 def front_labels(points, texts, most=4):
     """The labels of the front's points, one per distinct point, in order: [(point, [text,
-    ...])], with the texts of the points tied there (a fifth and later as "+N more")."""
+    ...])], with the texts of the points tied there (past `most` of them, the first most - 1
+    and "+N more")."""
     groups = {}
     for p, t in zip(points, texts):
         groups.setdefault(tuple(p), []).append(t)
