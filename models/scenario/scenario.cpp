@@ -457,27 +457,54 @@ fabric::PricingTable load_pricing(LoadState& scenario_state) {
   return builtin.value;
 }
 
-/// A file of the chain whose `catalogs` list the one in force replaced (a list in a file that
-/// extends another replaces the other's, as every list does), said beside a type the catalog
-/// lacks: it read as a typo, the extended file's catalog gone without a word. Empty if none.
-std::string replaced_catalogs(const std::vector<Document>& chain, const Location& catalogs_at) {
+/// The catalogs of a file of the chain that the list in force replaced (a list in a file that
+/// extends another replaces the other's, as every list does): said beside a type the catalog
+/// lacks where one of them defines it (it read as a typo, the extended file's catalog gone
+/// without a word).
+struct ReplacedCatalogs {
+  std::string file;                 ///< the extended file whose list was replaced; empty if none
+  std::string by;                   ///< the file whose list is in force
+  std::vector<fs::path> catalogs;   ///< the replaced list's files
+  /// The note for a `section` ("nodes", "gpus") entry `name`, if a replaced file defines it.
+  [[nodiscard]] std::string note(const char* section, const std::string& name) const {
+    for (const fs::path& f : catalogs) {
+      try {
+        const YAML::Node root = YAML::LoadFile(f.string());
+        if (root.IsMap() && root[section] && root[section].IsMap() && root[section][name]) {
+          return fmt::format("{}'s catalogs, which define it, are not read: the catalogs list of {} replaces "
+                             "theirs, so list them there too",
+                             file, by);
+        }
+      } catch (const YAML::Exception&) {  // unreadable: no note (its errors are said where it is read)
+      }
+    }
+    return {};
+  }
+};
+
+ReplacedCatalogs replaced_catalogs(const std::vector<Document>& chain, const Location& catalogs_at) {
   if (std::none_of(chain.begin(), chain.end(), [&](const Document& d) { return d.file == catalogs_at.file; })) return {};
   for (const Document& doc : chain) {
-    if (doc.file == catalogs_at.file || !doc.root.IsMap()) continue;
+    if (doc.file == catalogs_at.file || !doc.root.IsMap() || doc.builtin) continue;
     const YAML::Node listed = doc.root["catalogs"];
-    if (listed && listed.IsSequence() && listed.size() > 0) {
-      return fmt::format("{}'s catalogs are not read: the catalogs list of {} replaces it, so list them there too",
-                         doc.file, catalogs_at.file);
+    if (!listed || !listed.IsSequence() || listed.size() == 0) continue;
+    ReplacedCatalogs r{doc.file, catalogs_at.file, {}};
+    for (const YAML::Node& entry : listed) {
+      if (!entry.IsScalar()) continue;
+      const fs::path f(entry.Scalar());
+      r.catalogs.push_back((f.is_absolute() ? f : doc.dir / f).lexically_normal());
     }
+    return r;
   }
   return {};
 }
 
 /// Looks up the node type and its GPU type in the catalog. `replaced`: replaced_catalogs().
 std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& cfg, const hardware::Catalog& catalog,
-                                                  LoadState& state, const std::string& replaced = {}) {
-  const auto hint = [&](std::string guess) {
-    return replaced.empty() ? guess : guess.empty() ? replaced : guess + "; " + replaced;
+                                                  LoadState& state, const ReplacedCatalogs& replaced = {}) {
+  const auto hint = [&](std::string guess, const char* section, const std::string& name) {
+    const std::string note = replaced.note(section, name);
+    return note.empty() ? guess : guess.empty() ? note : guess + "; " + note;
   };
   cluster::ResolvedNode node;
   if (cfg.node.inline_def) {
@@ -489,7 +516,7 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
       state.diagnostics.add(state.where("cluster.node"), "cluster.node",
                             fmt::format("unknown node type '{}'; the catalog has {}", cfg.node.name,
                                         fmt::join(names_of(catalog.nodes), ", ")),
-                            hint(did_you_mean(cfg.node.name, names_of(catalog.nodes))));
+                            hint(did_you_mean(cfg.node.name, names_of(catalog.nodes)), "nodes", cfg.node.name));
       return std::nullopt;
     }
     node.name = it->first;
@@ -505,7 +532,7 @@ std::optional<cluster::ResolvedNode> resolve_node(const cluster::ClusterConfig& 
       state.diagnostics.add(state.where(path), path,
                             fmt::format("unknown GPU type '{}'; the catalog has {}", node.spec.gpu.name,
                                         fmt::join(names_of(catalog.gpus), ", ")),
-                            hint(did_you_mean(node.spec.gpu.name, names_of(catalog.gpus))));
+                            hint(did_you_mean(node.spec.gpu.name, names_of(catalog.gpus)), "gpus", node.spec.gpu.name));
       return std::nullopt;
     }
     node.gpu_name = it->first;
