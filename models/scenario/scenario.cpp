@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -2124,7 +2125,21 @@ bool Codec<scenario::SweepAxes>::decode(const YAML::Node& n, scenario::SweepAxes
       YAML::Emitter e;
       e.SetMapFormat(YAML::Flow);
       e.SetSeqFormat(YAML::Flow);
-      e << list[i];
+      // A quoted number or boolean stays quoted, so that its key refuses it as it does at the
+      // top level (emitted plain, "0.8" ran as 0.8); other quoted text is emitted as before.
+      const YAML::Node& v = list[i];
+      double number = 0.0;
+      const bool quoted_literal =
+          v.IsScalar() && v.Tag() == "!" &&
+          (v.Scalar() == "true" || v.Scalar() == "false" ||
+           (!v.Scalar().empty() &&
+            std::from_chars(v.Scalar().data(), v.Scalar().data() + v.Scalar().size(), number).ptr ==
+                v.Scalar().data() + v.Scalar().size()));
+      if (quoted_literal) {
+        e << YAML::DoubleQuoted << v.Scalar();
+      } else {
+        e << v;
+      }
       axis.values.emplace_back(e.c_str());
     }
     at.mark_assigned(list);
