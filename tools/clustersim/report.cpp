@@ -784,10 +784,9 @@ std::string grouped(double v) {
   return out;
 }
 
-namespace {
-
-/// Four significant digits below 10,000, grouped digits above (no exponent).
 std::string readable(double v) { return std::fabs(v) >= 1e4 ? grouped(v) : fmt::format("{:.4g}", v); }
+
+namespace {
 
 /// GPU-hours: whole and grouped from 10 up, three significant digits below, in fixed point
 /// down to 0.001 (a one-step job's 0.0022 GPU-hours read "0 GPU-hours" beside its cost).

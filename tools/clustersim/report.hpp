@@ -104,6 +104,8 @@ std::string folder(std::string dir);
 
 /// "2,048" style thousands separators for counts people read (rounded to a whole number).
 std::string grouped(double v);
+/// Four significant digits below 10,000, grouped digits above (no exponent): 137, 299,008.
+std::string readable(double v);
 
 /// The result as CSV rows "section,metric,value,unit".
 std::string result_csv(const scenario::LoadedScenario& loaded, const RunResult& result);

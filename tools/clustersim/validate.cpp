@@ -531,10 +531,9 @@ std::string validation_table(const std::vector<CaseResult>& results, const std::
                          "predicted", "error", "step (s)", "MFU", "memory per GPU");
     }
     const bool fits = r.memory_bytes <= r.hbm_bytes;
-    // Four significant digits; from 10,000 whole and grouped (299,008 tokens/s read 2.99e+05).
-    const auto figure = [](double v) { return std::fabs(v) >= 1e4 ? grouped(v) : fmt::format("{:.4g}", v); };
+    // From 10,000 whole and grouped (299,008 tokens/s read 2.99e+05).
     out += fmt::format("{:<32}{:<26}{:>11}{:>11} {:>8}{:>11.3f}{:>7.1f}%  {:.1f} GB{}\n", r.spec.name,
-                       r.spec.metric, figure(r.spec.published), figure(r.predicted), pct(r.error), r.step_time_s, 100.0 * r.mfu,
+                       r.spec.metric, readable(r.spec.published), readable(r.predicted), pct(r.error), r.step_time_s, 100.0 * r.mfu,
                        r.memory_bytes / 1e9, fits ? "" : fmt::format(" (> {:.0f} GB HBM)", r.hbm_bytes / 1e9));
   }
   if (throughput > 0) {
