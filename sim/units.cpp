@@ -238,8 +238,9 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   // Otherwise the nearest unit that starts with the same letter, either case: the first
   // letter is the magnitude ("80G" is 80GB, not 80B; "400Gb" 400Gbps, not 400GB/s; "1w"
   // is no unit of time that one letter away stands for, and gets no suggestion).
+  const std::vector<std::string_view> names = unit_names(family);
   std::vector<std::string_view> same_prefix;
-  for (const std::string_view name : unit_names(family)) {
+  for (const std::string_view name : names) {
     if (std::tolower(static_cast<unsigned char>(name.front())) == std::tolower(static_cast<unsigned char>(unit.front()))) {
       same_prefix.push_back(name);
     }
@@ -249,13 +250,12 @@ Parsed<double> parse_in(const UnitFamily& family, std::string_view raw) {
   // (Not where a unit of this one starts with it: 400GB for a bandwidth is 400GB/s less its
   // "/s", and said so below.)
   const UnitFamily* other = nullptr;
-  const std::vector<std::string_view> names = unit_names(family);
-  const bool begins_one = std::any_of(names.begin(), names.end(), [&](std::string_view n) { return n.starts_with(unit); });
-  for (const UnitFamily* f : {&kBytes, &kBandwidth, &kFlops, &kPower, &kMoney, &kEnergyPrice, &kTime}) {
-    if (begins_one) break;
-    if (f->base == family.base) continue;
-    for (const Unit& u : f->units) {
-      if (u.name == unit) other = f;
+  if (std::none_of(names.begin(), names.end(), [&](std::string_view n) { return n.starts_with(unit); })) {
+    for (const UnitFamily* f : {&kBytes, &kBandwidth, &kFlops, &kPower, &kMoney, &kEnergyPrice, &kTime}) {
+      if (f->base == family.base) continue;
+      for (const Unit& u : f->units) {
+        if (u.name == unit) other = f;
+      }
     }
   }
   const auto noun = [](std::string_view what) {  // "an amount of money": "money"
