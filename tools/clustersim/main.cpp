@@ -1050,9 +1050,23 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
     }
     // A value given twice would run its points twice (plan's --nodes merges them; a sweep's
     // point numbers follow the list as given, so it is refused).
+    // Numbers are compared as numbers: 8 and 08, or 1e3 and 1000, are one point.
+    const auto same = [](const std::string& a, const std::string& b) {
+      if (a == b) return true;
+      double x = 0.0;
+      double y = 0.0;
+      const auto ra = std::from_chars(a.data(), a.data() + a.size(), x);
+      const auto rb = std::from_chars(b.data(), b.data() + b.size(), y);
+      return ra.ec == std::errc{} && ra.ptr == a.data() + a.size() && rb.ec == std::errc{} &&
+             rb.ptr == b.data() + b.size() && x == y;
+    };
     for (auto v = p.values.begin(); v != p.values.end(); ++v) {
-      if (std::find(p.values.begin(), v, *v) != v) {
-        bad_params.push_back(fmt::format("--param '{}': {} is given twice (its points would run twice)", text, *v));
+      if (const auto first = std::find_if(p.values.begin(), v, [&](const std::string& w) { return same(w, *v); });
+          first != v) {
+        bad_params.push_back(*first == *v
+                                 ? fmt::format("--param '{}': {} is given twice (its points would run twice)", text, *v)
+                                 : fmt::format("--param '{}': {} is {} again (its points would run twice)", text, *v,
+                                               *first));
         break;
       }
     }
