@@ -418,7 +418,7 @@ def cmd_timeline(args):
     top.set_ylim(-0.7, len(lanes) - 0.3)
     top.grid(True, axis="x", alpha=0.3)
     top.plot([], [], "o", ms=4, color="0.3", label="failure that interrupted a job")
-    top.plot([], [], "o", ms=4, mfc="none", color="0.3", label="failure that interrupted none (spare, idle)")
+    top.plot([], [], "o", ms=4, mfc="none", color="0.3", label="failure that interrupted no running job")
     top.fill_between([], [], [], color="#C44E52", alpha=0.35, label="job interrupted until restart")
     top.legend(loc="upper center", bbox_to_anchor=(0.5, 1.0), ncol=3, fontsize=8, frameon=False,
                borderaxespad=-2.2)

@@ -10,7 +10,9 @@
 // A replaced part, a job's software, a retired node's replacement start new. GPU and node units fail only while
 // their node serves a job, and not while that job waits for a node (no spare for a failed
 // one): its nodes' units and its own (software) stop with the time they have left, as a
-// spare's do, and go on when it restarts; switches and cables always fail. A job's own
+// spare's do, and go on when it restarts; a spare taking a failed node's place runs nothing
+// before the restart begins (its clocks start then, not while the failure is being detected);
+// switches and cables always fail. A job's own
 // units run on its running time: they stop from its interruption until its restart begins
 // (detection, diagnosis, any wait), the failed one with a new life drawn to run from there,
 // so a rate per job-day is per day the job runs (or restarts), whatever the law. Failures are engine events; nothing
@@ -46,11 +48,12 @@
 // node keeps its GPUs' multipliers (a repair mends the failure, not what makes a node fail
 // more than others: retire_after is for those), and while it waits in the spare pool its
 // units do not age (see above), so a fleet with spares fails somewhat below the configured
-// rate (Llama 3's 54 days, llama3-405b-54d.yaml with its 32 spares: ~372 interruptions
-// against the 419 the rates come from; ~412 with every GPU alike). The more spares, the
-// further below: a repaired node joins the back of the pool (first in, first out), so a
+// rate (Llama 3's 54 days, llama3-405b-54d.yaml with its 32 spares: ~365 interruptions
+// against the 419 the rates come from; ~398 with every GPU alike, the rest the job's
+// downtime, when its own units stop and failures join the stop under way). The more spares,
+// the further below: a repaired node joins the back of the pool (first in, first out), so a
 // large pool keeps the failure-prone nodes, which come back most often, out of service
-// longest (there, 400 spares: ~350 interruptions). The job's
+// longest (there, 400 spares: ~358 interruptions). The job's
 // mtbf_s and checkpoint.interval auto read the configured rates, not that lower one. A new
 // fleet (fleet_age new) of a law that is not memoryless counts each unit with the failures it
 // expects over the job's run instead (expected_renewals: GPU and node units from their

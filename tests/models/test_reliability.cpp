@@ -547,6 +547,35 @@ TEST_CASE("a job waiting for a repair runs nothing: its GPUs and its software do
   CHECK(r.jobs[0].ettr.mean > 0.8 * running_share);
 }
 
+TEST_CASE("a spare replacing a failed node runs nothing before the restart: it cannot fail while the failure is detected") {
+  // A one-node job on a 4-node cluster, its 8 GPUs at 1 failure a day each (8 a day for the
+  // job), a 1-hour detection: the free nodes are spares. Each failure of the node serving the
+  // job interrupts it (no other node of its runs), a failure during the restart aborts it
+  // (an interruption too), and a spare that took the failed node's place starts its clocks
+  // with the restart. So every GPU failure is an interruption. When the spare served from
+  // the failure on, its failures in the hour before anyone knew of the first joined it and
+  // interrupted nothing: 158 failures for 121 interruptions.
+  FailuresConfig failures;
+  ComponentConfig gpu;
+  gpu.rate = FailureRate{1.0, Per::gpu};
+  failures.components["gpu"] = gpu;
+  failures.repair.detect = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(3600), 1.0};
+  failures.repair.restart = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(600), 1.0};
+  failures.repair.replace = DurationLaw{DurationLaw::Kind::fixed, sim::Time::from_seconds(7200), 1.0};
+  LongRunInputs in;
+  in.failures = &failures;
+  in.nodes = 4;
+  in.gpus_per_node = 8;
+  in.checkpoint.interval = {false, sim::Time::from_seconds(3600)};
+  in.jobs.push_back({"job", 0, 1, 8, 8, 1e6, std::nullopt, 1e12});
+  in.horizon_s = 20 * kDay;
+  in.replications = 4;
+  const LongRunResult r = simulate_long_run(in);
+  // About one failure per (3 h up + 1 h 10 min down): ~115 in 20 days.
+  CHECK(r.failures_by_cause.at("gpu").mean > 80.0);
+  CHECK(r.jobs[0].interruptions.mean == r.failures_by_cause.at("gpu").mean);
+}
+
 TEST_CASE("heterogeneity concentrates failures on a few GPUs; retirement removes the worst nodes") {
   const auto run = [](HeterogeneityKind kind, std::int64_t retire_after) {
     FailuresConfig failures;
