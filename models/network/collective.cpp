@@ -715,6 +715,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       // Every rank sends its S into the switch and receives the reduced S from it, in one
       // pipelined phase (see the header).
       Phase p;
+      p.pipelined = true;
       for (std::int64_t r : ranks) {
         p.transfers.push_back({r, r, S, Hop::scaleup_in});
         p.transfers.push_back({r, r, S, Hop::scaleup_out});
@@ -735,6 +736,7 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
       const std::size_t k = nodes.front().size();
       const double slice = S / static_cast<double>(k);
       Phase p;
+      p.pipelined = true;
       for (std::size_t a = 0; a < nodes.size(); ++a) {
         const std::vector<std::int64_t>& far = nodes[a + 1 == nodes.size() ? 0 : nodes.size() - 1];
         for (std::size_t i = 0; i < k; ++i) {

@@ -123,12 +123,13 @@
 // size factors (models/network/config.hpp). NVLS
 // and SHARP are modelled for all-reduce only (not reduce-scatter / all-gather), NVLS
 // within one scale-up domain only (NCCL's NVLS across nodes, NVLS Tree, and SHARP with
-// NVLS inside the nodes are not modelled); their pipelines are one concurrent phase, so
-// the slowest stage sets the rate and the pipeline's fill is not charged; SHARP's
-// aggregation tree is the routes' switches, not a configured tree, and its latency is
-// taken as the route from each GPU to a GPU of the communicator's last node (its first for
-// the last node itself; the farthest-numbered when the ranks come in node order), up the
-// tree and down again. Whether the hardware has NVLS (an NVSwitch of Hopper or later: A100's has
+// NVLS inside the nodes are not modelled); their pipelines are one concurrent phase
+// (Phase::pipelined), so the slowest stage sets the rate, the largest latency (the pass
+// through the switch, or up the aggregation tree and back) is paid once, and the pipeline's
+// fill is not charged; SHARP's aggregation tree is the routes' switches, not a configured
+// tree: the stream into it loads the route from each GPU to a GPU of the communicator's
+// last node (its first for the last node itself; the farthest-numbered when the ranks come
+// in node order), and its latency is network.sharp_latency. Whether the hardware has NVLS (an NVSwitch of Hopper or later: A100's has
 // no SHARP engine) is the scenario's statement (network.nvls), checked only for an
 // NVSwitch-style scale-up switch.
 #pragma once
@@ -247,6 +248,13 @@ struct Phase {
   /// per step, the NVLink hops at their latency and only the node-crossing ones at the
   /// network's. Other phases wait for their slowest transfer, latency included.
   bool latency_along = false;
+  /// The transfers are the legs of one pipeline that every chunk crosses in turn (NVLS,
+  /// SHARP's CollNet Direct: into the switch or the tree, through it, back out), so the
+  /// phase costs its slowest leg's transfer time plus the largest of the legs' latencies,
+  /// paid once: a chunk's trip up the aggregation tree and back cannot hide behind the
+  /// NVLink legs' transfers. (Each leg timed with its own latency, the largest, max(latency
+  /// + transfer), hid SHARP's 31 us whenever the NVLink legs were the bottleneck.)
+  bool pipelined = false;
 };
 
 struct Schedule {

@@ -380,10 +380,12 @@ sim::Time AnalyticalRoutes::time(const Schedule& s) const {
     double stream = 0.0;  // a streamed one (Phase::streamed)
     double latency = 0.0;  // the weighted sum of the hops' (Phase::latency_along)
     double hops = 0.0;     // their weights (Transfer::latency_weight)
+    double largest = 0.0;  // the largest latency (Phase::pipelined)
     for (const Transfer& t : phase.transfers) {
       const double rate = std::min({r->bound, k.scaleup * r->scaleup, k.scaleout * r->scaleout});
       const double transfer = r->link_count == 0 ? 0.0 : t.bytes / rate;
-      step = std::max(step, phase.latency_along ? transfer : r->fixed + transfer);
+      step = std::max(step, phase.latency_along || phase.pipelined ? transfer : r->fixed + transfer);
+      largest = std::max(largest, r->fixed);
       stream = std::max(stream, transfer);
       // A relay's first leg is in its second's latency (fed).
       if (!t.feeds_next) {
@@ -393,6 +395,7 @@ sim::Time AnalyticalRoutes::time(const Schedule& s) const {
       ++r;
     }
     if (phase.latency_along && hops > 0.0) step += latency / hops;
+    if (phase.pipelined) step += largest;
     total += step * static_cast<double>(phase.repeat - phase.streamed) + stream * static_cast<double>(phase.streamed);
   }
   return sim::Time::from_seconds(total, "a collective");
@@ -517,6 +520,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
   const LevelFactors k = size_factors(cfg_.scaleup_size_factors, cfg_.scaleout_size_factors, *r.schedule);
   sim::Time fed = sim::Time::zero();  // the path latency of a transfer that feeds this one (a relay)
   sim::Time along_latency = sim::Time::zero();  // the sum of the hops' latencies
+  sim::Time largest = sim::Time::zero();        // the largest latency (Phase::pipelined)
   std::int64_t along_hops = 0;
   double along_weighted_ns = 0.0;  // weighted by Transfer::latency_weight
   double along_weight = 0.0;
@@ -543,6 +547,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     const sim::Time latency =
         r.rep >= phase.repeat - phase.streamed ? sim::Time::zero() : cfg_.step_latency + fed + path;
     fed = t.feeds_next ? path : sim::Time::zero();
+    largest = std::max(largest, latency);
     for (const auto& [l, pairs] : merged_) load_.bytes[l.value] += t.bytes * share * static_cast<double>(pairs);
     if (r.alone) {
       for (const auto& [l, pairs] : merged_) alone_step_.emplace_back(l, t.bytes * share * static_cast<double>(pairs));
@@ -555,7 +560,7 @@ void FlowNetwork::start_step(std::uint32_t owner) {
       weighted = weighted || t.latency_weight != 1.0;
     }
     if (scratch_.empty() || t.bytes <= 0.0) {
-      if (phase.latency_along) {
+      if (phase.latency_along || phase.pipelined) {
         along_.push_back(kNoFlow);
       } else {
         engine_.schedule_after(latency, arrival_id_, owner);
@@ -612,22 +617,24 @@ void FlowNetwork::start_step(std::uint32_t owner) {
     flow.latency = latency;
     flow.owner = owner;
     flow.alive = true;
-    if (phase.latency_along) along_.push_back(slot);
+    if (phase.latency_along || phase.pipelined) along_.push_back(slot);
     ++live_flows_;
     ++flows_started_;
   }
   pending_.end();
-  if (phase.latency_along && along_hops > 0) {
+  if ((phase.latency_along && along_hops > 0) || phase.pipelined) {
     // The step's latency follows the ring: the mean of its hops', for each transfer
-    // (weighted, where the phase weighs its transfers: Transfer::latency_weight).
-    const sim::Time mean = weighted && along_weight > 0.0
-                               ? sim::Time::from_ns(std::llround(along_weighted_ns / along_weight))
-                               : sim::Time::from_ns((along_latency.ns() + along_hops / 2) / along_hops);
+    // (weighted, where the phase weighs its transfers: Transfer::latency_weight); a
+    // pipeline's is its largest leg's.
+    const sim::Time shared = phase.pipelined ? largest
+                             : weighted && along_weight > 0.0
+                                 ? sim::Time::from_ns(std::llround(along_weighted_ns / along_weight))
+                                 : sim::Time::from_ns((along_latency.ns() + along_hops / 2) / along_hops);
     for (const std::uint32_t slot : along_) {
       if (slot == kNoFlow) {
-        engine_.schedule_after(mean, arrival_id_, owner);
+        engine_.schedule_after(shared, arrival_id_, owner);
       } else {
-        flows_[slot].latency = mean;
+        flows_[slot].latency = shared;
       }
     }
   }
