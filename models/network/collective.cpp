@@ -466,11 +466,9 @@ void nccl_tree_on_nodes(const std::vector<std::vector<std::int64_t>>& nodes, dou
   // a node of one rank has no chain.
   std::size_t fewest = nodes.front().size();
   std::size_t most = 0;
-  std::size_t chained = 0;  // ranks on a chain: those of nodes holding two or more
   for (const auto& node : nodes) {
     fewest = std::min(fewest, node.size());
     most = std::max(most, node.size());
-    if (node.size() >= 2) chained += node.size();
   }
   const auto count = static_cast<std::int64_t>(nodes.size());
   const auto k = static_cast<std::int64_t>(fewest);
@@ -483,19 +481,24 @@ void nccl_tree_on_nodes(const std::vector<std::vector<std::int64_t>>& nodes, dou
   p.repeat = steps;
   p.streamed = chunks_for(S / kd / 2) - 1;
   p.latency_along = true;
-  const double chain_weight = static_cast<double>(2 * (m - 1)) / static_cast<double>(std::max<std::size_t>(1, chained));
+  // A chain's inner GPUs send 2S: S down the chain (the reduction, to the GPU before) and S
+  // up it (the broadcast, to the GPU after); on 2 GPUs both are its ends and send S. The
+  // chain is closed into a cycle, each GPU sending S to each neighbour, which loads every
+  // GPU's links into an NVSwitch as the chain's inner ones (2S each way) and, on a full mesh
+  // (MI300X), each point-to-point link with S, as the chain's two directions do. (One 2S
+  // transfer to the next GPU put both directions' bytes on one mesh link: twice the time.)
   for (const auto& node : nodes) {
     const std::size_t s = node.size();
     if (s < 2) continue;
     for (std::size_t i = 0; i < s; ++i) {
-      // A chain's inner GPUs send 2S; on 2 GPUs both are its ends and send S.
-      Transfer t{node[i], node[(i + 1) % s], (s > 2 ? 2 : 1) * S / rd};
-      t.latency_weight = chain_weight;
-      p.transfers.push_back(t);
+      p.transfers.push_back({node[i], node[(i + 1) % s], S / rd});
+      if (s > 2) p.transfers.push_back({node[i], node[(i + s - 1) % s], S / rd});
     }
   }
-  const double edge = S / kd / 2 / rd;
   const std::size_t chain = p.transfers.size();
+  const double chain_weight = static_cast<double>(2 * (m - 1)) / static_cast<double>(std::max<std::size_t>(1, chain));
+  for (std::size_t i = 0; i < chain; ++i) p.transfers[i].latency_weight = chain_weight;
+  const double edge = S / kd / 2 / rd;
   for (int tree = 0; tree < 2; ++tree) {
     for (std::int64_t child = 0; child < count; ++child) {
       const std::int64_t parent = nccl_tree_parent(tree, count, child);

@@ -1345,6 +1345,34 @@ TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of
   CHECK(same.size() == 8);
 }
 
+TEST_CASE("NCCL's tree inside a full-mesh node: the chain's two directions on their own links, S each") {
+  // The chain's reduction goes to the GPU before and its broadcast to the GPU after: on a
+  // mesh each is a link of its own, S bytes each, so a 1 GiB all-reduce takes S / B_link
+  // (plus microseconds of latency); both directions on the link to the next GPU took 2S.
+  cluster::ResolvedNode mi = node(8, 8);
+  mi.spec.scaleup = hardware::ScaleUp::infinity_fabric;
+  std::vector<fabric::FabricError> errors;
+  const auto mesh = fabric::build_fabric(clos(16, 2), mi, 1, errors);
+  REQUIRE(mesh.has_value());
+  const NetworkConfig cfg = bare();
+  const double S = 1073741824.0;
+  Schedule s;
+  std::string why;
+  REQUIRE(plan(Op::all_reduce, Algorithm::tree, iota(8), sim::Bytes::of(S), 8, in_network(*mesh, cfg), s, why));
+  std::map<std::pair<std::int64_t, std::int64_t>, double> bytes;  // per ordered pair of GPUs
+  for (const Phase& p : s.phases) {
+    for (const Transfer& t : p.transfers) bytes[{t.src, t.dst}] += t.bytes * static_cast<double>(p.repeat);
+  }
+  for (const auto& [pair, b] : bytes) CHECK(b == Rel(S));
+  double link = 0.0;
+  for (const fabric::Link& l : mesh->links) {
+    if (l.kind == fabric::LinkKind::nvlink) link = l.bandwidth.value() * cfg.scaleup_efficiency;
+  }
+  REQUIRE(link > 0.0);
+  CHECK(analytical_time(*mesh, cfg, s).seconds() == Rel(S / link).epsilon(2e-3));
+  CHECK(flow_time(*mesh, cfg, s).seconds() == Rel(S / link).epsilon(2e-3));
+}
+
 TEST_CASE("mesh rings: m - 1 arc-disjoint Hamiltonian cycles where they exist, fewer on 4 and 6") {
   for (int m = 3; m <= 16; ++m) {
     CAPTURE(m);
