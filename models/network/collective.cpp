@@ -614,13 +614,19 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         // Rank (a, i) holds S/n for every rank (b, j). Inside each node, (a, i) hands (a, j)
         // everything bound for local rank j anywhere: nodes x S/n. Then, rail by rail,
         // (a, j) sends (b, j) what its node has for it: g x S/n. Data for the own node
-        // arrives in the first phase.
+        // arrives over NVLink alone. The two legs are NCCL's PXN relay, which forwards each
+        // chunk as it arrives: one pipelined phase (Phase::pipelined), NVLink and the NICs
+        // busy at once, its time the slower leg's plus the largest latency (the NVLink hop's
+        // latency before a network one, under a microsecond, is not added). The legs as two
+        // phases, one after the other, added the NVLink leg's time: 22% slow on 16 H100
+        // at 1 GiB.
         if (sn * (nodes - 1) > (std::int64_t{1} << 24)) {
           why = fmt::format("hierarchical all-to-all plans n(nodes-1) = {} transfers; at most 2^24 are supported",
                             sn * (nodes - 1));
           return false;
         }
         Phase intra;
+        intra.pipelined = true;
         Phase inter;
         for (std::int64_t a = 0; a < nodes; ++a) {
           for (std::int64_t i = 0; i < g; ++i) {
@@ -639,8 +645,8 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
             }
           }
         }
+        intra.transfers.insert(intra.transfers.end(), inter.transfers.begin(), inter.transfers.end());
         out.phases.push_back(std::move(intra));
-        out.phases.push_back(std::move(inter));
         break;
       }
       // All-reduce in three stages, one after the other: a ring reduce-scatter inside each

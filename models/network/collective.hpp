@@ -66,9 +66,12 @@
 //                            a send between rails crosses the fabric's upper tiers, where
 //                            NCCL would relay it; the hierarchical one keeps to the rails)
 //   hierarchical all-to-all  inside each node, GPU i hands GPU j all it has for local rank j
-//                            (nodes x S/n); then rail by rail, GPU j of node a sends GPU j
-//                            of node b its node's data for it (g x S/n): fewer, larger
-//                            messages on the network
+//                            (nodes x S/n); rail by rail, GPU j of node a sends GPU j of
+//                            node b its node's data for it (g x S/n): fewer, larger messages
+//                            on the network. NCCL's PXN relay, forwarding each chunk as it
+//                            arrives: the two legs overlap (one pipelined phase), time =
+//                            call overhead + the larger latency + max(nodes x (g-1) S/n /
+//                            B_nvlink, (nodes-1) g S/n / B_nic)
 //   send/recv                2 ranks: one transfer of S from rank 0 to rank 1; n > 2: every
 //                            rank i sends S to rank i+1 mod n at once (nccl-tests'
 //                            sendrecv_perf ring of pairs); a send to another node's other

@@ -671,6 +671,19 @@ TEST_CASE("hierarchical all-to-all delivers every rank's data and sends fewer ne
     for (const Transfer& t : p.transfers) hier_bytes += t.src / 8 != t.dst / 8 ? t.bytes : 0.0;
   }
   CHECK(hier_bytes == Rel(direct_bytes));
+  // The NVLink leg and the network leg overlap (NCCL's PXN relay forwards chunk by chunk):
+  // on 2 nodes of 8 at 1 GiB, each GPU sends 7 x 2 S/16 over NVLink and 8 S/16 through its
+  // NIC; the time is the slower leg's (the NIC's) plus microseconds of latency, not the sum.
+  // (Both nodes under one leaf: ECMP over spines would add its own collisions.)
+  const fabric::Fabric f = build(clos(32, 2), 2, 8, 8);
+  const NetworkConfig cfg = bare();
+  const double S = 1073741824.0;
+  const Schedule two = planned(Op::all_to_all, Algorithm::hierarchical, iota(16), S, 8);
+  const double nic = 8 * S / 16 / (50e9 * cfg.scaleout_efficiency);
+  const double nvlink = 7 * 2 * S / 16 / (450e9 * cfg.scaleup_efficiency);
+  REQUIRE(nic > 2 * nvlink);
+  CHECK(analytical_time(f, cfg, two).seconds() == Rel(nic).epsilon(1e-3));
+  CHECK(flow_time(f, cfg, two).seconds() == Rel(nic).epsilon(1e-3));
 }
 
 // --- In-network reduction -----------------------------------------------------------------
