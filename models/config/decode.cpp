@@ -389,7 +389,10 @@ bool check_aliases(const std::string& text, const std::string& file, LoadState& 
 
 bool decode_scalar_text(const YAML::Node& node, std::string& out, const Context& ctx, std::string_view expected) {
   if (!node.IsScalar()) {
-    ctx.error(node, fmt::format("expected {}, got {}", expected, describe_node(node)));
+    ctx.error(node, fmt::format("expected {}, got {}", expected, describe_node(node)),
+              node.IsNull() ? "a key without a value (or ~) clears only optional keys, sections and lists: give it a "
+                              "value, or leave the key out for its default"
+                            : "");
     return false;
   }
   out = node.Scalar();

@@ -124,8 +124,10 @@ TEST_CASE("`~` or null puts a section, list or optional back to its default; not
   CHECK(decode_text("{inner: ~, many: null}", q).empty());
   CHECK(q.inner.radix == 8);
   CHECK(q.many.empty());
-  // A scalar cannot be reset that way: it is an error, as before.
-  CHECK(decode_text("ratio: ~\n", q) == "t.yaml:1:8: ratio: expected a number, got nothing\n");
+  // A scalar cannot be reset that way: it is an error, as before, which says what ~ clears.
+  CHECK(decode_text("ratio: ~\n", q) ==
+        "t.yaml:1:8: ratio: expected a number, got nothing (a key without a value (or ~) clears only optional keys, "
+        "sections and lists: give it a value, or leave the key out for its default)\n");
   // A key that starts like null is not one.
   CHECK(decode_text("inner: nullx\n", q) ==
         "t.yaml:1:8: inner: expected a mapping with keys bandwidth, radix, got 'nullx'\n");
