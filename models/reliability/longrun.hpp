@@ -207,7 +207,11 @@
 // checkpoints are phase-locked, same interval started together, would collide every time,
 // up to n times slower; an asynchronous job rebased while a background write is pending
 // counts that checkpoint as written, and one whose contended write outlasts its interval is
-// not slowed further, its writes overlapping); the scheduler has no priorities, preemption or
+// not slowed further, its writes overlapping); an asynchronous job whose background write
+// outlasts the interval asked for snapshots at the raised interval (the write's time) all
+// along, the first snapshot after a restart too, when nothing is being written: where that
+// write outlasts the MTBF (a 10 h write, a 5 h MTBF) it saves less than blocking writes at
+// the interval asked for would; the scheduler has no priorities, preemption or
 // reservations beyond EASY's one.
 #pragma once
 
