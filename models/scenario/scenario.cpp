@@ -1890,6 +1890,10 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     check_failure_relations(out.config, state);
     throw InputError(std::move(state.diagnostics), true);
   };
+  if (options.first_job_only && out.config.workload.jobs.size() > 1) {
+    for (std::size_t i = 1; i < out.config.workload.jobs.size(); ++i) out.dropped_jobs.push_back(out.config.workload.jobs[i].name);
+    out.config.workload.jobs.resize(1);
+  }
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
   adapt_default_rollups(out.config, state);

@@ -179,6 +179,10 @@ struct LoadOptions {
   /// empty). For the base of a sweep, whose points may hold what it does not (a job larger
   /// than the base's cluster, with cluster.nodes a parameter).
   bool resolve = true;
+  /// The workload is its first job alone: the others are dropped once the scenario has
+  /// decoded (their errors are still said). For plan, which gives that job the whole
+  /// cluster: another job, larger than a cluster size it tries, made every point fail.
+  bool first_job_only = false;
   /// When given, set once the files have decoded (so even when the load then fails): whether
   /// the scenario has a sweep block with an axis (check takes such a scenario's base as sweep
   /// does).
@@ -218,6 +222,8 @@ struct LoadedScenario {
   /// The file whose `description` the scenario inherits, when it is a file it extends (its
   /// text may describe that file's cluster, not this one's); empty when the scenario's own.
   std::string description_from;
+  /// The names of the jobs LoadOptions::first_job_only left out, in scenario order.
+  std::vector<std::string> dropped_jobs;
 };
 
 /// Loads the scenario at `path`. Throws config::InputError with every problem found.

@@ -88,6 +88,7 @@ std::string first_problem(const config::Diagnostics& d) {
 void evaluate(const PlanArgs& args, const std::vector<std::string>& sets, PlanPoint& pt) {
   try {
     scenario::LoadOptions options{sets, args.seed, true};
+    options.first_job_only = true;
     options.point_sets = sets.size() - args.sets.size();  // the point's values follow the user's --set
     const scenario::LoadedScenario loaded = scenario::load_scenario(args.scenario, options);
     EcmpDraws draws = run_ecmp_draws(loaded, args.ecmp_seeds);
@@ -258,6 +259,7 @@ Plan plan(const PlanArgs& args) {
   // nodes), as a sweep's base: it is then taken as decoded, its node resolved, and each
   // point is checked in full as it is run. Where no point holds, the error is the base's.
   scenario::LoadOptions options{args.sets, args.seed, false, false};
+  options.first_job_only = true;
   scenario::LoadedScenario base;
   std::string base_problem;  // the base's first error, when it does not hold
   std::optional<config::InputError> base_error;
@@ -327,6 +329,11 @@ Plan plan(const PlanArgs& args) {
   Plan p;
   p.scenario = base.config.name.empty() ? std::filesystem::path(base.file).stem().string() : base.config.name;
   p.job = job.config.name;
+  if (!base.dropped_jobs.empty()) {
+    fmt::print(stderr, "note: plan plans the first job, {}, alone on each cluster size; the scenario's other {} ({}) {} left out\n",
+               job.config.name, base.dropped_jobs.size() == 1 ? "job" : "jobs", fmt::join(base.dropped_jobs, ", "),
+               base.dropped_jobs.size() == 1 ? "is" : "are");
+  }
   p.sweep_points = sweep_block_points(base.config);
   p.base_problem = base_problem;
   p.model = job.model_name;

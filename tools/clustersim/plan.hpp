@@ -43,7 +43,8 @@
 // points and the search space, the deadline and the budget). tools/plot.py reads plan.csv.
 //
 // LIMITATIONS: the job always takes the whole cluster (no spare capacity for other jobs);
-// the analytical network (the flow model's contention is not seen); the first job only;
+// the analytical network (the flow model's contention is not seen); the first job only
+// (the scenario's other jobs are left out of every point, and said so);
 // the cost of a plan is its GPU-hours at the cluster's amortised $/GPU-hour, not the
 // purchase of the cluster (capex is a column).
 #pragma once
