@@ -1111,7 +1111,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   const tools::SweepSummary sum = tools::run_sweep(spec, options, std::cerr);
   if (sum.aborted) return kExitInput;
   if (sum.writer) {
-    std::cout << fmt::format("sweep: {} point{} ({} resumed, {} run{}), {} error row{}, {:.2f} s with {} thread{}{}\n"
+    std::cout << fmt::format("sweep: {} point{} ({} resumed, {} run{}), {} error row{}, wall time {:.2f} s with {} thread{}{}\n"
                              "results in {}/sweep.csv and {}/sweep.jsonl\n",
                              sum.points, sum.points == 1 ? "" : "s", sum.resumed, sum.run, sum.run ? "" : ": nothing left to do", sum.errors,
                              sum.errors == 1 ? "" : "s", sum.wall_s, sum.threads, sum.threads == 1 ? "" : "s",

@@ -593,7 +593,7 @@ std::string plan_table(const Plan& p, bool files_written) {
                        "and the job's GPUs and parallelism at each point and checks each point in full\n",
                        p.base_problem);
   }
-  out += fmt::format("{} points, {} feasible ({} not: they do not fit, do not divide or cannot be simulated), {:.2f} s\n",
+  out += fmt::format("{} points, {} feasible ({} not: they do not fit, do not divide or cannot be simulated), wall time {:.2f} s\n",
                      p.points.size(), feasible,
                      p.points.size() - feasible, p.wall_s);
   // The capex budget bounds the hardware that can be bought at all: the front is drawn among
