@@ -1134,6 +1134,12 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
 int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   std::optional<std::string> python;
   if (!plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
+  if (std::error_code is; !plot_dir.empty() && std::filesystem::exists(plot_dir, is) &&
+                          !std::filesystem::is_directory(plot_dir, is)) {
+    // Said before the scenarios run (it read "cannot create the folder '.../.clustersim-plots'").
+    std::cerr << fmt::format("error: --plot '{}' is a file, not a folder (name a folder, new or existing)\n", plot_dir);
+    return kExitInput;
+  }
   const tools::Comparison c = tools::compare(args);
   // The plots first, drawn in a staging folder inside the --plot folder and moved in when
   // they all succeed: a folder that cannot be written, or a plot that fails, leaves the
