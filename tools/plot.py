@@ -139,7 +139,12 @@ def si(v, unit, digits=3):
     # Below 1, a prefix only for seconds (ms, µs): "73.4 mUSD" beside "3.33 MUSD" read as
     # millions; 0.0734 USD does not.
     small = ((1e-3, "m"), (1e-6, "µ")) if unit == "s" else ()
-    for scale, prefix in ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, "")) + small:
+    # Money takes the prefixes the tables print (sim/units.cpp): billions are BUSD, not GUSD.
+    large = ((1e9, "B"), (1e6, "M"), (1e3, "k"), (1, "")) if unit.endswith("USD") else \
+        ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""))
+    if unit.endswith("USD") and abs(v) / 1e9 >= 10 ** digits - 0.5:
+        return f"{v / 1e9:.0f} BUSD"  # whole billions past the largest prefix, as the tables
+    for scale, prefix in large + small:
         if abs(v) >= scale:
             return f"{v / scale:.{digits}g} {prefix}{unit}"
     return f"{v:.{digits}g} {unit}"
