@@ -1178,7 +1178,9 @@ config::Diagnostics locate_point_errors(const SweepSpec& spec, std::int64_t inde
     if (d.where.file == kCommandLine) {
       for (std::size_t i = 0; i < spec.params.size(); ++i) {
         const std::string& key = spec.params[i].key;
-        const bool under = d.path == key || config::key_inside(key, d.path);
+        // At the key, under it, or at a section above it that the point's value made wrong
+        // (failures.heterogeneity, of --param failures.heterogeneity.kind=power_law).
+        const bool under = d.path == key || config::key_inside(key, d.path) || config::key_inside(d.path, key);
         if (under && (!owner || key.size() > owner->key.size())) {
           owner = &spec.params[i];
           owner_index = i;
