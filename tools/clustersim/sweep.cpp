@@ -1023,6 +1023,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
     // Records of another base scenario (another --set, seed, number of replications, an
     // edited file, another clustersim) would be mixed in silently: the grid alone does not
     // tell them apart.
+    std::string reused;  // said once the folder is known to resume (not before a refusal)
     if (bad.ok() && !p.records.empty()) {
       std::ifstream base_in(base_path, std::ios::binary);
       std::stringstream base_text;
@@ -1040,7 +1041,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
         // Every finished point is a point of this grid (checked above), so the folder becomes
         // this sweep (a grid grown by an axis's values reuses what was done): said, not
         // silent, as the folder no longer holds the first run's grid.
-        log << fmt::format("sweep: note: {} ({}); the earlier run's {} finished point{} of this grid reused{}\n",
+        reused = fmt::format("sweep: note: {} ({}); the earlier run's {} finished point{} of this grid reused{}\n",
                            grid_difference(was["grid"], base_now["grid"]), base_path, p.records.size(),
                            p.records.size() == 1 ? "" : "s",
                            p.renumbered > 0 ? fmt::format(", {} of them under a new point number", p.renumbered)
@@ -1056,6 +1057,7 @@ Prepared prepare(const SweepSpec& spec, const SweepOptions& options, std::ostrea
               "this folder holds another sweep's results: use another --out, or delete it");
     }
     if (!bad.ok()) throw config::InputError(std::move(bad));
+    log << reused;
   }
   write_in_point_order(p, {{base_path, config::json_text(base_now, 2) + "\n"}});
   for (std::int64_t i = 0; i < spec.points(); ++i) {
