@@ -787,10 +787,11 @@ std::vector<ResolvedJob> resolve_jobs(const LoadedScenario& loaded, bool check_m
       }
       state.diagnostics.add(
           state.where_overridden(path, memory_keys), path,
-          fmt::format("does not fit: stage {} needs {} per GPU, more than the {} of HBM of one {} (weights {}, "
-                      "gradients {}, optimizer {}, activations {})",
-                      m.stage, gb(m.total), gb(hbm), loaded.node.gpu_name, gb(m.weights), gb(m.gradients),
-                      gb(m.optimizer), gb(m.activations)),
+          fmt::format("does not fit: stage {} needs {} per GPU (weights {}, gradients {}, optimizer {}, activations "
+                      "{}), more than the {} of HBM of one {} (the capacity as written: a datasheet's GB are "
+                      "decimal, a few GB under the driver's total, left for the CUDA context and NCCL's buffers)",
+                      m.stage, gb(m.total), gb(m.weights), gb(m.gradients), gb(m.optimizer), gb(m.activations),
+                      gb(hbm), loaded.node.gpu_name),
           hint);
       continue;
     }
