@@ -1891,16 +1891,20 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
     check_failure_relations(out.config, state);
     throw InputError(std::move(state.diagnostics), true);
   };
-  if (options.first_job_only && out.config.workload.jobs.size() > 1) {
-    for (std::size_t i = 1; i < out.config.workload.jobs.size(); ++i) out.dropped_jobs.push_back(out.config.workload.jobs[i].name);
-    out.config.workload.jobs.resize(1);
-  }
   reconcile_fabric(out.config, state);
   config::check_required(out.config, "", state);
   adapt_default_rollups(out.config, state);
   check_monitoring(out.config, state);
   check_network(out.config, state);
   check_sweep(out.config, state);
+  // (After the sweep block's check: its axes may name the jobs left out.)
+  if (options.first_job_only && out.config.workload.jobs.size() > 1) {
+    for (std::size_t i = 1; i < out.config.workload.jobs.size(); ++i) {
+      const workload::JobConfig& j = out.config.workload.jobs[i];
+      out.dropped_jobs.push_back(j.count > 1 ? fmt::format("{} x{}", j.name, j.count) : j.name);
+    }
+    out.config.workload.jobs.resize(1);
+  }
   // (Not for the base of a grid, whose points may set the model's keys; as resolve_jobs.)
   if (options.resolve) check_inline_models(out.config, state);
   std::vector<std::string> files;
