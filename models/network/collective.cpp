@@ -620,9 +620,9 @@ bool plan(Op op, Algorithm algorithm, const std::vector<std::int64_t>& ranks, si
         // latency before a network one, under a microsecond, is not added). The legs as two
         // phases, one after the other, added the NVLink leg's time: 22% slow on 16 H100
         // at 1 GiB.
-        if (sn * (nodes - 1) > (std::int64_t{1} << 24)) {
-          why = fmt::format("hierarchical all-to-all plans n(nodes-1) = {} transfers; at most 2^24 are supported",
-                            sn * (nodes - 1));
+        if (sn * (nodes - 1 + g - 1) > (std::int64_t{1} << 24)) {
+          why = fmt::format("hierarchical all-to-all plans n(nodes-1) + n(g-1) = {} transfers; at most 2^24 are supported",
+                            sn * (nodes - 1 + g - 1));
           return false;
         }
         Phase intra;

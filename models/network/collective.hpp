@@ -50,7 +50,8 @@
 //                            phase of R = 2(m-1) + 2d + C - 1 steps (m the most ranks on a
 //                            node, d the trees' depth, C = chunks(S/2k)), the last C-1
 //                            streamed: time (2(m-1) + 2d) alpha + max(2S / B_nvlink,
-//                            NIC bytes / B_nic). Through the NICs a node sends S/k per rail
+//                            NIC bytes / B_nic) (on a full-mesh node, S / B_link: the
+//                            chain's two directions take a link each). Through the NICs a node sends S/k per rail
 //                            GPU on 2 nodes (twice the ring's busbw), 2 S/k on the busiest
 //                            node from 4 on (an inner node of one tree and a leaf of the
 //                            other: slightly less than the ring's busbw)
@@ -249,10 +250,12 @@ struct Phase {
   /// which includes the first's), not the largest. NCCL's cost model charges
   /// a ring (nsteps - nInterSteps) intraLat + nInterSteps interLat (src/graph/tuning.cc):
   /// per step, the NVLink hops at their latency and only the node-crossing ones at the
-  /// network's. Other phases wait for their slowest transfer, latency included.
+  /// network's. Other phases wait for their slowest transfer, latency included, but
+  /// pipelined ones (below).
   bool latency_along = false;
-  /// The transfers are the legs of one pipeline that every chunk crosses in turn (NVLS,
-  /// SHARP's CollNet Direct: into the switch or the tree, through it, back out), so the
+  /// The transfers are the legs of one pipeline whose chunks cross them in turn (NVLS,
+  /// SHARP's CollNet Direct: into the switch or the tree, through it, back out; the
+  /// hierarchical all-to-all: over NVLink to the rail's GPU, then over the rail), so the
   /// phase costs its slowest leg's transfer time plus the largest of the legs' latencies,
   /// paid once: a chunk's trip up the aggregation tree and back cannot hide behind the
   /// NVLink legs' transfers. (Each leg timed with its own latency, the largest, max(latency

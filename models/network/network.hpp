@@ -9,7 +9,8 @@
 //     time(t) = step_latency + sum_{l in path} latency_l + bytes_t / min_{l in path} (c_l / n_l)
 // and the phase takes max_t time(t) (a ring's phase, Phase::latency_along, takes
 // max_t of the bytes' term plus the mean of its hops' latency terms: its steps chain from
-// rank to rank); a schedule takes call_overhead + sum of phase times x repeats. A transfer
+// rank to rank; a pipeline's, Phase::pipelined, max_t of the bytes' term plus the largest
+// latency term, paid once); a schedule takes call_overhead + sum of phase times x repeats. A transfer
 // into an NVLS switch takes network.nvls_latency for its path's latency, one up SHARP's tree
 // network.sharp_latency. Without contention (n_l = 1) this is the textbook alpha-beta cost. Only bytes_t
 // depends on the size of the collective: AnalyticalRoutes keeps each transfer's rate and
@@ -21,8 +22,9 @@
 // the link's level at its collective's size): concurrent collectives of different sizes
 // share a link, each at its own factor. Rates are re-solved whenever flows start or drain; the solver
 // re-solves incrementally. A flow's data has drained when its bytes have been sent at its
-// (piecewise-constant) rates; it arrives latency_path later, and the phase step ends when
-// its last flow arrives. Drains and arrivals are engine events. Without contention both
+// (piecewise-constant) rates; it arrives latency_path later (a ring step's flows the mean of
+// the step's latencies, a pipeline's the largest), and the phase step ends when its last
+// flow arrives. Drains and arrivals are engine events. Without contention both
 // levels give the same time (a test checks it on every topology).
 //
 // Reuse of repeated phases: when one collective runs alone on the network, the repetitions
