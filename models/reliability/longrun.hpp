@@ -199,7 +199,10 @@
 // job's factor is the mean over up to 3 elements of the class that it crosses (routers:
 // that it passes through without holding its NICs), computed on its nominal nodes (copies
 // of a job at the same offset in their pod or group share them) and kept when it is
-// re-placed; idle spares do not fail or age;
+// re-placed; idle spares do not fail or age, nor does a spare that replaces a failed node
+// before the restart begins, but a job's other nodes do while it is down (a failure there
+// joins the stop), and a node that fills a slot of a job running shrunk serves (and may
+// fail) from then on, though the job only uses it once it grows back;
 // a shrunk job's throughput is taken in proportion
 // to its replicas (the global batch spread over fewer replicas, each as fast); the jobs'
 // step time is that of their nominal placement on the healthy cluster (see Placement); the

@@ -1051,14 +1051,15 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
     // A value given twice would run its points twice (plan's --nodes merges them; a sweep's
     // point numbers follow the list as given, so it is refused).
     // Numbers are compared as numbers: 8 and 08, or 1e3 and 1000, are one point.
-    const auto same = [](const std::string& a, const std::string& b) {
-      if (a == b) return true;
+    const auto number = [](std::string_view t, double& x) {
+      if (t.starts_with('+')) t.remove_prefix(1);  // +16 is 16 to the decoder
+      const auto r = std::from_chars(t.data(), t.data() + t.size(), x);
+      return !t.empty() && r.ec == std::errc{} && r.ptr == t.data() + t.size();
+    };
+    const auto same = [&](const std::string& a, const std::string& b) {
       double x = 0.0;
       double y = 0.0;
-      const auto ra = std::from_chars(a.data(), a.data() + a.size(), x);
-      const auto rb = std::from_chars(b.data(), b.data() + b.size(), y);
-      return ra.ec == std::errc{} && ra.ptr == a.data() + a.size() && rb.ec == std::errc{} &&
-             rb.ptr == b.data() + b.size() && x == y;
+      return a == b || (number(a, x) && number(b, y) && x == y);
     };
     for (auto v = p.values.begin(); v != p.values.end(); ++v) {
       if (const auto first = std::find_if(p.values.begin(), v, [&](const std::string& w) { return same(w, *v); });
