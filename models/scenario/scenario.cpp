@@ -1255,6 +1255,21 @@ void check_inert_keys(const Scenario& sc, const WriteOrder& order, const std::ve
       inert(sp, "sequence parallelism splits the tensor-parallel group's activations, and tp is 1",
             "tp: 2 or more, or remove it");
     }
+    // One data-parallel rank (dp x cp = 1): nothing to shard the training state over, no
+    // gradient to reduce. (zero: 3 on tp 8 pp 4 dp 1 ran as zero 0, its table saying zero 3.)
+    if (j.parallelism.dp * j.parallelism.cp == 1) {
+      const std::string dp = fmt::format("workload.jobs[{}].parallelism.dp", i);
+      const std::string cp = fmt::format("workload.jobs[{}].parallelism.cp", i);
+      const std::string zero = fmt::format("workload.jobs[{}].parallelism.zero", i);
+      const std::string ogr = fmt::format("workload.jobs[{}].overlap_grad_reduce", i);
+      if (j.parallelism.zero > 0 && stale(zero, dp) && stale(zero, cp)) {
+        inert(zero, "ZeRO shards the training state over the data- and context-parallel ranks, and dp x cp is 1",
+              "dp: 2 or more, or remove it");
+      }
+      if (stale(ogr, dp) && stale(ogr, cp)) {
+        inert(ogr, "there is no gradient reduction to overlap: dp x cp is 1", "dp: 2 or more, or remove it");
+      }
+    }
   }
 }
 
