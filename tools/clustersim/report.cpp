@@ -591,11 +591,11 @@ config::Json job_json(const scenario::ResolvedJob& job, const workload::StepResu
     // call, every group of its kind at once, loads most.
     if (const double busbw = busbw_GBps(c); busbw > 0.0) comm.back()["busbw_GBps"] = busbw;
     // A copy of a `count` job shares the first copy's step, whose link lies on the first
-    // copy's GPUs: not named for the others.
-    if (!c.busiest_link.empty() && job.copy == 0) {
-      comm.back()["busiest_link"] = c.busiest_link;
-      comm.back()["busiest_link_utilisation"] = c.busiest_utilisation;
-    }
+    // copy's GPUs: null for the others, as where the call loads no link (every entry has
+    // the same keys: a copy's lacked them).
+    const bool named = !c.busiest_link.empty() && job.copy == 0;
+    comm.back()["busiest_link"] = named ? config::Json(c.busiest_link) : config::Json();
+    comm.back()["busiest_link_utilisation"] = named ? config::Json(c.busiest_utilisation) : config::Json();
   }
   j["collectives"] = std::move(comm);
   return j;
