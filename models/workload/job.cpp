@@ -222,7 +222,11 @@ std::vector<JobProblem> validate_job(const JobConfig& job, const ModelSpec& mode
         fmt::format("{} micro-batches per replica (global_batch / (dp x micro_batch)) through {} pipeline chunks (pp x "
                     "virtual_stages) make {} passes a step; the step simulation takes at most {}",
                     micro_batches(job), p.pp * std::max<std::int64_t>(1, p.virtual_stages), passes, kMaxMicroBatches),
-        micro_batch_hint(job, (passes + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch));
+        // A larger micro-batch holds more activations (the memory check judges it): a
+        // smaller global batch is said too.
+        fmt::format("{} (larger micro-batches hold more activations), or global_batch: {} or less",
+                    micro_batch_hint(job, (passes + kMaxMicroBatches - 1) / kMaxMicroBatches * job.micro_batch),
+                    kMaxMicroBatches / (p.pp * std::max<std::int64_t>(1, p.virtual_stages)) * p.dp * job.micro_batch));
   } else if (p.virtual_stages > 1 && micro_batches(job) % p.pp != 0) {
     add("global_batch",
         fmt::format("{} sequences over dp {} x micro_batch {} make {} micro-batches per replica; the interleaved "
