@@ -980,8 +980,10 @@ std::string result_table(const scenario::LoadedScenario& loaded, const RunResult
     if (job.copy > 0) continue;  // the copies of a `count` job: in the schedule below
     // In a queue the scheduler places the job (the schedule below); its step is timed on
     // these GPUs, which another job may hold when it runs.
-    out += fmt::format("\nJob {}: {} on {} GPUs ({}GPUs {}-{}{})\n", job.config.name, job.model_name, job.config.gpus,
-                       queued ? "step timed on " : "", job.first_gpu, job.first_gpu + job.config.gpus - 1,
+    const std::string range = job.config.gpus == 1 ? fmt::format("GPU {}", job.first_gpu)
+                                                    : fmt::format("GPUs {}-{}", job.first_gpu, job.first_gpu + job.config.gpus - 1);
+    out += fmt::format("\nJob {}: {} on {} GPU{} ({}{}{})\n", job.config.name, job.model_name, job.config.gpus,
+                       job.config.gpus == 1 ? "" : "s", queued ? "step timed on " : "", range,
                        queued ? "; placed by the scheduler" : "");
     if (const std::int64_t n = loaded.config.workload.jobs[job.entry].count; n > 1) {
       row("copies", fmt::format("{} ({}-0 .. {}-{}), each as this one; the schedule below has each",
