@@ -1271,18 +1271,38 @@ TEST_CASE("pipelined schedules pay the latency of their pipeline's fill, not of 
         Rel(time_of(tree)).epsilon(0).margin(1e-9 * static_cast<double>(tree.steps())));
 }
 
+namespace {
+
+/// `nodes` nodes of 8 GPUs joined pairwise (an Infinity-Fabric mesh, as MI300X's) on a
+/// two-tier Clos of the given radix.
+fabric::Fabric mesh_nodes(std::int64_t nodes, std::int64_t radix = 16) {
+  cluster::ResolvedNode mi = node(8, 8);
+  mi.spec.scaleup = hardware::ScaleUp::infinity_fabric;
+  std::vector<fabric::FabricError> errors;
+  auto f = fabric::build_fabric(clos(radix, 2), mi, nodes, errors);
+  REQUIRE(f.has_value());
+  return std::move(*f);
+}
+
+/// The rate of one of `f`'s scale-up links at `cfg`'s efficiency (they are all alike).
+double scaleup_link_rate(const fabric::Fabric& f, const NetworkConfig& cfg) {
+  for (const fabric::Link& l : f.links) {
+    if (l.kind == fabric::LinkKind::nvlink) return l.bandwidth.value() * cfg.scaleup_efficiency;
+  }
+  FAIL("no scale-up link");
+  return 0.0;
+}
+
+}  // namespace
+
 TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of a GPU's, in one node or across nodes") {
   // 8 GPUs joined pairwise, 450 GB/s of scale-up each spread over 7 links. Rings that differ
   // only by their start would all take the links i -> i+1. Inside one node the rings are 7
   // arc-disjoint Hamiltonian cycles: every one of the 56 directed links carries one ring, so
   // each GPU sends on its 7 links at once (strides coprime with 8, as before, took 4 of 7).
-  cluster::ResolvedNode mi = node(8, 8);
-  mi.spec.scaleup = hardware::ScaleUp::infinity_fabric;
-  std::vector<fabric::FabricError> errors;
-  const auto mesh = fabric::build_fabric(clos(16, 2), mi, 2, errors);
-  REQUIRE(mesh.has_value());
+  const fabric::Fabric mesh = mesh_nodes(2);
   const NetworkConfig cfg = bare();
-  const InNetwork in = in_network(*mesh, cfg);
+  const InNetwork in = in_network(mesh, cfg);
   CHECK(in.mesh);
   const double S = 1073741824.0;
   Schedule s;
@@ -1294,24 +1314,19 @@ TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of
   for (const auto& [link, rings] : links) CHECK(rings == 1);
   // Each ring carries S/7 in 2 x 7 steps of S/(7 x 8), each step on its own links, plus the
   // hop's 600 ns.
-  double link = 0.0;
-  for (std::size_t l = 0; l < mesh->links.size(); ++l) {
-    if (mesh->links[l].kind == fabric::LinkKind::nvlink) link = mesh->links[l].bandwidth.value() * cfg.scaleup_efficiency;
-  }
-  REQUIRE(link > 0.0);
+  const double link = scaleup_link_rate(mesh, cfg);
   const double expected = 2 * 7 * (S / 56 / link + 600e-9);
-  CHECK(analytical_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
-  CHECK(flow_time(*mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-4));
+  CHECK(analytical_time(mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-6));
+  CHECK(flow_time(mesh, cfg, s).seconds() == Rel(expected).epsilon(1e-4));
   // Over two whole nodes, 56 rings: one per cycle and entry GPU, each going round its
   // cycle in both nodes and crossing on the entry GPU's rail (the cycle's closing link
   // relays to it, PXN). So every one of the 2 x 56 links inside the nodes carries 8 rings'
   // S/(16 x 56) a step, and every NIC 7 (one per cycle): the strides coprime with 8 used
   // before put 2 rings on each of 32 links and left 24 idle.
   // (Both nodes under one leaf: ECMP over spines would add its own collisions.)
-  const auto leaf = fabric::build_fabric(clos(32, 2), mi, 2, errors);
-  REQUIRE(leaf.has_value());
+  const fabric::Fabric leaf = mesh_nodes(2, 32);
   Schedule two;
-  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(16), sim::Bytes::of(S), 8, in_network(*leaf, cfg), two, why));
+  REQUIRE(plan(Op::all_reduce, Algorithm::ring, iota(16), sim::Bytes::of(S), 8, in_network(leaf, cfg), two, why));
   const double b = S / 16 / 56;
   std::map<std::pair<std::int64_t, std::int64_t>, double> inside;
   std::map<std::int64_t, double> nic_out;
@@ -1329,16 +1344,16 @@ TEST_CASE("rings on a full mesh (Infinity Fabric) take different links: all 7 of
   CHECK(nic_out.size() == 16);
   for (const auto& [gpu, bytes] : nic_out) CHECK(bytes == Rel(7 * b));
   double nic = 0.0;
-  for (const auto& l : leaf->links) {
+  for (const auto& l : leaf.links) {
     if (l.kind == fabric::LinkKind::access) nic = l.bandwidth.value() * cfg.scaleout_efficiency;
   }
   REQUIRE(nic > 0.0);
   // 2 x 15 steps, each as long as its busiest link (plus latencies of a few microseconds).
   const double busiest = std::max(8 * b / link, 7 * b / nic);
-  const double two_time = analytical_time(*leaf, cfg, two).seconds();
+  const double two_time = analytical_time(leaf, cfg, two).seconds();
   CHECK(two_time >= 30 * busiest);
   CHECK(two_time <= 30 * (busiest + 5e-6));
-  CHECK(flow_time(*leaf, cfg, two).seconds() == Rel(two_time).epsilon(1e-4));
+  CHECK(flow_time(leaf, cfg, two).seconds() == Rel(two_time).epsilon(1e-4));
   // Hierarchical all-reduce on two nodes: each node's stages on its 7 rings, every link of
   // the node once, S/(8 x 7) a step on each.
   Schedule hier;
@@ -1362,28 +1377,20 @@ TEST_CASE("NCCL's tree inside a full-mesh node: the chain's two directions on th
   // The chain's reduction goes to the GPU before and its broadcast to the GPU after: on a
   // mesh each is a link of its own, S bytes each, so a 1 GiB all-reduce takes S / B_link
   // (plus microseconds of latency); both directions on the link to the next GPU took 2S.
-  cluster::ResolvedNode mi = node(8, 8);
-  mi.spec.scaleup = hardware::ScaleUp::infinity_fabric;
-  std::vector<fabric::FabricError> errors;
-  const auto mesh = fabric::build_fabric(clos(16, 2), mi, 1, errors);
-  REQUIRE(mesh.has_value());
+  const fabric::Fabric mesh = mesh_nodes(1);
   const NetworkConfig cfg = bare();
   const double S = 1073741824.0;
   Schedule s;
   std::string why;
-  REQUIRE(plan(Op::all_reduce, Algorithm::tree, iota(8), sim::Bytes::of(S), 8, in_network(*mesh, cfg), s, why));
+  REQUIRE(plan(Op::all_reduce, Algorithm::tree, iota(8), sim::Bytes::of(S), 8, in_network(mesh, cfg), s, why));
   std::map<std::pair<std::int64_t, std::int64_t>, double> bytes;  // per ordered pair of GPUs
   for (const Phase& p : s.phases) {
     for (const Transfer& t : p.transfers) bytes[{t.src, t.dst}] += t.bytes * static_cast<double>(p.repeat);
   }
   for (const auto& [pair, b] : bytes) CHECK(b == Rel(S));
-  double link = 0.0;
-  for (const fabric::Link& l : mesh->links) {
-    if (l.kind == fabric::LinkKind::nvlink) link = l.bandwidth.value() * cfg.scaleup_efficiency;
-  }
-  REQUIRE(link > 0.0);
-  CHECK(analytical_time(*mesh, cfg, s).seconds() == Rel(S / link).epsilon(2e-3));
-  CHECK(flow_time(*mesh, cfg, s).seconds() == Rel(S / link).epsilon(2e-3));
+  const double link = scaleup_link_rate(mesh, cfg);
+  CHECK(analytical_time(mesh, cfg, s).seconds() == Rel(S / link).epsilon(2e-3));
+  CHECK(flow_time(mesh, cfg, s).seconds() == Rel(S / link).epsilon(2e-3));
 }
 
 TEST_CASE("mesh rings: m - 1 arc-disjoint Hamiltonian cycles where they exist, fewer on 4 and 6") {
