@@ -462,6 +462,7 @@ class Pipeline {
     Breakdown parts;
     std::vector<std::pair<double, double>> spans;  // start, end per pass in order
     std::vector<double> span_free;  // per span: its pass's free_compute / duration
+    std::vector<double> span_pp;    // per span: the wait for its input in flight just before it (parts.pp's share)
     std::vector<double> chunk_last_backward_start;  // per local chunk
   };
 
@@ -494,12 +495,14 @@ class Pipeline {
     const PipelineOp& op = list[st.next];
     const double now = engine_.now().seconds();
     std::size_t k = 0;
+    double in_flight = 0.0;
     if (input_of(op, k)) {
       if (arrived_[k] < 0.0) return;  // on_arrive starts it
       // Idle since the stage was free: waiting for the producer is bubble, for the transfer pp.
       const double producer_done = std::min(produced_[k], now);
       st.parts.bubble += std::max(0.0, producer_done - st.free_at);
-      st.parts.pp += std::max(0.0, now - std::max(producer_done, st.free_at));
+      in_flight = std::max(0.0, now - std::max(producer_done, st.free_at));
+      st.parts.pp += in_flight;
     } else {
       st.parts.bubble += std::max(0.0, now - st.free_at);
     }
@@ -518,6 +521,7 @@ class Pipeline {
     const sim::Time end = engine_.now() + sim::Time::from_seconds(pass.duration);
     st.spans.emplace_back(now, end.seconds());
     st.span_free.push_back(pass.duration > 0.0 ? pass.free_compute / pass.duration : 0.0);
+    st.span_pp.push_back(in_flight);
     engine_.schedule_at(end, end_id_, static_cast<std::uint64_t>(s));
   }
 
@@ -859,6 +863,14 @@ StepResult simulate_step(const StepInputs& in) {
           if (v > 0.0) span.args.emplace_back(key, v * 1e3);
         }
         r.trace.push_back(std::move(span));
+        // The wait just before it for its input in flight from the next or previous stage
+        // (the breakdown's pp), drawn on the compute lane: it read as a gap, like a bubble.
+        if (const double wait = st.span_pp[i]; wait > 0.0) {
+          r.trace.push_back({s, comm.gpu(0, 0, s, 0),
+                             fmt::format("waiting for the {} of mb {} in flight (pp)",
+                                         op.forward ? "activations" : "gradients", op.micro),
+                             "pp", st.spans[i].first - wait, st.spans[i].first, {}});
+        }
         // ZeRO's collectives inside the pass run on the DP links from its start (a lane of
         // their own: the stage's gradient reductions have theirs). A chunk's last backward
         // reduce-scatters nothing (its gradients go with the step's reductions), and with

@@ -513,6 +513,24 @@ TEST_CASE("the trace has one span per pass on each stage, in time order, none ov
     CHECK(spans.size() == 2 * 4);  // 4 micro-batches per replica, forward and backward
     for (std::size_t i = 1; i < spans.size(); ++i) CHECK(spans[i].start_s >= spans[i - 1].end_s - 1e-9);
   }
+  // The waits for inputs in flight between stages (the breakdown's pp) are drawn on the
+  // compute lane, between its passes, and add up to the stage's pp (they read as gaps, like
+  // the bubble's).
+  double drawn = 0.0;
+  for (std::size_t stage = 0; stage < r.stage_breakdowns.size(); ++stage) {
+    std::vector<TraceSpan> lane = compute_lanes[static_cast<std::int64_t>(stage)];
+    double waits = 0.0;
+    for (const TraceSpan& span : r.trace) {
+      if (span.lane != static_cast<std::int64_t>(stage) || span.category != "pp") continue;
+      waits += span.end_s - span.start_s;
+      lane.push_back(span);
+    }
+    CHECK(waits == Rel(r.stage_breakdowns[stage].pp).epsilon(1e-9));
+    drawn += waits;
+    std::sort(lane.begin(), lane.end(), [](const TraceSpan& a, const TraceSpan& b) { return a.start_s < b.start_s; });
+    for (std::size_t i = 1; i < lane.size(); ++i) CHECK(lane[i].start_s >= lane[i - 1].end_s - 1e-9);
+  }
+  CHECK(drawn > 0.0);
 }
 
 TEST_CASE("the trace draws where the step's time goes: the reductions' slowdown, ZeRO's collectives in passes") {
