@@ -79,6 +79,19 @@ std::int64_t Fabric::endpoint_of_gpu(std::int64_t global_gpu) const {
   return node * nics_per_node + i * nics_per_node / gpus_per_node;
 }
 
+bool Fabric::flows_spread() const {
+  if (const auto* c = std::get_if<ClosLayout>(&layout)) {
+    return !route_by_destination && (c->u1 > 1 || c->u2 > 1);
+  }
+  if (const auto* t = std::get_if<TorusLayout>(&layout)) {
+    return std::any_of(t->dims.begin(), t->dims.end(), [](std::int64_t k) { return k % 2 == 0; });
+  }
+  const auto& d = std::get<DragonflyLayout>(layout);
+  return d.routing != Routing::minimal && d.g > 2;
+}
+
+bool Fabric::seed_matters() const { return flows_spread() && !std::holds_alternative<TorusLayout>(layout); }
+
 std::int64_t Fabric::switch_count() const {
   std::int64_t n = 0;
   for (const TierCount& t : tiers) n += t.switches;

@@ -215,6 +215,14 @@ class Fabric {
     return {access_base + 2 * static_cast<std::uint32_t>(endpoint)};
   }
   [[nodiscard]] std::int64_t switch_count() const;
+  /// Whether two flows between the same pair of endpoints may take different paths (the
+  /// flow id picks among them): a Clos hashed over two uplinks or more somewhere, a torus
+  /// with an even dimension (a tie half way round), a dragonfly under Valiant or UGAL with
+  /// three groups or more. A connection's queue pairs spread only where this holds.
+  [[nodiscard]] bool flows_spread() const;
+  /// Whether fabric.ecmp_seed changes some route: flows_spread(), but not on a torus (its
+  /// ties are unsalted).
+  [[nodiscard]] bool seed_matters() const;
   /// Whether routes depend on the load (a dragonfly under UGAL): route() then reads its LoadView.
   [[nodiscard]] bool load_aware() const {
     const auto* d = std::get_if<DragonflyLayout>(&layout);

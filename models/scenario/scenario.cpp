@@ -1327,29 +1327,33 @@ void check_inert_checkpoint(LoadedScenario& loaded, const WriteOrder& order, con
 }
 
 /// Queue pairs spread a connection over paths only where the fabric gives a pair of GPUs
-/// more than one; what decides it here is known once the fabric is built (the dragonfly's
-/// groups, when they follow from the nodes): a torus whose dimensions are all odd (a tie,
-/// the destination half way round, is the only choice it hashes), a dragonfly of at most two
-/// groups (Valiant has no intermediate group, so every route is minimal). The rest is
-/// check_inert_keys'.
-void check_inert_qps(LoadedScenario& loaded, const WriteOrder& order, const std::vector<std::string>& shared,
-                     LoadState& state) {
-  const auto written = state.assigned.find("network.qps_per_connection");
-  if (!loaded.fabric || loaded.config.network.qps_per_connection <= 1 || written == state.assigned.end()) return;
-  // Said already (check_inert_keys: one node, say), for this key.
-  for (const config::Diagnostics* said : {&state.diagnostics, &loaded.shared_inert}) {
-    for (const config::Diagnostic& d : said->items()) {
-      if (d.path == "network.qps_per_connection") return;
-    }
-  }
+/// more than one, and fabric.ecmp_seed salts only the choices among them
+/// (Fabric::flows_spread(), Fabric::seed_matters()). What decides it here is known once the
+/// fabric is built (its switches and groups follow from the nodes): a Clos whose leaves have
+/// one uplink each, or none (one leaf); a torus whose dimensions are all odd (a tie, the
+/// destination half way round, is the only choice it hashes, and unsalted); a dragonfly of at
+/// most two groups (Valiant has no intermediate group, so every route is minimal). The rest
+/// (the topology, the routing, path_selection, one node, no fabric) is check_inert_keys'.
+void check_inert_hashing(LoadedScenario& loaded, const WriteOrder& order, const std::vector<std::string>& shared,
+                         LoadState& state) {
+  if (!loaded.fabric) return;
+  const fabric::Fabric& f = *loaded.fabric;
+  // Why a pair of GPUs has one path on this fabric, and what would give it more.
   std::string why;
   std::string hint;
-  if (const auto* t = std::get_if<fabric::TorusLayout>(&loaded.fabric->layout)) {
-    if (std::all_of(t->dims.begin(), t->dims.end(), [](std::int64_t k) { return k % 2 == 1; })) {
+  if (const auto* c = std::get_if<fabric::ClosLayout>(&f.layout)) {
+    if (!f.route_by_destination && c->u1 <= 1 && c->u2 <= 1) {
+      why = c->u1 == 0 ? fmt::format("the Clos is one leaf switch{}: no route goes up, so each pair of GPUs has one path",
+                                     c->rail ? " per rail" : "")
+                       : "each leaf of the Clos has one uplink: each pair of GPUs has one path";
+      hint = "remove it, or add nodes: it matters once a leaf has two uplinks or more";
+    }
+  } else if (std::holds_alternative<fabric::TorusLayout>(f.layout)) {
+    if (!f.flows_spread()) {
       why = "the torus's dimensions are all odd: dimension-order routing gives each pair of GPUs one shortest path";
       hint = "make a dimension even, where a tie goes either way round, or remove it";
     }
-  } else if (const auto* d = std::get_if<fabric::DragonflyLayout>(&loaded.fabric->layout)) {
+  } else if (const auto* d = std::get_if<fabric::DragonflyLayout>(&f.layout)) {
     if (d->g <= 2 && d->routing != fabric::Routing::minimal) {
       why = fmt::format("the dragonfly has {} group{}: Valiant has no intermediate group, so every route is minimal and "
                         "each pair of GPUs has one path",
@@ -1358,19 +1362,32 @@ void check_inert_qps(LoadedScenario& loaded, const WriteOrder& order, const std:
     }
   }
   if (why.empty()) return;
-  // Not when the fabric or the cluster was set after it (a file extending another, or a
-  // grid's point), as for check_inert_checkpoint.
-  const auto rank = [&](const Location& at) { return order.rank(at); };
-  const std::size_t when = rank(written->second);
-  const bool overtaken = std::any_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
-    const bool decides = kv.first == "fabric" || config::key_inside("fabric", kv.first) || kv.first == "cluster" ||
-                         config::key_inside("cluster", kv.first);
-    return decides && (rank(kv.second) > when || order.grid(kv.second));
-  });
-  if (overtaken) return;
-  config::Diagnostics& to =
-      set_shared("network.qps_per_connection", written->second, shared) ? loaded.shared_inert : state.diagnostics;
-  to.add(written->second, "network.qps_per_connection", "does not apply: " + why, hint);
+  const auto flag = [&](const std::string& key) {
+    const auto written = state.assigned.find(key);
+    if (written == state.assigned.end()) return;
+    // Said already (check_inert_keys: one node, say), for this key.
+    for (const config::Diagnostics* said : {&state.diagnostics, &loaded.shared_inert}) {
+      for (const config::Diagnostic& d : said->items()) {
+        if (d.path == key) return;
+      }
+    }
+    // Not when the fabric or the cluster was set after it (a file extending another, or a
+    // grid's point), as for check_inert_checkpoint.
+    const auto rank = [&](const Location& at) { return order.rank(at); };
+    const std::size_t when = rank(written->second);
+    const bool overtaken = std::any_of(state.assigned.begin(), state.assigned.end(), [&](const auto& kv) {
+      if (kv.first == key) return false;
+      const bool decides = kv.first == "fabric" || config::key_inside("fabric", kv.first) || kv.first == "cluster" ||
+                           config::key_inside("cluster", kv.first);
+      return decides && (rank(kv.second) > when || order.grid(kv.second));
+    });
+    if (overtaken) return;
+    config::Diagnostics& to = set_shared(key, written->second, shared) ? loaded.shared_inert : state.diagnostics;
+    to.add(written->second, key, "does not apply: " + why, hint);
+  };
+  if (loaded.config.network.qps_per_connection > 1) flag("network.qps_per_connection");
+  // A torus's ties are unsalted: check_inert_keys says so for any torus.
+  if (!std::holds_alternative<fabric::TorusLayout>(f.layout)) flag("fabric.ecmp_seed");
 }
 
 /// The failure section's own relations (a rate's unit against per, a law's shape, a
@@ -2038,7 +2055,7 @@ LoadedScenario load_from(Document top, const LoadOptions& options) {
   stop_if_errors();
   if (options.check_inert) {
     check_inert_checkpoint(out, order, options.shared_keys, state);
-    check_inert_qps(out, order, options.shared_keys, state);
+    check_inert_hashing(out, order, options.shared_keys, state);
   }
   check_reliability(out, state);
   if (!state.diagnostics.ok()) throw InputError(std::move(state.diagnostics));

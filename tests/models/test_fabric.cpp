@@ -1519,3 +1519,64 @@ TEST_CASE("dragonfly bisection: the minimum balanced cut, against exhaustive sea
     CHECK(cut == Rel(brute_bisection(f)).epsilon(1e-12));
   }
 }
+
+TEST_CASE("flows_spread() and seed_matters() say whether the flow id and the seed change some route") {
+  // The claims are checked against the routes themselves: every ordered pair of GPUs on
+  // different nodes, flow ids 0..7, seeds 0 and 1.
+  const auto observed = [](Fabric f) {
+    bool by_flow = false;
+    bool by_seed = false;
+    std::vector<LinkId> a, b;
+    const auto route = [&](std::int64_t s, std::int64_t d, std::uint64_t flow, std::uint64_t seed,
+                           std::vector<LinkId>& out) {
+      f.ecmp_seed = seed;
+      out.clear();
+      REQUIRE(f.route(s, d, flow, out));
+    };
+    for (std::int64_t s = 0; s < f.gpus(); ++s) {
+      for (std::int64_t d = 0; d < f.gpus(); ++d) {
+        if (s / f.gpus_per_node == d / f.gpus_per_node) continue;
+        route(s, d, 0, 0, a);
+        for (std::uint64_t flow = 0; flow < 8; ++flow) {
+          route(s, d, flow, 0, b);
+          by_flow = by_flow || b != a;
+          std::vector<LinkId> salted;
+          route(s, d, flow, 1, salted);
+          by_seed = by_seed || salted != b;
+        }
+      }
+    }
+    return std::pair{by_flow, by_seed};
+  };
+  struct Case {
+    const char* name;
+    FabricConfig cfg;
+    std::int64_t nodes;
+    bool spread;
+    bool seed;
+  };
+  FabricConfig by_destination = clos(Topology::fat_tree, 64, 2);
+  by_destination.path_selection = PathSelection::destination;
+  FabricConfig valiant = dragonfly(4, 8, 2);
+  valiant.routing = Routing::valiant;
+  const std::vector<Case> cases = {
+      {"fat tree, one leaf (4 nodes)", clos(Topology::fat_tree, 64, 2), 4, false, false},
+      {"fat tree, two leaves", clos(Topology::fat_tree, 64, 2), 8, true, true},
+      {"fat tree, two leaves, by destination", by_destination, 8, false, false},
+      {"rail Clos, 4 nodes", clos(Topology::rail_clos, 64, 2), 4, true, true},
+      {"torus 3x3", torus({3, 3}), 9, false, false},
+      {"torus 4x3", torus({4, 3}), 12, true, false},
+      {"dragonfly, two groups, Valiant", valiant, 8, false, false},
+      {"dragonfly, four groups, Valiant", valiant, 16, true, true},
+      {"dragonfly, four groups, minimal", dragonfly(4, 8, 2), 16, false, false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.name);
+    const Fabric f = build(c.cfg, c.nodes);
+    CHECK(f.flows_spread() == c.spread);
+    CHECK(f.seed_matters() == c.seed);
+    const auto [by_flow, by_seed] = observed(f);
+    CHECK(by_flow == f.flows_spread());
+    CHECK(by_seed == f.seed_matters());
+  }
+}

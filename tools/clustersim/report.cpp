@@ -261,14 +261,7 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace, bool p
 }
 
 bool routes_hashed(const scenario::LoadedScenario& loaded) {
-  if (!loaded.config.fabric || !loaded.fabric) return false;
-  const fabric::FabricConfig& f = *loaded.config.fabric;
-  switch (f.topology) {
-    case fabric::Topology::fat_tree:
-    case fabric::Topology::rail_clos: return f.path_selection == fabric::PathSelection::hash;
-    case fabric::Topology::dragonfly: return f.routing != fabric::Routing::minimal;
-    default: return false;
-  }
+  return loaded.config.fabric && loaded.fabric && loaded.fabric->seed_matters();
 }
 
 EcmpDraws run_ecmp_draws(const scenario::LoadedScenario& loaded, std::int64_t draws) {

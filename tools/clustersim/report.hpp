@@ -69,8 +69,9 @@ reliability::LongRunInputs long_run_inputs(const scenario::LoadedScenario& loade
 RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false, bool progress = false,
                       bool links = false);
 
-/// Whether the scenario's routes depend on the flow hash (fabric.ecmp_seed): a Clos that
-/// hashes its uplinks, a dragonfly that picks Valiant groups.
+/// Whether the scenario's routes depend on fabric.ecmp_seed (Fabric::seed_matters()): a Clos
+/// that hashes over two uplinks or more somewhere, a dragonfly of three groups or more that
+/// picks Valiant groups.
 bool routes_hashed(const scenario::LoadedScenario& loaded);
 
 /// A run over several draws of the flow hash: the run of median first-job step time.
