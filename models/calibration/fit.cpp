@@ -994,7 +994,8 @@ NetworkModel network_model_on(const cluster::ResolvedNode& node) {
 }
 
 NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
-                                  const NetworkModel& model, FitReport& report, const network::NetworkConfig& base) {
+                                  const NetworkModel& model, FitReport& report, const network::NetworkConfig& base,
+                                  double nvls_line) {
   // Per level, the series to invert: an all-reduce if there is one (the collective whose
   // configuration NCCL's tuning and the model know best), else a reduce-scatter, an
   // all-gather, an all-to-all, a broadcast; the most ranks among those.
@@ -1021,6 +1022,7 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
     double small_to = -1.0;
     double large_from = 0.0;
     bool scaleup = true;
+    bool nvls = false;  // a one-node all-reduce reduced in the NVSwitch: fits nvls_efficiency
   };
   network::NetworkConfig cfg = base;  // what the profile runs over, replaced as the fit goes
   std::vector<Series> series;
@@ -1051,17 +1053,35 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
       s.small_to = sizes[2];
       if (f->regimes.size() > 1) s.small_to = std::min(s.small_to, std::nextafter(f->regimes[1].from.value(), 0.0));
     }
+    double most_busbw = 0.0;
     for (const CollectivePoint* p : s.all) {
       if (p->bytes <= s.small_to) s.small.push_back(p);
-      if (p->bytes >= s.large_from) s.large.push_back(p);
+      if (p->bytes >= s.large_from) {
+        s.large.push_back(p);
+        most_busbw = std::max(most_busbw, p->bytes / p->seconds * network::bus_factor(p->op, p->ranks));
+      }
+    }
+    s.nvls = s.scaleup && f->op == network::Op::all_reduce && f->nodes <= 1 && nvls_line > 0.0 &&
+             most_busbw > kNvlsAboveLine * nvls_line;
+    if (s.nvls) {
+      cfg.nvls = true;  // the model's auto then takes NVLS where it is the faster
+      report.notes.push_back(fmt::format(
+          "{}: a bus bandwidth of up to {} from {}, above the {} NVLink line rate: NCCL reduced in the NVSwitch "
+          "(NVLS); this series fits nvls_efficiency, not scaleup_efficiency (rerun all_reduce_perf with "
+          "NCCL_NVLS_ENABLE=0 for that)",
+          series_group("network", *f), sim::human(sim::Bandwidth::of(most_busbw)),
+          sim::human(sim::Bytes::of(s.large_from)), sim::human(sim::Bandwidth::of(nvls_line))));
     }
     series.push_back(std::move(s));
   }
   NetworkCalibration n;
   if (series.empty()) return n;
   // A level that is fitted starts without a size table: the efficiency is fitted on the
-  // largest sizes at factor 1, and the table, if any, comes from this log.
-  for (const Series& s : series) (s.scaleup ? cfg.scaleup_size_factors : cfg.scaleout_size_factors).clear();
+  // largest sizes at factor 1, and the table, if any, comes from this log. (An NVLS series
+  // fits no scale-up efficiency, so the level keeps its table.)
+  for (const Series& s : series) {
+    if (!s.nvls) (s.scaleup ? cfg.scaleup_size_factors : cfg.scaleout_size_factors).clear();
+  }
 
   const auto worst = [&](const Series& s, const std::vector<const CollectivePoint*>& ps,
                          const network::NetworkConfig& c) {
@@ -1086,8 +1106,9 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
   // call_overhead: one on one node and one across nodes.
   const bool fit_latency = max_small > 0.0;
   const bool fit_step = fit_latency && series.size() == 2 && !series[0].small.empty() && !series[1].small.empty();
-  const auto efficiency = [](network::NetworkConfig& c, bool scaleup) -> double& {
-    return scaleup ? c.scaleup_efficiency : c.scaleout_efficiency;
+  // The efficiency a series fits: its level's, or NVLS's.
+  const auto efficiency = [](network::NetworkConfig& c, const Series& s) -> double& {
+    return s.nvls ? c.nvls_efficiency : s.scaleup ? c.scaleup_efficiency : c.scaleout_efficiency;
   };
   for (int round = 0; round < 3; ++round) {
     if (fit_latency) {
@@ -1118,10 +1139,10 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
       cfg.step_latency = sim::Time::from_seconds(step);
     }
     for (const Series& s : series) {
-      efficiency(cfg, s.scaleup) = golden_min(
+      efficiency(cfg, s) = golden_min(
           [&](double x) {
             network::NetworkConfig c = cfg;
-            efficiency(c, s.scaleup) = x;
+            efficiency(c, s) = x;
             return worst(s, s.large, c);
           },
           0.01, 1.0);
@@ -1132,29 +1153,32 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
     if (fit_step) n.step_latency = cfg.step_latency;
   }
   for (const Series& s : series) {
-    const char* name = s.scaleup ? "scaleup_efficiency" : "scaleout_efficiency";
-    const double e = efficiency(cfg, s.scaleup);
+    const char* name = s.nvls ? "nvls_efficiency" : s.scaleup ? "scaleup_efficiency" : "scaleout_efficiency";
+    const double e = efficiency(cfg, s);
     // Identifiable only if moving it 5% either way worsens the fit: where the largest sizes
     // are bound by a link of the other level (NVLink for a multi-node series whose NICs keep
     // up) any value above a threshold fits as well.
     const auto error_at = [&](double x) {
       network::NetworkConfig c = cfg;
-      efficiency(c, s.scaleup) = x;
+      efficiency(c, s) = x;
       return worst(s, s.large, c);
     };
     const double best = error_at(e);
     const bool flat_down = e > 0.0101 && error_at(std::max(0.01, 0.95 * e)) <= best + 1e-4;
     const bool flat_up = e < 0.999 && error_at(std::min(1.0, 1.05 * e)) <= best + 1e-4;
     if (!flat_down && !flat_up) {
-      (s.scaleup ? n.scaleup_efficiency : n.scaleout_efficiency) = e;
+      (s.nvls ? n.nvls_efficiency : s.scaleup ? n.scaleup_efficiency : n.scaleout_efficiency) = e;
       report.notes.push_back(fmt::format(
           "{} {:.4f}: the network model reproduces the {} {} from {} within {:.1f}%{}", name, e,
           fmt::format("{}x{}", s.fit->nodes, s.fit->ranks / s.fit->nodes), config::enum_name(s.fit->op),
           sim::human(sim::Bytes::of(s.large_from)),
           100 * worst(s, s.large, cfg),
-          e >= 0.999 ? " (at the bound: the model's links at full line rate are still slower than the log)" : ""));
+          e >= 0.999 ? " (at the bound: the model's links at full line rate are still slower than the log)"
+          : s.nvls   ? " (used where a scenario sets network.nvls: true)"
+                     : ""));
     } else {
-      efficiency(cfg, s.scaleup) = s.scaleup ? base.scaleup_efficiency : base.scaleout_efficiency;
+      network::NetworkConfig restore = base;
+      efficiency(cfg, s) = efficiency(restore, s);
       report.notes.push_back(fmt::format("{}: not determined by the {} series, whose largest sizes the model bounds "
                                          "by another link; not set",
                                          name, series_group("network", *s.fit)));
@@ -1165,6 +1189,7 @@ NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, co
   // size the factor of the series' level that makes the network model take the measured
   // time, where the bandwidth term decides enough of it to be told from the latency.
   for (const Series& s : series) {
+    if (s.nvls) continue;  // the size tables scale the levels' efficiencies, not NVLS's
     std::vector<network::SizeFactor> table = fit_size_factors(s.fit, s.all, s.scaleup, cfg, model);
     if (table.empty()) {
       // Fitted without one: the base's table must not come back under the profile.
@@ -1260,9 +1285,12 @@ CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, F
     const auto builtin = builtin_network(target.gpu_name);
     if (builtin) apply_network(builtin->network, over, {});
     NetworkCalibration n = target.node
-                               ? invert_network(m.collectives, p.collectives, network_model_on(*target.node), report, over)
+                               ? invert_network(m.collectives, p.collectives, network_model_on(*target.node), report, over,
+                                                target.node->spec.scaleup == hardware::ScaleUp::nvswitch
+                                                    ? target.scaleup_line
+                                                    : 0.0)
                                : network_from(p.collectives, target, report);
-    if (n.scaleup_efficiency || n.scaleout_efficiency || n.call_overhead) {
+    if (n.scaleup_efficiency || n.scaleout_efficiency || n.nvls_efficiency || n.call_overhead) {
       p.network = n;
       if (builtin && target.node) {
         report.notes.push_back(fmt::format("network: fitted over the built-in calibration of {} ({}); what this log "

@@ -71,6 +71,13 @@
 //                  the model's error there, fitted on the rest (how well it interpolates).
 // Every point of the series is then reported with the model's time (network/...), fitted or
 // not.
+// NVLS: a one-node all-reduce whose largest sizes reach a bus bandwidth above the NVLink
+// line rate (by more than kNvlsAboveLine) on an NVSwitch node was reduced in the switch
+// (NCCL's NVLS, its default on Hopper NVSwitch nodes): no ring reaches that. Its series then
+// fits nvls_efficiency instead of scaleup_efficiency (the model runs with network.nvls on
+// and its `auto` choice, NVLS at those sizes), and no scale-up size table; nvls_latency
+// keeps its value (the smallest sizes run NCCL's ring or tree, as the model's auto does).
+// scaleup_efficiency needs a log run with NCCL_NVLS_ENABLE=0.
 // Without a node (no catalog node for the GPU), network_from() takes ratios instead:
 // scaleup_efficiency = busbw of the largest-size regime on one node / the NVLink rate per
 // direction; scaleout_efficiency = the same across nodes / the NIC rate per GPU;
@@ -191,9 +198,15 @@ NetworkModel network_model_on(const cluster::ResolvedNode& node);
 /// calibration on the generic defaults): what the fit does not set keeps its values, and a
 /// level whose series is fitted starts without a size table (the profile then sets that
 /// level's table, empty if none was fitted, where the base had one).
+/// How far above the NVLink line rate a one-node all-reduce's bus bandwidth must be to count
+/// as NVLS (2%: a ring at line rate measures up to ~1% above it through timing noise).
+inline constexpr double kNvlsAboveLine = 1.02;
+
+/// `nvls_line`: the NVLink line rate per GPU and direction (bytes/s) of an NVSwitch node, above
+/// which (x kNvlsAboveLine) a one-node all-reduce ran NVLS (see the header); 0: never NVLS.
 NetworkCalibration invert_network(const std::vector<CollectivePoint>& points, const std::vector<CollectiveFit>& fits,
                                   const NetworkModel& model, FitReport& report,
-                                  const network::NetworkConfig& base = {});
+                                  const network::NetworkConfig& base = {}, double nvls_line = 0.0);
 
 /// The size factors of a series' level (see the header) from its `points`, with the other
 /// parameters as in `cfg` and no table for that level. Sizes increasing; empty when no size

@@ -21,7 +21,8 @@
 //   all-reduce bus bandwidth of ~480 GB/s with NVLS on 8 x H100 (NCCL 2.17+, NVLS; 450 GB/s
 //   NVLink per direction) against ~360-370 GB/s for the ring: 480 = 2 x 7/8 x 450 x e, so
 //   e = 480 / 787.5 = 0.61. (Figure as quoted in the NCCL 2.17 release material and NVIDIA's
-//   NCCL blog posts; refit from an nccl-tests log with NCCL_NVLS_ENABLE=1.)
+//   NCCL blog posts; `clustersim calibrate` refits it from a one-node all_reduce_perf log
+//   run with NVLS on, NCCL's default on Hopper NVSwitch nodes: calibration::invert_network.)
 // - nvls_latency 25us: the latency of an NVLS all-reduce's pass through the NVSwitch, in
 //   place of its NVLink hop's: NCCL's cost model charges NVLS 25 us on NVLink (hwLat, NVLS,
 //   Simple, the only protocol NVLS runs; NVIDIA/nccl src/graph/tuning.cc, 2.19 and later)
@@ -162,7 +163,8 @@ struct NetworkConfig {
               "NVLink SHARP: all-reduce reduced inside NVSwitch (Hopper or later; needs an NVSwitch scale-up)"),
         field("sharp", &NetworkConfig::sharp, "InfiniBand SHARP: all-reduce across nodes reduced in the fabric's switches"),
         field("nvls_efficiency", &NetworkConfig::nvls_efficiency,
-              "NVLS all-reduce rate per GPU as a share of NVLink line rate (0.61: ~480 GB/s busbw on 8 x H100)")
+              "NVLS all-reduce rate per GPU as a share of NVLink line rate (0.61: ~480 GB/s busbw on 8 x H100; "
+              "fitted by calibrate from a one-node all-reduce log that ran NVLS)")
             .at_least(0.01)
             .at_most(1.0),
         field("nvls_latency", &NetworkConfig::nvls_latency,

@@ -566,6 +566,42 @@ TEST_CASE("without an all-reduce, the network model is inverted on another colle
   CHECK(summarize(report.points, "network/all_gather/").count == points.size());
 }
 
+TEST_CASE("a one-node all-reduce above NVLink's line rate (NVLS) fits nvls_efficiency, not scaleup_efficiency") {
+  // An 8 x H100 log made by the model itself with NVLS on at efficiency 0.72: its largest
+  // sizes reach a bus bandwidth of 2 x 7/8 x 450 x 0.72 = 567 GB/s, above the 450 GB/s line.
+  const NetworkModel model = network_model_on(catalog_node("dgx-h100"));
+  network::NetworkConfig truth;
+  truth.nvls = true;
+  truth.nvls_efficiency = 0.72;
+  truth.call_overhead = sim::Time::from_ns(12'000);
+  CollectiveFit series;
+  series.op = network::Op::all_reduce;
+  series.ranks = 8;
+  series.nodes = 1;
+  std::vector<CollectivePoint> points;
+  for (double b = 8; b <= 8.0 * (1ull << 30); b *= 2) {
+    points.push_back({network::Op::all_reduce, 8, 1, b, model(series, b, truth), "synthetic"});
+  }
+  REQUIRE(points.back().bytes / points.back().seconds * network::bus_factor(network::Op::all_reduce, 8) > 500e9);
+  constexpr double kLine = 450e9;
+  FitReport report;
+  const NetworkCalibration n = invert_network(points, fit_collectives(points, report), model, report, {}, kLine);
+  REQUIRE(n.nvls_efficiency);
+  CHECK(*n.nvls_efficiency == Rel(0.72).epsilon(0.01));
+  CHECK_FALSE(n.scaleup_efficiency);  // a ring's efficiency is not in this log
+  CHECK_FALSE(n.scaleup_size_factors);
+  REQUIRE(n.call_overhead);
+  CHECK(n.call_overhead->seconds() == Rel(12e-6).epsilon(0.02));
+  const bool said = std::any_of(report.notes.begin(), report.notes.end(), [](const std::string& note) {
+    return note.find("NCCL_NVLS_ENABLE=0") != std::string::npos;
+  });
+  CHECK(said);
+  // Not an NVSwitch node (no line given): no NVLS, and the ring efficiency runs into its bound.
+  FitReport plain;
+  const NetworkCalibration ring = invert_network(points, fit_collectives(points, plain), model, plain);
+  CHECK_FALSE(ring.nvls_efficiency);
+}
+
 TEST_CASE("inverting the network model recovers the size factors it was run with (within 1%)") {
   const NetworkModel model = network_model_on(catalog_node("dgx-h100"));
   network::NetworkConfig truth;

@@ -545,19 +545,33 @@ int calibrate(const CalibrateArgs& args) {
       }
       // Above NVLink's line rate inside one node, an all-reduce was reduced in the switch
       // (NVLS: NCCL's default on Hopper NVSwitch nodes), which a ring's efficiency cannot
-      // describe: fitted, it set scaleup_efficiency to its bound, 1.0, and every other NVLink
-      // collective ran at the full line rate. Said once, at its first line.
+      // describe: on a known NVSwitch node the fit takes the series for nvls_efficiency
+      // (calibration::invert_network); without the node it cannot model NVLS (fitted as a
+      // ring, it set scaleup_efficiency to its bound, 1.0, and every other NVLink collective
+      // ran at line rate), and a node without an NVSwitch has no switch to reduce in. Said
+      // once, at its first line.
+      const bool nvswitch = target.node && target.node->spec.scaleup == hardware::ScaleUp::nvswitch;
       if (p.op == network::Op::all_reduce && p.nodes <= 1 && p.ranks > 1 && target.scaleup_line > 0.0 &&
-          busbw > 1.02 * target.scaleup_line && busbw <= slack * bound && !nvls_said) {
+          busbw > calibration::kNvlsAboveLine * target.scaleup_line && busbw <= slack * bound && !nvswitch &&
+          !nvls_said) {
         nvls_said = true;
         errors.add(located(p.where), "",
-                   fmt::format("all_reduce of {} B on {} ranks of one node: a bus bandwidth of {}, above the {} "
-                               "NVLink line rate of one {}: NCCL reduced in the NVSwitch (NVLS), which the ring "
-                               "efficiency fitted here (scaleup_efficiency) cannot describe",
-                               p.bytes, p.ranks, sim::human(sim::Bandwidth::of(busbw)),
-                               sim::human(sim::Bandwidth::of(target.scaleup_line)), target.gpu_name),
-                   "rerun all_reduce_perf with NCCL_NVLS_ENABLE=0 for the NVLink efficiency (NVLS's rate is "
-                   "network.nvls_efficiency, set in the scenario)");
+                   target.node
+                       ? fmt::format("all_reduce of {} B on {} ranks of one node: a bus bandwidth of {}, above the "
+                                     "{} scale-up line rate of one {}, and the {} node has no NVSwitch to reduce in: "
+                                     "not a measurement of this node",
+                                     p.bytes, p.ranks, sim::human(sim::Bandwidth::of(busbw)),
+                                     sim::human(sim::Bandwidth::of(target.scaleup_line)), target.gpu_name,
+                                     target.node->name)
+                       : fmt::format("all_reduce of {} B on {} ranks of one node: a bus bandwidth of {}, above the "
+                                     "{} NVLink line rate of one {}: NCCL reduced in the NVSwitch (NVLS), which "
+                                     "only a known node lets the fit model",
+                                     p.bytes, p.ranks, sim::human(sim::Bandwidth::of(busbw)),
+                                     sim::human(sim::Bandwidth::of(target.scaleup_line)), target.gpu_name),
+                   target.node ? std::string("check which GPU and node the log ran on: --gpu, --node")
+                               : std::string("name the node it ran on (--node) to fit network.nvls_efficiency from it, "
+                                             "or rerun all_reduce_perf with NCCL_NVLS_ENABLE=0 for the NVLink "
+                                             "efficiency"));
       }
       if (bound > 0.0 && p.ranks > 1 && busbw > slack * bound && said.insert(p.where).second) {
         errors.add(located(p.where), "",
