@@ -149,6 +149,20 @@ class Line {
     out = it->get<std::string>();
     return true;
   }
+  /// A rate printed for people beside the time (tflops, gbps: %.3f of what the record's own
+  /// numbers give, `implied`, by `formula`): absent is fine; one they do not give was edited,
+  /// and the time may have been too.
+  bool printed(const char* key, double implied, const char* formula, const char* unit) {
+    const auto it = j_.find(key);
+    if (it == j_.end()) return true;
+    if (!it->is_number() || std::abs(it->get<double>() - implied) > 0.0006 + 1e-6 * implied) {
+      fail(fmt::format("'{}' record: '{}' {} is not what its time gives ({} = {:.3f} {})", record(), key, it->dump(),
+                       formula, implied, unit),
+           "fix the edited figure, or run the benchmark again");
+      return false;
+    }
+    return true;
+  }
   void fail(std::string message, std::string hint = {}) { errors_.add(at_, "", std::move(message), std::move(hint)); }
   [[nodiscard]] std::string record() const { return j_.value("record", std::string("?")); }
 
@@ -413,20 +427,9 @@ bool read_results(const std::string& file, const std::string& text, Measurements
         l.fail(fmt::format("'gemm' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
         continue;
       }
-      // tflops is printed for people (%.3f of the FLOPs over the median); one that its own
-      // time does not give was edited, and the time may be too.
-      if (const auto tf = j.find("tflops"); tf != j.end()) {
-        const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
-                             static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
-        const double implied = flops / p.seconds / 1e12;
-        if (!tf->is_number() || std::abs(tf->get<double>() - implied) > 0.0006 + 1e-6 * implied) {
-          l.fail(fmt::format("'gemm' record: 'tflops' {} is not what its time gives (2 m n k batch / time_s = {:.3f} "
-                             "TFLOP/s)",
-                             tf->dump(), implied),
-                 "fix the edited figure, or run the benchmark again");
-          continue;
-        }
-      }
+      const double flops = 2.0 * static_cast<double>(p.shape.m) * static_cast<double>(p.shape.n) *
+                           static_cast<double>(p.shape.k) * static_cast<double>(p.shape.batch);
+      if (!l.printed("tflops", flops / p.seconds / 1e12, "2 m n k batch / time_s", "TFLOP/s")) continue;
       p.where = fmt::format("{}:{}", file, i + 1);
       out.gemm.push_back(p);
     } else if (record == "memory" || record == "elementwise") {
@@ -457,6 +460,10 @@ bool read_results(const std::string& file, const std::string& text, Measurements
                              p.kind, bytes, times * bytes, times, p.moved));
           continue;
         }
+      }
+      if (!l.printed("gbps", p.moved / p.seconds / 1e9,
+                     record == "memory" ? "moved_bytes / time_s" : "bytes / time_s", "GB/s")) {
+        continue;
       }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.memory.push_back(p);
@@ -518,6 +525,14 @@ bool read_results(const std::string& file, const std::string& text, Measurements
                            op));
         continue;
       }
+      // As nccl-tests defines them (tools/microbench/collectives.cu prints both): algbw = bytes
+      // / time, busbw = algbw x the op's bus factor on its ranks.
+      const double algbw = p.bytes / p.seconds / 1e9;
+      if (!l.printed("algbw_gbps", algbw, "bytes / time_s", "GB/s") ||
+          !l.printed("busbw_gbps", algbw * network::bus_factor(p.op, p.ranks),
+                     "bytes / time_s x the op's bus factor", "GB/s")) {
+        continue;
+      }
       p.where = fmt::format("{}:{}", file, i + 1);
       out.collectives.push_back(p);
     } else if (record == "attention") {
@@ -556,6 +571,14 @@ bool read_results(const std::string& file, const std::string& text, Measurements
       }
       if (!enum_from(dtype, p.dtype)) {
         l.fail(fmt::format("'attention' record: unknown dtype '{}' (fp32, tf32, bf16, fp16, fp8)", dtype));
+        continue;
+      }
+      // attention.py's FLOPs: 4 bh q kv h, halved when causal, x 2.5 for the backward pass.
+      const double flops = 4.0 * static_cast<double>(p.shape.batch_heads) * static_cast<double>(p.shape.q_len) *
+                           static_cast<double>(p.shape.kv_len) * static_cast<double>(p.shape.head_dim) *
+                           (p.shape.causal ? 0.5 : 1.0) * (p.backward ? 2.5 : 1.0);
+      if (!l.printed("tflops", flops / p.seconds / 1e12,
+                     "4 batch_heads q_len kv_len head_dim (/2 causal, x2.5 backward) / time_s", "TFLOP/s")) {
         continue;
       }
       p.where = fmt::format("{}:{}", file, i + 1);

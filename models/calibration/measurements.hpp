@@ -14,7 +14,11 @@
 //   {"record":"sustained","dtype":"bf16","m":..,"n":..,"k":..,"t_s":..,"window_s":..,"calls":..}
 //     one window of a GEMM held back to back (gemm --sustained), t_s its end since the start;
 //     sm_clock_mhz, power_w, temperature_c (-1: not read) and clock_event_reasons optional
-// Other keys are kept by the programs for people (tflops, gbps, min_s, ...) and ignored here.
+// Other keys are kept by the programs for people (tflops, gbps, min_s, ...) and not fitted;
+// the rates among them (gemm's and attention's tflops; memory's and elementwise's gbps; a
+// collective's algbw_gbps and busbw_gbps, as nccl-tests defines them) must be what the
+// record's own numbers give, to the 3 decimals printed: one that is not was edited, and the
+// time may have been too (sustained's tflops is over a window printed to 0.1 ms: unchecked).
 //
 // nccl-tests logs: the text all_reduce_perf and its siblings print. The "#  Rank r Group g
 // Pid p on HOST device d [bus] NAME" lines give the ranks and the nodes (distinct hosts);
