@@ -699,6 +699,9 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       {"uint32", 4}, {"float", 4}, {"int64", 8}, {"uint64", 8}, {"double", 8}};
   bool one_rank_said = false;
   std::size_t zero_rows = 0;  // rows of 0 bytes, left out
+  std::size_t odd_rows = 0;   // data rows of another column count: the first's line and count
+  Location odd_at;
+  std::size_t odd_columns = 0;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const int line_no = static_cast<int>(i + 1);
@@ -769,10 +772,11 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       continue;
     }
     if (t.size() != 12 && t.size() != 13) {
-      errors.add(at, "",
-                 fmt::format("expected 12 or 13 columns (size count type redop [root] time algbw busbw #wrong time "
-                             "algbw busbw #wrong), got {}{}",
-                             t.size(), t.size() < 12 ? ": truncated line?" : ""));
+      // Said once, after the rows (a log in another format had an error per row).
+      if (odd_rows++ == 0) {
+        odd_at = at;
+        odd_columns = t.size();
+      }
       continue;
     }
     double size = 0.0;
@@ -919,6 +923,17 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       out.collectives.push_back(p);
     }
     ++rows;
+  }
+  if (odd_rows > 0) {
+    errors.add(odd_at, "",
+               fmt::format("expected 12 or 13 columns (size count type redop [root] time algbw busbw #wrong time "
+                           "algbw busbw #wrong), got {}{}{}",
+                           odd_columns, odd_columns < 12 && odd_rows == 1 ? ": truncated line?" : "",
+                           odd_rows > 1 ? fmt::format(" (and {} more row{} of another count after it)", odd_rows - 1,
+                                                      odd_rows == 2 ? "" : "s")
+                                        : std::string()),
+               odd_rows > 1 ? "an nccl-tests version whose rows have other columns? rerun with a current one"
+                            : std::string());
   }
   if (rows == 0 && errors.items().size() == before) {
     errors.add(Location{file, 0, 0}, "",
