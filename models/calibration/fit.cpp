@@ -1286,7 +1286,7 @@ CalibrationProfile fit_profile(const Measurements& m, const FitTarget& target, F
     if (builtin) apply_network(builtin->network, over, {});
     NetworkCalibration n = target.node
                                ? invert_network(m.collectives, p.collectives, network_model_on(*target.node), report, over,
-                                                target.node->spec.scaleup == hardware::ScaleUp::nvswitch
+                                                cluster::nvls_unavailable(*target.node).empty()
                                                     ? target.scaleup_line
                                                     : 0.0)
                                : network_from(p.collectives, target, report);

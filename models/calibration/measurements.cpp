@@ -699,9 +699,10 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
       {"uint32", 4}, {"float", 4}, {"int64", 8}, {"uint64", 8}, {"double", 8}};
   bool one_rank_said = false;
   std::size_t zero_rows = 0;  // rows of 0 bytes, left out
-  std::size_t odd_rows = 0;   // data rows of another column count: the first's line and count
-  Location odd_at;
-  std::size_t odd_columns = 0;
+  std::size_t odd_rows = 0;   // data rows of another column count: the first's place, and the
+  Location odd_at;            // counts and lines of all
+  std::set<std::size_t> odd_counts;
+  std::vector<int> odd_lines;
   for (std::size_t i = 0; i < lines.size(); ++i) {
     const std::string& line = lines[i];
     const int line_no = static_cast<int>(i + 1);
@@ -773,10 +774,9 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
     }
     if (t.size() != 12 && t.size() != 13) {
       // Said once, after the rows (a log in another format had an error per row).
-      if (odd_rows++ == 0) {
-        odd_at = at;
-        odd_columns = t.size();
-      }
+      if (odd_rows++ == 0) odd_at = at;
+      odd_counts.insert(t.size());
+      odd_lines.push_back(line_no);
       continue;
     }
     double size = 0.0;
@@ -925,15 +925,23 @@ bool read_nccl_tests(const std::string& file, const std::string& text, Measureme
     ++rows;
   }
   if (odd_rows > 0) {
+    // One count on every such row: a format (an older nccl-tests'); several: damaged rows.
+    const std::size_t shown = std::min<std::size_t>(odd_lines.size(), 6);
+    const std::string lines_text =
+        odd_rows == 1 ? std::string()
+                      : fmt::format(" on {} rows (lines {}{})", odd_rows,
+                                    fmt::join(odd_lines.begin(), odd_lines.begin() + static_cast<std::ptrdiff_t>(shown), ", "),
+                                    odd_lines.size() > shown ? ", ..." : "");
+    const bool one_count = odd_counts.size() == 1;
+    const std::size_t first = *odd_counts.begin();
     errors.add(odd_at, "",
                fmt::format("expected 12 or 13 columns (size count type redop [root] time algbw busbw #wrong time "
                            "algbw busbw #wrong), got {}{}{}",
-                           odd_columns, odd_columns < 12 && odd_rows == 1 ? ": truncated line?" : "",
-                           odd_rows > 1 ? fmt::format(" (and {} more row{} of another count after it)", odd_rows - 1,
-                                                      odd_rows == 2 ? "" : "s")
-                                        : std::string()),
-               odd_rows > 1 ? "an nccl-tests version whose rows have other columns? rerun with a current one"
-                            : std::string());
+                           fmt::join(odd_counts, " or "), lines_text,
+                           one_count && first < 12 && odd_rows == 1 ? ": truncated line?" : ""),
+               odd_rows > 1 && one_count ? "an nccl-tests version whose rows have other columns? rerun with a current one"
+               : odd_rows > 1            ? "damaged rows? rerun the test, or delete them"
+                                         : std::string());
   }
   if (rows == 0 && errors.items().size() == before) {
     errors.add(Location{file, 0, 0}, "",

@@ -10,6 +10,20 @@ std::string ResolvedNode::label() const {
   return fmt::format("inline: {} x {}", spec.gpus, gpu_name);
 }
 
+std::string nvls_unavailable(const ResolvedNode& node) {
+  const hardware::ScaleUp s = node.spec.scaleup;
+  const std::string& arch = node.gpu.architecture;
+  if (node.spec.gpus < 2) return "its nodes hold one GPU each, so there is no scale-up domain to reduce in";
+  if (s != hardware::ScaleUp::nvswitch && s != hardware::ScaleUp::nvlink_switch_tray) {
+    return fmt::format("the node's scale-up is {}, not an NVSwitch", config::enum_name(s));
+  }
+  if (node.gpu.vendor != "nvidia" || arch == "volta" || arch == "turing" || arch == "ampere") {
+    return fmt::format("its GPUs are {} ({} {}): NVLink SHARP came with Hopper's NVSwitch", node.gpu_name,
+                       node.gpu.vendor, arch);
+  }
+  return {};
+}
+
 Inventory make_inventory(const ResolvedNode& node, std::int64_t nodes) {
   Inventory inv;
   inv.node_type = node.name;

@@ -54,6 +54,11 @@ struct ResolvedNode {
   [[nodiscard]] std::string label() const;
 };
 
+/// Why `node` has no NVLink SHARP (NVLS: all-reduce reduced in the scale-up switch), or ""
+/// when it has: it needs two GPUs or more behind an NVSwitch (or NVLink switch trays) of
+/// Hopper or later (A100's NVSwitch has no reduction engine).
+std::string nvls_unavailable(const ResolvedNode& node);
+
 struct Inventory {
   std::string node_type;
   std::string gpu_type;

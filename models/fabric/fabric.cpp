@@ -84,10 +84,18 @@ bool Fabric::flows_spread() const {
     return !route_by_destination && (c->u1 > 1 || c->u2 > 1);
   }
   if (const auto* t = std::get_if<TorusLayout>(&layout)) {
-    return std::any_of(t->dims.begin(), t->dims.end(), [](std::int64_t k) { return k % 2 == 0; });
+    // A tie: two nodes k/2 apart in an even dimension. Node i sits on router i, so router
+    // 0 and router (k/2) x stride are such a pair whenever the nodes reach the latter, and
+    // no pair is when they do not (one of the two would have a coordinate of k/2 or more).
+    for (std::size_t d = 0; d < t->dims.size(); ++d) {
+      if (t->dims[d] % 2 == 0 && t->dims[d] / 2 * t->strides[d] < nodes) return true;
+    }
+    return false;
   }
+  // Valiant's intermediate group is drawn among the groups other than the two ends: with
+  // three groups there is one to draw.
   const auto& d = std::get<DragonflyLayout>(layout);
-  return d.routing != Routing::minimal && d.g > 2;
+  return d.routing != Routing::minimal && d.g > 3;
 }
 
 bool Fabric::seed_matters() const { return flows_spread() && !std::holds_alternative<TorusLayout>(layout); }

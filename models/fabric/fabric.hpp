@@ -217,8 +217,9 @@ class Fabric {
   [[nodiscard]] std::int64_t switch_count() const;
   /// Whether two flows between the same pair of endpoints may take different paths (the
   /// flow id picks among them): a Clos hashed over two uplinks or more somewhere, a torus
-  /// with an even dimension (a tie half way round), a dragonfly under Valiant or UGAL with
-  /// three groups or more. A connection's queue pairs spread only where this holds.
+  /// with two nodes half way round an even dimension (a tie), a dragonfly under Valiant or UGAL with
+  /// four groups or more (with three, the intermediate group is the one left). A
+  /// connection's queue pairs spread only where this holds.
   [[nodiscard]] bool flows_spread() const;
   /// Whether fabric.ecmp_seed changes some route: flows_spread(), but not on a torus (its
   /// ties are unsalted).

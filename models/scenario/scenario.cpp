@@ -1332,7 +1332,7 @@ void check_inert_checkpoint(LoadedScenario& loaded, const WriteOrder& order, con
 /// fabric is built (its switches and groups follow from the nodes): a Clos whose leaves have
 /// one uplink each, or none (one leaf); a torus whose dimensions are all odd (a tie, the
 /// destination half way round, is the only choice it hashes, and unsalted); a dragonfly of at
-/// most two groups (Valiant has no intermediate group, so every route is minimal). The rest
+/// most three groups (Valiant has no intermediate group to draw, or one). The rest
 /// (the topology, the routing, path_selection, one node, no fabric) is check_inert_keys'.
 void check_inert_hashing(LoadedScenario& loaded, const WriteOrder& order, const std::vector<std::string>& shared,
                          LoadState& state) {
@@ -1348,16 +1348,21 @@ void check_inert_hashing(LoadedScenario& loaded, const WriteOrder& order, const 
                        : "each leaf of the Clos has one uplink: each pair of GPUs has one path";
       hint = "remove it, or add nodes: it matters once a leaf has two uplinks or more";
     }
-  } else if (std::holds_alternative<fabric::TorusLayout>(f.layout)) {
+  } else if (const auto* t = std::get_if<fabric::TorusLayout>(&f.layout)) {
     if (!f.flows_spread()) {
-      why = "the torus's dimensions are all odd: dimension-order routing gives each pair of GPUs one shortest path";
-      hint = "make a dimension even, where a tie goes either way round, or remove it";
+      const bool odd = std::all_of(t->dims.begin(), t->dims.end(), [](std::int64_t k) { return k % 2 == 1; });
+      why = odd ? "the torus's dimensions are all odd: dimension-order routing gives each pair of GPUs one shortest path"
+                : "no two of the torus's nodes are half way round an even dimension (its routers are not all "
+                  "occupied): dimension-order routing gives each pair of GPUs one shortest path";
+      hint = odd ? "make a dimension even, where a tie goes either way round, or remove it" : "remove it";
     }
   } else if (const auto* d = std::get_if<fabric::DragonflyLayout>(&f.layout)) {
-    if (d->g <= 2 && d->routing != fabric::Routing::minimal) {
-      why = fmt::format("the dragonfly has {} group{}: Valiant has no intermediate group, so every route is minimal and "
-                        "each pair of GPUs has one path",
-                        d->g, d->g == 1 ? "" : "s");
+    if (d->g <= 3 && d->routing != fabric::Routing::minimal) {
+      why = d->g <= 2 ? fmt::format("the dragonfly has {} group{}: Valiant has no intermediate group, so every route "
+                                    "is minimal and each pair of GPUs has one path",
+                                    d->g, d->g == 1 ? "" : "s")
+                      : std::string("the dragonfly has 3 groups: Valiant's intermediate group is the one left, so each "
+                                    "pair of GPUs has one path");
       hint = "more groups, or remove it";
     }
   }
@@ -1564,17 +1569,7 @@ void check_network(const Scenario& sc, LoadState& state) {
 void check_in_network(const LoadedScenario& out, LoadState& state) {
   const network::NetworkConfig& n = out.config.network;
   if (n.nvls) {
-    const hardware::ScaleUp s = out.node.spec.scaleup;
-    const std::string& arch = out.node.gpu.architecture;
-    std::string why;
-    if (out.node.spec.gpus < 2) {
-      why = "its nodes hold one GPU each, so there is no scale-up domain to reduce in";
-    } else if (s != hardware::ScaleUp::nvswitch && s != hardware::ScaleUp::nvlink_switch_tray) {
-      why = fmt::format("the node's scale-up is {}, not an NVSwitch", config::enum_name(s));
-    } else if (out.node.gpu.vendor != "nvidia" || arch == "volta" || arch == "turing" || arch == "ampere") {
-      why = fmt::format("its GPUs are {} ({} {}): NVLink SHARP came with Hopper's NVSwitch", out.node.gpu_name,
-                        out.node.gpu.vendor, arch);
-    }
+    const std::string why = cluster::nvls_unavailable(out.node);
     if (!why.empty()) {
       state.diagnostics.add(state.where("network.nvls"), "network.nvls", "the cluster has no NVLink SHARP: " + why,
                             "remove network.nvls, or set it to false");

@@ -250,6 +250,21 @@ TEST_CASE("nccl-tests logs: ranks and nodes from the '# Rank' lines, two points 
   CHECK(m.collectives[1].seconds == Rel(123.5e-6));
 }
 
+TEST_CASE("nccl-tests logs: rows of other column counts are said once, with their lines") {
+  // The 11-column log with its last row cut to 7 columns: two counts, so damaged rows rather
+  // than another version's format.
+  std::string text = read(kSource + "/tests/calibration/old_columns_all_reduce_perf.log");
+  const std::size_t last = text.rfind("   268435456");
+  REQUIRE(last != std::string::npos);
+  text = text.substr(0, last) + "   268435456      67108864     float   2121.9  126.50  221.38      0\n";
+  Measurements m;
+  config::Diagnostics errors;
+  CHECK_FALSE(read_nccl_tests("old.log", text, m, errors));
+  CHECK(errors.format() ==
+        "old.log:19:1: expected 12 or 13 columns (size count type redop [root] time algbw busbw #wrong time algbw "
+        "busbw #wrong), got 7 or 11 on 4 rows (lines 19, 20, 21, 22) (damaged rows? rerun the test, or delete them)\n");
+}
+
 TEST_CASE("nccl-tests logs: truncated and garbled lines are errors naming the file and line") {
   const auto diagnostics = [](const std::string& name) {
     Measurements m;
@@ -564,6 +579,14 @@ TEST_CASE("without an all-reduce, the network model is inverted on another colle
   CHECK(*n.scaleout_efficiency == Rel(0.5).epsilon(0.01));
   CHECK(n.call_overhead->seconds() == Rel(15e-6).epsilon(0.01));
   CHECK(summarize(report.points, "network/all_gather/").count == points.size());
+}
+
+TEST_CASE("NVLink SHARP is in Hopper-or-later NVSwitch nodes and NVLink switch trays only") {
+  CHECK(cluster::nvls_unavailable(catalog_node("dgx-h100")).empty());
+  CHECK(cluster::nvls_unavailable(catalog_node("dgx-h200")).empty());
+  CHECK(cluster::nvls_unavailable(catalog_node("gb200-nvl72")).empty());  // NVLink switch trays
+  CHECK(cluster::nvls_unavailable(catalog_node("dgx-a100")).find("ampere") != std::string::npos);
+  CHECK(cluster::nvls_unavailable(catalog_node("mi300x-platform")).find("not an NVSwitch") != std::string::npos);
 }
 
 TEST_CASE("a one-node all-reduce above NVLink's line rate (NVLS) fits nvls_efficiency, not scaleup_efficiency") {

@@ -1566,7 +1566,10 @@ TEST_CASE("flows_spread() and seed_matters() say whether the flow id and the see
       {"rail Clos, 4 nodes", clos(Topology::rail_clos, 64, 2), 4, true, true},
       {"torus 3x3", torus({3, 3}), 9, false, false},
       {"torus 4x3", torus({4, 3}), 12, true, false},
+      {"torus 4x3, 2 nodes (none half way round)", torus({4, 3}), 2, false, false},
+      {"torus 4x3, 3 nodes (0 and 2 half way round)", torus({4, 3}), 3, true, false},
       {"dragonfly, two groups, Valiant", valiant, 8, false, false},
+      {"dragonfly, three groups, Valiant", valiant, 12, false, false},
       {"dragonfly, four groups, Valiant", valiant, 16, true, true},
       {"dragonfly, four groups, minimal", dragonfly(4, 8, 2), 16, false, false},
   };

@@ -545,24 +545,24 @@ int calibrate(const CalibrateArgs& args) {
       }
       // Above NVLink's line rate inside one node, an all-reduce was reduced in the switch
       // (NVLS: NCCL's default on Hopper NVSwitch nodes), which a ring's efficiency cannot
-      // describe: on a known NVSwitch node the fit takes the series for nvls_efficiency
-      // (calibration::invert_network); without the node it cannot model NVLS (fitted as a
-      // ring, it set scaleup_efficiency to its bound, 1.0, and every other NVLink collective
-      // ran at line rate), and a node without an NVSwitch has no switch to reduce in. Said
-      // once, at its first line.
-      const bool nvswitch = target.node && target.node->spec.scaleup == hardware::ScaleUp::nvswitch;
+      // describe: on a known node with NVLink SHARP the fit takes the series for
+      // nvls_efficiency (calibration::invert_network); without the node it cannot model NVLS
+      // (fitted as a ring, it set scaleup_efficiency to its bound, 1.0, and every other NVLink
+      // collective ran at line rate), and a node without NVLink SHARP (an A100's NVSwitch, a
+      // mesh) cannot have reduced in its switch. Said once, at its first line.
+      const std::string no_nvls = target.node ? cluster::nvls_unavailable(*target.node) : std::string();
       if (p.op == network::Op::all_reduce && p.nodes <= 1 && p.ranks > 1 && target.scaleup_line > 0.0 &&
-          busbw > calibration::kNvlsAboveLine * target.scaleup_line && busbw <= slack * bound && !nvswitch &&
-          !nvls_said) {
+          busbw > calibration::kNvlsAboveLine * target.scaleup_line && busbw <= slack * bound &&
+          (!target.node || !no_nvls.empty()) && !nvls_said) {
         nvls_said = true;
         errors.add(located(p.where), "",
                    target.node
                        ? fmt::format("all_reduce of {} B on {} ranks of one node: a bus bandwidth of {}, above the "
-                                     "{} scale-up line rate of one {}, and the {} node has no NVSwitch to reduce in: "
-                                     "not a measurement of this node",
+                                     "{} scale-up line rate of one {}: not a measurement of a {} node, which has no "
+                                     "NVLink SHARP to reduce in: {}",
                                      p.bytes, p.ranks, sim::human(sim::Bandwidth::of(busbw)),
                                      sim::human(sim::Bandwidth::of(target.scaleup_line)), target.gpu_name,
-                                     target.node->name)
+                                     target.node->name, no_nvls)
                        : fmt::format("all_reduce of {} B on {} ranks of one node: a bus bandwidth of {}, above the "
                                      "{} NVLink line rate of one {}: NCCL reduced in the NVSwitch (NVLS), which "
                                      "only a known node lets the fit model",

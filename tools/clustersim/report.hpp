@@ -70,7 +70,7 @@ RunResult compute_run(const scenario::LoadedScenario& loaded, bool trace = false
                       bool links = false);
 
 /// Whether the scenario's routes depend on fabric.ecmp_seed (Fabric::seed_matters()): a Clos
-/// that hashes over two uplinks or more somewhere, a dragonfly of three groups or more that
+/// that hashes over two uplinks or more somewhere, a dragonfly of four groups or more that
 /// picks Valiant groups.
 bool routes_hashed(const scenario::LoadedScenario& loaded);
 
