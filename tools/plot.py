@@ -30,6 +30,12 @@ interpreter that has matplotlib; it also runs on its own:
       are separated by a gap and laid out left to right, top to bottom. Racks: --nodes-per-rack,
       else cost.nodes_per_rack of RESULTS.json (default: results.json beside the CSV), else
       none are drawn. Input: DIR/gpu_failures.csv (gpu,node,local,failures).
+  plot.py collective COLLECTIVE.csv... -o collective.png
+      nccl-tests-style curves: bus bandwidth (GB/s) and time against the message size, both
+      on log axes, one series per CSV (named by its file, or by its op, GPUs and model when
+      there is one); each point marked by the algorithm that ran (auto's choice per size).
+      Input: `clustersim collective ... --format csv` (op,algo,model,gpus,size_bytes,time_s,
+      algbw_GBps,busbw_GBps,...); `clustersim collective ... --plot DIR` writes both.
   plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... -o pareto.png
       Every row as a point (x against y) and the Pareto front: the rows no other row beats on
       both (lower is better on each axis unless --x-better/--y-better higher). Any CSV with a
@@ -650,6 +656,87 @@ def cmd_pareto(args):
     write_csv(sibling(args.output, "_front.csv"), header, [[kept[i][h] for h in header] for i in front])
 
 
+# --- collective --------------------------------------------------------------------------
+
+ALGO_MARKERS = {"ring": "o", "tree": "^", "hierarchical": "s", "halving_doubling": "D", "direct": "v",
+                "nvls": "*", "sharp": "P"}
+
+
+def size_text(b):
+    """Bytes in binary units, as --sizes takes them: 1 KiB, 64 MiB, 8 GiB."""
+    for scale, unit in ((2 ** 50, "PiB"), (2 ** 40, "TiB"), (2 ** 30, "GiB"), (2 ** 20, "MiB"), (2 ** 10, "KiB")):
+        if b >= scale:
+            return f"{b / scale:.4g} {unit}"
+    return f"{b:.0f} B"
+
+
+def cmd_collective(args):
+    need = ("op", "algo", "model", "gpus", "size_bytes", "time_s", "busbw_GBps")
+    series = []  # (label, rows sorted by size)
+    for path in args.inputs:
+        rows = read_csv(path)
+        if not rows:
+            raise InputError(f"{path}: no rows")
+        missing = [c for c in need if c not in rows[0]]
+        if missing:
+            raise InputError(f"{path}: no column {', '.join(repr(c) for c in missing)}: expected the CSV of "
+                             f"`clustersim collective ... --format csv`")
+        kept = []
+        for r in rows:
+            size, t = number(r["size_bytes"]), number(r["time_s"])
+            if size is None or t is None or size <= 0 or t <= 0:
+                continue  # a collective under a nanosecond has no bandwidth
+            kept.append((size, t, number(r["busbw_GBps"]), r["algo"]))
+        if not kept:
+            raise InputError(f"{path}: no row with a size and a time above 0")
+        kept.sort()
+        first = rows[0]
+        label = (f"{first['op']} on {first['gpus']} GPUs, {first['model']}" if len(args.inputs) == 1
+                 else os.path.splitext(os.path.basename(path))[0])
+        series.append((label, kept))
+    plt = plt_module()
+    from matplotlib.ticker import FuncFormatter
+    fig, (bw, tm) = plt.subplots(1, 2, figsize=(12, 5))
+    algos_seen = []
+    for i, (label, kept) in enumerate(series):
+        colour = f"C{i}"
+        sizes = [k[0] for k in kept]
+        bw.plot(sizes, [k[2] if k[2] is not None else float("nan") for k in kept], "-", color=colour, lw=1.2,
+                label=label)
+        tm.plot(sizes, [k[1] for k in kept], "-", color=colour, lw=1.2, label=label)
+        for algo in dict.fromkeys(k[3] for k in kept):
+            pts = [k for k in kept if k[3] == algo]
+            marker = ALGO_MARKERS.get(algo, "o")
+            bw.plot([k[0] for k in pts], [k[2] if k[2] is not None else float("nan") for k in pts], marker,
+                    color=colour, ms=5, ls="none")
+            tm.plot([k[0] for k in pts], [k[1] for k in pts], marker, color=colour, ms=5, ls="none")
+            if algo not in algos_seen:
+                algos_seen.append(algo)
+    for ax in (bw, tm):
+        ax.set_xscale("log", base=2)
+        ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: size_text(v)))
+        ax.set_xlabel("size (nccl-tests' size column)")
+        ax.grid(True, alpha=0.3, which="both")
+        for label in ax.get_xticklabels():
+            label.set_rotation(30)
+            label.set_ha("right")
+    bw.set_ylabel("bus bandwidth (GB/s), nccl-tests' busbw")
+    bw.set_title("bus bandwidth", fontsize=10)
+    tm.set_yscale("log")
+    tm.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: si(v, "s") if v > 0 else "0"))
+    tm.set_ylabel("time per collective")
+    tm.set_title("time", fontsize=10)
+    # The markers say which algorithm ran at each size (one legend for both panels).
+    handles = [plt.Line2D([], [], color="#555555", marker=ALGO_MARKERS.get(a, "o"), ls="none", label=a)
+               for a in algos_seen]
+    bw.legend(handles=bw.get_legend_handles_labels()[0] + handles, fontsize=8, frameon=False)
+    fig.suptitle("clustersim collective: " + ("; ".join(s[0] for s in series) if len(series) == 1
+                                              else f"{len(series)} series"), fontsize=11)
+    fig.tight_layout()
+    save(fig, args.output)
+    plt.close(fig)
+
+
 def cmd_run(args):
     """Every plot of a `clustersim run --out DIR` folder, in one interpreter start."""
     d = args.dir
@@ -712,6 +799,10 @@ def main(argv):
     h.add_argument("--nodes-per-rack", type=rack_size, metavar="N", help="nodes per rack (default: from the results)")
     h.add_argument("-o", "--output", required=True, metavar="PNG")
     h.set_defaults(run=cmd_heatmap)
+    k = sub.add_parser("collective", help="bus bandwidth and time against size (clustersim collective --format csv)")
+    k.add_argument("inputs", nargs="+", metavar="COLLECTIVE.csv")
+    k.add_argument("-o", "--output", required=True, metavar="PNG")
+    k.set_defaults(run=cmd_collective)
     q = sub.add_parser("pareto", help="Pareto front of two columns of any CSV (time against cost)",
                        formatter_class=argparse.RawDescriptionHelpFormatter, description="""\
 Every row of TABLE.csv as a point (x against y) and the Pareto front: the rows that no

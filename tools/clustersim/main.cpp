@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -273,6 +274,49 @@ std::string move_plots_in(const std::filesystem::path& staging, const std::files
   std::error_code ec;
   std::filesystem::remove_all(staging, ec);
   return err;
+}
+
+/// Draws plots into folder `dir` (made if missing, through `folders`): the `data` files
+/// (name, contents) are written to a staging folder inside it, tools/plot.py runs with
+/// plot_args(staging), and the data and the `drawn` files move into `dir` when everything
+/// succeeded. A folder that cannot be written, or a plot that fails, leaves `dir` as it was:
+/// false, with the error on stderr and "nothing was written".
+bool draw_plots(const std::string& python, const std::filesystem::path& dir,
+                const std::vector<std::pair<std::string, std::string>>& data, const std::vector<std::string>& drawn,
+                const std::function<std::vector<std::string>(const std::filesystem::path&)>& plot_args,
+                NewFolders& folders) {
+  std::error_code made;
+  folders.create(dir, made);
+  std::vector<std::string> names;
+  for (const auto& [name, contents] : data) names.push_back(name);
+  names.insert(names.end(), drawn.begin(), drawn.end());
+  const std::filesystem::path staging = dir / ".clustersim-plots";
+  std::error_code ec;
+  std::filesystem::remove_all(staging, ec);
+  std::string err = plot_destination_blocked(dir, names);
+  if (err.empty()) {
+    std::vector<std::pair<std::string, std::string>> staged;
+    for (const auto& [name, contents] : data) staged.emplace_back((staging / name).string(), contents);
+    err = tools::write_files_atomically(staged);
+  }
+  const bool ok = err.empty() && plot(python, plot_args(staging));
+  if (ok) err = move_plots_in(staging, dir, names);
+  std::filesystem::remove_all(staging, ec);
+  if (!ok || !err.empty()) {
+    if (!err.empty()) std::cerr << "error: --plot: " << err << "\n";
+    std::cerr << "nothing was written.\n";
+    return false;
+  }
+  return true;
+}
+
+/// --plot DIR given a file: said before anything runs (it read "cannot create the folder
+/// '.../.clustersim-plots'").
+bool plot_folder_is_file(const std::string& dir) {
+  std::error_code is;
+  if (dir.empty() || !std::filesystem::exists(dir, is) || std::filesystem::is_directory(dir, is)) return false;
+  std::cerr << fmt::format("error: --plot '{}' is a file, not a folder (name a folder, new or existing)\n", dir);
+  return true;
 }
 
 int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir,
@@ -731,10 +775,14 @@ struct CollectiveArgs {
   std::string algo = "auto";
   std::string model;
   std::string format = "table";
+  std::string plot_dir;  // --plot: collective.png and its collective.csv there
 };
 
 int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
   if (refuse_seed(args, "collective")) return kExitInput;
+  std::optional<std::string> python;
+  if (!c.plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
+  if (plot_folder_is_file(c.plot_dir)) return kExitInput;
   const scenario::LoadedScenario loaded = load(args);
   if (!loaded.fabric) {
     // The fabric holds the nodes' NVLink (or mesh) links too: one node needs one as well.
@@ -929,6 +977,17 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     table += line("# ", header);
     for (const auto& row : cells) table += line("  ", row);
   }
+  NewFolders folders;  // a --plot folder made here goes again if the plot fails
+  if (python) {
+    const auto plot_args = [](const std::filesystem::path& staging) {
+      return std::vector<std::string>{"collective", (staging / "collective.csv").string(), "-o",
+                                      (staging / "collective.png").string()};
+    };
+    if (!draw_plots(*python, c.plot_dir, {{"collective.csv", csv}}, {"collective.png"}, plot_args, folders)) {
+      return kExitInput;
+    }
+    folders.keep();
+  }
   if (c.format == "json") {
     std::cout << config::json_text(rows, 2) << "\n";
   } else if (c.format == "csv") {
@@ -945,6 +1004,7 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
       // Times are whole nanoseconds, each step's rounded: over a few of them a share can pass 100%.
       if (last_time.ns() < 1000) table += "#   (times are whole nanoseconds: under a microsecond, utilisations are off by the rounding of each step)\n";
     }
+    if (python) table += fmt::format("plot written to {}/: collective.png (data: collective.csv)\n", folder(c.plot_dir));
     std::cout << table;
   }
   return 0;
@@ -1135,12 +1195,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
 int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   std::optional<std::string> python;
   if (!plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
-  if (std::error_code is; !plot_dir.empty() && std::filesystem::exists(plot_dir, is) &&
-                          !std::filesystem::is_directory(plot_dir, is)) {
-    // Said before the scenarios run (it read "cannot create the folder '.../.clustersim-plots'").
-    std::cerr << fmt::format("error: --plot '{}' is a file, not a folder (name a folder, new or existing)\n", plot_dir);
-    return kExitInput;
-  }
+  if (plot_folder_is_file(plot_dir)) return kExitInput;  // said before the scenarios run
   const tools::Comparison c = tools::compare(args);
   // The plots first, drawn in a staging folder inside the --plot folder and moved in when
   // they all succeed: a folder that cannot be written, or a plot that fails, leaves the
@@ -1149,32 +1204,20 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   std::vector<std::string> plotted;
   NewFolders folders;  // a --plot folder made here goes again if the plots fail
   if (python) {
-    std::error_code made;
-    folders.create(plot_dir, made);
     breakdown = tools::compare_breakdown_csv(c);
     const bool any_job = breakdown.find('\n') + 1 < breakdown.size();
     plotted = {"compare.csv", "compare.png"};
     if (any_job) plotted.insert(plotted.end(), {"breakdown.csv", "breakdown.png"});
-    const std::filesystem::path staging = std::filesystem::path(plot_dir) / ".clustersim-plots";
-    std::error_code ec;
-    std::filesystem::remove_all(staging, ec);
-    std::string err = plot_destination_blocked(plot_dir, plotted);
-    if (err.empty()) {
-      std::vector<std::pair<std::string, std::string>> data{{(staging / "compare.csv").string(), tools::compare_csv(c)}};
-      if (any_job) data.emplace_back((staging / "breakdown.csv").string(), breakdown);
-      err = tools::write_files_atomically(data);
-    }
-    std::vector<std::string> plot_args{"compare", (staging / "compare.csv").string(), "-o",
-                                       (staging / "compare.png").string()};
-    if (any_job) plot_args.insert(plot_args.end(), {"--breakdown", (staging / "breakdown.csv").string()});
-    const bool drawn = err.empty() && plot(*python, plot_args);
-    if (drawn) err = move_plots_in(staging, plot_dir, plotted);
-    std::filesystem::remove_all(staging, ec);
-    if (!drawn || !err.empty()) {
-      if (!err.empty()) std::cerr << "error: --plot: " << err << "\n";
-      std::cerr << "nothing was written.\n";
-      return kExitInput;
-    }
+    std::vector<std::pair<std::string, std::string>> data{{"compare.csv", tools::compare_csv(c)}};
+    if (any_job) data.emplace_back("breakdown.csv", breakdown);
+    std::vector<std::string> drawn{"compare.png"};
+    if (any_job) drawn.emplace_back("breakdown.png");
+    const auto plot_args = [&](const std::filesystem::path& staging) {
+      std::vector<std::string> a{"compare", (staging / "compare.csv").string(), "-o", (staging / "compare.png").string()};
+      if (any_job) a.insert(a.end(), {"--breakdown", (staging / "breakdown.csv").string()});
+      return a;
+    };
+    if (!draw_plots(*python, plot_dir, data, drawn, plot_args, folders)) return kExitInput;
   }
   if (args.format == "json") {
     std::cout << config::json_text(tools::compare_json(c), 2) << "\n";
@@ -1364,11 +1407,15 @@ int run_main(int argc, char** argv) {
   collective->add_option("--model", coll.model, "network model (default: the scenario's network.model)")
       ->check(CLI::IsMember({"analytical", "flow"}));
   collective->add_option("--format", coll.format, "table, json or csv")->check(CLI::IsMember({"table", "json", "csv"}));
+  collective->add_option("--plot", coll.plot_dir,
+                         "write collective.png (bus bandwidth and time against size, each point marked by the "
+                         "algorithm that ran) and its data, collective.csv, into this folder (needs python3-matplotlib)");
   collective->footer(
       "Examples:\n"
       "  clustersim collective scenarios/quickstart.yaml --op all_reduce --gpus 64 --sizes 1KiB:8GiB\n"
       "  clustersim collective scenarios/fat-tree-k16.yaml --op all_gather --sizes 1MiB,1GiB --model flow\n"
-      "  clustersim collective scenarios/quickstart.yaml --algo hierarchical --format json");
+      "  clustersim collective scenarios/quickstart.yaml --algo hierarchical --format json\n"
+      "  clustersim collective scenarios/quickstart.yaml --gpus 64 --sizes 1KiB:8GiB --plot plots/   # plots/collective.png");
 
   std::string cases_file = "validation/cases.yaml";
   std::string validate_format = "table";
