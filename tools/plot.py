@@ -36,13 +36,14 @@ interpreter that has matplotlib; it also runs on its own:
       there is one); each point marked by the algorithm that ran (auto's choice per size).
       Input: `clustersim collective ... --format csv` (op,algo,model,gpus,size_bytes,time_s,
       algbw_GBps,busbw_GBps,...); `clustersim collective ... --plot DIR` writes both.
-  plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... -o pareto.png
+  plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... [--x-mark VALUE] -o pareto.png
       Every row as a point (x against y) and the Pareto front: the rows no other row beats on
       both (lower is better on each axis unless --x-better/--y-better higher). Any CSV with a
       header row and named numeric columns: `clustersim sweep` (sweep.csv), `clustersim plan`,
       your own. Rows with a non-numeric x or y, or a 'status' column other than 'ok', are
-      skipped. Defaults: --x time_to_train_s --y total_cost_usd. Writes the front beside the
-      PNG (NAME_front.csv).
+      skipped. Defaults: --x time_to_train_s --y total_cost_usd. --x-mark draws a dashed line
+      at that x (plan's deadline). Writes the front beside the PNG (NAME_front.csv);
+      `clustersim plan ... --plot DIR` draws DIR/pareto.png from its plan.csv.
 
 Exit status 2, with a message, on bad input (a missing file or column) or when matplotlib is
 missing.
@@ -640,6 +641,10 @@ def cmd_pareto(args):
             labels.append(axis_label(column))
         else:
             labels.append(column)
+    if getattr(args, "x_mark", None) is not None:
+        # A bound on x (the plan's deadline): a dashed line, in the axis' unit.
+        ax.axvline(args.x_mark / scales[0], color="#555555", ls="--", lw=1,
+                   label=args.x_mark_label or f"{args.x} = {si(args.x_mark, column_unit(args.x) or '')}")
     ax.set_xlabel(labels[0] + f" — {args.x_better} is better")
     ax.set_ylabel(labels[1] + f" — {args.y_better} is better")
     ax.grid(True, alpha=0.3, which="both")
@@ -825,6 +830,8 @@ all columns, in x order.""")
     q.add_argument("--x-better", choices=["lower", "higher"], default="lower")
     q.add_argument("--y-better", choices=["lower", "higher"], default="lower")
     q.add_argument("--label", action="append", metavar="COLUMN", help="label the front's points (repeatable)")
+    q.add_argument("--x-mark", type=float, metavar="VALUE", help="a dashed vertical line at this x (a deadline)")
+    q.add_argument("--x-mark-label", metavar="TEXT", help="its legend entry (default: the column and value)")
     q.add_argument("--logx", action="store_true", help="log x axis (default: when x spans over 100x)")
     q.add_argument("--logy", action="store_true", help="log y axis (default: when y spans over 100x)")
     q.add_argument("-o", "--output", required=True, metavar="PNG")

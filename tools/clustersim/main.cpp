@@ -1251,6 +1251,7 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
 }
 
 struct PlanOptions {
+  std::string plot_dir;  // --plot
   std::string deadline;
   std::string budget;
   std::string capex_budget;
@@ -1305,8 +1306,35 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     const std::optional<config::InputError> scenario_errors = scenario_value_errors(args);
     return report_option_errors(errors, scenario_errors ? &*scenario_errors : nullptr);
   }
+  std::optional<std::string> python;
+  if (!o.plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
+  if (plot_folder_is_file(o.plot_dir)) return kExitInput;  // said before the search runs
   const tools::Plan plan = tools::plan(p);
   note_sweep_block(args.file, plan.sweep_points, "plan");
+  // --plot: the feasible points' time against cost, the plan's front and the deadline. With
+  // no priced feasible point there is nothing to draw: said, not an error (the plan's answer
+  // stands).
+  NewFolders folders;
+  bool plotted = false;
+  if (python) {
+    const bool any = std::any_of(plan.points.begin(), plan.points.end(),
+                                 [](const tools::PlanPoint& q) { return q.feasible && q.total_cost_usd; });
+    if (!any) {
+      std::cerr << "note: --plot: no feasible point with a cost, nothing to plot\n";
+    } else {
+      const auto plot_args = [&](const std::filesystem::path& staging) {
+        return std::vector<std::string>{"pareto", (staging / "plan.csv").string(), "--label", "nodes", "--label",
+                                        "topology", "--x-mark", fmt::format("{}", plan.deadline_s),
+                                        "--x-mark-label", "deadline", "-o", (staging / "pareto.png").string()};
+      };
+      if (!draw_plots(*python, o.plot_dir, {{"plan.csv", tools::plan_csv(plan)}}, {"pareto.png", "pareto_front.csv"},
+                      plot_args, folders)) {
+        return kExitInput;
+      }
+      folders.keep();
+      plotted = true;
+    }
+  }
   if (!o.out_dir.empty()) {
     const std::string err = tools::write_files_atomically(
         {{o.out_dir + "/plan.csv", tools::plan_csv(plan)}, {o.out_dir + "/plan.json", config::json_text(tools::plan_json(plan), 2) + "\n"}});
@@ -1325,6 +1353,10 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   } else {
     std::cout << tools::plan_table(plan, !o.out_dir.empty());
     if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", folder(o.out_dir), folder(o.out_dir));
+    if (plotted) {
+      std::cout << fmt::format("plot written to {}/: pareto.png (data: plan.csv; the front: pareto_front.csv)\n",
+                               folder(o.plot_dir));
+    }
   }
   // No plan meets the deadline (and the budget): the search ran, and its answer is no, which a
   // script tells from the exit status (1, as sweep's grid of errors and validate's gate), its
@@ -1556,6 +1588,10 @@ int run_main(int argc, char** argv) {
                        "run each point whose routes are hashed (ECMP, Valiant) with this many flow-hash draws "
                        "(fabric.ecmp_seed and the next ones) and keep its median step")
       ->transform(whole_in(1, 64));
+  plan_cmd->add_option("--plot", plan_more.plot_dir,
+                       "write pareto.png (time to train against total cost: every feasible point, the plan's Pareto "
+                       "front, the deadline), with plan.csv and pareto_front.csv, into this folder (needs "
+                       "python3-matplotlib)");
   plan_cmd->add_option("--out", plan_more.out_dir, "also write plan.csv and plan.json into this folder")
       ->check(check_path)
       ->type_name("DIR");
