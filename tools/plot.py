@@ -36,6 +36,13 @@ interpreter that has matplotlib; it also runs on its own:
       there is one); each point marked by the algorithm that ran (auto's choice per size).
       Input: `clustersim collective ... --format csv` (op,algo,model,gpus,size_bytes,time_s,
       algbw_GBps,busbw_GBps,...); `clustersim collective ... --plot DIR` writes both.
+  plot.py validation VALIDATION.json -o validation.png
+      The simulator against published measurements: each case's error (predicted / published
+      - 1) as a bar, one panel per kind of case: training throughput (the 10% target shaded,
+      the median marked; cases whose job does not fit in HBM flagged), failure counts (each
+      with its Poisson band, 2 sqrt(published)), collective bus bandwidth (cases fitted on the
+      same measurement, in sample, hatched). Input: `clustersim validate --format json`;
+      `clustersim validate --plot DIR` writes both.
   plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... [--x-mark VALUE] -o pareto.png
       Every row as a point (x against y) and the Pareto front: the rows no other row beats on
       both (lower is better on each axis unless --x-better/--y-better higher). Any CSV with a
@@ -742,6 +749,85 @@ def cmd_collective(args):
     plt.close(fig)
 
 
+# --- validation --------------------------------------------------------------------------
+
+def cmd_validation(args):
+    doc = read_json(args.input)
+    if not isinstance(doc, dict) or "cases" not in doc:
+        raise InputError(f"{args.input}: no 'cases': expected the JSON of `clustersim validate --format json`")
+    cases = doc.get("cases") or []
+    training = [c for c in cases if c.get("within_poisson_band") is None]
+    failures = [c for c in cases if c.get("within_poisson_band") is not None]
+    collectives = (doc.get("collectives") or {}).get("cases") or []
+    panels = [p for p in (("training throughput", training), ("failure counts", failures),
+                          ("collective bus bandwidth", collectives)) if p[1]]
+    if not panels:
+        raise InputError(f"{args.input}: no case to plot")
+    plt = plt_module()
+    heights = [max(1.6, 0.32 * len(rows) + 0.9) for _, rows in panels]
+    fig, axes = plt.subplots(len(panels), 1, figsize=(10, sum(heights) + 0.6),
+                             gridspec_kw={"height_ratios": heights}, squeeze=False)
+    for ax, (title, rows) in zip(axes[:, 0], panels):
+        names, errors, colours, hatches, xerr = [], [], [], [], []
+        for c in rows:
+            err = 100.0 * float(c["error"])
+            name = c["name"]
+            if title == "training throughput":
+                if c.get("fits_in_hbm") is False:
+                    name += "  (> HBM)"
+                colours.append("#55A868" if abs(err) <= 10.0 else "#DD8452")
+                hatches.append("")
+                xerr.append(0.0)
+            elif title == "failure counts":
+                band = 100.0 * 2.0 * math.sqrt(float(c["published"])) / float(c["published"])
+                colours.append("#55A868" if c["within_poisson_band"] else "#DD8452")
+                hatches.append("")
+                xerr.append(band)
+            else:
+                if c.get("in_sample"):
+                    name += "  (in sample)"
+                colours.append("#BBBBBB" if c.get("in_sample") else "#4C72B0")
+                hatches.append("//" if c.get("in_sample") else "")
+                xerr.append(0.0)
+            names.append(name)
+            errors.append(err)
+        y = list(range(len(rows)))[::-1]
+        if title == "training throughput":
+            ax.axvspan(-10, 10, color="#55A868", alpha=0.08, label="within the 10% target")
+            median = doc.get("median_abs_error")
+            if median is not None:
+                ax.axvline(100.0 * median, color="#C44E52", ls=":", lw=1,
+                           label=f"median absolute error {100.0 * median:.1f}%")
+                ax.axvline(-100.0 * median, color="#C44E52", ls=":", lw=1)
+        if title == "failure counts":
+            # Each count's Poisson band, behind its bar: a bar inside it is within 2 sqrt(published).
+            for i, (yi, band) in enumerate(zip(y, xerr)):
+                ax.barh(yi, 2 * band, left=-band, color="#999999", alpha=0.18, height=0.9,
+                        label="Poisson band, 2 sqrt(published)" if i == 0 else None)
+        for yi, e, colour, hatch in zip(y, errors, colours, hatches):
+            ax.barh(yi, e, color=colour, hatch=hatch, edgecolor="#555555" if hatch else colour, height=0.6)
+        for yi, e in zip(y, errors):
+            ax.annotate(f"{e:+.1f}%", (e, yi), textcoords="offset points", xytext=(4 if e >= 0 else -4, 0),
+                        ha="left" if e >= 0 else "right", va="center", fontsize=7.5)
+        ax.set_yticks(y)
+        ax.set_yticklabels(names, fontsize=8)
+        ax.axvline(0, color="#333333", lw=0.8)
+        lo = min([e for e in errors] + [-b for b in xerr] + [-12.0])
+        hi = max([e for e in errors] + [b for b in xerr] + [12.0])
+        pad = 0.18 * (hi - lo)
+        ax.set_xlim(lo - pad, hi + pad)
+        ax.set_xlabel("error: predicted / published - 1 (%)")
+        ax.set_title(title, fontsize=10)
+        ax.grid(True, axis="x", alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:
+            ax.legend(fontsize=8, frameon=False, loc="lower right")
+    fig.suptitle("clustersim validate: the simulator against published measurements "
+                 f"({os.path.basename(args.input)}; sources in validation/cases.yaml)", fontsize=10)
+    fig.tight_layout()
+    save(fig, args.output)
+    plt.close(fig)
+
+
 def cmd_run(args):
     """Every plot of a `clustersim run --out DIR` folder, in one interpreter start."""
     d = args.dir
@@ -804,6 +890,10 @@ def main(argv):
     h.add_argument("--nodes-per-rack", type=rack_size, metavar="N", help="nodes per rack (default: from the results)")
     h.add_argument("-o", "--output", required=True, metavar="PNG")
     h.set_defaults(run=cmd_heatmap)
+    v = sub.add_parser("validation", help="errors against published measurements (clustersim validate --format json)")
+    v.add_argument("input", metavar="VALIDATION.json")
+    v.add_argument("-o", "--output", required=True, metavar="PNG")
+    v.set_defaults(run=cmd_validation)
     k = sub.add_parser("collective", help="bus bandwidth and time against size (clustersim collective --format csv)")
     k.add_argument("inputs", nargs="+", metavar="COLLECTIVE.csv")
     k.add_argument("-o", "--output", required=True, metavar="PNG")

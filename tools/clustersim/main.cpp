@@ -490,7 +490,8 @@ std::optional<std::string> parse_fail_above(const std::string& text, double& per
   return std::nullopt;
 }
 
-int cmd_validate(const std::string& cases_file, const std::string& format, const std::string& fail_above_text) {
+int cmd_validate(const std::string& cases_file, const std::string& format, const std::string& fail_above_text,
+                 const std::string& plot_dir) {
   double fail_above = -1.0;
   if (!fail_above_text.empty()) {
     if (auto error = parse_fail_above(fail_above_text, fail_above)) {
@@ -505,14 +506,32 @@ int cmd_validate(const std::string& cases_file, const std::string& format, const
       return report_option_errors(errors);
     }
   }
+  std::optional<std::string> python;
+  if (!plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
+  if (plot_folder_is_file(plot_dir)) return kExitInput;  // said before the cases run
   // Every case's scenario is loaded and checked once, before any case runs.
   const tools::LoadedValidation loaded = tools::load_validation(cases_file, fail_above >= 0.0);
   const std::vector<tools::CollectiveResult> collectives = tools::run_collective_validation(loaded);
   const std::vector<tools::CaseResult> results = tools::run_validation(loaded);
+  const std::string json = config::json_text(tools::validation_json(results, collectives), 2) + "\n";
+  NewFolders folders;
+  if (python) {
+    const auto plot_args = [](const std::filesystem::path& staging) {
+      return std::vector<std::string>{"validation", (staging / "validation.json").string(), "-o",
+                                      (staging / "validation.png").string()};
+    };
+    if (!draw_plots(*python, plot_dir, {{"validation.json", json}}, {"validation.png"}, plot_args, folders)) {
+      return kExitInput;
+    }
+    folders.keep();
+  }
   if (format == "json") {
-    std::cout << config::json_text(tools::validation_json(results, collectives), 2) << "\n";
+    std::cout << json;
   } else {
     std::cout << tools::validation_table(results, collectives, cases_file, fail_above);
+    if (python) {
+      std::cout << fmt::format("plot written to {}/: validation.png (data: validation.json)\n", folder(plot_dir));
+    }
   }
   const double median = 100.0 * tools::median_abs_error(results);
   if (fail_above >= 0.0 && median > fail_above) {
@@ -1459,6 +1478,11 @@ int run_main(int argc, char** argv) {
       ->check(check_path)
       ->type_name("FILE");
   validate->add_option("--format", validate_format, "table or json")->check(CLI::IsMember({"table", "json"}));
+  std::string validate_plot;
+  validate->add_option("--plot", validate_plot,
+                       "write validation.png (each case's error as a bar: training throughput against the 10% target, "
+                       "failure counts with their Poisson bands, collective bus bandwidth) and its data, "
+                       "validation.json, into this folder (needs python3-matplotlib)");
   validate->add_option("--fail-above", fail_above,
                        "exit with status 1 when the training throughput cases' median absolute error exceeds this "
                        "many percent (collective cases are reported, not gated)")
@@ -1467,7 +1491,8 @@ int run_main(int argc, char** argv) {
       "Examples:\n"
       "  clustersim validate\n"
       "  clustersim validate --format json > validation.json\n"
-      "  clustersim validate --fail-above 10");
+      "  clustersim validate --fail-above 10\n"
+      "  clustersim validate --plot plots/   # plots/validation.png");
 
   tools::CalibrateArgs calibrate_args;
   CLI::App* calibrate = app.add_subcommand(
@@ -1721,7 +1746,7 @@ int run_main(int argc, char** argv) {
       plan_opts.replications_given = plan_cmd->get_option("--replications")->count() > 0;
       return cmd_plan(plan_args, plan_opts, plan_more);
     }
-    if (*validate) return cmd_validate(cases_file, validate_format, fail_above);
+    if (*validate) return cmd_validate(cases_file, validate_format, fail_above, validate_plot);
     if (*calibrate) return tools::calibrate(calibrate_args);
   } catch (const config::InputError& e) {
     return report_input_error(e);
