@@ -36,6 +36,13 @@ interpreter that has matplotlib; it also runs on its own:
       there is one); each point marked by the algorithm that ran (auto's choice per size).
       Input: `clustersim collective ... --format csv` (op,algo,model,gpus,size_bytes,time_s,
       algbw_GBps,busbw_GBps,...); `clustersim collective ... --plot DIR` writes both.
+  plot.py sweep SWEEP.csv -o sweep.png
+      A sweep's figures against its first parameter: one panel per figure that varies (step
+      time, MFU, time to train, total cost, cost per million tokens, ETTR, goodput, capex, IT
+      power), one line per combination of the other parameters (at most 8; past that, points
+      only). The parameters are the columns between 'point' and 'status'; error rows are left
+      out (counted in the title). Input: `clustersim sweep --out DIR` (DIR/sweep.csv);
+      `clustersim sweep ... --out DIR --plot` draws DIR/sweep.png.
   plot.py validation VALIDATION.json -o validation.png
       The simulator against published measurements: each case's error (predicted / published
       - 1) as a bar, one panel per kind of case: training throughput (the 10% target shaded,
@@ -749,6 +756,89 @@ def cmd_collective(args):
     plt.close(fig)
 
 
+# --- sweep -------------------------------------------------------------------------------
+
+SWEEP_FIGURES = ["step_time_s", "mfu", "time_to_train_s", "total_cost_usd", "usd_per_million_tokens", "ettr",
+                 "goodput_tokens_per_s", "capex_usd", "it_power_w"]
+
+
+def cmd_sweep(args):
+    rows = read_csv(args.input)
+    if not rows:
+        raise InputError(f"{args.input}: no rows")
+    header = list(rows[0].keys())
+    if "point" not in header or "status" not in header or header.index("status") <= header.index("point") + 1:
+        raise InputError(f"{args.input}: expected the sweep.csv of `clustersim sweep --out DIR` (columns point, "
+                         f"the parameters, status, ...)")
+    params = header[header.index("point") + 1:header.index("status")]
+    ok = [r for r in rows if r["status"] == "ok"]
+    errors = len(rows) - len(ok)
+    if not ok:
+        raise InputError(f"{args.input}: every point is an error row: nothing to plot")
+    # The figures that vary; when none does (a parameter that changes nothing computed), the
+    # ones present, flat.
+    present = {f: [v for v in (number(r[f]) for r in ok) if v is not None] for f in SWEEP_FIGURES if f in header}
+    figures = [f for f, vals in present.items() if vals and max(vals) != min(vals)] or \
+        [f for f, vals in present.items() if vals]
+    if not figures:
+        raise InputError(f"{args.input}: no figure has a number at any point: nothing to plot")
+    x_param, others = params[0], params[1:]
+    xs_numeric = all(number(r[x_param]) is not None for r in ok)
+    categories = []
+    if not xs_numeric:
+        for r in ok:
+            if r[x_param] not in categories:
+                categories.append(r[x_param])
+    def x_of(r):
+        return number(r[x_param]) if xs_numeric else categories.index(r[x_param])
+    groups = {}
+    for r in ok:
+        key = ", ".join(f"{p}={r[p]}" for p in others)
+        groups.setdefault(key, []).append(r)
+    lines = len(groups) <= 8
+    plt = plt_module()
+    from matplotlib.ticker import FuncFormatter
+    cols = 2 if len(figures) > 1 else 1
+    nrows = (len(figures) + cols - 1) // cols
+    fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 3.3 * nrows + 0.8), squeeze=False)
+    positive = xs_numeric and all(x_of(r) > 0 for r in ok)
+    log_x = positive and max(x_of(r) for r in ok) / min(x_of(r) for r in ok) >= 8
+    for i, f in enumerate(figures):
+        ax = axes[i // cols][i % cols]
+        unit = "fraction" if f in ("mfu", "ettr") else column_unit(f)
+        for j, (key, members) in enumerate(groups.items()):
+            pts = sorted((x_of(r), number(r[f])) for r in members if number(r[f]) is not None)
+            if not pts:
+                continue
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o" if lines else "o", ms=4, lw=1.2,
+                    color=f"C{j % 10}" if lines else "#4C72B0", alpha=1.0 if lines else 0.6,
+                    label=(key or None) if lines and i == 0 else None)
+        if unit:
+            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u) if v else "0"))
+        ax.set_title(f if unit in ("", None, "fraction") else axis_label(f), fontsize=9)
+        if log_x:
+            ax.set_xscale("log", base=2)
+            ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
+        if not xs_numeric:
+            ax.set_xticks(range(len(categories)))
+            ax.set_xticklabels(categories, rotation=20, ha="right", fontsize=8)
+        ax.set_xlabel(x_param, fontsize=8)
+        ax.grid(True, alpha=0.3, which="both")
+    for k in range(len(figures), nrows * cols):
+        axes[k // cols][k % cols].axis("off")
+    if lines and len(groups) > 1:
+        fig.legend(loc="lower center", ncol=min(4, len(groups)), fontsize=8, frameon=False)
+    title = f"clustersim sweep: {len(ok)} point{'s' if len(ok) != 1 else ''} against {x_param}"
+    if others and not lines:
+        title += f" ({len(groups)} combinations of {', '.join(others)}: points only)"
+    if errors:
+        title += f"; {errors} error row{'s' if errors != 1 else ''} left out"
+    fig.suptitle(title, fontsize=10)
+    fig.tight_layout(rect=(0, 0.06 if lines and len(groups) > 1 else 0, 1, 1))
+    save(fig, args.output)
+    plt.close(fig)
+
+
 # --- validation --------------------------------------------------------------------------
 
 def cmd_validation(args):
@@ -890,6 +980,10 @@ def main(argv):
     h.add_argument("--nodes-per-rack", type=rack_size, metavar="N", help="nodes per rack (default: from the results)")
     h.add_argument("-o", "--output", required=True, metavar="PNG")
     h.set_defaults(run=cmd_heatmap)
+    w = sub.add_parser("sweep", help="a sweep's figures against its first parameter (sweep.csv)")
+    w.add_argument("input", metavar="SWEEP.csv")
+    w.add_argument("-o", "--output", required=True, metavar="PNG")
+    w.set_defaults(run=cmd_sweep)
     v = sub.add_parser("validation", help="errors against published measurements (clustersim validate --format json)")
     v.add_argument("input", metavar="VALIDATION.json")
     v.add_argument("-o", "--output", required=True, metavar="PNG")

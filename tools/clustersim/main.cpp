@@ -280,11 +280,11 @@ std::string move_plots_in(const std::filesystem::path& staging, const std::files
 /// (name, contents) are written to a staging folder inside it, tools/plot.py runs with
 /// plot_args(staging), and the data and the `drawn` files move into `dir` when everything
 /// succeeded. A folder that cannot be written, or a plot that fails, leaves `dir` as it was:
-/// false, with the error on stderr and "nothing was written".
+/// false, with the error on stderr and then `failed` ("nothing was written.").
 bool draw_plots(const std::string& python, const std::filesystem::path& dir,
                 const std::vector<std::pair<std::string, std::string>>& data, const std::vector<std::string>& drawn,
                 const std::function<std::vector<std::string>(const std::filesystem::path&)>& plot_args,
-                NewFolders& folders) {
+                NewFolders& folders, const std::string& failed = "nothing was written.") {
   std::error_code made;
   folders.create(dir, made);
   std::vector<std::string> names;
@@ -304,7 +304,7 @@ bool draw_plots(const std::string& python, const std::filesystem::path& dir,
   std::filesystem::remove_all(staging, ec);
   if (!ok || !err.empty()) {
     if (!err.empty()) std::cerr << "error: --plot: " << err << "\n";
-    std::cerr << "nothing was written.\n";
+    std::cerr << failed << "\n";
     return false;
   }
   return true;
@@ -1095,6 +1095,7 @@ struct SweepArgs {
   int jobs = 0;
   std::string out_dir = "sweep-out";
   bool quiet = false;
+  bool plot = false;  // --plot: DIR/sweep.png from DIR/sweep.csv
 };
 
 int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
@@ -1184,12 +1185,31 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
     std::cerr << "note: no --param and no sweep block in the scenario: one point, the scenario as written (add "
                  "--param KEY=v1,v2,... to vary a key)\n";
   }
+  // --plot: the interpreter is found before the points run (not after an hour of them).
+  std::optional<std::string> python;
+  if (s.plot && !(python = plot_python("--plot"))) return kExitInput;
   tools::SweepOptions options;
   options.jobs = s.jobs;
   options.out_dir = s.out_dir;
   options.progress = !s.quiet;
   const tools::SweepSummary sum = tools::run_sweep(spec, options, std::cerr);
   if (sum.aborted) return kExitInput;
+  // The plot of the results written (sweep.csv, every point of the grid, resumed ones too):
+  // a plot that fails leaves the results as they are, and says so.
+  bool plotted = false;
+  if (python && sum.writer && sum.errors < sum.points) {
+    NewFolders none;  // the folder is the sweep's, made by it
+    const std::filesystem::path dir = s.out_dir;
+    const auto plot_args = [&](const std::filesystem::path& staging) {
+      return std::vector<std::string>{"sweep", (dir / "sweep.csv").string(), "-o", (staging / "sweep.png").string()};
+    };
+    if (!draw_plots(*python, dir, {}, {"sweep.png"}, plot_args, none,
+                    fmt::format("no sweep.png was written; the sweep's results in {}/sweep.csv and sweep.jsonl stand.",
+                                folder(s.out_dir)))) {
+      return kExitInput;
+    }
+    plotted = true;
+  }
   if (sum.writer) {
     std::cout << fmt::format("sweep: {} point{} ({} resumed, {} run{}), {} error row{}, wall time {:.2f} s with {} thread{}{}\n"
                              "results in {}/sweep.csv and {}/sweep.jsonl\n",
@@ -1197,6 +1217,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
                              sum.errors == 1 ? "" : "s", sum.wall_s, sum.threads, sum.threads == 1 ? "" : "s",
                              sum.ranks > 1 ? fmt::format(" on each of {} MPI ranks", sum.ranks) : std::string(),
                              folder(s.out_dir), folder(s.out_dir));
+    if (plotted) std::cout << fmt::format("plot written to {}/sweep.png\n", folder(s.out_dir));
   }
   // A grid of nothing but error rows gave no figure: a script that goes on to read the
   // results must not take it for a success. Some error rows among results are a study's
@@ -1545,6 +1566,9 @@ int run_main(int argc, char** argv) {
       ->check(check_path)
       ->type_name("DIR");
   sweep->add_flag("--quiet,-q", sweep_opts.quiet, "no progress on stderr");
+  sweep->add_flag("--plot", sweep_opts.plot,
+                  "also draw --out's sweep.png: each figure that varies against the first parameter, a line per "
+                  "combination of the others (needs python3-matplotlib)");
   sweep->footer(
       "Examples:\n"
       "  clustersim sweep scenarios/quickstart.yaml --param cluster.nodes=16:128:x2 --param fabric.topology=rail_clos,fat_tree\n"
