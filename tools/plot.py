@@ -159,14 +159,14 @@ def si(v, unit, digits=3):
         return f"{v / 3600:.{digits}g} h"
     # Below 1, a prefix only for seconds (ms, µs): "73.4 mUSD" beside "3.33 MUSD" read as
     # millions; 0.0734 USD does not.
-    small = ((1e-3, "m"), (1e-6, "µ")) if unit == "s" else ()
+    small = ((1e-3, "m"), (1e-6, "µ"), (1e-9, "n")) if unit == "s" else ()
     # Money takes the prefixes the tables print (sim/units.cpp): billions are BUSD, not GUSD.
     large = ((1e9, "B"), (1e6, "M"), (1e3, "k"), (1, "")) if unit.endswith("USD") else \
         ((1e15, "P"), (1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k"), (1, ""))
     if unit.endswith("USD") and abs(v) / 1e9 >= 10 ** digits - 0.5:
         return f"{v / 1e9:.0f} BUSD"  # whole billions past the largest prefix, as the tables
     for scale, prefix in large + small:
-        if abs(v) >= scale:
+        if abs(v) >= scale * (1 - 1e-9):  # a tick at 1e-9 computed as 9.999e-10 read "1e-09 s"
             return f"{v / scale:.{digits}g} {prefix}{unit}"
     return f"{v:.{digits}g} {unit}"
 
@@ -603,6 +603,11 @@ def cmd_pareto(args):
     if not kept:
         raise InputError(f"{args.input}: no row has numbers in both '{args.x}' and '{args.y}'")
     raw = [(number(r[args.x]), number(r[args.y])) for r in kept]
+    # --excluded COLUMN: rows where it is "false" are no candidates (plan's designs over its
+    # capex budget): drawn hollow, and on no front.
+    if args.excluded and args.excluded not in rows[0]:
+        raise InputError(f"{args.input}: no column '{args.excluded}'; the columns are {', '.join(rows[0].keys())}")
+    out = [bool(args.excluded) and r[args.excluded] == "false" for r in kept]
     # plan.csv marks its own front (within --capex-budget, exact ties kept): on the plan's axes
     # that is the front to draw; computed here from all the points, it put on the front designs
     # the budget excluded.
@@ -613,7 +618,9 @@ def cmd_pareto(args):
     if plans_front:
         front = sorted((i for i, r in enumerate(kept) if r["pareto"] == "true"), key=lambda i: (raw[i][0], raw[i][1]))
     else:
-        front = pareto_front(raw, args.x_better == "lower", args.y_better == "lower")
+        inside = [i for i in range(len(raw)) if not out[i]]
+        front = [inside[j] for j in pareto_front([raw[i] for i in inside], args.x_better == "lower",
+                                                 args.y_better == "lower")]
     # Seconds spanning days are drawn in days (ticks at whole days, not at 2e6 s), spanning
     # hours in hours (the ticks read "5.56 h" every 20,000 s under a label in seconds).
     def time_scale(i, c):
@@ -625,18 +632,30 @@ def cmd_pareto(args):
     pts = [(x / scales[0], y / scales[1]) for x, y in raw]
     plt = plt_module()
     fig, ax = plt.subplots(figsize=(8.5, 6))
-    ax.plot([p[0] for p in pts], [p[1] for p in pts], "o", ms=5, color="#8DA0CB", alpha=0.8,
-            label=f"all {len(pts)} designs")
+    ins = [p for p, o in zip(pts, out) if not o]
+    ax.plot([p[0] for p in ins], [p[1] for p in ins], "o", ms=5, color="#8DA0CB", alpha=0.8,
+            label=f"{'the' if len(ins) == len(pts) else 'the other'} {len(ins)} design{'s' if len(ins) != 1 else ''}")
+    if any(out):
+        ax.plot([p[0] for p, o in zip(pts, out) if o], [p[1] for p, o in zip(pts, out) if o], "o", ms=5,
+                markerfacecolor="none", color="#999999",
+                label=f"{sum(out)} {args.excluded_label or 'excluded (' + args.excluded + ' false)'}")
     fx = [pts[i][0] for i in front]
     fy = [pts[i][1] for i in front]
     ax.plot(fx, fy, "-o", ms=6, color="#C44E52",
             label=f"the plan's Pareto front ({len(front)}; its pareto column)" if plans_front
             else f"Pareto front ({len(front)})")
-    if args.label:
+    if args.label or args.label_format:
+        def text(r):
+            if args.label_format:
+                try:
+                    return args.label_format.format(**r)
+                except (KeyError, IndexError, ValueError) as e:
+                    raise InputError(f"--label-format '{args.label_format}': {e!r} (the columns are "
+                                     f"{', '.join(r.keys())})")
+            return " ".join(r[c] for c in args.label)
         # Designs tied on both axes (the plan keeps exact ties on its front) share one point:
         # one label listing them, not labels printed over one another.
-        for at, texts in front_labels([pts[i] for i in front],
-                                      [" ".join(kept[i][c] for c in args.label) for i in front]):
+        for at, texts in front_labels([pts[i] for i in front], [text(kept[i]) for i in front]):
             ax.annotate("\n".join(texts), at, textcoords="offset points", xytext=(6, 4), fontsize=7.5, va="bottom")
     for axis, vals, forced in (("x", [p[0] for p in pts], args.logx), ("y", [p[1] for p in pts], args.logy)):
         positive = [v for v in vals if v > 0]
@@ -659,6 +678,9 @@ def cmd_pareto(args):
         # A bound on x (the plan's deadline): a dashed line, in the axis' unit.
         ax.axvline(args.x_mark / scales[0], color="#555555", ls="--", lw=1,
                    label=args.x_mark_label or f"{args.x} = {si(args.x_mark, column_unit(args.x) or '')}")
+    if getattr(args, "y_mark", None) is not None:
+        ax.axhline(args.y_mark / scales[1], color="#555555", ls=":", lw=1,
+                   label=args.y_mark_label or f"{args.y} = {si(args.y_mark, column_unit(args.y) or '')}")
     ax.set_xlabel(labels[0] + f" — {args.x_better} is better")
     ax.set_ylabel(labels[1] + f" — {args.y_better} is better")
     ax.grid(True, alpha=0.3, which="both")
@@ -691,7 +713,8 @@ def size_text(b):
 
 def cmd_collective(args):
     need = ("op", "algo", "model", "gpus", "size_bytes", "time_s", "busbw_GBps")
-    series = []  # (label, rows sorted by size)
+    series = []  # (file, what it ran, rows sorted by size), then (label, rows)
+    instant = [0]  # rows under a nanosecond, left out
     for path in args.inputs:
         rows = read_csv(path)
         if not rows:
@@ -704,15 +727,22 @@ def cmd_collective(args):
         for r in rows:
             size, t = number(r["size_bytes"]), number(r["time_s"])
             if size is None or t is None or size <= 0 or t <= 0:
-                continue  # a collective under a nanosecond has no bandwidth
+                instant[0] += 1  # a collective under a nanosecond has no time to draw, nor a bandwidth
+                continue
             kept.append((size, t, number(r["busbw_GBps"]), r["algo"]))
         if not kept:
             raise InputError(f"{path}: no row with a size and a time above 0")
         kept.sort()
         first = rows[0]
-        label = (f"{first['op']} on {first['gpus']} GPUs, {first['model']}" if len(args.inputs) == 1
-                 else os.path.splitext(os.path.basename(path))[0])
-        series.append((label, kept))
+        series.append((path, f"{first['op']} on {first['gpus']} GPUs, {first['model']}", kept))
+    # Each series by what it ran; where two ran the same, by their files (by their folders
+    # when the files share a name, as DIR/collective.csv do).
+    described = [s[1] for s in series]
+    stems = [os.path.splitext(os.path.basename(s[0]))[0] for s in series]
+    folders = [os.path.basename(os.path.dirname(os.path.abspath(s[0]))) for s in series]
+    names = described if len(set(described)) == len(series) else \
+        stems if len(set(stems)) == len(series) else folders
+    series = [(name, s[2]) for name, s in zip(names, series)]
     plt = plt_module()
     from matplotlib.ticker import FuncFormatter
     fig, (bw, tm) = plt.subplots(1, 2, figsize=(12, 5))
@@ -742,15 +772,19 @@ def cmd_collective(args):
     bw.set_ylabel("bus bandwidth (GB/s), nccl-tests' busbw")
     bw.set_title("bus bandwidth", fontsize=10)
     tm.set_yscale("log")
+    from matplotlib.ticker import NullFormatter
     tm.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: si(v, "s") if v > 0 else "0"))
+    tm.yaxis.set_minor_formatter(NullFormatter())  # "4x10^-9" between the prefixed majors
     tm.set_ylabel("time per collective")
     tm.set_title("time", fontsize=10)
     # The markers say which algorithm ran at each size (one legend for both panels).
     handles = [plt.Line2D([], [], color="#555555", marker=ALGO_MARKERS.get(a, "o"), ls="none", label=a)
                for a in algos_seen]
     bw.legend(handles=bw.get_legend_handles_labels()[0] + handles, fontsize=8, frameon=False)
-    fig.suptitle("clustersim collective: " + ("; ".join(s[0] for s in series) if len(series) == 1
-                                              else f"{len(series)} series"), fontsize=11)
+    title = "clustersim collective: " + (series[0][0] if len(series) == 1 else f"{len(series)} series")
+    if instant[0]:
+        title += f" ({instant[0]} size{'s' if instant[0] != 1 else ''} under 1 ns, with no time or bandwidth, not drawn)"
+    fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     save(fig, args.output)
     plt.close(fig)
@@ -775,11 +809,13 @@ def cmd_sweep(args):
     errors = len(rows) - len(ok)
     if not ok:
         raise InputError(f"{args.input}: every point is an error row: nothing to plot")
-    # The figures that vary; when none does (a parameter that changes nothing computed), the
-    # ones present, flat.
+    # The figures that vary; the constant ones are said in the title. When none varies (a
+    # parameter that changes nothing computed), the ones present, flat.
     present = {f: [v for v in (number(r[f]) for r in ok) if v is not None] for f in SWEEP_FIGURES if f in header}
-    figures = [f for f, vals in present.items() if vals and max(vals) != min(vals)] or \
-        [f for f, vals in present.items() if vals]
+    figures = [f for f, vals in present.items() if vals and max(vals) != min(vals)]
+    constant = [f for f, vals in present.items() if vals and f not in figures]
+    if not figures:
+        figures, constant = constant, []
     if not figures:
         raise InputError(f"{args.input}: no figure has a number at any point: nothing to plot")
     x_param, others = params[0], params[1:]
@@ -803,19 +839,42 @@ def cmd_sweep(args):
     fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 3.3 * nrows + 0.8), squeeze=False)
     positive = xs_numeric and all(x_of(r) > 0 for r in ok)
     log_x = positive and max(x_of(r) for r in ok) / min(x_of(r) for r in ok) >= 8
+    def unit_of(f):
+        return "fraction" if f in ("mfu", "ettr") else "USD" if f == "usd_per_million_tokens" else column_unit(f)
+    # Past 8 combinations of the other parameters, no lines: the points coloured by the second
+    # parameter's value (up to 10 of them), else one colour.
+    second = others[0] if others else None
+    second_values = list(dict.fromkeys(r[second] for r in ok)) if second else []
+    coloured = not lines and 1 < len(second_values) <= 10
     for i, f in enumerate(figures):
         ax = axes[i // cols][i % cols]
-        unit = "fraction" if f in ("mfu", "ettr") else column_unit(f)
+        unit = unit_of(f)
+        # Seconds spanning days in days, hours in hours (ticks at round values of those).
+        vals = present[f]
+        scale = 86400.0 if unit == "s" and max(vals) > 2 * 86400 else \
+            3600.0 if unit == "s" and max(vals) > 2 * 3600 else 1.0
         for j, (key, members) in enumerate(groups.items()):
-            pts = sorted((x_of(r), number(r[f])) for r in members if number(r[f]) is not None)
+            # On a categorical axis the series sit side by side around each category (lines
+            # between categories would read as a trend; equal values hid one another).
+            shift = 0.0 if xs_numeric or len(groups) == 1 else 0.5 * (j / (len(groups) - 1) - 0.5)
+            pts = sorted((x_of(r) + shift, number(r[f]) / scale) for r in members if number(r[f]) is not None)
             if not pts:
                 continue
-            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o" if lines else "o", ms=4, lw=1.2,
-                    color=f"C{j % 10}" if lines else "#4C72B0", alpha=1.0 if lines else 0.6,
+            if coloured:
+                colour = f"C{second_values.index(members[0][second]) % 10}"
+            else:
+                colour = f"C{j % 10}" if lines else "#4C72B0"
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], "-o" if lines and xs_numeric else "o", ms=4, lw=1.2,
+                    color=colour, alpha=1.0 if lines else 0.6,
                     label=(key or None) if lines and i == 0 else None)
-        if unit:
-            ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u) if v else "0"))
-        ax.set_title(f if unit in ("", None, "fraction") else axis_label(f), fontsize=9)
+        if scale != 1.0:
+            name = f[: -len("_s")] if f.endswith("_s") else f
+            ax.set_title(f"{name} ({'days' if scale == 86400.0 else 'hours'})", fontsize=9)
+        else:
+            if unit:
+                ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos, u=unit: si(v, u, digits=4) if v else "0"))
+            name = f[: -len("_s")] if unit == "s" and f.endswith("_s") else f  # "step_time (s)", not "step_time_s (s)"
+            ax.set_title(name if unit in ("", None, "fraction") else f"{name} ({unit})", fontsize=9)
         if log_x:
             ax.set_xscale("log", base=2)
             ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _pos: f"{v:g}"))
@@ -826,15 +885,27 @@ def cmd_sweep(args):
         ax.grid(True, alpha=0.3, which="both")
     for k in range(len(figures), nrows * cols):
         axes[k // cols][k % cols].axis("off")
-    if lines and len(groups) > 1:
+    legend = lines and len(groups) > 1
+    if legend:
         fig.legend(loc="lower center", ncol=min(4, len(groups)), fontsize=8, frameon=False)
+    elif coloured:
+        handles = [plt.Line2D([], [], color=f"C{k % 10}", marker="o", ls="none", label=f"{second}={v}")
+                   for k, v in enumerate(second_values)]
+        fig.legend(handles=handles, loc="lower center", ncol=min(5, len(handles)), fontsize=8, frameon=False)
     title = f"clustersim sweep: {len(ok)} point{'s' if len(ok) != 1 else ''} against {x_param}"
     if others and not lines:
-        title += f" ({len(groups)} combinations of {', '.join(others)}: points only)"
+        title += f" ({len(groups)} combinations of {', '.join(others)}: points only" + \
+            (f", coloured by {second})" if coloured else ")")
     if errors:
         title += f"; {errors} error row{'s' if errors != 1 else ''} left out"
+    if constant:
+        import textwrap
+        said = ", ".join(f"{f} {si(present[f][0], unit_of(f) or '', digits=4).strip()}" for f in constant)
+        title += "\n" + "\n".join(textwrap.wrap(f"the same at every point: {said}", width=110))
     fig.suptitle(title, fontsize=10)
-    fig.tight_layout(rect=(0, 0.06 if lines and len(groups) > 1 else 0, 1, 1))
+    rows_of_legend = 1 + (len(groups) - 1) // 4 if legend else 1 if coloured else 0
+    bottom = min(0.2, 0.035 * rows_of_legend / max(1, nrows) * 2) if rows_of_legend else 0
+    fig.tight_layout(rect=(0, bottom, 1, 1))
     save(fig, args.output)
     plt.close(fig)
 
@@ -912,7 +983,7 @@ def cmd_validation(args):
         if ax.get_legend_handles_labels()[0]:
             ax.legend(fontsize=8, frameon=False, loc="lower right")
     fig.suptitle("clustersim validate: the simulator against published measurements "
-                 f"({os.path.basename(args.input)}; sources in validation/cases.yaml)", fontsize=10)
+                 f"(sources in {args.cases or 'the cases file'})", fontsize=10)
     fig.tight_layout()
     save(fig, args.output)
     plt.close(fig)
@@ -980,15 +1051,25 @@ def main(argv):
     h.add_argument("--nodes-per-rack", type=rack_size, metavar="N", help="nodes per rack (default: from the results)")
     h.add_argument("-o", "--output", required=True, metavar="PNG")
     h.set_defaults(run=cmd_heatmap)
-    w = sub.add_parser("sweep", help="a sweep's figures against its first parameter (sweep.csv)")
+    w = sub.add_parser("sweep", help="a sweep's figures against its first parameter (sweep.csv)",
+                       description="A sweep's figures (step time, MFU, time to train, costs, ETTR, ...) against its "
+                                   "first parameter, a line per combination of the others. Input: the sweep.csv of "
+                                   "clustersim sweep --out DIR.")
     w.add_argument("input", metavar="SWEEP.csv")
     w.add_argument("-o", "--output", required=True, metavar="PNG")
     w.set_defaults(run=cmd_sweep)
-    v = sub.add_parser("validation", help="errors against published measurements (clustersim validate --format json)")
+    v = sub.add_parser("validation", help="errors against published measurements (clustersim validate --format json)",
+                       description="Each case's error (predicted / published - 1) as a bar, one panel per kind of "
+                                   "case: training throughput, failure counts (with their Poisson bands), collective "
+                                   "bus bandwidth. Input: clustersim validate --format json.")
     v.add_argument("input", metavar="VALIDATION.json")
+    v.add_argument("--cases", metavar="CASES.yaml", help="the cases file, named in the title (where the sources are)")
     v.add_argument("-o", "--output", required=True, metavar="PNG")
     v.set_defaults(run=cmd_validation)
-    k = sub.add_parser("collective", help="bus bandwidth and time against size (clustersim collective --format csv)")
+    k = sub.add_parser("collective", help="bus bandwidth and time against size (clustersim collective --format csv)",
+                       description="nccl-tests-style curves: bus bandwidth and time against the size, on log axes, "
+                                   "one series per CSV (clustersim collective --format csv), each point marked by "
+                                   "the algorithm that ran.")
     k.add_argument("inputs", nargs="+", metavar="COLLECTIVE.csv")
     k.add_argument("-o", "--output", required=True, metavar="PNG")
     k.set_defaults(run=cmd_collective)
@@ -1016,6 +1097,13 @@ all columns, in x order.""")
     q.add_argument("--label", action="append", metavar="COLUMN", help="label the front's points (repeatable)")
     q.add_argument("--x-mark", type=float, metavar="VALUE", help="a dashed vertical line at this x (a deadline)")
     q.add_argument("--x-mark-label", metavar="TEXT", help="its legend entry (default: the column and value)")
+    q.add_argument("--y-mark", type=float, metavar="VALUE", help="a dotted horizontal line at this y (a budget)")
+    q.add_argument("--y-mark-label", metavar="TEXT", help="its legend entry (default: the column and value)")
+    q.add_argument("--excluded", metavar="COLUMN",
+                   help="rows where this column is 'false' are no candidates: drawn hollow, on no front")
+    q.add_argument("--excluded-label", metavar="TEXT", help="their legend entry")
+    q.add_argument("--label-format", metavar="TEXT",
+                   help="the front's labels as a Python format of the row's columns, e.g. '{nodes} nodes, {topology}'")
     q.add_argument("--logx", action="store_true", help="log x axis (default: when x spans over 100x)")
     q.add_argument("--logy", action="store_true", help="log y axis (default: when y spans over 100x)")
     q.add_argument("-o", "--output", required=True, metavar="PNG")

@@ -21,6 +21,8 @@
 #include <tuple>
 #include <vector>
 
+#include <unistd.h>  // getpid: the plots' staging folder
+
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif
@@ -287,10 +289,17 @@ bool draw_plots(const std::string& python, const std::filesystem::path& dir,
                 NewFolders& folders, const std::string& failed = "nothing was written.") {
   std::error_code made;
   folders.create(dir, made);
+  if (made || !std::filesystem::is_directory(dir, made)) {
+    std::cerr << fmt::format("error: --plot: cannot create the folder '{}': {}\n{}\n", dir.string(),
+                             made ? made.message() : std::string("not a folder"), failed);
+    return false;
+  }
   std::vector<std::string> names;
   for (const auto& [name, contents] : data) names.push_back(name);
   names.insert(names.end(), drawn.begin(), drawn.end());
-  const std::filesystem::path staging = dir / ".clustersim-plots";
+  // One staging folder per process: two commands plotting into one folder at once each had
+  // the other's removed under it.
+  const std::filesystem::path staging = dir / fmt::format(".clustersim-plots-{}", static_cast<long>(::getpid()));
   std::error_code ec;
   std::filesystem::remove_all(staging, ec);
   std::string err = plot_destination_blocked(dir, names);
@@ -310,13 +319,26 @@ bool draw_plots(const std::string& python, const std::filesystem::path& dir,
   return true;
 }
 
-/// --plot DIR given a file: said before anything runs (it read "cannot create the folder
-/// '.../.clustersim-plots'").
-bool plot_folder_is_file(const std::string& dir) {
+/// --plot DIR (or --out DIR) given a file: said before anything runs (it read "cannot create
+/// the folder '.../.clustersim-plots'").
+bool plot_folder_is_file(const std::string& dir, const char* option = "--plot") {
   std::error_code is;
   if (dir.empty() || !std::filesystem::exists(dir, is) || std::filesystem::is_directory(dir, is)) return false;
-  std::cerr << fmt::format("error: --plot '{}' is a file, not a folder (name a folder, new or existing)\n", dir);
+  std::cerr << fmt::format("error: {} '{}' is a file, not a folder (name a folder, new or existing)\n", option, dir);
   return true;
+}
+
+/// Which of `names` are in `dir` already: files an earlier command wrote, said not to be this
+/// one's when it draws nothing.
+std::vector<std::string> already_there(const std::string& dir, const std::vector<std::string>& names) {
+  std::vector<std::string> there;
+  for (const std::string& name : names) {
+    std::error_code ec;
+    if (std::filesystem::exists(std::filesystem::symlink_status(std::filesystem::path(dir) / name, ec))) {
+      there.push_back(name);
+    }
+  }
+  return there;
 }
 
 int cmd_run(const ScenarioArgs& args, const std::string& format, const std::string& out_dir,
@@ -516,9 +538,9 @@ int cmd_validate(const std::string& cases_file, const std::string& format, const
   const std::string json = config::json_text(tools::validation_json(results, collectives), 2) + "\n";
   NewFolders folders;
   if (python) {
-    const auto plot_args = [](const std::filesystem::path& staging) {
-      return std::vector<std::string>{"validation", (staging / "validation.json").string(), "-o",
-                                      (staging / "validation.png").string()};
+    const auto plot_args = [&](const std::filesystem::path& staging) {
+      return std::vector<std::string>{"validation", (staging / "validation.json").string(), "--cases", cases_file,
+                                      "-o", (staging / "validation.png").string()};
     };
     if (!draw_plots(*python, plot_dir, {{"validation.json", json}}, {"validation.png"}, plot_args, folders)) {
       return kExitInput;
@@ -527,6 +549,7 @@ int cmd_validate(const std::string& cases_file, const std::string& format, const
   }
   if (format == "json") {
     std::cout << json;
+    if (python) std::cerr << fmt::format("plot written to {}/: validation.png (data: validation.json)\n", folder(plot_dir));
   } else {
     std::cout << tools::validation_table(results, collectives, cases_file, fail_above);
     if (python) {
@@ -1026,6 +1049,9 @@ int cmd_collective(const ScenarioArgs& args, const CollectiveArgs& c) {
     if (python) table += fmt::format("plot written to {}/: collective.png (data: collective.csv)\n", folder(c.plot_dir));
     std::cout << table;
   }
+  if (python && c.format != "table") {
+    std::cerr << fmt::format("plot written to {}/: collective.png (data: collective.csv)\n", folder(c.plot_dir));
+  }
   return 0;
 }
 
@@ -1348,7 +1374,8 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   }
   std::optional<std::string> python;
   if (!o.plot_dir.empty() && !(python = plot_python("--plot"))) return kExitInput;
-  if (plot_folder_is_file(o.plot_dir)) return kExitInput;  // said before the search runs
+  // Said before the search runs (--out's was said after it, the plot written).
+  if (plot_folder_is_file(o.plot_dir) || plot_folder_is_file(o.out_dir, "--out")) return kExitInput;
   const tools::Plan plan = tools::plan(p);
   note_sweep_block(args.file, plan.sweep_points, "plan");
   // --plot: the feasible points' time against cost, the plan's front and the deadline. With
@@ -1360,12 +1387,28 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
     const bool any = std::any_of(plan.points.begin(), plan.points.end(),
                                  [](const tools::PlanPoint& q) { return q.feasible && q.total_cost_usd; });
     if (!any) {
-      std::cerr << "note: --plot: no feasible point with a cost, nothing to plot\n";
+      const std::vector<std::string> there = already_there(o.plot_dir, {"pareto.png", "plan.csv", "pareto_front.csv"});
+      std::cerr << fmt::format("note: --plot: no feasible point with a cost, nothing to plot{}\n",
+                               there.empty() ? ""
+                                             : fmt::format(" (the {} in {} {} not this plan's)", fmt::join(there, ", "),
+                                                           o.plot_dir, there.size() == 1 ? "is" : "are"));
     } else {
       const auto plot_args = [&](const std::filesystem::path& staging) {
-        return std::vector<std::string>{"pareto", (staging / "plan.csv").string(), "--label", "nodes", "--label",
-                                        "topology", "--x-mark", fmt::format("{}", plan.deadline_s),
-                                        "--x-mark-label", "deadline", "-o", (staging / "pareto.png").string()};
+        std::vector<std::string> a{"pareto", (staging / "plan.csv").string(), "--label-format",
+                                   "{nodes} nodes, {topology}, tp {tp} pp {pp}", "--x-mark",
+                                   fmt::format("{}", plan.deadline_s), "--x-mark-label",
+                                   fmt::format("deadline ({})", sim::human(sim::Time::from_seconds(plan.deadline_s)))};
+        if (plan.budget_usd) {
+          a.insert(a.end(), {"--y-mark", fmt::format("{}", *plan.budget_usd), "--y-mark-label",
+                             fmt::format("budget ({})", sim::human(sim::Money::of(*plan.budget_usd)))});
+        }
+        if (plan.capex_budget_usd) {
+          a.insert(a.end(), {"--excluded", "within_capex_budget", "--excluded-label",
+                             fmt::format("over the capex budget of {}: no candidate",
+                                         sim::human(sim::Money::of(*plan.capex_budget_usd)))});
+        }
+        a.insert(a.end(), {"-o", (staging / "pareto.png").string()});
+        return a;
       };
       if (!draw_plots(*python, o.plot_dir, {{"plan.csv", tools::plan_csv(plan)}}, {"pareto.png", "pareto_front.csv"},
                       plot_args, folders)) {
@@ -1393,10 +1436,12 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   } else {
     std::cout << tools::plan_table(plan, !o.out_dir.empty());
     if (!o.out_dir.empty()) std::cout << fmt::format("points written to {}/plan.csv and {}/plan.json\n", folder(o.out_dir), folder(o.out_dir));
-    if (plotted) {
-      std::cout << fmt::format("plot written to {}/: pareto.png (data: plan.csv; the front: pareto_front.csv)\n",
-                               folder(o.plot_dir));
-    }
+  }
+  if (plotted) {
+    // On stderr beside JSON or CSV, which stdout holds alone.
+    (o.format == "json" || o.format == "csv" ? std::cerr : std::cout)
+        << fmt::format("plot written to {}/: pareto.png (data: plan.csv; the front: pareto_front.csv)\n",
+                       folder(o.plot_dir));
   }
   // No plan meets the deadline (and the budget): the search ran, and its answer is no, which a
   // script tells from the exit status (1, as sweep's grid of errors and validate's gate), its

@@ -667,7 +667,9 @@ std::string plan_csv(const Plan& p) {
   // The draw each hashed point kept, so that a row can be run again (`run --set
   // fabric.ecmp_seed=`): as plan.json, only when several were drawn.
   const bool seeds = p.ecmp_seeds > 1;
-  out += seeds ? ",ecmp_seed\n" : "\n";
+  // within_capex_budget last (added after the others: scripts that read the columns by place
+  // keep theirs): a design over --capex-budget is no candidate at all (it is on no front).
+  out += seeds ? ",ecmp_seed,within_capex_budget\n" : ",within_capex_budget\n";
   const auto flag = [](bool b) { return b ? "true" : "false"; };
   for (std::size_t i = 0; i < p.points.size(); ++i) {
     const PlanPoint& pt = p.points[i];
@@ -684,7 +686,7 @@ std::string plan_csv(const Plan& p) {
     }
     out += csv_quote(pt.reason);
     if (seeds) out += pt.feasible && pt.ecmp_seed ? fmt::format(",{}", *pt.ecmp_seed) : std::string(",");
-    out += '\n';
+    out += pt.feasible ? fmt::format(",{}\n", flag(pt.within_capex_budget)) : std::string(",false\n");
   }
   return out;
 }
@@ -710,6 +712,7 @@ config::Json plan_json(const Plan& p) {
       j["peak_facility_power_w"] = pt.peak_facility_power_w;
       j["meets_deadline"] = pt.meets_deadline;
       j["within_budget"] = pt.within_budget;
+      j["within_capex_budget"] = pt.within_capex_budget;
       j["pareto"] = pt.pareto;
       j["best"] = p.best == i;
     } else {
@@ -717,6 +720,7 @@ config::Json plan_json(const Plan& p) {
       if (p.ecmp_seeds > 1) j["ecmp_seed"] = nullptr;
       j["meets_deadline"] = false;
       j["within_budget"] = false;
+      j["within_capex_budget"] = false;
       j["pareto"] = false;
       j["best"] = false;
       j["reason"] = pt.reason;
