@@ -50,13 +50,16 @@ interpreter that has matplotlib; it also runs on its own:
       with its Poisson band, 2 sqrt(published)), collective bus bandwidth (cases fitted on the
       same measurement, in sample, hatched). Input: `clustersim validate --format json`;
       `clustersim validate --plot DIR` writes both.
-  plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... [--x-mark VALUE] -o pareto.png
+  plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... [--label-format TEXT]
+                 [--x-mark VALUE] [--y-mark VALUE] [--excluded COLUMN] -o pareto.png
       Every row as a point (x against y) and the Pareto front: the rows no other row beats on
       both (lower is better on each axis unless --x-better/--y-better higher). Any CSV with a
       header row and named numeric columns: `clustersim sweep` (sweep.csv), `clustersim plan`,
       your own. Rows with a non-numeric x or y, or a 'status' column other than 'ok', are
-      skipped. Defaults: --x time_to_train_s --y total_cost_usd. --x-mark draws a dashed line
-      at that x (plan's deadline). Writes the front beside the PNG (NAME_front.csv);
+      skipped. Defaults: --x time_to_train_s --y total_cost_usd. --x-mark and --y-mark draw a
+      line at that x or y (plan's deadline, its budget); --excluded COLUMN draws the rows where
+      it is 'false' hollow and on no front (plan's designs over its capex budget);
+      --label-format labels the front's points from their columns ('{nodes} nodes, {topology}'). Writes the front beside the PNG (NAME_front.csv);
       `clustersim plan ... --plot DIR` draws DIR/pareto.png from its plan.csv.
 
 Exit status 2, with a message, on bad input (a missing file or column) or when matplotlib is
@@ -645,11 +648,19 @@ def cmd_pareto(args):
             label=f"the plan's Pareto front ({len(front)}; its pareto column)" if plans_front
             else f"Pareto front ({len(front)})")
     if args.label or args.label_format:
+        def cell(v):  # "32" as 32, "4.5e6" as 4500000.0: a format may ask {total_cost_usd:.3g}
+            for kind in (int, float):
+                try:
+                    return kind(v)
+                except ValueError:
+                    pass
+            return v
+
         def text(r):
             if args.label_format:
                 try:
-                    return args.label_format.format(**r)
-                except (KeyError, IndexError, ValueError) as e:
+                    return args.label_format.format(**{k: cell(v) for k, v in r.items()})
+                except (KeyError, IndexError, ValueError, AttributeError, TypeError) as e:
                     raise InputError(f"--label-format '{args.label_format}': {e!r} (the columns are "
                                      f"{', '.join(r.keys())})")
             return " ".join(r[c] for c in args.label)
@@ -674,11 +685,11 @@ def cmd_pareto(args):
             labels.append(axis_label(column))
         else:
             labels.append(column)
-    if getattr(args, "x_mark", None) is not None:
+    if args.x_mark is not None:
         # A bound on x (the plan's deadline): a dashed line, in the axis' unit.
         ax.axvline(args.x_mark / scales[0], color="#555555", ls="--", lw=1,
                    label=args.x_mark_label or f"{args.x} = {si(args.x_mark, column_unit(args.x) or '')}")
-    if getattr(args, "y_mark", None) is not None:
+    if args.y_mark is not None:
         ax.axhline(args.y_mark / scales[1], color="#555555", ls=":", lw=1,
                    label=args.y_mark_label or f"{args.y} = {si(args.y_mark, column_unit(args.y) or '')}")
     ax.set_xlabel(labels[0] + f" — {args.x_better} is better")
@@ -713,8 +724,8 @@ def size_text(b):
 
 def cmd_collective(args):
     need = ("op", "algo", "model", "gpus", "size_bytes", "time_s", "busbw_GBps")
-    series = []  # (file, what it ran, rows sorted by size), then (label, rows)
-    instant = [0]  # rows under a nanosecond, left out
+    runs = []  # (file, what it ran, rows sorted by size)
+    instant = 0  # rows under a nanosecond, left out
     for path in args.inputs:
         rows = read_csv(path)
         if not rows:
@@ -727,22 +738,22 @@ def cmd_collective(args):
         for r in rows:
             size, t = number(r["size_bytes"]), number(r["time_s"])
             if size is None or t is None or size <= 0 or t <= 0:
-                instant[0] += 1  # a collective under a nanosecond has no time to draw, nor a bandwidth
+                instant += 1  # a collective under a nanosecond has no time to draw, nor a bandwidth
                 continue
             kept.append((size, t, number(r["busbw_GBps"]), r["algo"]))
         if not kept:
             raise InputError(f"{path}: no row with a size and a time above 0")
         kept.sort()
         first = rows[0]
-        series.append((path, f"{first['op']} on {first['gpus']} GPUs, {first['model']}", kept))
+        runs.append((path, f"{first['op']} on {first['gpus']} GPUs, {first['model']}", kept))
     # Each series by what it ran; where two ran the same, by their files (by their folders
     # when the files share a name, as DIR/collective.csv do).
-    described = [s[1] for s in series]
-    stems = [os.path.splitext(os.path.basename(s[0]))[0] for s in series]
-    folders = [os.path.basename(os.path.dirname(os.path.abspath(s[0]))) for s in series]
-    names = described if len(set(described)) == len(series) else \
-        stems if len(set(stems)) == len(series) else folders
-    series = [(name, s[2]) for name, s in zip(names, series)]
+    described = [r[1] for r in runs]
+    stems = [os.path.splitext(os.path.basename(r[0]))[0] for r in runs]
+    folders = [os.path.basename(os.path.dirname(os.path.abspath(r[0]))) for r in runs]
+    names = described if len(set(described)) == len(runs) else \
+        stems if len(set(stems)) == len(runs) else folders
+    series = [(name, r[2]) for name, r in zip(names, runs)]  # (label, rows)
     plt = plt_module()
     from matplotlib.ticker import FuncFormatter
     fig, (bw, tm) = plt.subplots(1, 2, figsize=(12, 5))
@@ -774,7 +785,11 @@ def cmd_collective(args):
     tm.set_yscale("log")
     from matplotlib.ticker import NullFormatter
     tm.yaxis.set_major_formatter(FuncFormatter(lambda v, _pos: si(v, "s") if v > 0 else "0"))
-    tm.yaxis.set_minor_formatter(NullFormatter())  # "4x10^-9" between the prefixed majors
+    # Over a decade or more the prefixed majors say it ("4x10^-9" between them read badly);
+    # under one there may be no major tick in range at all: the minor ones are labelled.
+    times = [k[1] for _, kept in series for k in kept]
+    tm.yaxis.set_minor_formatter(NullFormatter() if max(times) / min(times) >= 10 else
+                                 FuncFormatter(lambda v, _pos: si(v, "s") if v > 0 else "0"))
     tm.set_ylabel("time per collective")
     tm.set_title("time", fontsize=10)
     # The markers say which algorithm ran at each size (one legend for both panels).
@@ -782,8 +797,8 @@ def cmd_collective(args):
                for a in algos_seen]
     bw.legend(handles=bw.get_legend_handles_labels()[0] + handles, fontsize=8, frameon=False)
     title = "clustersim collective: " + (series[0][0] if len(series) == 1 else f"{len(series)} series")
-    if instant[0]:
-        title += f" ({instant[0]} size{'s' if instant[0] != 1 else ''} under 1 ns, with no time or bandwidth, not drawn)"
+    if instant:
+        title += f" ({instant} size{'s' if instant != 1 else ''} under 1 ns, with no time or bandwidth, not drawn)"
     fig.suptitle(title, fontsize=11)
     fig.tight_layout()
     save(fig, args.output)
@@ -801,10 +816,12 @@ def cmd_sweep(args):
     if not rows:
         raise InputError(f"{args.input}: no rows")
     header = list(rows[0].keys())
-    if "point" not in header or "status" not in header or header.index("status") <= header.index("point") + 1:
+    if "point" not in header or "status" not in header or header.index("status") < header.index("point"):
         raise InputError(f"{args.input}: expected the sweep.csv of `clustersim sweep --out DIR` (columns point, "
                          f"the parameters, status, ...)")
-    params = header[header.index("point") + 1:header.index("status")]
+    # A grid without parameters of its own (its points differ in the seed alone, say): the
+    # points in order.
+    params = header[header.index("point") + 1:header.index("status")] or ["point"]
     ok = [r for r in rows if r["status"] == "ok"]
     errors = len(rows) - len(ok)
     if not ok:

@@ -21,6 +21,7 @@
 #include <tuple>
 #include <vector>
 
+#include <signal.h>  // kill(pid, 0): is a staging folder's process still there
 #include <unistd.h>  // getpid: the plots' staging folder
 
 #if defined(__GLIBC__)
@@ -247,6 +248,33 @@ class NewFolders {
   std::vector<std::filesystem::path> created_;  // outermost first
 };
 
+/// The staging folder of this process's plots inside `dir`, .clustersim-plots-PID (two
+/// commands plotting into one folder at once each had the other's removed under it). Those
+/// of processes that are gone (a command stopped mid-plot) and the former fixed-name one are
+/// removed here: nothing else would.
+std::filesystem::path plot_staging(const std::filesystem::path& dir) {
+  std::vector<std::filesystem::path> stale;
+  std::error_code ec;
+  for (auto it = std::filesystem::directory_iterator(dir, ec); !ec && it != std::filesystem::directory_iterator();
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    constexpr std::string_view kPrefix = ".clustersim-plots-";
+    if (name == ".clustersim-plots") {
+      stale.push_back(it->path());
+    } else if (name.rfind(kPrefix, 0) == 0) {
+      long pid = 0;
+      const char* first = name.data() + kPrefix.size();
+      const auto [end, err] = std::from_chars(first, name.data() + name.size(), pid);
+      if (err == std::errc() && end == name.data() + name.size() && pid > 0 &&
+          ::kill(static_cast<pid_t>(pid), 0) == -1 && errno == ESRCH) {
+        stale.push_back(it->path());
+      }
+    }
+  }
+  for (const auto& p : stale) std::filesystem::remove_all(p, ec);
+  return dir / fmt::format(".clustersim-plots-{}", static_cast<long>(::getpid()));
+}
+
 /// Why the plot files `names` could not move into `dir`: one of them is there as a folder
 /// (or anything but a file), which a rename would fail on after the other outputs were
 /// written. Empty when they can.
@@ -297,9 +325,7 @@ bool draw_plots(const std::string& python, const std::filesystem::path& dir,
   std::vector<std::string> names;
   for (const auto& [name, contents] : data) names.push_back(name);
   names.insert(names.end(), drawn.begin(), drawn.end());
-  // One staging folder per process: two commands plotting into one folder at once each had
-  // the other's removed under it.
-  const std::filesystem::path staging = dir / fmt::format(".clustersim-plots-{}", static_cast<long>(::getpid()));
+  const std::filesystem::path staging = plot_staging(dir);
   std::error_code ec;
   std::filesystem::remove_all(staging, ec);
   std::string err = plot_destination_blocked(dir, names);
@@ -398,7 +424,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   // What `plot.py run` writes, beside the outputs it draws from.
   constexpr std::array<const char*, 4> kPlotFiles{"breakdown.csv", "breakdown.png", "timeline.png", "gpu_health.png"};
   std::vector<std::string> plotted;
-  const std::filesystem::path staging = std::filesystem::path(out_dir) / ".clustersim-plots";
+  const std::filesystem::path staging = plot_staging(out_dir);
   if (python) {
     // Each plot beside the data it draws: breakdown.csv is written by the script.
     if (!result.jobs.empty()) plotted.emplace_back("breakdown.png");
@@ -1220,9 +1246,16 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
   options.progress = !s.quiet;
   const tools::SweepSummary sum = tools::run_sweep(spec, options, std::cerr);
   if (sum.aborted) return kExitInput;
-  // The plot of the results written (sweep.csv, every point of the grid, resumed ones too):
-  // a plot that fails leaves the results as they are, and says so.
-  bool plotted = false;
+  if (sum.writer) {
+    std::cout << fmt::format("sweep: {} point{} ({} resumed, {} run{}), {} error row{}, wall time {:.2f} s with {} thread{}{}\n"
+                             "results in {}/sweep.csv and {}/sweep.jsonl\n",
+                             sum.points, sum.points == 1 ? "" : "s", sum.resumed, sum.run, sum.run ? "" : ": nothing left to do", sum.errors,
+                             sum.errors == 1 ? "" : "s", sum.wall_s, sum.threads, sum.threads == 1 ? "" : "s",
+                             sum.ranks > 1 ? fmt::format(" on each of {} MPI ranks", sum.ranks) : std::string(),
+                             folder(s.out_dir), folder(s.out_dir));
+  }
+  // The plot of the results written (sweep.csv, every point of the grid, resumed ones too),
+  // after the summary: a plot that fails leaves the results as they are, and says so.
   if (python && sum.writer && sum.errors < sum.points) {
     NewFolders none;  // the folder is the sweep's, made by it
     const std::filesystem::path dir = s.out_dir;
@@ -1234,16 +1267,7 @@ int cmd_sweep(const ScenarioArgs& args, const SweepArgs& s) {
                                 folder(s.out_dir)))) {
       return kExitInput;
     }
-    plotted = true;
-  }
-  if (sum.writer) {
-    std::cout << fmt::format("sweep: {} point{} ({} resumed, {} run{}), {} error row{}, wall time {:.2f} s with {} thread{}{}\n"
-                             "results in {}/sweep.csv and {}/sweep.jsonl\n",
-                             sum.points, sum.points == 1 ? "" : "s", sum.resumed, sum.run, sum.run ? "" : ": nothing left to do", sum.errors,
-                             sum.errors == 1 ? "" : "s", sum.wall_s, sum.threads, sum.threads == 1 ? "" : "s",
-                             sum.ranks > 1 ? fmt::format(" on each of {} MPI ranks", sum.ranks) : std::string(),
-                             folder(s.out_dir), folder(s.out_dir));
-    if (plotted) std::cout << fmt::format("plot written to {}/sweep.png\n", folder(s.out_dir));
+    std::cout << fmt::format("plot written to {}/sweep.png\n", folder(s.out_dir));
   }
   // A grid of nothing but error rows gave no figure: a script that goes on to read the
   // results must not take it for a success. Some error rows among results are a study's
@@ -1297,21 +1321,17 @@ int cmd_compare(const tools::CompareArgs& args, const std::string& plot_dir) {
   if (python && !any_job) {
     // No design runs a job: no step to break down. A breakdown already in the folder (an
     // earlier compare's, or a run's --plot) is not this comparison's: said, left in place.
-    std::vector<std::string> there;
-    for (const char* name : {"breakdown.csv", "breakdown.png"}) {
-      std::error_code ec;
-      if (std::filesystem::exists(std::filesystem::symlink_status(std::filesystem::path(plot_dir) / name, ec))) {
-        there.emplace_back(name);
-      }
-    }
+    const std::vector<std::string> there = already_there(plot_dir, {"breakdown.csv", "breakdown.png"});
     std::cerr << fmt::format("note: --plot: no breakdown.png, no design runs a job{}\n",
                              there.empty() ? ""
                                            : fmt::format(" (the {} in {} {} not this comparison's)", fmt::join(there, " and "),
                                                          plot_dir, there.size() == 1 ? "is" : "are"));
   }
-  if (python && args.format == "table") {
-    std::cout << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", folder(plot_dir),
-                             any_job ? ", breakdown.png" : "", any_job ? ", breakdown.csv" : "");
+  if (python) {
+    // On stderr beside JSON or CSV, which stdout holds alone.
+    (args.format == "table" ? std::cout : std::cerr)
+        << fmt::format("plots written to {}/: compare.png{} (data: compare.csv{})\n", folder(plot_dir),
+                       any_job ? ", breakdown.png" : "", any_job ? ", breakdown.csv" : "");
   }
   return 0;
 }
@@ -1378,6 +1398,15 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
   if (plot_folder_is_file(o.plot_dir) || plot_folder_is_file(o.out_dir, "--out")) return kExitInput;
   const tools::Plan plan = tools::plan(p);
   note_sweep_block(args.file, plan.sweep_points, "plan");
+  // --out first: a plot drawn and kept before --out failed was left behind.
+  if (!o.out_dir.empty()) {
+    const std::string err = tools::write_files_atomically(
+        {{o.out_dir + "/plan.csv", tools::plan_csv(plan)}, {o.out_dir + "/plan.json", config::json_text(tools::plan_json(plan), 2) + "\n"}});
+    if (!err.empty()) {
+      std::cerr << "error: " << err << "\n";
+      return kExitInput;
+    }
+  }
   // --plot: the feasible points' time against cost, the plan's front and the deadline. With
   // no priced feasible point there is nothing to draw: said, not an error (the plan's answer
   // stands).
@@ -1411,19 +1440,14 @@ int cmd_plan(const ScenarioArgs& args, tools::PlanArgs p, const PlanOptions& o) 
         return a;
       };
       if (!draw_plots(*python, o.plot_dir, {{"plan.csv", tools::plan_csv(plan)}}, {"pareto.png", "pareto_front.csv"},
-                      plot_args, folders)) {
+                      plot_args, folders,
+                      o.out_dir.empty() ? std::string("nothing was written.")
+                                        : fmt::format("no plot was written; the points in {}/plan.csv and plan.json stand.",
+                                                      folder(o.out_dir)))) {
         return kExitInput;
       }
       folders.keep();
       plotted = true;
-    }
-  }
-  if (!o.out_dir.empty()) {
-    const std::string err = tools::write_files_atomically(
-        {{o.out_dir + "/plan.csv", tools::plan_csv(plan)}, {o.out_dir + "/plan.json", config::json_text(tools::plan_json(plan), 2) + "\n"}});
-    if (!err.empty()) {
-      std::cerr << "error: " << err << "\n";
-      return kExitInput;
     }
   }
   if (o.format == "json" || o.format == "csv") {
