@@ -1068,28 +1068,30 @@ def main(argv):
     h.add_argument("--nodes-per-rack", type=rack_size, metavar="N", help="nodes per rack (default: from the results)")
     h.add_argument("-o", "--output", required=True, metavar="PNG")
     h.set_defaults(run=cmd_heatmap)
-    w = sub.add_parser("sweep", help="a sweep's figures against its first parameter (sweep.csv)",
-                       description="A sweep's figures (step time, MFU, time to train, costs, ETTR, ...) against its "
-                                   "first parameter, a line per combination of the others. Input: the sweep.csv of "
-                                   "clustersim sweep --out DIR.")
-    w.add_argument("input", metavar="SWEEP.csv")
-    w.add_argument("-o", "--output", required=True, metavar="PNG")
-    w.set_defaults(run=cmd_sweep)
-    v = sub.add_parser("validation", help="errors against published measurements (clustersim validate --format json)",
-                       description="Each case's error (predicted / published - 1) as a bar, one panel per kind of "
-                                   "case: training throughput, failure counts (with their Poisson bands), collective "
-                                   "bus bandwidth. Input: clustersim validate --format json.")
-    v.add_argument("input", metavar="VALIDATION.json")
-    v.add_argument("--cases", metavar="CASES.yaml", help="the cases file, named in the title (where the sources are)")
-    v.add_argument("-o", "--output", required=True, metavar="PNG")
-    v.set_defaults(run=cmd_validation)
-    k = sub.add_parser("collective", help="bus bandwidth and time against size (clustersim collective --format csv)",
-                       description="nccl-tests-style curves: bus bandwidth and time against the size, on log axes, "
-                                   "one series per CSV (clustersim collective --format csv), each point marked by "
-                                   "the algorithm that ran.")
-    k.add_argument("inputs", nargs="+", metavar="COLLECTIVE.csv")
-    k.add_argument("-o", "--output", required=True, metavar="PNG")
-    k.set_defaults(run=cmd_collective)
+    # The plots of one input file (or several) and one PNG: (name, run, input, help, description).
+    for name, run, metavar, short, long in (
+            ("sweep", cmd_sweep, "SWEEP.csv", "a sweep's figures against its first parameter (sweep.csv)",
+             "A sweep's figures (step time, MFU, time to train, costs, ETTR, ...) against its first parameter, a "
+             "line per combination of the others. Input: the sweep.csv of clustersim sweep --out DIR."),
+            ("validation", cmd_validation, "VALIDATION.json",
+             "errors against published measurements (clustersim validate --format json)",
+             "Each case's error (predicted / published - 1) as a bar, one panel per kind of case: training "
+             "throughput, failure counts (with their Poisson bands), collective bus bandwidth. Input: clustersim "
+             "validate --format json."),
+            ("collective", cmd_collective, "COLLECTIVE.csv",
+             "bus bandwidth and time against size (clustersim collective --format csv)",
+             "nccl-tests-style curves: bus bandwidth and time against the size, on log axes, one series per CSV "
+             "(clustersim collective --format csv), each point marked by the algorithm that ran.")):
+        one = sub.add_parser(name, help=short, description=long)
+        if name == "collective":
+            one.add_argument("inputs", nargs="+", metavar=metavar)
+        else:
+            one.add_argument("input", metavar=metavar)
+        if name == "validation":
+            one.add_argument("--cases", metavar="CASES.yaml",
+                             help="the cases file, named in the title (where the sources are)")
+        one.add_argument("-o", "--output", required=True, metavar="PNG")
+        one.set_defaults(run=run)
     q = sub.add_parser("pareto", help="Pareto front of two columns of any CSV (time against cost)",
                        formatter_class=argparse.RawDescriptionHelpFormatter, description="""\
 Every row of TABLE.csv as a point (x against y) and the Pareto front: the rows that no
