@@ -43,12 +43,13 @@ interpreter that has matplotlib; it also runs on its own:
       only). The parameters are the columns between 'point' and 'status'; error rows are left
       out (counted in the title). Input: `clustersim sweep --out DIR` (DIR/sweep.csv);
       `clustersim sweep ... --out DIR --plot` draws DIR/sweep.png.
-  plot.py validation VALIDATION.json -o validation.png
+  plot.py validation VALIDATION.json [--cases CASES.yaml] [--fail-above PERCENT] -o validation.png
       The simulator against published measurements: each case's error (predicted / published
       - 1) as a bar, one panel per kind of case: training throughput (the 10% target shaded,
       the median marked; cases whose job does not fit in HBM flagged), failure counts (each
       with its Poisson band, 2 sqrt(published)), collective bus bandwidth (cases fitted on the
-      same measurement, in sample, hatched). Input: `clustersim validate --format json`;
+      same measurement, in sample, hatched, their median without them); --fail-above draws
+      validate's gate and whether it passed. Input: `clustersim validate --format json`;
       `clustersim validate --plot DIR` writes both.
   plot.py pareto TABLE.csv --x COLUMN --y COLUMN [--label COLUMN]... [--label-format TEXT]
                  [--x-mark VALUE] [--y-mark VALUE] [--excluded COLUMN] -o pareto.png
@@ -973,10 +974,19 @@ def cmd_validation(args):
         if title == "training throughput":
             ax.axvspan(-10, 10, color="#55A868", alpha=0.08, label="within the 10% target")
             median = doc.get("median_abs_error")
-            if median is not None:
-                ax.axvline(100.0 * median, color="#C44E52", ls=":", lw=1,
-                           label=f"median absolute error {100.0 * median:.1f}%")
-                ax.axvline(-100.0 * median, color="#C44E52", ls=":", lw=1)
+            if args.fail_above is not None:
+                failed = median is not None and 100.0 * median > args.fail_above
+                for sign in (1, -1):
+                    ax.axvline(sign * args.fail_above, color="#C44E52" if failed else "#555555", ls="--", lw=1,
+                               label=(f"--fail-above {args.fail_above:g}%: " + ("failed" if failed else "passed"))
+                               if sign == 1 else None)
+        else:
+            median = (doc.get("collectives") or {}).get("median_abs_error") if title.startswith("collective") else None
+        if median is not None:
+            ax.axvline(100.0 * median, color="#C44E52", ls=":", lw=1,
+                       label=f"median absolute error {100.0 * median:.1f}%" +
+                             (" (in-sample cases left out)" if title.startswith("collective") else ""))
+            ax.axvline(-100.0 * median, color="#C44E52", ls=":", lw=1)
         if title == "failure counts":
             # Each count's Poisson band, behind its bar: a bar inside it is within 2 sqrt(published).
             for i, (yi, band) in enumerate(zip(y, xerr)):
@@ -998,7 +1008,7 @@ def cmd_validation(args):
         ax.set_title(title, fontsize=10)
         ax.grid(True, axis="x", alpha=0.3)
         if ax.get_legend_handles_labels()[0]:
-            ax.legend(fontsize=8, frameon=False, loc="lower right")
+            ax.legend(fontsize=8, framealpha=0.85, loc="best")  # a short panel's bars fill its corners
     fig.suptitle("clustersim validate: the simulator against published measurements "
                  f"(sources in {args.cases or 'the cases file'})", fontsize=10)
     fig.tight_layout()
@@ -1090,6 +1100,8 @@ def main(argv):
         if name == "validation":
             one.add_argument("--cases", metavar="CASES.yaml",
                              help="the cases file, named in the title (where the sources are)")
+            one.add_argument("--fail-above", type=float, metavar="PERCENT",
+                             help="validate's gate: drawn on the training panel, with whether the median passed")
         one.add_argument("-o", "--output", required=True, metavar="PNG")
         one.set_defaults(run=run)
     q = sub.add_parser("pareto", help="Pareto front of two columns of any CSV (time against cost)",

@@ -565,8 +565,10 @@ int cmd_validate(const std::string& cases_file, const std::string& format, const
   NewFolders folders;
   if (python) {
     const auto plot_args = [&](const std::filesystem::path& staging) {
-      return std::vector<std::string>{"validation", (staging / "validation.json").string(), "--cases", cases_file,
-                                      "-o", (staging / "validation.png").string()};
+      std::vector<std::string> a{"validation", (staging / "validation.json").string(), "--cases", cases_file};
+      if (fail_above >= 0.0) a.insert(a.end(), {"--fail-above", fmt::format("{}", fail_above)});
+      a.insert(a.end(), {"-o", (staging / "validation.png").string()});
+      return a;
     };
     if (!draw_plots(*python, plot_dir, {{"validation.json", json}}, {"validation.png"}, plot_args, folders)) {
       return kExitInput;
@@ -1570,9 +1572,9 @@ int run_main(int argc, char** argv) {
   validate->add_option("--format", validate_format, "table or json")->check(CLI::IsMember({"table", "json"}));
   std::string validate_plot;
   validate->add_option("--plot", validate_plot,
-                       "write validation.png (each case's error as a bar: training throughput against the 10% target, "
-                       "failure counts with their Poisson bands, collective bus bandwidth) and its data, "
-                       "validation.json, into this folder (needs python3-matplotlib)");
+                       "write validation.png (each case's error as a bar: training throughput against the 10% target "
+                       "and --fail-above's gate, failure counts with their Poisson bands, collective bus bandwidth) and "
+                       "its data, validation.json, into this folder (needs python3-matplotlib)");
   validate->add_option("--fail-above", fail_above,
                        "exit with status 1 when the training throughput cases' median absolute error exceeds this "
                        "many percent (collective cases are reported, not gated)")
