@@ -424,7 +424,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   // What `plot.py run` writes, beside the outputs it draws from.
   constexpr std::array<const char*, 4> kPlotFiles{"breakdown.csv", "breakdown.png", "timeline.png", "gpu_health.png"};
   std::vector<std::string> plotted;
-  const std::filesystem::path staging = plot_staging(out_dir);
+  const std::filesystem::path staging = python ? plot_staging(out_dir) : std::filesystem::path();
   if (python) {
     // Each plot beside the data it draws: breakdown.csv is written by the script.
     if (!result.jobs.empty()) plotted.emplace_back("breakdown.png");
@@ -456,7 +456,7 @@ int cmd_run(const ScenarioArgs& args, const std::string& format, const std::stri
   }
   if (const std::string err = tools::write_files_atomically(files); !err.empty()) {
     std::error_code ec;
-    std::filesystem::remove_all(staging, ec);
+    if (!staging.empty()) std::filesystem::remove_all(staging, ec);
     std::cerr << "error: " << err << "\n";
     return kExitInput;
   }
